@@ -1,0 +1,121 @@
+// The validated configuration: the daemon file and every pipeline file.
+// Built only by ConfigParser, immutable afterwards and shared read-only
+// (std::shared_ptr<const Config>) between the loop and the workers; a
+// reload builds a new one.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/sql_identifier.h"
+
+namespace tidemark {
+
+// Where a value came from, for messages about it. line and column are 1-based.
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+enum class DsnSource { Inline, Environment, File };
+
+struct ConnectionConfig {
+  std::string name;
+  DsnSource source = DsnSource::Inline;
+  // The DSN itself (Inline), an environment variable name (Environment) or
+  // a file path (File). Resolving the last two is the daemon's job.
+  std::string value;
+};
+
+struct MetricsConfig {
+  std::string listen;  // as written, "host:port"
+  std::string host;    // without brackets for IPv6
+  std::uint16_t port = 0;
+};
+
+enum class LogLevel { Trace, Debug, Info, Warn, Error, Off };
+enum class LogFormat { Text, Json };
+
+struct LogConfig {
+  LogLevel level = LogLevel::Info;
+  LogFormat format = LogFormat::Text;
+};
+
+struct DaemonConfig {
+  std::string file;
+  std::string state;  // names one of connections
+  std::vector<ConnectionConfig> connections;
+  std::string pipelines_dir;  // as written; relative to the file's folder
+  MetricsConfig metrics;
+  int max_concurrent_runs = 0;
+  LogConfig log;
+
+  // nullptr when no connection has that name.
+  const ConnectionConfig* find_connection(const std::string& wanted) const;
+};
+
+enum class TableMode { Incremental, Partition };
+enum class PartitionUnit { Hour, Day, Month };
+
+// An amount of cursor space: a duration for time cursors (timestamptz,
+// timestamp, date) or a count for integer cursors. Which one a cursor needs
+// is known only once its column type is read from the source.
+struct CursorSpan {
+  enum class Kind { Duration, Count };
+  Kind kind = Kind::Duration;
+  std::int64_t amount = 0;  // seconds for Duration
+
+  bool is_zero() const { return amount == 0; }
+  friend bool operator==(const CursorSpan& a, const CursorSpan& b) {
+    return a.kind == b.kind && a.amount == b.amount;
+  }
+};
+
+struct PartitionSpec {
+  std::string column;
+  PartitionUnit unit = PartitionUnit::Day;
+};
+
+struct TableConfig {
+  std::string name;  // unique within the pipeline; state key is (pipeline, name)
+  TableMode mode = TableMode::Incremental;
+  SourceLocation location;
+
+  std::optional<QualifiedName> source_table;  // incremental only
+  QualifiedName target_table;
+  std::vector<std::string> columns;  // empty: every source column
+  std::vector<std::string> key;      // incremental only
+  std::string cursor;                // incremental only
+  CursorSpan lookback;
+  std::optional<CursorSpan> max_window;
+  std::optional<std::string> initial;  // ISO-8601 date/timestamp or an integer
+  std::string schedule;                // own, or the pipeline's
+  std::optional<PartitionSpec> partition;  // partition only
+  std::string query;                       // partition only; $1 = lo, $2 = hi
+};
+
+struct PipelineConfig {
+  std::string name;
+  SourceLocation location;
+  std::string source;  // connection names
+  std::string target;
+  std::string schedule;  // default for tables; may be empty if each table has one
+  std::string timezone;  // IANA name, checked against the tz database
+  std::chrono::seconds stale_after{0};
+  std::vector<TableConfig> tables;
+
+  const TableConfig* find_table(const std::string& wanted) const;
+};
+
+struct Config {
+  DaemonConfig daemon;
+  std::vector<PipelineConfig> pipelines;  // sorted by name
+
+  const PipelineConfig* find_pipeline(const std::string& wanted) const;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,15 @@
+// Hides passwords in libpq connection strings before they reach a log,
+// an error message or a metric. Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace tidemark {
+
+// Replaces the password in a key=value DSN (`password=...`, quoted or not)
+// or a URI (`postgresql://user:secret@host/db`, `?password=...`) with
+// "****". Text that is neither form is returned unchanged.
+std::string mask_dsn_password(std::string_view dsn);
+
+}  // namespace tidemark

@@ -1,0 +1,24 @@
+// tidemark: wires the command line to the commands. Nothing else lives here.
+#include <csignal>
+#include <iostream>
+
+#include "daemon/command_line.h"
+#include "daemon/exit_code.h"
+#include "daemon/validate_command.h"
+
+int main(int argc, char** argv) {
+  // A peer closing a socket must be an error on that socket, not process death.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  tidemark::CommandLine command_line;
+  if (const auto exit_code = tidemark::parse_command_line(argc, argv, command_line)) return *exit_code;
+
+  try {
+    if (command_line.command == "validate") return tidemark::run_validate(command_line, std::cout, std::cerr);
+    std::cerr << "tidemark " << command_line.command << ": not implemented yet\n";
+    return tidemark::kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "tidemark " << command_line.command << ": " << e.what() << '\n';
+    return tidemark::kExitFailure;
+  }
+}
