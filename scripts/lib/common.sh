@@ -1,0 +1,80 @@
+# Shared by scripts/test and scripts/demo: packages, build, and a throwaway
+# PostgreSQL server. Source it; it defines functions and sets nothing else.
+
+TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# Debian packages the build, the tests and the demo need.
+TIDEMARK_PACKAGES=(
+  build-essential cmake pkg-config
+  libboost-dev libboost-system-dev libpqxx-dev libpq-dev libyaml-cpp-dev
+  libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
+  libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
+  tzdata postgresql postgresql-client prometheus
+)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# Installs whatever of TIDEMARK_PACKAGES is missing; silent when nothing is.
+ensure_packages() {
+  local missing=()
+  local pkg
+  for pkg in "${TIDEMARK_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# Configures and builds into $BUILD_DIR (default build/). Extra arguments go
+# to cmake's configure step.
+build_tidemark() {
+  BUILD_DIR=${BUILD_DIR:-$TIDEMARK_ROOT/build}
+  log "building in $BUILD_DIR"
+  cmake -S "$TIDEMARK_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIDEMARK_WERROR=ON "$@" >/dev/null
+  cmake --build "$BUILD_DIR" -j "$(nproc)"
+}
+
+pg_bin() {
+  local dir
+  dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+  [ -n "$dir" ] || { echo "no PostgreSQL server binaries under /usr/lib/postgresql" >&2; return 1; }
+  echo "$dir"
+}
+
+# Runs a command as the PostgreSQL server's owner: initdb refuses root.
+as_pg_owner() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+# Starts a throwaway server: data and socket in a fresh temp folder, no TCP,
+# trust auth. Exports PGHOST, PGPORT, PGUSER and TIDEMARK_PG_DIR. Call
+# stop_postgres from an EXIT trap.
+start_postgres() {
+  local bin
+  bin=$(pg_bin)
+  TIDEMARK_PG_DIR=$(mktemp -d /tmp/tidemark-pg.XXXXXX)
+  chmod 755 "$TIDEMARK_PG_DIR"
+  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$TIDEMARK_PG_DIR"
+  export TIDEMARK_PG_DIR
+  export PGHOST=$TIDEMARK_PG_DIR PGPORT=${PGPORT:-55432} PGUSER=postgres
+  log "starting PostgreSQL in $TIDEMARK_PG_DIR"
+  as_pg_owner "$bin/initdb" -D "$TIDEMARK_PG_DIR/data" -U postgres --auth=trust --no-sync -E UTF8 \
+    --locale=C >"$TIDEMARK_PG_DIR/initdb.log" 2>&1 || { cat "$TIDEMARK_PG_DIR/initdb.log" >&2; return 1; }
+  as_pg_owner "$bin/pg_ctl" -D "$TIDEMARK_PG_DIR/data" -l "$TIDEMARK_PG_DIR/server.log" -w -t 60 start \
+    -o "-k $TIDEMARK_PG_DIR -p $PGPORT -c listen_addresses='' -c fsync=off -c max_connections=200" >/dev/null ||
+    { cat "$TIDEMARK_PG_DIR/server.log" >&2; return 1; }
+}
+
+stop_postgres() {
+  [ -n "${TIDEMARK_PG_DIR:-}" ] && [ -d "$TIDEMARK_PG_DIR" ] || return 0
+  as_pg_owner "$(pg_bin)/pg_ctl" -D "$TIDEMARK_PG_DIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+  rm -rf "$TIDEMARK_PG_DIR"
+}

@@ -1,0 +1,48 @@
+#include <doctest/doctest.h>
+
+#include "core/sql_identifier.h"
+
+namespace tidemark {
+
+TEST_CASE("table names parse like PostgreSQL and quote safely") {
+  struct Row {
+    const char* text;
+    const char* quoted;  // nullptr: rejected
+  };
+  const Row rows[] = {
+      {"orders", "\"orders\""},
+      {"public.orders", "\"public\".\"orders\""},
+      {"Public.Orders", "\"public\".\"orders\""},  // unquoted names fold to lower case
+      {"public.\"Odd Name\"", "\"public\".\"Odd Name\""},
+      {"\"we;ird\"\"\".t", "\"we;ird\"\"\".\"t\""},
+      {"_x$1", "\"_x$1\""},
+      {"\"a.b\"", "\"a.b\""},
+      {"", nullptr},
+      {"1orders", nullptr},
+      {"public.", nullptr},
+      {".orders", nullptr},
+      {"a.b.c", nullptr},
+      {"orders;drop table x", nullptr},
+      {"\"unterminated", nullptr},
+      {"\"\"", nullptr},
+      {"public orders", nullptr},
+      {"a234567890123456789012345678901234567890123456789012345678901234", nullptr},  // 64 bytes
+  };
+  for (const Row& row : rows) {
+    INFO(std::string(row.text));
+    const auto parsed = QualifiedName::parse(row.text);
+    if (row.quoted == nullptr) {
+      CHECK_FALSE(parsed.ok());
+    } else {
+      REQUIRE(parsed.ok());
+      CHECK(parsed->quoted() == row.quoted);
+    }
+  }
+}
+
+TEST_CASE("quote_identifier doubles embedded quotes") {
+  CHECK(quote_identifier("a\"b") == "\"a\"\"b\"");
+  CHECK(quote_identifier("Robert'); drop table students;--") == "\"Robert'); drop table students;--\"");
+}
+
+}  // namespace tidemark

@@ -1,0 +1,101 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/config_schema.h"
+#include "daemon/command_line.h"
+#include "daemon/config_loader.h"
+#include "daemon/validate_command.h"
+
+namespace tidemark {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kExampleConfig = std::string(TIDEMARK_SOURCE_DIR) + "/config/tidemark.yaml";
+
+// A scratch folder removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    char pattern[] = "/tmp/tidemark-test-XXXXXX";
+    path = ::mkdtemp(pattern);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  void write(const std::string& name, const std::string& text) const {
+    fs::create_directories((path / name).parent_path());
+    std::ofstream(path / name) << text;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the example configuration under config/ is valid") {
+  const auto loaded = load_config(kExampleConfig);
+  for (const auto& e : loaded.errors) MESSAGE(e.to_string());
+  REQUIRE(loaded.value);
+  CHECK(loaded.value->pipelines.size() >= 2);
+  const PipelineConfig* orders = loaded.value->find_pipeline("shop_orders");
+  REQUIRE(orders);
+  CHECK(orders->timezone == "Europe/Berlin");
+  REQUIRE(orders->find_table("daily_revenue"));
+  CHECK(orders->find_table("daily_revenue")->mode == TableMode::Partition);
+}
+
+TEST_CASE("pipelines_dir is relative to the daemon file and only *.yaml is read") {
+  TempDir dir;
+  dir.write("etc/tidemark.yaml", "state: w\nconnections: { w: { dsn: \"dbname=w password=secret\" } }\npipelines_dir: p\n");
+  dir.write("etc/p/a.yaml", "pipeline: a\nsource: w\ntarget: w\nschedule: '@daily'\ntables:\n"
+                            "  - {name: t, source_table: s.t, target_table: r.t, key: [id], cursor: id}\n");
+  dir.write("etc/p/notes.txt", "not yaml: [");
+  dir.write("etc/p/b.yaml.bak", "not yaml: [");
+  const auto loaded = load_config((dir.path / "etc/tidemark.yaml").string());
+  REQUIRE(loaded.value);
+  REQUIRE(loaded.value->pipelines.size() == 1);
+  CHECK(loaded.value->pipelines[0].location.file == (dir.path / "etc/p/a.yaml").string());
+}
+
+TEST_CASE("a missing daemon file or pipelines_dir is an error naming the path") {
+  TempDir dir;
+  auto loaded = load_config((dir.path / "nope.yaml").string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].file == (dir.path / "nope.yaml").string());
+  CHECK(loaded.errors[0].message.find("cannot read file") != std::string::npos);
+
+  dir.write("t.yaml", "state: w\nconnections: { w: { dsn: x } }\npipelines_dir: missing\n");
+  loaded = load_config((dir.path / "t.yaml").string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].message.find("cannot list pipelines_dir") != std::string::npos);
+}
+
+TEST_CASE("validate prints errors and exits 2, or a summary without passwords and exits 0") {
+  TempDir dir;
+  dir.write("t.yaml", "state: w\nconnections: { w: { dsn: \"host=db password=hunter2\" } }\npipelines_dir: p\n");
+  dir.write("p/.keep", "");
+  CommandLine cl;
+  cl.config_path = (dir.path / "t.yaml").string();
+  std::ostringstream out, err;
+  CHECK(run_validate(cl, out, err) == 0);
+  CHECK(out.str().find("password=****") != std::string::npos);
+  CHECK(out.str().find("hunter2") == std::string::npos);
+
+  dir.write("p/bad.yaml", "pipeline: b\nsource: w\ntarget: nowhere\nschedule: '@daily'\ntables: []\n");
+  std::ostringstream out2, err2;
+  CHECK(run_validate(cl, out2, err2) == 2);
+  CHECK(err2.str().find("bad.yaml:3:9: target: no connection named \"nowhere\"") != std::string::npos);
+  CHECK(err2.str().find("bad.yaml:5:9: tables: expected a non-empty list") != std::string::npos);
+  CHECK(err2.str().find("2 errors found") != std::string::npos);
+}
+
+TEST_CASE("docs/configuration.md carries the current schema reference") {
+  std::ifstream in(std::string(TIDEMARK_SOURCE_DIR) + "/docs/configuration.md");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  // Regenerate with scripts/update-config-docs.
+  CHECK(text.str().find(render_schema_reference()) != std::string::npos);
+}
+
+}  // namespace tidemark
