@@ -4,6 +4,7 @@
 
 #include "daemon/command_line.h"
 #include "daemon/exit_code.h"
+#include "daemon/next_command.h"
 #include "daemon/validate_command.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,10 @@ int main(int argc, char** argv) {
   if (const auto exit_code = tidemark::parse_command_line(argc, argv, command_line)) return *exit_code;
 
   try {
+    if (command_line.command == "next") {
+      const auto now = date::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+      return tidemark::run_next(command_line, now, std::cout, std::cerr);
+    }
     if (command_line.command == "validate") return tidemark::run_validate(command_line, std::cout, std::cerr);
     std::cerr << "tidemark " << command_line.command << ": not implemented yet\n";
     return tidemark::kExitFailure;

@@ -1,0 +1,42 @@
+#include "daemon/next_command.h"
+
+#include <ostream>
+
+#include "core/cron_schedule.h"
+#include "core/instant_text.h"
+#include "daemon/exit_code.h"
+
+namespace tidemark {
+
+int run_next(const CommandLine& command_line, Instant now, std::ostream& out, std::ostream& err) {
+  const auto schedule = CronSchedule::parse(command_line.cron);
+  if (!schedule) {
+    err << "tidemark next: " << schedule.error() << '\n';
+    return kExitUsage;
+  }
+  const TimeZone* zone = nullptr;
+  try {
+    zone = date::locate_zone(command_line.tz);
+  } catch (const std::exception&) {
+    err << "tidemark next: unknown time zone \"" << command_line.tz << "\"\n";
+    return kExitUsage;
+  }
+  Instant from = now;
+  if (!command_line.from.empty()) {
+    const auto parsed = parse_instant(command_line.from);
+    if (!parsed) {
+      err << "tidemark next: --from: " << parsed.error() << '\n';
+      return kExitUsage;
+    }
+    from = *parsed;
+  }
+  for (int i = 0; i < command_line.count; ++i) {
+    const auto next = schedule->next_after(from, *zone);
+    if (!next) break;
+    out << format_instant(*next) << '\n';
+    from = *next;
+  }
+  return kExitOk;
+}
+
+}  // namespace tidemark
