@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/cron_schedule.h"
 #include "core/sql_identifier.h"
+#include "core/time_types.h"
 
 namespace tidemark {
 
@@ -93,7 +95,7 @@ struct TableConfig {
   CursorSpan lookback;
   std::optional<CursorSpan> max_window;
   std::optional<std::string> initial;  // ISO-8601 date/timestamp or an integer
-  std::string schedule;                // own, or the pipeline's
+  std::optional<CronSchedule> schedule;  // own, or the pipeline's; always set once valid
   std::optional<PartitionSpec> partition;  // partition only
   std::string query;                       // partition only; $1 = lo, $2 = hi
 };
@@ -103,8 +105,9 @@ struct PipelineConfig {
   SourceLocation location;
   std::string source;  // connection names
   std::string target;
-  std::string schedule;  // default for tables; may be empty if each table has one
-  std::string timezone;  // IANA name, checked against the tz database
+  std::optional<CronSchedule> schedule;  // default for tables; may be absent if each table has one
+  std::string timezone;                  // IANA name
+  const TimeZone* zone = nullptr;        // from the tz database; never null once valid
   std::chrono::seconds stale_after{0};
   std::vector<TableConfig> tables;
 

@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 
+#include "core/cron_schedule.h"
 #include "core/duration.h"
 
 namespace tidemark {
@@ -14,16 +15,26 @@ using std::chrono::seconds;
 
 // ---- scalar readers that exist only for one key ----
 
-std::optional<std::string> read_timezone(ConfigReader& r, const YAML::Node& node) {
+void read_timezone(ConfigReader& r, const YAML::Node& node, PipelineConfig& p) {
   auto name = read_string(r, node);
-  if (!name) return std::nullopt;
+  if (!name) return;
   try {
-    date::locate_zone(*name);
+    p.zone = date::locate_zone(*name);
+    p.timezone = *name;
   } catch (const std::exception&) {
     r.error(node, "unknown time zone \"" + *name + "\"; use an IANA name such as UTC or Europe/Berlin");
+  }
+}
+
+std::optional<CronSchedule> read_schedule(ConfigReader& r, const YAML::Node& node) {
+  auto text = read_string(r, node);
+  if (!text) return std::nullopt;
+  auto schedule = CronSchedule::parse(*text);
+  if (!schedule) {
+    r.error(node, schedule.error());
     return std::nullopt;
   }
-  return name;
+  return std::move(schedule).value();
 }
 
 // ISO-8601 date or timestamp (with optional offset), or an integer.
@@ -271,7 +282,7 @@ const MapSchema<TableConfig>& table_schema() {
            "watermark (or first partition) when none is stored; default: full history",
            into(&TableConfig::initial, read_cursor_literal)},
           {"schedule", Presence::Optional, "", "cron expression", "overrides the pipeline's schedule",
-           into(&TableConfig::schedule, read_string)},
+           into(&TableConfig::schedule, read_schedule)},
           {"partition", Presence::Optional, "", "map", "partition (required): {column, unit}",
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              PartitionSpec p;
@@ -301,9 +312,9 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
            into(&PipelineConfig::target, read_name)},
           {"schedule", Presence::Optional, "", "cron expression",
            "default schedule of the tables: 5 fields, 6 with seconds, or @hourly, @daily, ...",
-           into(&PipelineConfig::schedule, read_string)},
+           into(&PipelineConfig::schedule, read_schedule)},
           {"timezone", Presence::Optional, "UTC", "IANA time zone", "zone of the schedule and of partition boundaries",
-           into(&PipelineConfig::timezone, read_timezone)},
+           read_timezone},
           {"stale_after", Presence::Optional, "1d", kDurationType,
            "a watermark older than this is stale (metric and alert)",
            into(&PipelineConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
@@ -328,8 +339,9 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
             ConfigReader::Scope name_scope(r, "name");
             r.error(tables[i]["name"], "duplicate table name \"" + t.name + "\" in pipeline");
           }
-          if (t.schedule.empty()) {
-            if (p.schedule.empty()) {
+          if (!t.schedule) {
+            // An invalid schedule was reported where it was written.
+            if (!p.schedule && !node["schedule"].IsDefined() && !tables[i]["schedule"].IsDefined()) {
               r.error(tables[i], "no schedule: set schedule on the table or on the pipeline");
             }
             t.schedule = p.schedule;

@@ -15,11 +15,9 @@ int main(int argc, char** argv) {
   if (const auto exit_code = tidemark::parse_command_line(argc, argv, command_line)) return *exit_code;
 
   try {
-    if (command_line.command == "next") {
-      const auto now = date::floor<std::chrono::seconds>(std::chrono::system_clock::now());
-      return tidemark::run_next(command_line, now, std::cout, std::cerr);
-    }
-    if (command_line.command == "validate") return tidemark::run_validate(command_line, std::cout, std::cerr);
+    const auto now = date::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+    if (command_line.command == "next") return tidemark::run_next(command_line, now, std::cout, std::cerr);
+    if (command_line.command == "validate") return tidemark::run_validate(command_line, now, std::cout, std::cerr);
     std::cerr << "tidemark " << command_line.command << ": not implemented yet\n";
     return tidemark::kExitFailure;
   } catch (const std::exception& e) {

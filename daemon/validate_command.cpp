@@ -8,6 +8,7 @@
 #include "core/config_model.h"
 #include "core/dsn_mask.h"
 #include "core/duration.h"
+#include "core/instant_text.h"
 #include "daemon/config_loader.h"
 #include "daemon/exit_code.h"
 
@@ -34,7 +35,7 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-void print_table(std::ostream& out, const TableConfig& t) {
+void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& t, Instant now) {
   if (t.mode == TableMode::Incremental) {
     fmt::print(out, "  table {}: incremental {} -> {}, key [{}], cursor {}, lookback {}", t.name,
                t.source_table ? t.source_table->display() : "?", t.target_table.display(), join(t.key), t.cursor,
@@ -46,12 +47,20 @@ void print_table(std::ostream& out, const TableConfig& t) {
                t.partition->column, t.target_table.display());
   }
   if (t.initial) fmt::print(out, ", initial {}", *t.initial);
-  fmt::print(out, ", schedule \"{}\"\n", t.schedule);
+  fmt::print(out, ", schedule \"{}\"\n    next:", t.schedule->expression());
+  Instant from = now;
+  for (int i = 0; i < 3; ++i) {
+    const auto next = t.schedule->next_after(from, *p.zone);
+    if (!next) break;
+    fmt::print(out, " {}", format_instant(*next));
+    from = *next;
+  }
+  fmt::print(out, "\n");
 }
 
 }  // namespace
 
-int run_validate(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_validate(const CommandLine& command_line, Instant now, std::ostream& out, std::ostream& err) {
   const auto loaded = load_config(command_line.config_path);
   if (!loaded.value) {
     for (const ConfigError& e : loaded.errors) err << e.to_string() << '\n';
@@ -70,7 +79,7 @@ int run_validate(const CommandLine& command_line, std::ostream& out, std::ostrea
   for (const PipelineConfig& p : config.pipelines) {
     fmt::print(out, "pipeline {} ({}): {} -> {}, timezone {}, stale_after {}\n", p.name, p.location.file, p.source,
                p.target, p.timezone, format_duration(p.stale_after));
-    for (const TableConfig& t : p.tables) print_table(out, t);
+    for (const TableConfig& t : p.tables) print_table(out, p, t, now);
   }
   return kExitOk;
 }

@@ -408,6 +408,30 @@ tables:
     cursor: updated_at
 )",
      5, 5, "tables[0]", "no schedule"},
+    {"cron expression with a bad field", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 25 * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+)",
+     4, 11, "schedule", "hour field \"25\": 25 is out of range"},
+    {"table schedule that can never fire", R"(pipeline: p
+source: shop
+target: warehouse
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    schedule: "0 0 31 4 *"
+)",
+     10, 15, "tables[0].schedule", "can never fire"},
     {"table name with a space", R"(pipeline: p
 source: shop
 target: warehouse
@@ -596,6 +620,7 @@ tables:
   REQUIRE(outcome.value);
   const PipelineConfig& p = outcome.value->pipelines.at(0);
   CHECK(p.timezone == "UTC");
+  CHECK(p.zone == date::locate_zone("UTC"));
   CHECK(p.stale_after == std::chrono::hours(24));
   REQUIRE(p.tables.size() == 3);
   const TableConfig& orders = p.tables[0];
@@ -604,14 +629,14 @@ tables:
   CHECK(orders.target_table.quoted() == "\"raw\".\"orders\"");
   CHECK(orders.lookback == CursorSpan{CursorSpan::Kind::Duration, 0});
   CHECK_FALSE(orders.max_window);
-  CHECK(orders.schedule == "*/5 * * * *");
+  CHECK(orders.schedule->expression() == "*/5 * * * *");
   CHECK(orders.location.line == 6);
   const TableConfig& shard = p.tables[1];
   CHECK(shard.target_table == orders.target_table);  // several tables may share a target
   CHECK(shard.lookback == CursorSpan{CursorSpan::Kind::Duration, 48 * 3600});
   CHECK(*shard.max_window == CursorSpan{CursorSpan::Kind::Duration, 86400});
   CHECK(*shard.initial == "2026-01-01T00:00:00Z");
-  CHECK(shard.schedule == "*/1 * * * *");
+  CHECK(shard.schedule->expression() == "*/1 * * * *");
   const TableConfig& daily = p.tables[2];
   CHECK(daily.mode == TableMode::Partition);
   CHECK(daily.partition->unit == PartitionUnit::Day);

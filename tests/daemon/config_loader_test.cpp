@@ -77,13 +77,13 @@ TEST_CASE("validate prints errors and exits 2, or a summary without passwords an
   CommandLine cl;
   cl.config_path = (dir.path / "t.yaml").string();
   std::ostringstream out, err;
-  CHECK(run_validate(cl, out, err) == 0);
+  CHECK(run_validate(cl, Instant{}, out, err) == 0);
   CHECK(out.str().find("password=****") != std::string::npos);
   CHECK(out.str().find("hunter2") == std::string::npos);
 
   dir.write("p/bad.yaml", "pipeline: b\nsource: w\ntarget: nowhere\nschedule: '@daily'\ntables: []\n");
   std::ostringstream out2, err2;
-  CHECK(run_validate(cl, out2, err2) == 2);
+  CHECK(run_validate(cl, Instant{}, out2, err2) == 2);
   CHECK(err2.str().find("bad.yaml:3:9: target: no connection named \"nowhere\"") != std::string::npos);
   CHECK(err2.str().find("bad.yaml:5:9: tables: expected a non-empty list") != std::string::npos);
   CHECK(err2.str().find("2 errors found") != std::string::npos);
