@@ -1,0 +1,58 @@
+// A value of a table's cursor column (a watermark, or a window bound) in
+// the cursor's own type, held as an integer so that arithmetic is exact:
+// microseconds since 1970 for timestamptz (UTC) and timestamp (wall clock),
+// days since 1970-01-01 for date, the value itself for integers.
+// A plain value type; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/config_model.h"
+#include "core/result.h"
+
+namespace tidemark {
+
+enum class CursorType { TimestampTz, Timestamp, Date, Integer };
+
+struct CursorValue {
+  CursorType type = CursorType::TimestampTz;
+  std::int64_t raw = 0;
+
+  friend bool operator==(const CursorValue& a, const CursorValue& b) { return a.type == b.type && a.raw == b.raw; }
+  friend bool operator!=(const CursorValue& a, const CursorValue& b) { return !(a == b); }
+  // Requires a.type == b.type.
+  friend bool operator<(const CursorValue& a, const CursorValue& b) { return a.raw < b.raw; }
+};
+
+// "timestamptz", "timestamp", "date", "integer": the value_type column.
+std::string_view cursor_type_name(CursorType type);
+Result<CursorType> cursor_type_from_name(std::string_view name);
+
+// Maps PostgreSQL's format_type() of a column; fails for any other type.
+Result<CursorType> cursor_type_from_postgres(std::string_view format_type);
+
+// The canonical text stored in tidemark.watermarks.value and shown to
+// people: 2026-01-01T00:00:00.25Z, 2026-01-01T00:00:00, 2026-01-01, 42.
+// Equal values always give equal text (the compare-and-set relies on it).
+std::string cursor_to_text(const CursorValue& value);
+
+// Parses canonical text, `initial` and `rewind --to` values: an ISO-8601
+// time with an offset (or none, meaning UTC) for timestamptz; without an
+// offset for timestamp; a date for date; an integer for integer.
+Result<CursorValue> cursor_from_text(CursorType type, std::string_view text);
+
+// A SQL expression of the cursor's type for this value, built only from
+// digits, so it is safe to splice into statements that take no parameters
+// (COPY). Example: ('epoch'::timestamptz + 1767225600000000 * interval '1 microsecond').
+std::string cursor_sql_literal(const CursorValue& value);
+
+// value - span (lookback) and value + span (max_window), saturating at the
+// type's range. Durations apply to time cursors (rounded up to whole days
+// for date, so a lookback never shrinks) and counts to integer cursors; a
+// zero span fits either. Fails when the kind does not fit the cursor.
+Result<CursorValue> cursor_minus(const CursorValue& value, const CursorSpan& span);
+Result<CursorValue> cursor_plus(const CursorValue& value, const CursorSpan& span);
+
+}  // namespace tidemark

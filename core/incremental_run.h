@@ -1,0 +1,47 @@
+// Carries out one run of an incremental table (SPEC §3) through the ports:
+// take the lock, read the watermark, plan the windows, load them chunk by
+// chunk (each chunk commits and moves the watermark), record the run.
+// One instance per run; it holds references to its collaborators and runs
+// on the calling (worker) thread. It never throws for expected failures:
+// they end up in the RunSummary and the run row.
+#pragma once
+
+#include "core/cancel_token.h"
+#include "core/config_model.h"
+#include "core/run_observer.h"
+#include "core/run_ports.h"
+
+namespace tidemark {
+
+class IncrementalRun {
+ public:
+  IncrementalRun(const PipelineConfig& pipeline, const TableConfig& table, StateStore& state, Source& source,
+                 Target& target, RunObserver& observer, const CancelToken& cancel)
+      : pipeline_(pipeline),
+        table_(table),
+        state_(state),
+        source_(source),
+        target_(target),
+        observer_(observer),
+        cancel_(cancel) {}
+
+  // Requires table.mode == Incremental. Reports the summary to the
+  // observer before returning it.
+  RunSummary execute(RunTrigger trigger);
+
+ private:
+  // The part that runs under the lock; fills `summary`.
+  void run_locked(RunTrigger trigger, RunSummary& summary);
+  // Loads every planned chunk; returns the error that stopped it, if any.
+  Status load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary);
+
+  const PipelineConfig& pipeline_;
+  const TableConfig& table_;
+  StateStore& state_;
+  Source& source_;
+  Target& target_;
+  RunObserver& observer_;
+  const CancelToken& cancel_;
+};
+
+}  // namespace tidemark

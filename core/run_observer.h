@@ -1,0 +1,39 @@
+// Receives the figures of runs as they happen (metrics, logs, progress).
+// Called on the thread that executes the run; implementations that are
+// shared between runs must be thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/cursor_value.h"
+#include "core/run_ports.h"
+#include "core/table_key.h"
+
+namespace tidemark {
+
+enum class RunStatus { Success, Failed, SkippedLocked, Cancelled };
+std::string_view run_status_name(RunStatus status);
+
+struct RunSummary {
+  TableKey table;
+  RunStatus status = RunStatus::Failed;
+  RunId run = 0;  // 0 when no run row was written
+  std::optional<CursorValue> watermark_before;
+  std::optional<CursorValue> watermark_after;
+  std::optional<Window> range;
+  int chunks = 0;
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+  std::string error;
+};
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
+                                  const CursorValue& watermark) = 0;
+  virtual void on_run_finished(const RunSummary& summary) = 0;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,121 @@
+// The effects one incremental run needs, as small interfaces: the state
+// store (lock, watermark, run rows), the source and the target. daemon/
+// implements them over libpq; tests/ has fakes. Every method reports an
+// expected failure (database down, missing table, lost race) as a value.
+// An instance serves one run at a time and is not shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config_model.h"
+#include "core/cursor_value.h"
+#include "core/result.h"
+#include "core/table_key.h"
+#include "core/window_plan.h"
+
+namespace tidemark {
+
+struct Unit {};
+using Status = Result<Unit>;
+inline Status ok_status() { return Unit{}; }
+
+using RunId = std::int64_t;
+
+enum class RunTrigger { Schedule, Manual, Startup, Backfill };
+std::string_view run_trigger_name(RunTrigger trigger);
+
+struct StoredWatermark {
+  CursorValue value;
+};
+
+// What a run row records when it starts.
+struct RunStart {
+  TableKey table;
+  RunTrigger trigger = RunTrigger::Manual;
+  std::optional<CursorValue> watermark_before;
+};
+
+// What a run row records when it ends.
+struct RunEnd {
+  bool success = false;
+  std::optional<Window> window;  // the whole range read
+  std::optional<CursorValue> watermark_after;
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+  std::string error;  // empty on success
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  // Takes the table's session advisory lock without waiting; false if held elsewhere.
+  virtual Result<bool> try_lock(const TableKey& table) = 0;
+  // Releases it; a no-op when not held. Never fails loudly: a lost session
+  // has released it already.
+  virtual void unlock(const TableKey& table) = 0;
+  // Marks `running` rows of the table failed (abandoned); returns how many.
+  // Requires the lock, so none of them can still be alive.
+  virtual Result<int> fail_abandoned_runs(const TableKey& table) = 0;
+  virtual Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) = 0;
+  // Inserts the `running` row, committed at once so it is visible during the run.
+  virtual Result<RunId> start_run(const RunStart& start) = 0;
+  // Moves the watermark alone (a run that read nothing but learned a later
+  // hi), compare-and-set on `expected`. Fails, changing nothing, when the
+  // stored value is not `expected` or the lock is no longer held.
+  virtual Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
+                                const CursorValue& next) = 0;
+  // Records the end of the run; best effort on an already failing path.
+  virtual Status finish_run(RunId run, const RunEnd& end) = 0;
+};
+
+// What the source says about a table before its run.
+struct SourceTable {
+  CursorType cursor_type = CursorType::TimestampTz;
+  std::vector<std::string> columns;  // copied, in order
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Cursor type and the columns to copy (the configured ones, else all).
+  // Fails when the table or a column is missing.
+  virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
+  // hi for time cursors: the source's clock_timestamp(), lowered to the
+  // start of the oldest open transaction holding an xid (when visible);
+  // for integer cursors max(cursor) + 1, nothing when the table is empty.
+  virtual Result<std::optional<CursorValue>> upper_bound(const TableConfig& table, CursorType type) = 0;
+  // min(cursor), for a first load without `initial`; nothing when empty.
+  virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
+};
+
+struct ChunkRequest {
+  TableKey table;
+  RunId run = 0;
+  Window window;
+  std::optional<CursorValue> watermark_before;  // compare-and-set expects this
+  CursorValue watermark_after;
+};
+
+struct ChunkCounts {
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  // Checks the target table: it exists, has every column, and a unique
+  // index on exactly the key. The message names the table.
+  virtual Status check(const TableConfig& table, const SourceTable& source) = 0;
+  // Copies the window's rows from the source, upserts them on the key and
+  // moves the watermark by compare-and-set, in one transaction when the
+  // state lives in the target database (else: load commits, then state).
+  // On failure nothing after the last commit holds.
+  virtual Result<ChunkCounts> load_chunk(const TableConfig& table, const SourceTable& source,
+                                         const ChunkRequest& request) = 0;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,25 @@
+// The identity of a table's state: (pipeline, table name), and the
+// advisory-lock key derived from it. Value type; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace tidemark {
+
+struct TableKey {
+  std::string pipeline;
+  std::string table;
+
+  std::string display() const { return pipeline + "." + table; }
+  friend bool operator==(const TableKey& a, const TableKey& b) {
+    return a.pipeline == b.pipeline && a.table == b.table;
+  }
+};
+
+// The key of pg_try_advisory_lock(bigint) for a table: FNV-1a (64 bit) of
+// "tidemark\x1f<pipeline>\x1f<table>". Stable across versions and hosts,
+// so every replica contends for the same lock.
+std::int64_t advisory_lock_key(const TableKey& key);
+
+}  // namespace tidemark

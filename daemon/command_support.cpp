@@ -1,0 +1,25 @@
+#include "daemon/command_support.h"
+
+#include <ostream>
+
+#include "daemon/config_loader.h"
+#include "daemon/dsn_resolver.h"
+
+namespace tidemark {
+
+std::shared_ptr<const Config> load_config_or_report(const std::string& path, std::ostream& err) {
+  auto loaded = load_config(path);
+  if (!loaded.value) {
+    for (const ConfigError& e : loaded.errors) err << e.to_string() << '\n';
+    return nullptr;
+  }
+  return std::make_shared<const Config>(std::move(*loaded.value));
+}
+
+std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string& connection_name) {
+  const ConnectionConfig* connection = config.daemon.find_connection(connection_name);
+  if (connection == nullptr) throw std::runtime_error("no connection named " + connection_name);
+  return std::make_unique<PgConnection>(resolve_dsn(*connection), connection_name);
+}
+
+}  // namespace tidemark

@@ -1,0 +1,28 @@
+#include <ostream>
+
+#include "daemon/command_support.h"
+#include "daemon/commands.h"
+#include "daemon/exit_code.h"
+#include "daemon/state_schema.h"
+
+namespace tidemark {
+
+int run_migrate(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+  const auto config = load_config_or_report(command_line.config_path, err);
+  if (!config) return kExitUsage;
+  try {
+    const auto state = connect_to(*config, config->daemon.state);
+    const std::vector<int> applied = migrate_state_schema(*state);
+    if (applied.empty()) {
+      out << "state schema on " << config->daemon.state << " is up to date\n";
+    } else {
+      for (int version : applied) out << "applied state schema version " << version << '\n';
+    }
+    return kExitOk;
+  } catch (const std::exception& e) {
+    err << "tidemark migrate: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace tidemark

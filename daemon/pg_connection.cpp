@@ -1,0 +1,185 @@
+#include "daemon/pg_connection.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "core/cancel_token.h"
+
+namespace tidemark {
+namespace {
+
+std::string trimmed(const char* message) {
+  std::string out = message ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string first_line(const std::string& sql) {
+  const std::string line = sql.substr(0, sql.find('\n'));
+  return line.size() > 80 ? line.substr(0, 77) + "..." : line;
+}
+
+}  // namespace
+
+std::optional<std::string> PgResult::optional_text(int row, int column) const {
+  if (is_null(row, column)) return std::nullopt;
+  return text(row, column);
+}
+
+std::int64_t PgResult::integer(int row, int column) const {
+  const char* value = PQgetvalue(result_.get(), row, column);
+  std::int64_t out = 0;
+  const auto [end, ec] = std::from_chars(value, value + std::strlen(value), out);
+  if (ec != std::errc() || *end != '\0') throw PgError(std::string("expected an integer, got \"") + value + "\"");
+  return out;
+}
+
+std::int64_t PgResult::affected() const {
+  const char* n = PQcmdTuples(result_.get());
+  return (n && *n) ? std::stoll(n) : 0;
+}
+
+PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(std::move(label)) {
+  // Defaults first: a later keyword (the expanded DSN) overrides them.
+  const char* const keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                                  "keepalives_count", "tcp_user_timeout", "application_name", "dbname", nullptr};
+  const char* const values[] = {"10", "1", "30", "10", "3", "60000", "tidemark", dsn.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    const std::string message = trimmed(PQerrorMessage(conn_));
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw PgError("cannot connect to " + label_ + ": " + message);
+  }
+  // Server notices ("schema already exists, skipping") are not for the user.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+}
+
+PgConnection::~PgConnection() {
+  if (conn_) PQfinish(conn_);
+}
+
+void PgConnection::fail(const std::string& what, const PGresult* result) const {
+  std::string sqlstate;
+  std::string message;
+  if (result) {
+    const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
+    sqlstate = state ? state : "";
+    message = trimmed(PQresultErrorMessage(result));
+  }
+  if (message.empty()) message = trimmed(PQerrorMessage(conn_));
+  throw PgError(label_ + ": " + what + ": " + message, sqlstate);
+}
+
+PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
+  PgResult result(raw);
+  const ExecStatusType status = PQresultStatus(raw);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(first_line(sql), raw);
+  return result;
+}
+
+PgResult PgConnection::exec(const std::string& sql) { return check(PQexec(conn_, sql.c_str()), sql); }
+
+PgResult PgConnection::exec(const std::string& sql, const PgParams& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                            nullptr, 0),
+               sql);
+}
+
+std::string PgConnection::drain_results() {
+  std::string error;
+  while (PGresult* r = PQgetResult(conn_)) {
+    const ExecStatusType status = PQresultStatus(r);
+    if (error.empty() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      error = trimmed(PQresultErrorMessage(r));
+    }
+    PQclear(r);
+  }
+  return error;
+}
+
+void PgConnection::abandon_copy_out() {
+  if (PGcancel* cancel = PQgetCancel(conn_)) {
+    char buffer[256];
+    PQcancel(cancel, buffer, sizeof buffer);
+    PQfreeCancel(cancel);
+  }
+  char* data = nullptr;
+  int n = 0;
+  while ((n = PQgetCopyData(conn_, &data, 0)) > 0) PQfreemem(data);
+  drain_results();
+}
+
+std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out, const std::string& copy_in,
+                                     const CancelToken& cancel) {
+  {
+    const PgResult started(PQexec(conn_, copy_in.c_str()));
+    if (PQresultStatus(started.raw()) != PGRES_COPY_IN) fail(first_line(copy_in), started.raw());
+  }
+  {
+    const PgResult started(PQexec(source.conn_, copy_out.c_str()));
+    if (PQresultStatus(started.raw()) != PGRES_COPY_OUT) {
+      PQputCopyEnd(conn_, "source query failed");
+      drain_results();
+      source.fail(first_line(copy_out), started.raw());
+    }
+  }
+
+  // Each PQgetCopyData call returns one row; it goes on unparsed.
+  std::string error;
+  bool source_done = false;
+  for (;;) {
+    if (cancel.cancelled()) {
+      error = "cancelled";
+      break;
+    }
+    char* data = nullptr;
+    const int n = PQgetCopyData(source.conn_, &data, 0);
+    if (n > 0) {
+      const int put = PQputCopyData(conn_, data, n);
+      PQfreemem(data);
+      if (put != 1) {
+        error = label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_));
+        break;
+      }
+      continue;
+    }
+    source_done = true;
+    if (n == -2) error = source.label_ + ": reading COPY data: " + trimmed(PQerrorMessage(source.conn_));
+    break;
+  }
+  if (source_done) {
+    const std::string source_error = source.drain_results();
+    if (error.empty() && !source_error.empty()) error = source.label_ + ": " + first_line(copy_out) + ": " + source_error;
+  } else {
+    source.abandon_copy_out();
+  }
+
+  if (!error.empty()) {
+    PQputCopyEnd(conn_, error.c_str());
+    drain_results();
+    throw PgError(error);
+  }
+  if (PQputCopyEnd(conn_, nullptr) != 1) fail("ending COPY");
+  PGresult* finished = PQgetResult(conn_);
+  const PgResult result(finished);
+  if (PQresultStatus(finished) != PGRES_COMMAND_OK) {
+    drain_results();
+    fail(first_line(copy_in), finished);
+  }
+  const std::int64_t rows = result.affected();
+  drain_results();
+  return rows;
+}
+
+void PgConnection::rollback_quietly() {
+  if (!conn_ || PQstatus(conn_) != CONNECTION_OK) return;
+  if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
+  PQclear(PQexec(conn_, "ROLLBACK"));
+}
+
+}  // namespace tidemark

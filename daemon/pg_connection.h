@@ -1,0 +1,95 @@
+// One libpq connection, used directly rather than through libpqxx: libpq
+// never reconnects behind our back (a session advisory lock cannot vanish
+// silently) and streams COPY between two connections without parsing rows.
+// Owned by one run or command at a time; not thread-safe. Failures throw
+// PgError, which the callers at this edge turn into values.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tidemark {
+
+class CancelToken;
+
+class PgError : public std::runtime_error {
+ public:
+  PgError(const std::string& message, std::string sqlstate = {})
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)) {}
+  const std::string& sqlstate() const { return sqlstate_; }
+
+ private:
+  std::string sqlstate_;
+};
+
+// A query result; the rows are read as text.
+class PgResult {
+ public:
+  explicit PgResult(PGresult* result) : result_(result, &PQclear) {}
+
+  int rows() const { return PQntuples(result_.get()); }
+  bool is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+  std::string text(int row, int column) const { return PQgetvalue(result_.get(), row, column); }
+  std::optional<std::string> optional_text(int row, int column) const;
+  std::int64_t integer(int row, int column) const;  // requires a non-null integer
+  bool boolean(int row, int column) const { return text(row, column) == "t"; }
+  // Rows affected by INSERT/UPDATE/DELETE/COPY.
+  std::int64_t affected() const;
+  const PGresult* raw() const { return result_.get(); }
+
+ private:
+  std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
+};
+
+using PgParams = std::vector<std::optional<std::string>>;
+
+class PgConnection {
+ public:
+  // Connects with TCP keepalives and a connect timeout, which the DSN may
+  // override. `label` (a connection name) appears in errors; the DSN never
+  // does, so no password can leak. Throws PgError.
+  PgConnection(const std::string& dsn, std::string label);
+  ~PgConnection();
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // Runs one statement (or several, without params). Throws PgError.
+  PgResult exec(const std::string& sql);
+  PgResult exec(const std::string& sql, const PgParams& params);
+
+  // Streams `copy_out` (COPY ... TO STDOUT) on `source` into `copy_in`
+  // (COPY ... FROM STDIN) on this connection, chunk by chunk, checking
+  // `cancel` as it goes. Returns the rows the target accepted. On failure
+  // the target's COPY is aborted (its transaction must be rolled back) and
+  // PgError is thrown.
+  std::int64_t copy_from(PgConnection& source, const std::string& copy_out, const std::string& copy_in,
+                         const CancelToken& cancel);
+
+  // Rolls back an open or failed transaction; swallows errors (used on
+  // paths that are already failing).
+  void rollback_quietly();
+
+  bool is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+  int backend_pid() const { return PQbackendPID(conn_); }
+  const std::string& label() const { return label_; }
+
+ private:
+  [[noreturn]] void fail(const std::string& what, const PGresult* result = nullptr) const;
+  // Reads results until libpq has none left; returns the first error's text.
+  std::string drain_results();
+  // Stops a COPY TO STDOUT midway: cancels the query and discards the rest.
+  void abandon_copy_out();
+  PgResult check(PGresult* result, const std::string& sql) const;
+
+  PGconn* conn_ = nullptr;
+  std::string label_;
+};
+
+}  // namespace tidemark

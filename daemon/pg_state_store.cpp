@@ -1,0 +1,168 @@
+#include "daemon/pg_state_store.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace tidemark {
+namespace {
+
+std::string lock_key_text(const TableKey& table) { return std::to_string(advisory_lock_key(table)); }
+
+std::optional<std::string> optional_cursor_text(const std::optional<CursorValue>& value) {
+  if (!value) return std::nullopt;
+  return cursor_to_text(*value);
+}
+
+}  // namespace
+
+PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) host_ = name;
+}
+
+Result<bool> PgStateStore::try_lock(const TableKey& table) {
+  try {
+    return connection_.exec("select pg_try_advisory_lock($1::bigint)", {lock_key_text(table)}).boolean(0, 0);
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+void PgStateStore::unlock(const TableKey& table) {
+  try {
+    connection_.rollback_quietly();
+    connection_.exec("select pg_advisory_unlock($1::bigint)", {lock_key_text(table)});
+  } catch (const PgError&) {
+    // The session is gone, and its lock with it.
+  }
+}
+
+Result<int> PgStateStore::fail_abandoned_runs(const TableKey& table) {
+  try {
+    const PgResult r = connection_.exec(
+        "update tidemark.runs set status = 'failed', finished_at = now(),"
+        "  error = 'abandoned: found running by a later run that holds the lock'"
+        " where pipeline = $1 and table_name = $2 and status = 'running'",
+        {table.pipeline, table.table});
+    return static_cast<int>(r.affected());
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableKey& table) {
+  try {
+    const PgResult r = connection_.exec(
+        "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
+        {table.pipeline, table.table});
+    if (r.rows() == 0) return std::optional<StoredWatermark>();
+    const auto type = cursor_type_from_name(r.text(0, 1));
+    if (!type) return Error{"stored watermark of " + table.display() + ": " + type.error()};
+    const auto value = cursor_from_text(*type, r.text(0, 0));
+    if (!value) return Error{"stored watermark of " + table.display() + ": " + value.error()};
+    return std::optional<StoredWatermark>(StoredWatermark{*value});
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<RunId> PgStateStore::start_run(const RunStart& start) {
+  try {
+    return connection_
+        .exec(
+            "insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid)"
+            " values ($1, $2, $3, $4, 'running', $5, $6) returning run_id",
+            {start.table.pipeline, start.table.table, std::string(run_trigger_name(start.trigger)),
+             optional_cursor_text(start.watermark_before), host_, std::to_string(::getpid())})
+        .integer(0, 0);
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+void PgStateStore::check_lock_held(PgConnection& tx, const TableKey& table) {
+  // A bigint advisory key shows in pg_locks as classid (high half), objid
+  // (low half) and objsubid 1.
+  const auto key = static_cast<std::uint64_t>(advisory_lock_key(table));
+  const bool held = tx.exec(
+                          "select exists (select 1 from pg_locks where locktype = 'advisory'"
+                          " and pid = pg_backend_pid() and granted and database = (select oid from pg_database"
+                          " where datname = current_database()) and classid = $1::bigint::oid"
+                          " and objid = $2::bigint::oid and objsubid = 1)",
+                          {std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)})
+                        .boolean(0, 0);
+  if (!held) throw PgError("the lock of " + table.display() + " is no longer held by this run; nothing committed");
+}
+
+void PgStateStore::compare_and_set(PgConnection& tx, const TableKey& table, RunId run,
+                                   const std::optional<CursorValue>& expected, const CursorValue& next) {
+  const std::string next_text = cursor_to_text(next);
+  const std::string type(cursor_type_name(next.type));
+  std::int64_t changed = 0;
+  if (!expected) {
+    changed = tx.exec(
+                    "insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at,"
+                    " last_run_id) values ($1, $2, $3, $4, now(), now(), $5) on conflict do nothing",
+                    {table.pipeline, table.table, next_text, type, std::to_string(run)})
+                  .affected();
+  } else {
+    changed = tx.exec(
+                    "update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,"
+                    " moved_at = case when value is distinct from $3 then now() else moved_at end"
+                    " where pipeline = $1 and table_name = $2 and value = $6 and value_type = $4",
+                    {table.pipeline, table.table, next_text, type, std::to_string(run), cursor_to_text(*expected)})
+                  .affected();
+  }
+  if (changed != 1) {
+    throw PgError("the watermark of " + table.display() + " is no longer " +
+                  (expected ? cursor_to_text(*expected) : std::string("unset")) +
+                  ": another writer moved it; nothing committed");
+  }
+}
+
+void PgStateStore::record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts) {
+  check_lock_held(tx, chunk.table);
+  compare_and_set(tx, chunk.table, chunk.run, chunk.watermark_before, chunk.watermark_after);
+  tx.exec(
+      "update tidemark.runs set window_lo = coalesce(window_lo, $2), window_hi = $3, watermark_after = $4,"
+      " rows_read = rows_read + $5, rows_written = rows_written + $6 where run_id = $1",
+      {std::to_string(chunk.run), cursor_to_text(chunk.window.lo), cursor_to_text(chunk.window.hi),
+       cursor_to_text(chunk.watermark_after), std::to_string(counts.rows_read), std::to_string(counts.rows_written)});
+}
+
+Status PgStateStore::move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
+                                    const CursorValue& next) {
+  try {
+    connection_.exec("BEGIN");
+    check_lock_held(connection_, table);
+    compare_and_set(connection_, table, run, expected, next);
+    connection_.exec("update tidemark.runs set watermark_after = $2 where run_id = $1",
+                     {std::to_string(run), cursor_to_text(next)});
+    connection_.exec("COMMIT");
+    return ok_status();
+  } catch (const PgError& e) {
+    connection_.rollback_quietly();
+    return Error{e.what()};
+  }
+}
+
+Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
+  try {
+    connection_.rollback_quietly();
+    connection_.exec(
+        "update tidemark.runs set status = $2, error = $3, finished_at = now(),"
+        " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
+        " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8 where run_id = $1",
+        {std::to_string(run), std::string(end.success ? "success" : "failed"),
+         end.success ? std::nullopt : std::optional<std::string>(end.error),
+         end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
+         end.window ? std::optional<std::string>(cursor_to_text(end.window->hi)) : std::nullopt,
+         optional_cursor_text(end.watermark_after), std::to_string(end.rows_read), std::to_string(end.rows_written)});
+    return ok_status();
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,45 @@
+// The StateStore over the state database: the table's session advisory
+// lock, watermarks (compare-and-set) and run rows. It owns no connection:
+// it works on the one it is given, which holds the lock for the whole run.
+// Used by one run on one thread.
+#pragma once
+
+#include <string>
+
+#include "core/run_ports.h"
+#include "daemon/pg_connection.h"
+
+namespace tidemark {
+
+class PgStateStore final : public StateStore {
+ public:
+  explicit PgStateStore(PgConnection& connection);
+
+  Result<bool> try_lock(const TableKey& table) override;
+  void unlock(const TableKey& table) override;
+  Result<int> fail_abandoned_runs(const TableKey& table) override;
+  Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
+  Result<RunId> start_run(const RunStart& start) override;
+  Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
+                        const CursorValue& next) override;
+  Status finish_run(RunId run, const RunEnd& end) override;
+
+  // Inside a transaction already open on `tx` (the state connection, or
+  // the target connection when the two are one): checks that this
+  // connection still holds the table's lock, moves the watermark from
+  // `expected` to `next` by compare-and-set and adds the chunk to the run
+  // row. Throws PgError when the lock is gone or the watermark moved.
+  void record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts);
+
+  PgConnection& connection() { return connection_; }
+
+ private:
+  void check_lock_held(PgConnection& tx, const TableKey& table);
+  void compare_and_set(PgConnection& tx, const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
+                       const CursorValue& next);
+
+  PgConnection& connection_;
+  std::string host_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,92 @@
+#include "daemon/pg_target.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "core/load_statements.h"
+
+namespace tidemark {
+
+Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
+  try {
+    const std::string name = table.target_table.display();
+    const PgResult columns = target_.exec(
+        "select a.attname from pg_attribute a where a.attrelid = to_regclass($1) and a.attnum > 0"
+        " and not a.attisdropped",
+        {table.target_table.quoted()});
+    if (columns.rows() == 0) return Error{"target table " + name + " does not exist (create it before loading)"};
+    std::set<std::string> present;
+    for (int i = 0; i < columns.rows(); ++i) present.insert(columns.text(i, 0));
+    for (const std::string& c : source.columns) {
+      if (!present.count(c)) return Error{"target table " + name + " has no column " + c};
+    }
+    // ON CONFLICT needs a unique index (or primary key) on exactly the key.
+    const PgResult indexes = target_.exec(
+        "select i.indexrelid, a.attname from pg_index i"
+        " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
+        " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
+        {table.target_table.quoted()});
+    std::map<std::string, std::set<std::string>> unique_columns;
+    for (int i = 0; i < indexes.rows(); ++i) unique_columns[indexes.text(i, 0)].insert(indexes.text(i, 1));
+    const std::set<std::string> key(table.key.begin(), table.key.end());
+    const bool has_key = std::any_of(unique_columns.begin(), unique_columns.end(),
+                                     [&](const auto& entry) { return entry.second == key; });
+    if (!has_key) {
+      std::string list;
+      for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
+      return Error{"target table " + name + " has no unique index or primary key on exactly (" + list + ")"};
+    }
+    return ok_status();
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<ChunkCounts> PgTarget::load_chunk(const TableConfig& table, const SourceTable& source,
+                                         const ChunkRequest& request) {
+  const LoadStatements sql = build_load_statements(table, source.columns, request.window);
+  ChunkCounts counts;
+  try {
+    target_.exec("BEGIN");
+    step(ChunkStep::BeforeTargetWrite);
+    target_.exec(sql.lock_target);
+    // An empty target takes the rows straight from COPY: a first load runs
+    // at COPY speed. The lock above keeps it empty until we commit.
+    const bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+    if (empty) {
+      counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_target, cancel_);
+      counts.rows_written = counts.rows_read;
+    } else {
+      target_.exec(sql.create_stage);
+      counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_stage, cancel_);
+      counts.rows_written = target_.exec(sql.upsert).affected();
+    }
+    step(ChunkStep::AfterTargetWrite);
+    if (state_shares_connection()) {
+      state_.record_chunk(target_, request, counts);
+      target_.exec("COMMIT");
+    } else {
+      // Separate state database: the load commits first; if the state
+      // update then fails, the next run re-reads the window, which the
+      // keyed write makes harmless.
+      target_.exec("COMMIT");
+      PgConnection& state = state_.connection();
+      try {
+        state.exec("BEGIN");
+        state_.record_chunk(state, request, counts);
+        state.exec("COMMIT");
+      } catch (...) {
+        state.rollback_quietly();
+        throw;
+      }
+    }
+    step(ChunkStep::AfterCommit);
+    return counts;
+  } catch (const std::exception& e) {
+    target_.rollback_quietly();
+    return Error{e.what()};
+  }
+}
+
+}  // namespace tidemark

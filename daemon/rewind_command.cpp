@@ -1,0 +1,115 @@
+#include <pwd.h>
+#include <unistd.h>
+
+#include <ostream>
+
+#include "core/cursor_value.h"
+#include "core/sql_identifier.h"
+#include "core/table_key.h"
+#include "daemon/command_support.h"
+#include "daemon/commands.h"
+#include "daemon/exit_code.h"
+#include "daemon/pg_source.h"
+#include "daemon/state_schema.h"
+
+namespace tidemark {
+namespace {
+
+std::string os_user() {
+  if (const passwd* pw = ::getpwuid(::geteuid())) return pw->pw_name;
+  return "uid " + std::to_string(::geteuid());
+}
+
+bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+}  // namespace
+
+int run_rewind(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+  if (blank(command_line.reason)) {
+    err << "tidemark rewind: --reason must say why; it is kept forever in tidemark.watermark_resets\n";
+    return kExitUsage;
+  }
+  const auto config = load_config_or_report(command_line.config_path, err);
+  if (!config) return kExitUsage;
+  const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
+  const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
+  if (table == nullptr) {
+    err << "tidemark rewind: no table " << command_line.pipeline << "." << command_line.table << '\n';
+    return kExitUsage;
+  }
+  if (table->mode != TableMode::Incremental) {
+    err << "tidemark rewind: " << pipeline->name << "." << table->name
+        << " is a partition table; re-run its partitions with tidemark backfill\n";
+    return kExitUsage;
+  }
+  const TableKey key{pipeline->name, table->name};
+  try {
+    const auto source_connection = connect_to(*config, pipeline->source);
+    PgSource source(*source_connection, [](const std::string&) {});
+    const auto source_table = source.inspect(*table);
+    if (!source_table) throw std::runtime_error(source_table.error());
+    const auto to = cursor_from_text(source_table->cursor_type, command_line.to);
+    if (!to) {
+      err << "tidemark rewind: --to: " << to.error() << '\n';
+      return kExitUsage;
+    }
+
+    const auto state = connect_to(*config, config->daemon.state);
+    migrate_state_schema(*state);
+    const PgResult current = state->exec(
+        "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
+        {key.pipeline, key.table});
+    const std::optional<std::string> old_value =
+        current.rows() ? std::optional<std::string>(current.text(0, 0)) : std::nullopt;
+    const std::string new_value = cursor_to_text(*to);
+
+    // The next run reads from the new value minus the lookback.
+    const auto from = cursor_minus(*to, table->lookback);
+    if (!from) throw std::runtime_error("lookback: " + from.error());
+    const std::string cursor = quote_identifier(table->cursor);
+    const std::int64_t rows = source_connection
+                                  ->exec("select count(*) from " + table->source_table->quoted() + " where " +
+                                         cursor + " >= " + cursor_sql_literal(*from))
+                                  .integer(0, 0);
+    out << key.display() << ": watermark " << old_value.value_or("(none)") << " -> " << new_value << '\n';
+    out << "the next run re-reads " << rows << " source row" << (rows == 1 ? "" : "s") << " (" << table->cursor
+        << " >= " << cursor_to_text(*from) << ")\n";
+    if (old_value) {
+      const auto old_parsed = cursor_from_text(source_table->cursor_type, *old_value);
+      if (old_parsed && *old_parsed < *to) {
+        out << "warning: this moves the watermark FORWARD: source rows in [" << *old_value << ", " << new_value
+            << ") will never be loaded\n";
+      }
+    }
+    if (command_line.dry_run) {
+      out << "dry run: nothing changed\n";
+      return kExitOk;
+    }
+
+    // Under the table's lock, so no run is in flight while the value changes.
+    if (!state->exec("select pg_try_advisory_lock($1::bigint)", {std::to_string(advisory_lock_key(key))})
+             .boolean(0, 0)) {
+      err << "tidemark rewind: a run of " << key.display() << " holds the lock; try again when it has finished\n";
+      return kExitFailure;
+    }
+    state->exec("BEGIN");
+    state->exec(
+        "insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at)"
+        " values ($1, $2, $3, $4, now(), now()) on conflict (pipeline, table_name) do update"
+        " set value = excluded.value, value_type = excluded.value_type, moved_at = now(), updated_at = now()",
+        {key.pipeline, key.table, new_value, std::string(cursor_type_name(to->type))});
+    state->exec(
+        "insert into tidemark.watermark_resets (pipeline, table_name, old_value, new_value, reason, reset_by)"
+        " values ($1, $2, $3, $4, $5, $6)",
+        {key.pipeline, key.table, old_value, new_value, command_line.reason, os_user()});
+    state->exec("COMMIT");
+    state->exec("select pg_advisory_unlock($1::bigint)", {std::to_string(advisory_lock_key(key))});
+    out << "done; recorded in tidemark.watermark_resets\n";
+    return kExitOk;
+  } catch (const std::exception& e) {
+    err << "tidemark rewind: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,159 @@
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "core/cursor_value.h"
+#include "core/duration.h"
+#include "core/instant_text.h"
+#include "daemon/command_support.h"
+#include "daemon/commands.h"
+#include "daemon/exit_code.h"
+#include "daemon/state_schema.h"
+
+namespace tidemark {
+namespace {
+
+struct TableState {
+  std::optional<std::string> value;
+  std::optional<std::string> value_type;
+  std::optional<std::int64_t> moved_at;  // Unix seconds
+  std::optional<std::int64_t> run_id;
+  std::optional<std::string> run_status;
+  std::optional<std::int64_t> run_started_at;
+  std::optional<std::int64_t> run_finished_at;
+  std::optional<std::int64_t> run_rows_written;
+  std::optional<std::string> run_error;
+};
+
+std::optional<std::int64_t> optional_integer(const PgResult& r, int row, int column) {
+  if (r.is_null(row, column)) return std::nullopt;
+  return r.integer(row, column);
+}
+
+std::string iso(std::int64_t unix_seconds) { return format_instant(Instant(std::chrono::seconds(unix_seconds))); }
+
+// The watermark as Unix seconds: timestamptz exactly, timestamp read as UTC
+// wall time, date as its UTC midnight; nothing for integer cursors.
+std::optional<std::int64_t> watermark_seconds(const TableState& s) {
+  if (!s.value || !s.value_type) return std::nullopt;
+  const auto type = cursor_type_from_name(*s.value_type);
+  if (!type || *type == CursorType::Integer) return std::nullopt;
+  const auto value = cursor_from_text(*type, *s.value);
+  if (!value) return std::nullopt;
+  if (*type == CursorType::Date) return value->raw * 86400;
+  return value->raw / 1'000'000 - (value->raw % 1'000'000 < 0 ? 1 : 0);
+}
+
+std::string human_age(std::int64_t seconds) {
+  if (seconds < 0) return "-" + human_age(-seconds);
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds / 86400) + "d";
+}
+
+}  // namespace
+
+int run_status(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+  const auto config = load_config_or_report(command_line.config_path, err);
+  if (!config) return kExitUsage;
+  std::map<std::pair<std::string, std::string>, TableState> states;
+  std::int64_t now = 0;
+  try {
+    const auto state = connect_to(*config, config->daemon.state);
+    migrate_state_schema(*state);
+    // One query: every watermark with its table's latest run, and the
+    // state database's clock (a row of nulls when there is no state yet).
+    const PgResult r = state->exec(R"SQL(
+with latest as (
+  select distinct on (pipeline, table_name) pipeline, table_name, run_id, status, started_at, finished_at,
+         rows_written, error
+  from tidemark.runs order by pipeline, table_name, run_id desc),
+tables as (
+  select coalesce(w.pipeline, l.pipeline) as pipeline, coalesce(w.table_name, l.table_name) as table_name,
+         w.value, w.value_type, extract(epoch from w.moved_at)::bigint as moved_at, l.run_id, l.status,
+         extract(epoch from l.started_at)::bigint as started_at,
+         extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error
+  from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name)
+select t.*, extract(epoch from now())::bigint from (select 1) one left join tables t on true
+)SQL");
+    now = r.integer(0, 11);
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.is_null(i, 0)) continue;
+      TableState s;
+      s.value = r.optional_text(i, 2);
+      s.value_type = r.optional_text(i, 3);
+      s.moved_at = optional_integer(r, i, 4);
+      s.run_id = optional_integer(r, i, 5);
+      s.run_status = r.optional_text(i, 6);
+      s.run_started_at = optional_integer(r, i, 7);
+      s.run_finished_at = optional_integer(r, i, 8);
+      s.run_rows_written = optional_integer(r, i, 9);
+      s.run_error = r.optional_text(i, 10);
+      states[{r.text(i, 0), r.text(i, 1)}] = s;
+    }
+  } catch (const std::exception& e) {
+    err << "tidemark status: " << e.what() << '\n';
+    return kExitFailure;
+  }
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PipelineConfig& p : config->pipelines) {
+    for (const TableConfig& t : p.tables) {
+      const TableState s = states.count({p.name, t.name}) ? states[{p.name, t.name}] : TableState{};
+      const auto wm_seconds = watermark_seconds(s);
+      std::optional<std::int64_t> age;
+      if (wm_seconds) {
+        age = now - *wm_seconds;
+      } else if (s.moved_at) {
+        age = now - *s.moved_at;  // integer cursors: time since it last moved
+      }
+      nlohmann::json row;
+      row["pipeline"] = p.name;
+      row["table"] = t.name;
+      row["mode"] = t.mode == TableMode::Incremental ? "incremental" : "partition";
+      row["watermark"] = s.value ? nlohmann::json(*s.value) : nlohmann::json();
+      row["value_type"] = s.value_type ? nlohmann::json(*s.value_type) : nlohmann::json();
+      row["moved_at"] = s.moved_at ? nlohmann::json(iso(*s.moved_at)) : nlohmann::json();
+      row["age_seconds"] = age ? nlohmann::json(*age) : nlohmann::json();
+      row["stale_after_seconds"] = p.stale_after.count();
+      row["stale"] = age.has_value() && *age > p.stale_after.count();
+      nlohmann::json run;
+      if (s.run_id) {
+        run["run_id"] = *s.run_id;
+        run["status"] = *s.run_status;
+        run["started_at"] = iso(*s.run_started_at);
+        run["finished_at"] = s.run_finished_at ? nlohmann::json(iso(*s.run_finished_at)) : nlohmann::json();
+        run["rows_written"] = *s.run_rows_written;
+        run["error"] = s.run_error ? nlohmann::json(*s.run_error) : nlohmann::json();
+      }
+      row["last_run"] = run;
+      rows.push_back(row);
+    }
+  }
+  if (command_line.json) {
+    out << rows.dump(2) << '\n';
+    return kExitOk;
+  }
+  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:<20} {:<18} {:>8} {}\n", "PIPELINE", "TABLE", "WATERMARK", "AGE",
+             "MOVED", "LAST RUN", "ROWS", "STALE");
+  for (const auto& row : rows) {
+    const auto& run = row["last_run"];
+    const std::string last_run =
+        run.is_null() ? "never" : "#" + std::to_string(run["run_id"].get<std::int64_t>()) + " " +
+                                      run["status"].get<std::string>();
+    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:<20} {:<18} {:>8} {}\n", row["pipeline"].get<std::string>(),
+               row["table"].get<std::string>(),
+               row["watermark"].is_null() ? "(none)" : row["watermark"].get<std::string>(),
+               row["age_seconds"].is_null() ? "-" : human_age(row["age_seconds"].get<std::int64_t>()),
+               row["moved_at"].is_null() ? "-" : row["moved_at"].get<std::string>(), last_run,
+               run.is_null() ? "-" : std::to_string(run["rows_written"].get<std::int64_t>()),
+               row["stale"].get<bool>() ? "STALE" : "ok");
+  }
+  return kExitOk;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,96 @@
+#include "daemon/table_runner.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/incremental_run.h"
+#include "daemon/command_support.h"
+#include "daemon/pg_source.h"
+#include "daemon/pg_state_store.h"
+
+namespace tidemark {
+namespace {
+
+// Stands in for a source or target that could not be reached, so that the
+// run still takes its lock and records the failure in its run row.
+class UnreachableDatabase final : public Source, public Target {
+ public:
+  explicit UnreachableDatabase(std::string error) : error_(std::move(error)) {}
+  Result<SourceTable> inspect(const TableConfig&) override { return Error{error_}; }
+  Result<std::optional<CursorValue>> upper_bound(const TableConfig&, CursorType) override { return Error{error_}; }
+  Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
+  Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
+  Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest&) override {
+    return Error{error_};
+  }
+
+ private:
+  std::string error_;
+};
+
+std::string text_or_none(const std::optional<CursorValue>& value) {
+  return value ? cursor_to_text(*value) : std::string("(none)");
+}
+
+}  // namespace
+
+TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
+                              const CancelToken& cancel) {
+  const auto started = std::chrono::steady_clock::now();
+  TimedSummary out;
+  std::unique_ptr<PgConnection> state_connection;
+  try {
+    state_connection = connect_to(*config_, config_->daemon.state);
+  } catch (const std::exception& e) {
+    out.summary.table = TableKey{pipeline.name, table.name};
+    out.summary.status = RunStatus::Failed;
+    out.summary.error = e.what();
+    observer_.on_run_finished(out.summary);
+  }
+  if (state_connection) {
+    PgStateStore state(*state_connection);
+    std::unique_ptr<PgConnection> source_connection;
+    std::unique_ptr<PgConnection> target_connection;
+    std::string unreachable;
+    try {
+      source_connection = connect_to(*config_, pipeline.source);
+      if (pipeline.target != config_->daemon.state) target_connection = connect_to(*config_, pipeline.target);
+    } catch (const std::exception& e) {
+      unreachable = e.what();
+    }
+    if (!unreachable.empty()) {
+      UnreachableDatabase missing(unreachable);
+      out.summary = IncrementalRun(pipeline, table, state, missing, missing, observer_, cancel).execute(trigger);
+    } else {
+      PgSource source(*source_connection, [](const std::string& warning) { spdlog::warn("{}", warning); });
+      PgTarget target(target_connection ? *target_connection : *state_connection, source, state, cancel);
+      if (fault_hook_) target.set_fault_hook(fault_hook_);
+      out.summary = IncrementalRun(pipeline, table, state, source, target, observer_, cancel).execute(trigger);
+    }
+  }
+  out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  const std::string line = describe_run(out);
+  if (out.summary.status == RunStatus::Success) {
+    spdlog::info("{}", line);
+  } else if (out.summary.status == RunStatus::SkippedLocked) {
+    spdlog::info("{}", line);
+  } else {
+    spdlog::error("{}", line);
+  }
+  return out;
+}
+
+std::string describe_run(const TimedSummary& run) {
+  const RunSummary& s = run.summary;
+  std::string line = s.table.display() + ": " + std::string(run_status_name(s.status));
+  if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
+  if (s.run != 0) line += " run " + std::to_string(s.run);
+  line += ", watermark " + text_or_none(s.watermark_before) + " -> " + text_or_none(s.watermark_after);
+  if (s.range) line += ", window [" + cursor_to_text(s.range->lo) + ", " + cursor_to_text(s.range->hi) + ")";
+  line += ", " + std::to_string(s.chunks) + " chunk" + (s.chunks == 1 ? "" : "s") + ", rows read " +
+          std::to_string(s.rows_read) + ", written " + std::to_string(s.rows_written) + ", " +
+          std::to_string(run.duration.count()) + " ms";
+  if (!s.error.empty()) line += ": " + s.error;
+  return line;
+}
+
+}  // namespace tidemark

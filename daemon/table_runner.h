@@ -1,0 +1,48 @@
+// Runs one table once: opens the connections the run needs (state, source,
+// and target unless it is the state database), carries out the run, logs
+// it and closes the connections. Stateless between runs apart from its
+// configuration; one call per worker thread at a time, calls on different
+// threads are independent.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "core/cancel_token.h"
+#include "core/config_model.h"
+#include "core/run_observer.h"
+#include "daemon/pg_target.h"
+
+namespace tidemark {
+
+struct TimedSummary {
+  RunSummary summary;
+  std::chrono::milliseconds duration{0};
+};
+
+class TableRunner {
+ public:
+  // `observer` receives every chunk and run (metrics); it must outlive the runner.
+  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer)
+      : config_(std::move(config)), observer_(observer) {}
+
+  // Requires table.mode == Incremental. Never throws for database trouble:
+  // it ends up in the summary (and in the run row when the state database
+  // could be reached).
+  TimedSummary run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
+                   const CancelToken& cancel);
+
+  // Test hook passed to every PgTarget: throwing at a step simulates a crash.
+  void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
+
+ private:
+  std::shared_ptr<const Config> config_;
+  RunObserver& observer_;
+  std::function<void(ChunkStep)> fault_hook_;
+};
+
+// One log line for a finished run: old and new watermark, window, rows, duration.
+std::string describe_run(const TimedSummary& run);
+
+}  // namespace tidemark
