@@ -1,0 +1,150 @@
+// In-memory stand-ins for the run ports: a state store with a watermark
+// map and run rows, a source of (key, cursor) rows, and a target that
+// copies the rows of a window and moves the watermark by compare-and-set,
+// as the real one does, failing where a test asks it to.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/run_observer.h"
+#include "core/run_ports.h"
+
+namespace tidemark {
+
+struct FakeRunRow {
+  RunStart start;
+  std::optional<RunEnd> end;
+};
+
+class FakeState final : public StateStore {
+ public:
+  std::optional<CursorValue> watermark;
+  bool held_elsewhere = false;
+  bool locked = false;
+  std::vector<FakeRunRow> runs;
+  int abandoned_marked = 0;
+
+  Result<bool> try_lock(const TableKey&) override {
+    if (held_elsewhere || locked) return false;
+    locked = true;
+    return true;
+  }
+  void unlock(const TableKey&) override { locked = false; }
+  Result<int> fail_abandoned_runs(const TableKey&) override {
+    int n = 0;
+    for (auto& r : runs) {
+      if (!r.end) {
+        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned"};
+        ++n;
+      }
+    }
+    abandoned_marked += n;
+    return n;
+  }
+  Result<std::optional<StoredWatermark>> read_watermark(const TableKey&) override {
+    if (!watermark) return std::optional<StoredWatermark>();
+    return std::optional<StoredWatermark>(StoredWatermark{*watermark});
+  }
+  Result<RunId> start_run(const RunStart& start) override {
+    runs.push_back({start, std::nullopt});
+    return static_cast<RunId>(runs.size());
+  }
+  Status compare_and_set(const std::optional<CursorValue>& expected, const CursorValue& next) {
+    if (!locked) return Error{"lock lost"};
+    if (watermark != expected) return Error{"the watermark moved: another writer"};
+    watermark = next;
+    return ok_status();
+  }
+  Status move_watermark(const TableKey&, RunId, const std::optional<CursorValue>& expected,
+                        const CursorValue& next) override {
+    return compare_and_set(expected, next);
+  }
+  Status finish_run(RunId run, const RunEnd& end) override {
+    runs.at(static_cast<std::size_t>(run - 1)).end = end;
+    return ok_status();
+  }
+};
+
+struct FakeRow {
+  std::int64_t key;
+  std::int64_t cursor;
+};
+
+class FakeSource final : public Source {
+ public:
+  CursorType type = CursorType::Integer;
+  std::vector<FakeRow> rows;
+  std::optional<std::int64_t> hi;  // the "clock"; integer cursors: max + 1 when unset
+  std::string fail_with;
+
+  Result<SourceTable> inspect(const TableConfig&) override {
+    if (!fail_with.empty()) return Error{fail_with};
+    return SourceTable{type, {"id", "c"}};
+  }
+  Result<std::optional<CursorValue>> upper_bound(const TableConfig&, CursorType t) override {
+    if (hi) return std::optional<CursorValue>(CursorValue{t, *hi});
+    if (rows.empty()) return std::optional<CursorValue>();
+    std::int64_t max = rows.front().cursor;
+    for (const auto& r : rows) max = std::max(max, r.cursor);
+    return std::optional<CursorValue>(CursorValue{t, max + 1});
+  }
+  Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType t) override {
+    if (rows.empty()) return std::optional<CursorValue>();
+    std::int64_t min = rows.front().cursor;
+    for (const auto& r : rows) min = std::min(min, r.cursor);
+    return std::optional<CursorValue>(CursorValue{t, min});
+  }
+};
+
+class FakeTarget final : public Target {
+ public:
+  FakeTarget(FakeSource& source, FakeState& state) : source_(source), state_(state) {}
+
+  std::map<std::int64_t, std::int64_t> rows;  // key -> cursor
+  int fail_at_chunk = -1;                     // 0-based; -1: never
+  CancelToken* cancel_after_first = nullptr;  // cancelled once the first chunk commits
+  std::vector<Window> chunks;
+
+  Status check(const TableConfig&, const SourceTable&) override { return ok_status(); }
+  Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest& request) override {
+    const int index = static_cast<int>(chunks.size());
+    chunks.push_back(request.window);
+    if (index == fail_at_chunk) return Error{"injected failure"};
+    // One transaction: stage the rows, then compare-and-set; all or nothing.
+    std::map<std::int64_t, std::int64_t> staged = rows;
+    ChunkCounts counts;
+    for (const FakeRow& r : source_.rows) {
+      if (r.cursor >= request.window.lo.raw && r.cursor < request.window.hi.raw) {
+        ++counts.rows_read;
+        auto [it, inserted] = staged.emplace(r.key, r.cursor);
+        if (inserted || it->second != r.cursor) ++counts.rows_written;
+        it->second = r.cursor;
+      }
+    }
+    if (const Status cas = state_.compare_and_set(request.watermark_before, request.watermark_after); !cas) {
+      return Error{cas.error()};
+    }
+    rows = std::move(staged);
+    if (cancel_after_first) cancel_after_first->cancel();
+    return counts;
+  }
+
+ private:
+  FakeSource& source_;
+  FakeState& state_;
+};
+
+class RecordingObserver final : public RunObserver {
+ public:
+  int chunks = 0;
+  std::vector<RunSummary> finished;
+  void on_chunk_committed(const TableKey&, const Window&, const ChunkCounts&, const CursorValue&) override {
+    ++chunks;
+  }
+  void on_run_finished(const RunSummary& summary) override { finished.push_back(summary); }
+};
+
+}  // namespace tidemark

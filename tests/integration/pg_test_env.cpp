@@ -1,0 +1,84 @@
+#include "pg_test_env.h"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include "core/config_parser.h"
+
+namespace tidemark::testing {
+namespace {
+
+std::string env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+std::string unique_prefix() {
+  static std::atomic<int> counter{0};
+  return "it" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+}
+
+}  // namespace
+
+std::string test_dsn(const std::string& database) {
+  const std::string host = env("PGHOST");
+  REQUIRE_MESSAGE(!host.empty(), "integration tests run through scripts/test, which starts their PostgreSQL");
+  std::string dsn = "host=" + host + " dbname=" + database;
+  if (!env("PGPORT").empty()) dsn += " port=" + env("PGPORT");
+  if (!env("PGUSER").empty()) dsn += " user=" + env("PGUSER");
+  return dsn;
+}
+
+PgTestEnv::PgTestEnv(bool state_in_target) : prefix_(unique_prefix()), state_in_target_(state_in_target) {
+  admin_ = std::make_unique<PgConnection>(test_dsn("postgres"), "admin");
+  for (const char* role : {"source", "target", "state"}) {
+    if (std::string(role) == "state" && state_in_target_) continue;
+    admin_->exec("create database " + prefix_ + "_" + role);
+  }
+  source_ = std::make_unique<PgConnection>(test_dsn(prefix_ + "_source"), "source");
+  target_ = std::make_unique<PgConnection>(test_dsn(prefix_ + "_target"), "target");
+  if (!state_in_target_) state_ = std::make_unique<PgConnection>(test_dsn(prefix_ + "_state"), "state");
+}
+
+PgTestEnv::~PgTestEnv() {
+  source_.reset();
+  target_.reset();
+  state_.reset();
+  for (const char* role : {"source", "target", "state"}) {
+    try {
+      admin_->exec("drop database if exists " + prefix_ + "_" + role + " with (force)");
+    } catch (const PgError&) {
+      // Left for the throwaway server's teardown.
+    }
+  }
+}
+
+std::shared_ptr<const Config> PgTestEnv::config(const std::string& pipeline_yaml) const {
+  std::string daemon_yaml = "state: " + std::string(state_in_target_ ? "target" : "state") + "\nconnections:\n";
+  daemon_yaml += "  source: { dsn: \"" + test_dsn(prefix_ + "_source") + "\" }\n";
+  daemon_yaml += "  target: { dsn: \"" + test_dsn(prefix_ + "_target") + "\" }\n";
+  if (!state_in_target_) daemon_yaml += "  state: { dsn: \"" + test_dsn(prefix_ + "_state") + "\" }\n";
+  const auto daemon = parse_daemon_config({"tidemark.yaml", daemon_yaml});
+  REQUIRE(daemon.value);
+  const auto parsed = parse_config(*daemon.value, {{"pipeline.yaml", pipeline_yaml}});
+  for (const auto& e : parsed.errors) MESSAGE(e.to_string());
+  REQUIRE(parsed.value);
+  return std::make_shared<const Config>(*parsed.value);
+}
+
+std::vector<std::string> PgTestEnv::rows(PgConnection& connection, const std::string& query) {
+  const PgResult r = connection.exec(query);
+  std::vector<std::string> out;
+  const int columns = PQnfields(r.raw());
+  for (int i = 0; i < r.rows(); ++i) {
+    std::string row;
+    for (int c = 0; c < columns; ++c) row += (c ? "|" : "") + (r.is_null(i, c) ? std::string("NULL") : r.text(i, c));
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace tidemark::testing

@@ -1,0 +1,46 @@
+// Fresh databases on the throwaway PostgreSQL that scripts/test starts
+// (PGHOST, PGPORT, PGUSER), and a Config that points tidemark at them.
+// Each PgTestEnv creates its own databases and drops them when it ends.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config_model.h"
+#include "daemon/pg_connection.h"
+
+namespace tidemark::testing {
+
+// A DSN for `database` on the test server. Fails the test when the
+// environment does not name one.
+std::string test_dsn(const std::string& database);
+
+class PgTestEnv {
+ public:
+  // Creates databases "<prefix>_source" and "<prefix>_target" (and
+  // "<prefix>_state" when state_in_target is false).
+  explicit PgTestEnv(bool state_in_target = true);
+  ~PgTestEnv();
+
+  PgConnection& source() { return *source_; }
+  PgConnection& target() { return *target_; }
+  // The state database's connection (the target's when they are one).
+  PgConnection& state() { return state_ ? *state_ : *target_; }
+
+  // A Config with connections source/target/state and one pipeline file.
+  std::shared_ptr<const Config> config(const std::string& pipeline_yaml) const;
+
+  // Every row of `query`, each as its columns joined with '|'.
+  static std::vector<std::string> rows(PgConnection& connection, const std::string& query);
+
+ private:
+  std::string prefix_;
+  bool state_in_target_;
+  std::unique_ptr<PgConnection> admin_;
+  std::unique_ptr<PgConnection> source_;
+  std::unique_ptr<PgConnection> target_;
+  std::unique_ptr<PgConnection> state_;
+};
+
+}  // namespace tidemark::testing
