@@ -97,7 +97,7 @@ std::string cursor_to_text(const CursorValue& value) {
 
 Result<CursorValue> cursor_from_text(CursorType type, std::string_view text) {
   const auto fail = [&](const std::string& expected) {
-    return Error{"\"" + std::string(text) + "\" is not a " + std::string(cursor_type_name(type)) + " value: expected " +
+    return Error{"\"" + std::string(text) + "\" is not a valid " + std::string(cursor_type_name(type)) + " value: expected " +
                  expected};
   };
   if (type == CursorType::Integer) {

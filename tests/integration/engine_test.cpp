@@ -298,3 +298,73 @@ TEST_CASE("migrations are safe to run twice and from two processes at once") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("timestamp and date cursors are compared in the source's own type and time zone") {
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.readings (id int primary key, taken_at timestamp not null, day date not null);"
+      "insert into public.readings select g, localtimestamp - g * interval '1 hour', current_date - (g / 24)"
+      " from generate_series(0, 71) g");
+  env.target().exec(
+      "create schema raw; create table raw.readings (id int primary key, taken_at timestamp not null, day date not "
+      "null); create table raw.daily (id int primary key, taken_at timestamp not null, day date not null)");
+  const auto config = env.config(R"(pipeline: sensors
+source: source
+target: target
+schedule: "@hourly"
+tables:
+  - name: by_time
+    source_table: public.readings
+    target_table: raw.readings
+    key: [id]
+    cursor: taken_at
+  - name: by_day
+    source_table: public.readings
+    target_table: raw.daily
+    key: [id]
+    cursor: day
+    lookback: 1d
+)");
+  migrate_state_schema(env.state());
+  ChunkLogger observer;
+  CancelToken cancel;
+  TableRunner runner(config, observer);
+  const PipelineConfig& p = *config->find_pipeline("sensors");
+  REQUIRE(runner.run(p, p.tables[0], RunTrigger::Manual, cancel).summary.status == RunStatus::Success);
+  REQUIRE(runner.run(p, p.tables[1], RunTrigger::Manual, cancel).summary.status == RunStatus::Success);
+
+  // Every reading up to the source's local now.
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.readings")[0] == "72");
+  // A date cursor reads only whole days: today is not complete yet.
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.daily where day = current_date")[0] == "0");
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.daily")[0] ==
+        PgTestEnv::rows(env.source(), "select count(*) from public.readings where day < current_date")[0]);
+  const auto types = PgTestEnv::rows(env.state(), "select table_name, value_type, value from tidemark.watermarks order by 1");
+  REQUIRE(types.size() == 2);
+  CHECK(types[0] == "by_day|date|" + PgTestEnv::rows(env.source(), "select current_date")[0]);
+  CHECK(types[1].rfind("by_time|timestamp|", 0) == 0);
+  CHECK(types[1].find('Z') == std::string::npos);  // wall-clock time, no offset
+}
+
+TEST_CASE("a run whose lock session dies before the state commit fails; the next run repairs it") {
+  OrdersFixture f("5m", /*state_in_target=*/false);
+  for (int id = 1; id <= 10; ++id) f.insert(id, "new", "clock_timestamp() - interval '1 minute'");
+  const auto key = static_cast<std::uint64_t>(advisory_lock_key({"shop", "orders"}));
+  PgConnection admin(testing::test_dsn("postgres"), "admin");
+  const TimedSummary r = f.run([&](ChunkStep s) {
+    if (s != ChunkStep::AfterTargetWrite) return;
+    admin.exec("select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and objid = $1::bigint::oid",
+               {std::to_string(key & 0xffffffffULL)});
+  });
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(f.watermark().empty());  // the state never moved
+  const TimedSummary repaired = f.run();
+  CHECK(repaired.summary.status == RunStatus::Success);
+  CHECK(f.target_rows() == f.source_rows());
+  // The dead run's row is found running and marked abandoned.
+  CHECK(PgTestEnv::rows(f.env.state(), "select count(*) from tidemark.runs where error like 'abandoned%'")[0] == "1");
+}
+
+}  // namespace tidemark

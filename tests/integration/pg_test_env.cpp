@@ -5,6 +5,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "core/config_parser.h"
 
@@ -44,6 +46,7 @@ PgTestEnv::PgTestEnv(bool state_in_target) : prefix_(unique_prefix()), state_in_
 }
 
 PgTestEnv::~PgTestEnv() {
+  if (!config_dir_.empty()) std::filesystem::remove_all(config_dir_);
   source_.reset();
   target_.reset();
   state_.reset();
@@ -56,12 +59,25 @@ PgTestEnv::~PgTestEnv() {
   }
 }
 
-std::shared_ptr<const Config> PgTestEnv::config(const std::string& pipeline_yaml) const {
+std::string PgTestEnv::daemon_yaml() const {
   std::string daemon_yaml = "state: " + std::string(state_in_target_ ? "target" : "state") + "\nconnections:\n";
   daemon_yaml += "  source: { dsn: \"" + test_dsn(prefix_ + "_source") + "\" }\n";
   daemon_yaml += "  target: { dsn: \"" + test_dsn(prefix_ + "_target") + "\" }\n";
   if (!state_in_target_) daemon_yaml += "  state: { dsn: \"" + test_dsn(prefix_ + "_state") + "\" }\n";
-  const auto daemon = parse_daemon_config({"tidemark.yaml", daemon_yaml});
+  return daemon_yaml;
+}
+
+std::string PgTestEnv::write_config_files(const std::string& pipeline_yaml) {
+  char pattern[] = "/tmp/tidemark-it-XXXXXX";
+  config_dir_ = ::mkdtemp(pattern);
+  std::filesystem::create_directories(config_dir_ + "/pipelines");
+  std::ofstream(config_dir_ + "/tidemark.yaml") << daemon_yaml();
+  std::ofstream(config_dir_ + "/pipelines/pipeline.yaml") << pipeline_yaml;
+  return config_dir_ + "/tidemark.yaml";
+}
+
+std::shared_ptr<const Config> PgTestEnv::config(const std::string& pipeline_yaml) const {
+  const auto daemon = parse_daemon_config({"tidemark.yaml", daemon_yaml()});
   REQUIRE(daemon.value);
   const auto parsed = parse_config(*daemon.value, {{"pipeline.yaml", pipeline_yaml}});
   for (const auto& e : parsed.errors) MESSAGE(e.to_string());

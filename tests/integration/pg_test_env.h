@@ -31,11 +31,19 @@ class PgTestEnv {
   // A Config with connections source/target/state and one pipeline file.
   std::shared_ptr<const Config> config(const std::string& pipeline_yaml) const;
 
+  // The same configuration written to files in a fresh folder (removed
+  // with this env), for the commands that read --config; returns the
+  // daemon file's path.
+  std::string write_config_files(const std::string& pipeline_yaml);
+
   // Every row of `query`, each as its columns joined with '|'.
   static std::vector<std::string> rows(PgConnection& connection, const std::string& query);
 
  private:
+  std::string daemon_yaml() const;
+
   std::string prefix_;
+  std::string config_dir_;
   bool state_in_target_;
   std::unique_ptr<PgConnection> admin_;
   std::unique_ptr<PgConnection> source_;

@@ -1,0 +1,158 @@
+// The state commands (run, status, history, rewind) end to end, through
+// the same functions the binary calls, against a real PostgreSQL.
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/table_key.h"
+#include "daemon/commands.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+const char* const kPipeline = R"(pipeline: shop
+source: source
+target: target
+schedule: "*/5 * * * *"
+stale_after: 1h
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    lookback: 1h
+  - name: events
+    source_table: public.events
+    target_table: raw.events
+    key: [event_id]
+    cursor: event_id
+    lookback: 10
+)";
+
+struct Commands {
+  PgTestEnv env;
+  CommandLine cl;
+  std::ostringstream out, err;
+
+  Commands() {
+    env.source().exec(
+        "create table public.orders (order_id int primary key, updated_at timestamptz not null);"
+        "insert into public.orders select g, timestamptz '2026-01-01' + g * interval '1 hour'"
+        " from generate_series(1, 48) g;"
+        "create table public.events (event_id bigint primary key, kind text);"
+        "insert into public.events select g, 'e' from generate_series(1, 100) g");
+    env.target().exec(
+        "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null);"
+        "create table raw.events (event_id bigint primary key, kind text)");
+    cl.config_path = env.write_config_files(kPipeline);
+  }
+  int run(int (*command)(const CommandLine&, std::ostream&, std::ostream&)) {
+    out.str("");
+    err.str("");
+    return command(cl, out, err);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("run, then status and history show every table, in text and JSON") {
+  Commands c;
+  c.cl.pipeline = "shop";
+  REQUIRE(c.run(run_run) == 0);
+
+  c.cl.json = true;
+  REQUIRE(c.run(run_status) == 0);
+  const auto status = nlohmann::json::parse(c.out.str());
+  REQUIRE(status.size() == 2);
+  CHECK(status[0]["table"] == "orders");
+  CHECK(status[0]["value_type"] == "timestamptz");
+  CHECK(status[0]["stale_after_seconds"] == 3600);
+  CHECK(status[0]["last_run"]["status"] == "success");
+  CHECK(status[0]["last_run"]["rows_written"] == 48);
+  CHECK(status[1]["watermark"] == "101");
+  CHECK(status[1]["stale"] == false);
+
+  REQUIRE(c.run(run_history) == 0);
+  const auto history = nlohmann::json::parse(c.out.str());
+  REQUIRE(history.size() == 2);
+  CHECK(history[0]["table"] == "events");  // newest first
+  CHECK(history[0]["window_lo"] == "1");
+  CHECK(history[0]["window_hi"] == "101");
+  CHECK(history[0]["trigger"] == "manual");
+
+  c.cl.json = false;
+  REQUIRE(c.run(run_status) == 0);
+  CHECK(c.out.str().find("orders") != std::string::npos);
+  CHECK(c.out.str().find("#2 success") != std::string::npos);
+}
+
+TEST_CASE("run exits 2 for an unknown pipeline or table, 1 when a run fails") {
+  Commands c;
+  c.cl.pipeline = "nope";
+  CHECK(c.run(run_run) == 2);
+  c.cl.pipeline = "shop";
+  c.cl.table = "nope";
+  CHECK(c.run(run_run) == 2);
+  c.env.target().exec("drop table raw.events");
+  c.cl.table = "events";
+  CHECK(c.run(run_run) == 1);
+}
+
+TEST_CASE("rewind refuses without a reason, can be dry, is audited, and sets a first watermark") {
+  Commands c;
+  c.cl.pipeline = "shop";
+  c.cl.table = "orders";
+  c.cl.to = "2026-01-02T00:00:00Z";
+  c.cl.reason = "  ";
+  CHECK(c.run(run_rewind) == 2);
+  CHECK(c.err.str().find("--reason") != std::string::npos);
+
+  // A first watermark for a table that has none; dry run first.
+  c.cl.reason = "start from the second day";
+  c.cl.dry_run = true;
+  REQUIRE(c.run(run_rewind) == 0);
+  // lookback 1h: rows with updated_at >= 2026-01-01T23:00 are hours 23..48.
+  CHECK(c.out.str().find("re-reads 26 source rows") != std::string::npos);
+  CHECK(PgTestEnv::rows(c.env.state(), "select count(*) from tidemark.watermarks")[0] == "0");
+
+  c.cl.dry_run = false;
+  REQUIRE(c.run(run_rewind) == 0);
+  CHECK(PgTestEnv::rows(c.env.state(), "select value from tidemark.watermarks")[0] == "2026-01-02T00:00:00Z");
+  auto audit = PgTestEnv::rows(c.env.state(),
+                               "select old_value, new_value, reason, reset_by <> '' from tidemark.watermark_resets");
+  REQUIRE(audit.size() == 1);
+  CHECK(audit[0] == "NULL|2026-01-02T00:00:00Z|start from the second day|t");
+
+  // The next run reads from the rewound value minus the lookback.
+  c.cl.table.clear();
+  REQUIRE(c.run(run_run) == 0);
+  CHECK(PgTestEnv::rows(c.env.target(), "select count(*) from raw.orders")[0] == "26");
+
+  // A rewind while a run holds the lock is refused.
+  c.cl.table = "orders";
+  c.cl.to = "2026-01-01T00:00:00Z";
+  PgConnection holder(testing::test_dsn(PgTestEnv::rows(c.env.state(), "select current_database()")[0]), "holder");
+  holder.exec("select pg_advisory_lock($1::bigint)", {std::to_string(advisory_lock_key({"shop", "orders"}))});
+  CHECK(c.run(run_rewind) == 1);
+  holder.exec("select pg_advisory_unlock_all()");
+  REQUIRE(c.run(run_rewind) == 0);
+  audit = PgTestEnv::rows(c.env.state(), "select old_value, new_value from tidemark.watermark_resets order by 1");
+  CHECK(audit.size() == 2);
+}
+
+TEST_CASE("rewind rejects a value that is not of the cursor's type") {
+  Commands c;
+  c.cl.pipeline = "shop";
+  c.cl.table = "events";
+  c.cl.to = "2026-01-01";
+  c.cl.reason = "test";
+  CHECK(c.run(run_rewind) == 2);
+  CHECK(c.err.str().find("\"2026-01-01\" is not a valid integer value: expected an integer") != std::string::npos);
+}
+
+}  // namespace tidemark
