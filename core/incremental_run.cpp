@@ -34,12 +34,12 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
     summary.error = error;
   };
 
-  if (const auto abandoned = state_.fail_abandoned_runs(key); !abandoned) return fail(abandoned.error());
+  if (const auto abandoned = state_.fail_abandoned_runs(key, std::nullopt); !abandoned) return fail(abandoned.error());
   const auto stored = state_.read_watermark(key);
   if (!stored) return fail(stored.error());
   if (*stored) summary.watermark_before = (*stored)->value;
 
-  const auto run = state_.start_run(RunStart{key, trigger, summary.watermark_before});
+  const auto run = state_.start_run(RunStart{key, trigger, summary.watermark_before, std::nullopt});
   if (!run) return fail(run.error());
   summary.run = *run;
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/instant_text.h"
+
 namespace tidemark {
 
 Instant first_instant_of(LocalTime local, const TimeZone& zone) {
@@ -14,6 +16,14 @@ Instant first_instant_of(LocalTime local, const TimeZone& zone) {
       return info.second.begin;
   }
   return Instant(local.time_since_epoch()) - info.first.offset;
+}
+
+Result<Instant> parse_time_in_zone(std::string_view text, const TimeZone& zone) {
+  const auto iso = parse_iso8601(text);
+  if (!iso) return Error{iso.error()};
+  const auto wall = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::microseconds(iso->wall_micros));
+  if (iso->offset) return Instant(wall) - *iso->offset;
+  return first_instant_of(LocalTime(wall), zone);
 }
 
 TimeWindow partition_containing(Instant t, PartitionUnit unit, const TimeZone& zone) {

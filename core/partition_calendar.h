@@ -4,7 +4,10 @@
 // day at the end of the gap. Pure functions; thread-safe.
 #pragma once
 
+#include <string_view>
+
 #include "core/config_model.h"
+#include "core/result.h"
 #include "core/time_types.h"
 
 namespace tidemark {
@@ -29,5 +32,9 @@ TimeWindow last_complete_partition(Instant t, PartitionUnit unit, const TimeZone
 // The instant a local wall-clock time first occurs; for a time inside a
 // spring-forward gap, the end of the gap.
 Instant first_instant_of(LocalTime local, const TimeZone& zone);
+
+// Parses an ISO-8601 date or time; without an offset it is a wall-clock
+// time in `zone` (so "2026-03-29" is that local day's first instant).
+Result<Instant> parse_time_in_zone(std::string_view text, const TimeZone& zone);
 
 }  // namespace tidemark

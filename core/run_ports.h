@@ -12,6 +12,7 @@
 
 #include "core/config_model.h"
 #include "core/cursor_value.h"
+#include "core/partition_calendar.h"
 #include "core/result.h"
 #include "core/table_key.h"
 #include "core/window_plan.h"
@@ -36,6 +37,7 @@ struct RunStart {
   TableKey table;
   RunTrigger trigger = RunTrigger::Manual;
   std::optional<CursorValue> watermark_before;
+  std::optional<Window> window;  // known at the start for a partition
 };
 
 // What a run row records when it ends.
@@ -57,8 +59,9 @@ class StateStore {
   // has released it already.
   virtual void unlock(const TableKey& table) = 0;
   // Marks `running` rows of the table failed (abandoned); returns how many.
-  // Requires the lock, so none of them can still be alive.
-  virtual Result<int> fail_abandoned_runs(const TableKey& table) = 0;
+  // Requires the lock, so none of them can still be alive. With `only`,
+  // just the rows of that window (a partition, under its own lock).
+  virtual Result<int> fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) = 0;
   virtual Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) = 0;
   // Inserts the `running` row, committed at once so it is visible during the run.
   virtual Result<RunId> start_run(const RunStart& start) = 0;
@@ -69,6 +72,18 @@ class StateStore {
                                 const CursorValue& next) = 0;
   // Records the end of the run; best effort on an already failing path.
   virtual Status finish_run(RunId run, const RunEnd& end) = 0;
+
+  // Partition tables. A partition's own advisory lock, taken by scheduled
+  // runs and backfills alike; `wait` blocks (bounded by the store's lock
+  // timeout) instead of returning false.
+  virtual Result<bool> lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) = 0;
+  virtual void unlock_partition(const TableKey& table, const TimeWindow& partition) = 0;
+  // hi of the latest partition marked done; nothing when none is.
+  virtual Result<std::optional<Instant>> last_done_partition(const TableKey& table) = 0;
+  // lo of every partition marked done that starts in [from, to).
+  virtual Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) = 0;
+  // Records a failed partition unless it is already done (its old rows stand).
+  virtual Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) = 0;
 };
 
 // What the source says about a table before its run.
@@ -89,6 +104,8 @@ class Source {
   virtual Result<std::optional<CursorValue>> upper_bound(const TableConfig& table, CursorType type) = 0;
   // min(cursor), for a first load without `initial`; nothing when empty.
   virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
+  // The source's clock: which partitions are complete is its word, not the host's.
+  virtual Result<Instant> clock() = 0;
 };
 
 struct ChunkRequest {
@@ -104,6 +121,19 @@ struct ChunkCounts {
   std::int64_t rows_written = 0;
 };
 
+struct PartitionRequest {
+  TableKey table;
+  RunId run = 0;
+  TimeWindow window;
+  // The window as local dates and wall-clock times in the pipeline's zone,
+  // for date and timestamp (without time zone) columns.
+  std::string lo_date;
+  std::string hi_date;
+  std::string lo_local;
+  std::string hi_local;
+  bool hourly = false;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -116,6 +146,10 @@ class Target {
   // On failure nothing after the last commit holds.
   virtual Result<ChunkCounts> load_chunk(const TableConfig& table, const SourceTable& source,
                                          const ChunkRequest& request) = 0;
+  // Replaces one partition in one transaction: deletes the target's rows in
+  // the window, inserts the query's rows (run on the source with $1 = lo,
+  // $2 = hi), marks the partition done. Touches nothing outside the window.
+  virtual Result<ChunkCounts> write_partition(const TableConfig& table, const PartitionRequest& request) = 0;
 };
 
 }  // namespace tidemark

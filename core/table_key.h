@@ -22,4 +22,8 @@ struct TableKey {
 // so every replica contends for the same lock.
 std::int64_t advisory_lock_key(const TableKey& key);
 
+// The key of one partition's lock: the same hash over the table and the
+// partition's start in Unix seconds.
+std::int64_t partition_lock_key(const TableKey& key, std::int64_t partition_lo_unix_seconds);
+
 }  // namespace tidemark

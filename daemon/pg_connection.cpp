@@ -176,6 +176,103 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
   return rows;
 }
 
+namespace {
+
+// COPY text format: backslash escapes for the four characters that matter.
+void append_copy_field(std::string& out, const char* value, int length) {
+  for (int i = 0; i < length; ++i) {
+    const char c = value[i];
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+}
+
+}  // namespace
+
+std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
+                                           const std::vector<Oid>& types, const std::string& target_table,
+                                           const CancelToken& cancel) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  if (!PQsendQueryParams(source.conn_, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
+                         nullptr, nullptr, 0) ||
+      !PQsetSingleRowMode(source.conn_)) {
+    source.fail("partition query");
+  }
+  constexpr std::size_t kFlushBytes = 1 << 16;
+  std::string buffer;
+  bool copying = false;
+  std::string error;
+  std::int64_t rows = 0;
+  while (PGresult* raw = PQgetResult(source.conn_)) {
+    const PgResult result(raw);
+    const ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
+    if (status != PGRES_SINGLE_TUPLE) {
+      if (error.empty()) error = source.label_ + ": partition query: " + trimmed(PQresultErrorMessage(raw));
+      continue;
+    }
+    if (!error.empty()) continue;  // drain
+    if (cancel.cancelled()) {
+      error = "cancelled";
+      continue;
+    }
+    const int columns = PQnfields(raw);
+    if (!copying) {
+      std::string names;
+      for (int c = 0; c < columns; ++c) {
+        std::string name = PQfname(raw, c);
+        std::string quoted = "\"";
+        for (char ch : name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        names += (c ? ", " : "") + quoted + "\"";
+      }
+      const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
+      const PgResult started(PQexec(conn_, copy_in.c_str()));
+      if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
+        error = label_ + ": " + first_line(copy_in) + ": " + trimmed(PQresultErrorMessage(started.raw()));
+        continue;
+      }
+      copying = true;
+    }
+    for (int c = 0; c < columns; ++c) {
+      if (c) buffer += '\t';
+      if (PQgetisnull(raw, 0, c)) {
+        buffer += "\\N";
+      } else {
+        append_copy_field(buffer, PQgetvalue(raw, 0, c), PQgetlength(raw, 0, c));
+      }
+    }
+    buffer += '\n';
+    ++rows;
+    if (buffer.size() >= kFlushBytes) {
+      if (PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
+        error = label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_));
+      }
+      buffer.clear();
+    }
+  }
+  if (copying) {
+    if (error.empty() && !buffer.empty() &&
+        PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
+      error = label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_));
+    }
+    PQputCopyEnd(conn_, error.empty() ? nullptr : error.c_str());
+    PGresult* finished = PQgetResult(conn_);
+    const PgResult result(finished);
+    if (error.empty() && PQresultStatus(finished) != PGRES_COMMAND_OK) {
+      error = label_ + ": COPY into " + target_table + ": " + trimmed(PQresultErrorMessage(finished));
+    }
+    drain_results();
+  }
+  if (!error.empty()) throw PgError(error);
+  return rows;
+}
+
 void PgConnection::rollback_quietly() {
   if (!conn_ || PQstatus(conn_) != CONNECTION_OK) return;
   if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;

@@ -72,6 +72,14 @@ class PgConnection {
   std::int64_t copy_from(PgConnection& source, const std::string& copy_out, const std::string& copy_in,
                          const CancelToken& cancel);
 
+  // Runs `query` on `source` with typed parameters (OIDs in `types`) and
+  // streams its rows into `target_table` on this connection with COPY,
+  // into the columns the query names. Values pass through as text; there
+  // is no SQL splicing. Returns the rows copied. Throws PgError.
+  std::int64_t copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
+                               const std::vector<Oid>& types, const std::string& target_table,
+                               const CancelToken& cancel);
+
   // Rolls back an open or failed transaction; swallows errors (used on
   // paths that are already failing).
   void rollback_quietly();

@@ -21,6 +21,7 @@ class PgSource final : public Source {
   Result<SourceTable> inspect(const TableConfig& table) override;
   Result<std::optional<CursorValue>> upper_bound(const TableConfig& table, CursorType type) override;
   Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) override;
+  Result<Instant> clock() override;
 
   PgConnection& connection() { return connection_; }
 

@@ -9,6 +9,15 @@ namespace {
 
 std::string lock_key_text(const TableKey& table) { return std::to_string(advisory_lock_key(table)); }
 
+std::int64_t unix_seconds(Instant t) { return t.time_since_epoch().count(); }
+
+std::string partition_key_text(const TableKey& table, const TimeWindow& partition) {
+  return std::to_string(partition_lock_key(table, unix_seconds(partition.lo)));
+}
+
+// Instants cross the wire as Unix seconds: exact and zone-free.
+std::string epoch_text(Instant t) { return std::to_string(unix_seconds(t)); }
+
 std::optional<std::string> optional_cursor_text(const std::optional<CursorValue>& value) {
   if (!value) return std::nullopt;
   return cursor_to_text(*value);
@@ -38,13 +47,14 @@ void PgStateStore::unlock(const TableKey& table) {
   }
 }
 
-Result<int> PgStateStore::fail_abandoned_runs(const TableKey& table) {
+Result<int> PgStateStore::fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) {
   try {
     const PgResult r = connection_.exec(
         "update tidemark.runs set status = 'failed', finished_at = now(),"
         "  error = 'abandoned: found running by a later run that holds the lock'"
-        " where pipeline = $1 and table_name = $2 and status = 'running'",
-        {table.pipeline, table.table});
+        " where pipeline = $1 and table_name = $2 and status = 'running'"
+        " and ($3::text is null or window_lo = $3)",
+        {table.pipeline, table.table, only ? std::optional<std::string>(cursor_to_text(only->lo)) : std::nullopt});
     return static_cast<int>(r.affected());
   } catch (const PgError& e) {
     return Error{e.what()};
@@ -71,20 +81,22 @@ Result<RunId> PgStateStore::start_run(const RunStart& start) {
   try {
     return connection_
         .exec(
-            "insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid)"
-            " values ($1, $2, $3, $4, 'running', $5, $6) returning run_id",
+            "insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid,"
+            " window_lo, window_hi) values ($1, $2, $3, $4, 'running', $5, $6, $7, $8) returning run_id",
             {start.table.pipeline, start.table.table, std::string(run_trigger_name(start.trigger)),
-             optional_cursor_text(start.watermark_before), host_, std::to_string(::getpid())})
+             optional_cursor_text(start.watermark_before), host_, std::to_string(::getpid()),
+             start.window ? std::optional<std::string>(cursor_to_text(start.window->lo)) : std::nullopt,
+             start.window ? std::optional<std::string>(cursor_to_text(start.window->hi)) : std::nullopt})
         .integer(0, 0);
   } catch (const PgError& e) {
     return Error{e.what()};
   }
 }
 
-void PgStateStore::check_lock_held(PgConnection& tx, const TableKey& table) {
+void PgStateStore::check_lock_held(PgConnection& tx, std::int64_t signed_key, const std::string& what) {
   // A bigint advisory key shows in pg_locks as classid (high half), objid
   // (low half) and objsubid 1.
-  const auto key = static_cast<std::uint64_t>(advisory_lock_key(table));
+  const auto key = static_cast<std::uint64_t>(signed_key);
   const bool held = tx.exec(
                           "select exists (select 1 from pg_locks where locktype = 'advisory'"
                           " and pid = pg_backend_pid() and granted and database = (select oid from pg_database"
@@ -92,7 +104,7 @@ void PgStateStore::check_lock_held(PgConnection& tx, const TableKey& table) {
                           " and objid = $2::bigint::oid and objsubid = 1)",
                           {std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)})
                         .boolean(0, 0);
-  if (!held) throw PgError("the lock of " + table.display() + " is no longer held by this run; nothing committed");
+  if (!held) throw PgError("the lock of " + what + " is no longer held by this run; nothing committed");
 }
 
 void PgStateStore::compare_and_set(PgConnection& tx, const TableKey& table, RunId run,
@@ -122,7 +134,7 @@ void PgStateStore::compare_and_set(PgConnection& tx, const TableKey& table, RunI
 }
 
 void PgStateStore::record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts) {
-  check_lock_held(tx, chunk.table);
+  check_lock_held(tx, advisory_lock_key(chunk.table), chunk.table.display());
   compare_and_set(tx, chunk.table, chunk.run, chunk.watermark_before, chunk.watermark_after);
   tx.exec(
       "update tidemark.runs set window_lo = coalesce(window_lo, $2), window_hi = $3, watermark_after = $4,"
@@ -135,7 +147,7 @@ Status PgStateStore::move_watermark(const TableKey& table, RunId run, const std:
                                     const CursorValue& next) {
   try {
     connection_.exec("BEGIN");
-    check_lock_held(connection_, table);
+    check_lock_held(connection_, advisory_lock_key(table), table.display());
     compare_and_set(connection_, table, run, expected, next);
     connection_.exec("update tidemark.runs set watermark_after = $2 where run_id = $1",
                      {std::to_string(run), cursor_to_text(next)});
@@ -159,6 +171,95 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
          end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
          end.window ? std::optional<std::string>(cursor_to_text(end.window->hi)) : std::nullopt,
          optional_cursor_text(end.watermark_after), std::to_string(end.rows_read), std::to_string(end.rows_written)});
+    return ok_status();
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+void PgStateStore::record_partition(PgConnection& tx, const PartitionRequest& partition, const ChunkCounts& counts) {
+  check_lock_held(tx, partition_lock_key(partition.table, unix_seconds(partition.window.lo)),
+                  partition.table.display() + " partition " + partition.lo_date);
+  tx.exec(
+      "insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)"
+      " values ($1, $2, to_timestamp($3), to_timestamp($4), 'done', $5, now())"
+      " on conflict (pipeline, table_name, partition_lo) do update"
+      " set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()",
+      {partition.table.pipeline, partition.table.table, epoch_text(partition.window.lo),
+       epoch_text(partition.window.hi), std::to_string(partition.run)});
+  tx.exec("update tidemark.runs set rows_read = $2, rows_written = $3 where run_id = $1",
+          {std::to_string(partition.run), std::to_string(counts.rows_read), std::to_string(counts.rows_written)});
+}
+
+Result<bool> PgStateStore::lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) {
+  try {
+    if (!wait) {
+      return connection_.exec("select pg_try_advisory_lock($1::bigint)", {partition_key_text(table, partition)})
+          .boolean(0, 0);
+    }
+    // Waits for a scheduled run or another backfill writing the same
+    // partition, but not for ever.
+    connection_.exec("select set_config('lock_timeout', '300s', false)");
+    try {
+      connection_.exec("select pg_advisory_lock($1::bigint)", {partition_key_text(table, partition)});
+    } catch (const PgError& e) {
+      connection_.exec("select set_config('lock_timeout', '0', false)");
+      if (e.sqlstate() == "55P03") return false;  // lock_not_available
+      throw;
+    }
+    connection_.exec("select set_config('lock_timeout', '0', false)");
+    return true;
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+void PgStateStore::unlock_partition(const TableKey& table, const TimeWindow& partition) {
+  try {
+    connection_.rollback_quietly();
+    connection_.exec("select pg_advisory_unlock($1::bigint)", {partition_key_text(table, partition)});
+  } catch (const PgError&) {
+    // The session is gone, and its lock with it.
+  }
+}
+
+Result<std::optional<Instant>> PgStateStore::last_done_partition(const TableKey& table) {
+  try {
+    const PgResult r = connection_.exec(
+        "select extract(epoch from max(partition_hi))::bigint from tidemark.partitions"
+        " where pipeline = $1 and table_name = $2 and status = 'done'",
+        {table.pipeline, table.table});
+    if (r.is_null(0, 0)) return std::optional<Instant>();
+    return std::optional<Instant>(Instant(std::chrono::seconds(r.integer(0, 0))));
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<std::vector<Instant>> PgStateStore::done_partitions(const TableKey& table, Instant from, Instant to) {
+  try {
+    const PgResult r = connection_.exec(
+        "select extract(epoch from partition_lo)::bigint from tidemark.partitions"
+        " where pipeline = $1 and table_name = $2 and status = 'done'"
+        " and partition_lo >= to_timestamp($3) and partition_lo < to_timestamp($4)",
+        {table.pipeline, table.table, epoch_text(from), epoch_text(to)});
+    std::vector<Instant> out;
+    for (int i = 0; i < r.rows(); ++i) out.emplace_back(std::chrono::seconds(r.integer(i, 0)));
+    return out;
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) {
+  try {
+    connection_.rollback_quietly();
+    connection_.exec(
+        "insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id)"
+        " values ($1, $2, to_timestamp($3), to_timestamp($4), 'failed', $5)"
+        " on conflict (pipeline, table_name, partition_lo) do update set status = 'failed', run_id = excluded.run_id,"
+        " updated_at = now() where tidemark.partitions.status <> 'done'",
+        {table.pipeline, table.table, epoch_text(partition.lo), epoch_text(partition.hi), std::to_string(run)});
     return ok_status();
   } catch (const PgError& e) {
     return Error{e.what()};

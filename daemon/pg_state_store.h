@@ -17,12 +17,17 @@ class PgStateStore final : public StateStore {
 
   Result<bool> try_lock(const TableKey& table) override;
   void unlock(const TableKey& table) override;
-  Result<int> fail_abandoned_runs(const TableKey& table) override;
+  Result<int> fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) override;
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
   Result<RunId> start_run(const RunStart& start) override;
   Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
                         const CursorValue& next) override;
   Status finish_run(RunId run, const RunEnd& end) override;
+  Result<bool> lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) override;
+  void unlock_partition(const TableKey& table, const TimeWindow& partition) override;
+  Result<std::optional<Instant>> last_done_partition(const TableKey& table) override;
+  Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
+  Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
 
   // Inside a transaction already open on `tx` (the state connection, or
   // the target connection when the two are one): checks that this
@@ -31,10 +36,14 @@ class PgStateStore final : public StateStore {
   // row. Throws PgError when the lock is gone or the watermark moved.
   void record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts);
 
+  // The same for a partition: checks its lock, marks it done with this
+  // run, and records the counts in the run row.
+  void record_partition(PgConnection& tx, const PartitionRequest& partition, const ChunkCounts& counts);
+
   PgConnection& connection() { return connection_; }
 
  private:
-  void check_lock_held(PgConnection& tx, const TableKey& table);
+  void check_lock_held(PgConnection& tx, std::int64_t key, const std::string& what);
   void compare_and_set(PgConnection& tx, const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
                        const CursorValue& next);
 

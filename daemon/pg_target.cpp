@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "core/instant_text.h"
 #include "core/load_statements.h"
+#include "core/sql_identifier.h"
 
 namespace tidemark {
 
@@ -63,24 +65,87 @@ Result<ChunkCounts> PgTarget::load_chunk(const TableConfig& table, const SourceT
       counts.rows_written = target_.exec(sql.upsert).affected();
     }
     step(ChunkStep::AfterTargetWrite);
-    if (state_shares_connection()) {
-      state_.record_chunk(target_, request, counts);
-      target_.exec("COMMIT");
-    } else {
-      // Separate state database: the load commits first; if the state
-      // update then fails, the next run re-reads the window, which the
-      // keyed write makes harmless.
-      target_.exec("COMMIT");
-      PgConnection& state = state_.connection();
-      try {
-        state.exec("BEGIN");
-        state_.record_chunk(state, request, counts);
-        state.exec("COMMIT");
-      } catch (...) {
-        state.rollback_quietly();
-        throw;
-      }
+    commit_with_state([&](PgConnection& tx) { state_.record_chunk(tx, request, counts); });
+    step(ChunkStep::AfterCommit);
+    return counts;
+  } catch (const std::exception& e) {
+    target_.rollback_quietly();
+    return Error{e.what()};
+  }
+}
+
+void PgTarget::commit_with_state(const std::function<void(PgConnection&)>& record_state) {
+  if (state_shares_connection()) {
+    record_state(target_);
+    target_.exec("COMMIT");
+    return;
+  }
+  // Separate state database: the load commits first; if the state update
+  // then fails, the next run writes the same rows again, which the keyed
+  // write (or the partition's delete + insert) makes harmless.
+  target_.exec("COMMIT");
+  PgConnection& state = state_.connection();
+  try {
+    state.exec("BEGIN");
+    record_state(state);
+    state.exec("COMMIT");
+  } catch (...) {
+    state.rollback_quietly();
+    throw;
+  }
+}
+
+Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const PartitionRequest& request) {
+  constexpr Oid kDateOid = 1082;
+  constexpr Oid kTimestampOid = 1114;
+  constexpr Oid kTimestampTzOid = 1184;
+  try {
+    const std::string name = table.target_table.display();
+    const std::string& column = table.partition->column;
+    const PgResult type = target_.exec(
+        "select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
+        " where a.attrelid = to_regclass($1) and a.attname = $2 and a.attnum > 0 and not a.attisdropped",
+        {table.target_table.quoted(), column});
+    if (type.rows() == 0) return Error{"target table " + name + " does not exist or has no column " + column};
+    // $1 and $2 take the partition column's own type: a local date, a local
+    // wall-clock time, or an instant.
+    const auto column_type = cursor_type_from_postgres(type.text(0, 0));
+    if (!column_type || *column_type == CursorType::Integer) {
+      return Error{"partition column " + column + " of " + name + " has type " + type.text(0, 0) +
+                   "; it must be timestamptz, timestamp or date"};
     }
+    PgParams params;
+    std::vector<Oid> types;
+    std::string cast;
+    switch (*column_type) {
+      case CursorType::Date:
+        if (request.hourly) return Error{"partition column " + column + " is a date; hour partitions need a timestamp"};
+        params = {request.lo_date, request.hi_date};
+        types = {kDateOid, kDateOid};
+        cast = "date";
+        break;
+      case CursorType::Timestamp:
+        params = {request.lo_local, request.hi_local};
+        types = {kTimestampOid, kTimestampOid};
+        cast = "timestamp";
+        break;
+      default:
+        params = {format_instant(request.window.lo), format_instant(request.window.hi)};
+        types = {kTimestampTzOid, kTimestampTzOid};
+        cast = "timestamptz";
+    }
+    target_.exec("BEGIN");
+    step(ChunkStep::BeforeTargetWrite);
+    const std::string quoted_column = quote_identifier(column);
+    target_.exec("DELETE FROM " + table.target_table.quoted() + " WHERE " + quoted_column + " >= $1::" + cast +
+                     " AND " + quoted_column + " < $2::" + cast,
+                 params);
+    ChunkCounts counts;
+    counts.rows_read =
+        target_.copy_query_into(source_.connection(), table.query, params, types, table.target_table.quoted(), cancel_);
+    counts.rows_written = counts.rows_read;
+    step(ChunkStep::AfterTargetWrite);
+    commit_with_state([&](PgConnection& tx) { state_.record_partition(tx, request, counts); });
     step(ChunkStep::AfterCommit);
     return counts;
   } catch (const std::exception& e) {

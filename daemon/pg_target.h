@@ -27,11 +27,16 @@ class PgTarget final : public Target {
   Status check(const TableConfig& table, const SourceTable& source) override;
   Result<ChunkCounts> load_chunk(const TableConfig& table, const SourceTable& source,
                                  const ChunkRequest& request) override;
+  Result<ChunkCounts> write_partition(const TableConfig& table, const PartitionRequest& request) override;
 
   // Test hook: called at each ChunkStep; throwing there simulates a crash.
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
 
  private:
+  // Commits the open target transaction together with `record_state`
+  // (one transaction when the state shares this connection; else the load
+  // first, then the state on the state connection). Throws on failure.
+  void commit_with_state(const std::function<void(PgConnection&)>& record_state);
   bool state_shares_connection() const { return &state_.connection() == &target_; }
   void step(ChunkStep s) const {
     if (fault_hook_) fault_hook_(s);

@@ -31,16 +31,14 @@ int run_run(const CommandLine& command_line, std::ostream& out, std::ostream& er
 
   ChunkLogger chunk_logger;
   TableRunner runner(config, chunk_logger);
+  runner.set_log_runs(false);
   const CancelToken never_cancelled;
   bool all_ok = true;
   for (const TableConfig& table : pipeline->tables) {
     if (!command_line.table.empty() && table.name != command_line.table) continue;
-    if (table.mode == TableMode::Partition) {
-      out << pipeline->name << "." << table.name << ": skipped: partition tables are not implemented yet\n";
-      continue;
-    }
-    // TableRunner logs the run's line (old and new watermark, window, rows).
+    // The run's line (old and new watermark, window, rows) is the command's output.
     const TimedSummary result = runner.run(*pipeline, table, RunTrigger::Manual, never_cancelled);
+    out << describe_run(result) << '\n';
     all_ok = all_ok && result.summary.status == RunStatus::Success;
   }
   return all_ok ? kExitOk : kExitFailure;

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/incremental_run.h"
+#include "core/partition_run.h"
 #include "daemon/command_support.h"
 #include "daemon/pg_source.h"
 #include "daemon/pg_state_store.h"
@@ -19,9 +20,11 @@ class UnreachableDatabase final : public Source, public Target {
   Result<std::optional<CursorValue>> upper_bound(const TableConfig&, CursorType) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
   Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
+  Result<Instant> clock() override { return Error{error_}; }
   Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest&) override {
     return Error{error_};
   }
+  Result<ChunkCounts> write_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
 
  private:
   std::string error_;
@@ -57,24 +60,26 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     } catch (const std::exception& e) {
       unreachable = e.what();
     }
+    const auto execute = [&](Source& source, Target& target) {
+      if (table.mode == TableMode::Partition) {
+        return PartitionRun(pipeline, table, state, source, target, observer_, cancel).execute(trigger);
+      }
+      return IncrementalRun(pipeline, table, state, source, target, observer_, cancel).execute(trigger);
+    };
     if (!unreachable.empty()) {
       UnreachableDatabase missing(unreachable);
-      out.summary = IncrementalRun(pipeline, table, state, missing, missing, observer_, cancel).execute(trigger);
+      out.summary = execute(missing, missing);
     } else {
       PgSource source(*source_connection, [](const std::string& warning) { spdlog::warn("{}", warning); });
       PgTarget target(target_connection ? *target_connection : *state_connection, source, state, cancel);
       if (fault_hook_) target.set_fault_hook(fault_hook_);
-      out.summary = IncrementalRun(pipeline, table, state, source, target, observer_, cancel).execute(trigger);
+      out.summary = execute(source, target);
     }
   }
   out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  const std::string line = describe_run(out);
-  if (out.summary.status == RunStatus::Success) {
-    spdlog::info("{}", line);
-  } else if (out.summary.status == RunStatus::SkippedLocked) {
-    spdlog::info("{}", line);
-  } else {
-    spdlog::error("{}", line);
+  if (log_runs_) {
+    const bool ok = out.summary.status == RunStatus::Success || out.summary.status == RunStatus::SkippedLocked;
+    spdlog::log(ok ? spdlog::level::info : spdlog::level::err, "{}", describe_run(out));
   }
   return out;
 }

@@ -27,11 +27,15 @@ class TableRunner {
   TableRunner(std::shared_ptr<const Config> config, RunObserver& observer)
       : config_(std::move(config)), observer_(observer) {}
 
-  // Requires table.mode == Incremental. Never throws for database trouble:
+  // An incremental run, or a partition table's due partitions. Never throws for database trouble:
   // it ends up in the summary (and in the run row when the state database
   // could be reached).
   TimedSummary run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
                    const CancelToken& cancel);
+
+  // Whether each finished run is logged (the daemon) or left to the caller
+  // to print (`tidemark run`). Default: logged.
+  void set_log_runs(bool log_runs) { log_runs_ = log_runs; }
 
   // Test hook passed to every PgTarget: throwing at a step simulates a crash.
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
@@ -40,6 +44,7 @@ class TableRunner {
   std::shared_ptr<const Config> config_;
   RunObserver& observer_;
   std::function<void(ChunkStep)> fault_hook_;
+  bool log_runs_ = true;
 };
 
 // One log line for a finished run: old and new watermark, window, rows, duration.

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,13 @@ class FakeState final : public StateStore {
     return true;
   }
   void unlock(const TableKey&) override { locked = false; }
-  Result<int> fail_abandoned_runs(const TableKey&) override {
+  std::set<Instant> partition_locks_elsewhere;  // partitions a "backfill" holds
+  std::map<Instant, std::pair<Instant, std::string>> partitions;  // lo -> (hi, status)
+
+  Result<int> fail_abandoned_runs(const TableKey&, const std::optional<Window>& only) override {
     int n = 0;
     for (auto& r : runs) {
-      if (!r.end) {
+      if (!r.end && (!only || (r.start.window && r.start.window->lo == only->lo))) {
         r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned"};
         ++n;
       }
@@ -66,6 +70,28 @@ class FakeState final : public StateStore {
     runs.at(static_cast<std::size_t>(run - 1)).end = end;
     return ok_status();
   }
+  Result<bool> lock_partition(const TableKey&, const TimeWindow& p, bool) override {
+    return partition_locks_elsewhere.count(p.lo) == 0;
+  }
+  void unlock_partition(const TableKey&, const TimeWindow&) override {}
+  Result<std::optional<Instant>> last_done_partition(const TableKey&) override {
+    std::optional<Instant> out;
+    for (const auto& [lo, entry] : partitions) {
+      if (entry.second == "done") out = entry.first;
+    }
+    return out;
+  }
+  Result<std::vector<Instant>> done_partitions(const TableKey&, Instant from, Instant to) override {
+    std::vector<Instant> out;
+    for (const auto& [lo, entry] : partitions) {
+      if (entry.second == "done" && lo >= from && lo < to) out.push_back(lo);
+    }
+    return out;
+  }
+  Status mark_partition_failed(const TableKey&, const TimeWindow& p, RunId) override {
+    partitions.emplace(p.lo, std::make_pair(p.hi, std::string("failed")));
+    return ok_status();
+  }
 };
 
 struct FakeRow {
@@ -79,6 +105,7 @@ class FakeSource final : public Source {
   std::vector<FakeRow> rows;
   std::optional<std::int64_t> hi;  // the "clock"; integer cursors: max + 1 when unset
   std::string fail_with;
+  Instant now{};
 
   Result<SourceTable> inspect(const TableConfig&) override {
     if (!fail_with.empty()) return Error{fail_with};
@@ -97,6 +124,7 @@ class FakeSource final : public Source {
     for (const auto& r : rows) min = std::min(min, r.cursor);
     return std::optional<CursorValue>(CursorValue{t, min});
   }
+  Result<Instant> clock() override { return now; }
 };
 
 class FakeTarget final : public Target {
@@ -107,6 +135,8 @@ class FakeTarget final : public Target {
   int fail_at_chunk = -1;                     // 0-based; -1: never
   CancelToken* cancel_after_first = nullptr;  // cancelled once the first chunk commits
   std::vector<Window> chunks;
+  std::vector<TimeWindow> partitions_written;
+  std::optional<Instant> fail_partition;  // lo of a partition whose write fails
 
   Status check(const TableConfig&, const SourceTable&) override { return ok_status(); }
   Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest& request) override {
@@ -130,6 +160,12 @@ class FakeTarget final : public Target {
     rows = std::move(staged);
     if (cancel_after_first) cancel_after_first->cancel();
     return counts;
+  }
+  Result<ChunkCounts> write_partition(const TableConfig&, const PartitionRequest& request) override {
+    if (fail_partition == request.window.lo) return Error{"injected failure"};
+    partitions_written.push_back(request.window);
+    state_.partitions[request.window.lo] = {request.window.hi, "done"};
+    return ChunkCounts{1, 1};
   }
 
  private:

@@ -132,7 +132,7 @@ TEST_CASE("a run skips when another holds the lock, and writes no run row") {
 
 TEST_CASE("a run that finds a running row while holding the lock marks it abandoned first") {
   Harness h;
-  h.state.runs.push_back({RunStart{{"p", "t"}, RunTrigger::Schedule, std::nullopt}, std::nullopt});
+  h.state.runs.push_back({RunStart{{"p", "t"}, RunTrigger::Schedule, std::nullopt, std::nullopt}, std::nullopt});
   h.source.rows = {{1, 1}};
   h.run();
   CHECK(h.state.abandoned_marked == 1);
@@ -152,6 +152,9 @@ TEST_CASE("compare-and-set: a watermark moved by another writer fails the chunk 
     FakeState& state;
     Racer(FakeTarget& t, FakeState& s) : inner(t), state(s) {}
     Status check(const TableConfig& t, const SourceTable& s) override { return inner.check(t, s); }
+    Result<ChunkCounts> write_partition(const TableConfig& t, const PartitionRequest& r) override {
+      return inner.write_partition(t, r);
+    }
     Result<ChunkCounts> load_chunk(const TableConfig& t, const SourceTable& s, const ChunkRequest& r) override {
       state.watermark = n(99);
       return inner.load_chunk(t, s, r);

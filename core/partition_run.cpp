@@ -1,0 +1,58 @@
+#include "core/partition_run.h"
+
+#include "core/partition_plan.h"
+
+namespace tidemark {
+
+RunSummary PartitionRun::execute(RunTrigger trigger) {
+  RunSummary summary;
+  summary.table = TableKey{pipeline_.name, table_.name};
+  const auto locked = state_.try_lock(summary.table);
+  if (!locked) {
+    summary.status = RunStatus::Failed;
+    summary.error = "cannot take the table's lock: " + locked.error();
+    return summary;
+  }
+  if (!*locked) {
+    summary.status = RunStatus::SkippedLocked;
+    return summary;
+  }
+  const Status written = write_due_partitions(trigger, summary);
+  state_.unlock(summary.table);
+  if (written) {
+    summary.status = RunStatus::Success;
+  } else {
+    summary.status = cancel_.cancelled() ? RunStatus::Cancelled : RunStatus::Failed;
+    summary.error = written.error();
+  }
+  return summary;
+}
+
+Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summary) {
+  const auto now = source_.clock();
+  if (!now) return Error{now.error()};
+  const auto last_done = state_.last_done_partition(summary.table);
+  if (!last_done) return Error{last_done.error()};
+  std::optional<Instant> initial;
+  if (table_.initial) {
+    const auto parsed = parse_time_in_zone(*table_.initial, *pipeline_.zone);
+    if (!parsed) return Error{"initial: " + parsed.error()};
+    initial = *parsed;
+  }
+  const PartitionUnit unit = table_.partition->unit;
+  for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, *now, unit, *pipeline_.zone)) {
+    if (cancel_.cancelled()) return Error{"cancelled: the run was stopped before it finished"};
+    const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
+    if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on
+    if (!summary.range) summary.range = one.range;
+    summary.range->hi = one.range->hi;
+    summary.run = one.run;
+    summary.rows_read += one.rows_read;
+    summary.rows_written += one.rows_written;
+    if (one.status != RunStatus::Success) return Error{one.error};
+    ++summary.chunks;
+  }
+  return ok_status();
+}
+
+}  // namespace tidemark
