@@ -102,7 +102,7 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
   std::optional<Window> chunk;
   while ((chunk = plan.chunk_after(chunk))) {
     if (cancel_.cancelled()) return Error{kCancelled};
-    ChunkRequest request{summary.table, summary.run, *chunk, watermark, plan.watermark_after(*chunk)};
+    ChunkRequest request{summary.table, summary.run, *chunk, watermark, plan.watermark_after(*chunk), true};
     const auto counts = target_.load_chunk(table_, source_table, request);
     if (!counts) return Error{counts.error()};
     watermark = request.watermark_after;

@@ -7,6 +7,7 @@ namespace tidemark {
 RunSummary PartitionRun::execute(RunTrigger trigger) {
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
+  summary.partitions = true;
   const auto locked = state_.try_lock(summary.table);
   if (!locked) {
     summary.status = RunStatus::Failed;

@@ -26,6 +26,7 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
   summary.range = as_window(partition);
+  summary.partitions = true;
   const auto locked = state_.lock_partition(summary.table, partition, wait);
   if (!locked) {
     summary.status = RunStatus::Failed;

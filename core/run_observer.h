@@ -22,7 +22,8 @@ struct RunSummary {
   std::optional<CursorValue> watermark_before;
   std::optional<CursorValue> watermark_after;
   std::optional<Window> range;
-  int chunks = 0;
+  int chunks = 0;  // committed chunks, or partitions written
+  bool partitions = false;  // a partition table's run: chunks counts partitions
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::string error;

@@ -114,6 +114,8 @@ struct ChunkRequest {
   Window window;
   std::optional<CursorValue> watermark_before;  // compare-and-set expects this
   CursorValue watermark_after;
+  // False for a backfill re-read: the rows are written, the watermark stays.
+  bool move_watermark = true;
 };
 
 struct ChunkCounts {

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     if (command_line.command == "run") return tidemark::run_run(command_line, std::cout, std::cerr);
     if (command_line.command == "status") return tidemark::run_status(command_line, std::cout, std::cerr);
     if (command_line.command == "history") return tidemark::run_history(command_line, std::cout, std::cerr);
+    if (command_line.command == "backfill") return tidemark::run_backfill(command_line, std::cout, std::cerr);
     if (command_line.command == "rewind") return tidemark::run_rewind(command_line, std::cout, std::cerr);
     std::cerr << "tidemark " << command_line.command << ": not implemented yet\n";
     return tidemark::kExitFailure;

@@ -135,12 +135,14 @@ void PgStateStore::compare_and_set(PgConnection& tx, const TableKey& table, RunI
 
 void PgStateStore::record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts) {
   check_lock_held(tx, advisory_lock_key(chunk.table), chunk.table.display());
-  compare_and_set(tx, chunk.table, chunk.run, chunk.watermark_before, chunk.watermark_after);
+  if (chunk.move_watermark) compare_and_set(tx, chunk.table, chunk.run, chunk.watermark_before, chunk.watermark_after);
   tx.exec(
-      "update tidemark.runs set window_lo = coalesce(window_lo, $2), window_hi = $3, watermark_after = $4,"
+      "update tidemark.runs set window_lo = coalesce(window_lo, $2), window_hi = $3,"
+      " watermark_after = coalesce($4, watermark_after),"
       " rows_read = rows_read + $5, rows_written = rows_written + $6 where run_id = $1",
       {std::to_string(chunk.run), cursor_to_text(chunk.window.lo), cursor_to_text(chunk.window.hi),
-       cursor_to_text(chunk.watermark_after), std::to_string(counts.rows_read), std::to_string(counts.rows_written)});
+       chunk.move_watermark ? std::optional<std::string>(cursor_to_text(chunk.watermark_after)) : std::nullopt,
+       std::to_string(counts.rows_read), std::to_string(counts.rows_written)});
 }
 
 Status PgStateStore::move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,

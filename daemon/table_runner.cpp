@@ -89,9 +89,12 @@ std::string describe_run(const TimedSummary& run) {
   std::string line = s.table.display() + ": " + std::string(run_status_name(s.status));
   if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
   if (s.run != 0) line += " run " + std::to_string(s.run);
-  line += ", watermark " + text_or_none(s.watermark_before) + " -> " + text_or_none(s.watermark_after);
+  if (!s.partitions) {
+    line += ", watermark " + text_or_none(s.watermark_before) + " -> " + text_or_none(s.watermark_after);
+  }
   if (s.range) line += ", window [" + cursor_to_text(s.range->lo) + ", " + cursor_to_text(s.range->hi) + ")";
-  line += ", " + std::to_string(s.chunks) + " chunk" + (s.chunks == 1 ? "" : "s") + ", rows read " +
+  const char* unit = s.partitions ? " partition" : " chunk";
+  line += ", " + std::to_string(s.chunks) + unit + (s.chunks == 1 ? "" : "s") + ", rows read " +
           std::to_string(s.rows_read) + ", written " + std::to_string(s.rows_written) + ", " +
           std::to_string(run.duration.count()) + " ms";
   if (!s.error.empty()) line += ": " + s.error;

@@ -1,0 +1,159 @@
+#include <unistd.h>
+
+#include <csignal>
+#include <iostream>
+#include <ostream>
+#include <set>
+
+#include "core/cursor_backfill.h"
+#include "core/instant_text.h"
+#include "core/partition_plan.h"
+#include "daemon/backfill_progress.h"
+#include "daemon/chunk_logger.h"
+#include "daemon/command_support.h"
+#include "daemon/commands.h"
+#include "daemon/exit_code.h"
+#include "daemon/partition_backfill.h"
+#include "daemon/pg_source.h"
+#include "daemon/pg_state_store.h"
+#include "daemon/pg_target.h"
+#include "daemon/state_schema.h"
+#include "daemon/table_runner.h"
+
+namespace tidemark {
+namespace {
+
+// Ctrl-C (or SIGTERM) stops handing out work; what is in flight finishes
+// or is cancelled, and a second invocation does only what is missing.
+CancelToken* g_interrupt = nullptr;
+
+extern "C" void on_interrupt(int) {
+  if (g_interrupt) g_interrupt->cancel();  // a lock-free atomic store: async-signal-safe
+}
+
+class InterruptScope {
+ public:
+  explicit InterruptScope(CancelToken& token) {
+    g_interrupt = &token;
+    struct sigaction action {};
+    action.sa_handler = on_interrupt;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &old_int_);
+    sigaction(SIGTERM, &action, &old_term_);
+  }
+  ~InterruptScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    g_interrupt = nullptr;
+  }
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
+
+int backfill_incremental(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
+                         const TableConfig& table, const CommandLine& cl, const CancelToken& cancel,
+                         std::ostream& out) {
+  const auto state_connection = connect_to(*config, config->daemon.state);
+  const auto source_connection = connect_to(*config, pipeline.source);
+  std::unique_ptr<PgConnection> target_connection;
+  if (pipeline.target != config->daemon.state) target_connection = connect_to(*config, pipeline.target);
+  PgStateStore state(*state_connection);
+  PgSource source(*source_connection, [](const std::string&) {});
+  PgTarget target(target_connection ? *target_connection : *state_connection, source, state, cancel);
+  ChunkLogger observer;
+  const auto started = std::chrono::steady_clock::now();
+  TimedSummary result;
+  result.summary = CursorBackfill(pipeline, table, state, source, target, observer, cancel).execute(cl.from, cl.to);
+  result.duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  out << describe_run(result) << '\n';
+  if (result.summary.status == RunStatus::SkippedLocked) {
+    out << "a run of " << pipeline.name << "." << table.name << " is active; try again when it has finished\n";
+  }
+  return result.summary.status == RunStatus::Success ? kExitOk : kExitFailure;
+}
+
+int backfill_partitions(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
+                        const TableConfig& table, const CommandLine& cl, const CancelToken& cancel,
+                        std::ostream& out, std::ostream& err) {
+  const TimeZone& zone = *pipeline.zone;
+  const auto from = parse_time_in_zone(cl.from, zone);
+  const auto to = parse_time_in_zone(cl.to, zone);
+  if (!from || !to) {
+    err << "tidemark backfill: " << (from ? to.error() : from.error()) << '\n';
+    return kExitUsage;
+  }
+  if (!(*from < *to)) {
+    err << "tidemark backfill: --from must be before --to\n";
+    return kExitUsage;
+  }
+  const TableKey key{pipeline.name, table.name};
+  const PartitionUnit unit = table.partition->unit;
+
+  // Which partitions are complete is the source clock's word.
+  const auto source_connection = connect_to(*config, pipeline.source);
+  const auto now = PgSource(*source_connection, [](const std::string&) {}).clock();
+  if (!now) throw std::runtime_error(now.error());
+  const BackfillPartitions plan = plan_backfill_partitions(*from, *to, *now, unit, zone);
+  for (const TimeWindow& w : plan.incomplete) {
+    out << "skipping " << partition_label(w, unit, zone) << ": the partition is not complete yet\n";
+  }
+
+  std::vector<TimeWindow> todo;
+  std::size_t already_done = 0;
+  if (cl.rerun) {
+    todo = plan.complete;
+  } else {
+    const auto state_connection = connect_to(*config, config->daemon.state);
+    const auto done = PgStateStore(*state_connection).done_partitions(key, *from, *to);
+    if (!done) throw std::runtime_error(done.error());
+    const std::set<Instant> done_set(done->begin(), done->end());
+    for (const TimeWindow& w : plan.complete) {
+      if (done_set.count(w.lo)) {
+        ++already_done;
+      } else {
+        todo.push_back(w);
+      }
+    }
+  }
+  out << "backfill " << key.display() << ": " << todo.size() << " partition" << (todo.size() == 1 ? "" : "s")
+      << " to write";
+  if (already_done) out << " (" << already_done << " already done; --rerun redoes them)";
+  out << ", " << cl.parallel << " at a time\n";
+  out.flush();
+
+  BackfillProgress progress(out, ::isatty(STDOUT_FILENO) == 1 && &out == &std::cout, static_cast<int>(todo.size()));
+  PartitionBackfill(config, pipeline, table).run(todo, cl.parallel, progress, cancel);
+  out << progress.summary_line("backfill " + key.display()) << '\n';
+  if (cancel.cancelled()) out << "interrupted: run the same command again to finish what is missing\n";
+  return progress.failed() == 0 && !cancel.cancelled() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int run_backfill(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+  const auto config = load_config_or_report(command_line.config_path, err);
+  if (!config) return kExitUsage;
+  const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
+  const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
+  if (table == nullptr) {
+    err << "tidemark backfill: no table " << command_line.pipeline << "." << command_line.table << '\n';
+    return kExitUsage;
+  }
+  CancelToken cancel;
+  const InterruptScope interrupt(cancel);
+  try {
+    migrate_state_schema(*connect_to(*config, config->daemon.state));
+    if (table->mode == TableMode::Incremental) {
+      return backfill_incremental(config, *pipeline, *table, command_line, cancel, out);
+    }
+    return backfill_partitions(config, *pipeline, *table, command_line, cancel, out, err);
+  } catch (const std::exception& e) {
+    err << "tidemark backfill: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,97 @@
+// A partition table's firing against in-memory ports.
+#include <doctest/doctest.h>
+
+#include "core/instant_text.h"
+#include "core/partition_run.h"
+#include "fake_ports.h"
+
+namespace tidemark {
+namespace {
+
+Instant at(const char* text) { return *parse_instant(text); }
+
+struct Harness {
+  PipelineConfig pipeline;
+  TableConfig table;
+  FakeState state;
+  FakeSource source;
+  FakeTarget target{source, state};
+  RecordingObserver observer;
+  CancelToken cancel;
+
+  Harness() {
+    pipeline.name = "p";
+    pipeline.zone = date::locate_zone("Europe/Berlin");
+    table.name = "daily";
+    table.mode = TableMode::Partition;
+    table.partition = PartitionSpec{"day", PartitionUnit::Day};
+  }
+  RunSummary run() {
+    return PartitionRun(pipeline, table, state, source, target, observer, cancel).execute(RunTrigger::Schedule);
+  }
+  std::string written() const {
+    std::string out;
+    for (const auto& w : target.partitions_written) out += (out.empty() ? "" : " ") + format_instant(w.lo);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a firing writes every due partition oldest first, each its own run") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.chunks == 3);
+  CHECK(h.written() == "2026-03-26T23:00:00Z 2026-03-27T23:00:00Z 2026-03-28T23:00:00Z");
+  CHECK(h.state.runs.size() == 3);
+  CHECK_FALSE(h.state.locked);
+  // The next firing the same day has nothing to do: today is still filling.
+  h.source.now = at("2026-03-30T21:00:00Z");
+  CHECK(h.run().chunks == 0);
+  CHECK(h.state.runs.size() == 3);
+}
+
+TEST_CASE("a failed partition stops the firing; the next one retries it first") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.target.fail_partition = at("2026-03-27T23:00:00Z");
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(h.written() == "2026-03-26T23:00:00Z");
+  CHECK(h.state.partitions.at(at("2026-03-27T23:00:00Z")).second == "failed");
+  h.target.fail_partition.reset();
+  s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == "2026-03-26T23:00:00Z 2026-03-27T23:00:00Z 2026-03-28T23:00:00Z");
+}
+
+TEST_CASE("a partition a backfill is writing is left to it: the firing stops there") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.state.partition_locks_elsewhere.insert(at("2026-03-27T23:00:00Z"));
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == "2026-03-26T23:00:00Z");
+}
+
+TEST_CASE("without initial and without history only the last complete partition is written") {
+  Harness h;
+  h.source.now = at("2026-10-26T09:00:00Z");
+  h.run();
+  CHECK(h.written() == "2026-10-24T22:00:00Z");  // the 25-hour 2026-10-25
+  CHECK(h.target.partitions_written[0].hi - h.target.partitions_written[0].lo == std::chrono::hours(25));
+}
+
+TEST_CASE("the table's lock held elsewhere skips the firing") {
+  Harness h;
+  h.state.held_elsewhere = true;
+  CHECK(h.run().status == RunStatus::SkippedLocked);
+  CHECK(h.target.partitions_written.empty());
+}
+
+}  // namespace tidemark

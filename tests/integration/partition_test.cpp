@@ -1,0 +1,189 @@
+// Partition tables and backfills against a real PostgreSQL, in
+// Europe/Berlin so that 23- and 25-hour days are part of every check.
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "core/cancel_token.h"
+#include "daemon/chunk_logger.h"
+#include "daemon/commands.h"
+#include "daemon/state_schema.h"
+#include "daemon/table_runner.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+const char* const kPipeline = R"(pipeline: shop
+source: source
+target: target
+schedule: "15 0 * * *"
+timezone: Europe/Berlin
+tables:
+  - name: daily_revenue
+    mode: partition
+    partition: { column: day_start, unit: day }
+    query: |
+      select $1::timestamptz as day_start, count(*) as orders, coalesce(sum(amount), 0) as revenue
+      from orders where ordered_at >= $1 and ordered_at < $2 and status = 'completed'
+    target_table: mart.daily_revenue
+  - name: hours_per_day
+    mode: partition
+    partition: { column: day }
+    query: |
+      select $1::date as day, count(distinct date_trunc('hour', ordered_at)) as hours
+      from orders where (ordered_at at time zone 'Europe/Berlin')::date >= $1
+                    and (ordered_at at time zone 'Europe/Berlin')::date < $2
+    target_table: mart.hours_per_day
+)";
+
+// The same aggregate, straight from the source, one row per local day.
+const char* const kDirectRevenue =
+    "select (d::timestamp at time zone 'Europe/Berlin') as day_start, count(o.order_id),"
+    " coalesce(sum(o.amount), 0) from generate_series(date '2026-03-27', date '2026-03-31', interval '1 day') d"
+    " left join orders o on o.status = 'completed' and (o.ordered_at at time zone 'Europe/Berlin')::date = d::date"
+    " group by 1 order by 1";
+
+struct Shop {
+  PgTestEnv env;
+  CommandLine cl;
+  std::ostringstream out, err;
+
+  Shop() {
+    // One order every real hour around both changes of 2026, every third one open.
+    env.source().exec(
+        "create table orders (order_id serial primary key, status text not null, amount numeric(10,2) not null,"
+        " ordered_at timestamptz not null);"
+        "insert into orders (status, amount, ordered_at)"
+        " select case when g % 3 = 0 then 'new' else 'completed' end, 10 + g % 7, t"
+        " from generate_series(timestamptz '2026-03-26 22:00Z', timestamptz '2026-04-01 21:59Z', interval '1 hour')"
+        " with ordinality as s(t, g);"
+        "insert into orders (status, amount, ordered_at)"
+        " select 'completed', 1, t"
+        " from generate_series(timestamptz '2026-10-22 22:00Z', timestamptz '2026-10-28 22:59Z', interval '1 hour') t");
+    env.target().exec(
+        "create schema mart;"
+        "create table mart.daily_revenue (day_start timestamptz not null, orders bigint not null, revenue numeric);"
+        "create table mart.hours_per_day (day date not null, hours bigint not null)");
+    cl.config_path = env.write_config_files(kPipeline);
+    cl.pipeline = "shop";
+    cl.parallel = 2;
+  }
+  int backfill(const std::string& table, const std::string& from, const std::string& to) {
+    cl.table = table;
+    cl.from = from;
+    cl.to = to;
+    out.str("");
+    err.str("");
+    return run_backfill(cl, out, err);
+  }
+  std::vector<std::string> revenue() {
+    return PgTestEnv::rows(env.target(), "select day_start, orders, revenue from mart.daily_revenue order by 1");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a backfill writes exact aggregates for every day, and re-running it changes nothing") {
+  Shop shop;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
+  CHECK(shop.out.str().find("5 partitions, 5 done, 0 failed") != std::string::npos);
+  const auto expected = PgTestEnv::rows(shop.env.source(), kDirectRevenue);
+  CHECK(shop.revenue() == expected);
+
+  // Idempotent: --rerun replaces every partition with the same rows.
+  shop.cl.rerun = true;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
+  CHECK(shop.revenue() == expected);
+  // Without --rerun a second invocation has nothing left to do.
+  shop.cl.rerun = false;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
+  CHECK(shop.out.str().find("0 partitions to write (5 already done") != std::string::npos);
+}
+
+TEST_CASE("a correction in one past day is fixed by a one-day backfill; other days are untouched") {
+  Shop shop;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
+  const auto untouched_before = PgTestEnv::rows(
+      shop.env.target(), "select day_start, xmin from mart.daily_revenue where day_start <> '2026-03-29 00:00+01' order by 1");
+  shop.env.source().exec(
+      "update orders set amount = amount + 100 where order_id = (select min(order_id) from orders"
+      " where status = 'completed' and ordered_at >= '2026-03-29 00:00+01' and ordered_at < '2026-03-30 00:00+02')");
+  shop.cl.rerun = true;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-29", "2026-03-30") == 0);
+  CHECK(shop.revenue() == PgTestEnv::rows(shop.env.source(), kDirectRevenue));
+  CHECK(PgTestEnv::rows(shop.env.target(),
+                        "select day_start, xmin from mart.daily_revenue where day_start <> '2026-03-29 00:00+01' "
+                        "order by 1") == untouched_before);
+}
+
+TEST_CASE("days of 23 and 25 hours in Europe/Berlin are one partition each") {
+  Shop shop;
+  REQUIRE(shop.backfill("hours_per_day", "2026-03-28", "2026-03-31") == 0);
+  REQUIRE(shop.backfill("hours_per_day", "2026-10-24", "2026-10-27") == 0);
+  CHECK(PgTestEnv::rows(shop.env.target(), "select day, hours from mart.hours_per_day order by 1") ==
+        std::vector<std::string>{"2026-03-28|24", "2026-03-29|23", "2026-03-30|24", "2026-10-24|24",
+                                 "2026-10-25|25", "2026-10-26|24"});
+}
+
+TEST_CASE("an interrupted backfill resumes with only what is missing") {
+  Shop shop;
+  // The partition of 2026-03-29 fails the first time (a division by zero).
+  shop.env.source().exec(
+      "create function fragile(day timestamptz) returns int language sql as"
+      " $$ select 1 / (case when day = '2026-03-29 00:00+01' and not exists"
+      " (select 1 from pg_class where relname = 'fixed') then 0 else 1 end) $$");
+  const std::string fragile = std::string(kPipeline).replace(
+      std::string(kPipeline).find("coalesce(sum(amount), 0) as revenue"), 35,
+      "coalesce(sum(amount), 0) * fragile($1) as revenue");
+  shop.cl.config_path = shop.env.write_config_files(fragile);
+  CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 1);
+  CHECK(shop.out.str().find("4 done, 1 failed") != std::string::npos);
+  CHECK(shop.out.str().find("2026-03-29: failed") != std::string::npos);
+  CHECK(PgTestEnv::rows(shop.env.state(),
+                        "select status from tidemark.partitions where partition_lo = '2026-03-29 00:00+01'")[0] ==
+        "failed");
+
+  shop.env.source().exec("create table fixed ()");
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
+  CHECK(shop.out.str().find("1 partition to write (4 already done") != std::string::npos);
+  CHECK(shop.revenue() == PgTestEnv::rows(shop.env.source(), kDirectRevenue));
+}
+
+TEST_CASE("partitions that are not complete yet are skipped with a message") {
+  Shop shop;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-30", "2099-01-01") == 0);
+  CHECK(shop.out.str().find("is not complete yet") != std::string::npos);
+  const auto today = PgTestEnv::rows(
+      shop.env.target(),
+      "select count(*) from mart.daily_revenue where day_start > now() - interval '1 day'");
+  CHECK(today[0] == "0");
+}
+
+TEST_CASE("a scheduled run writes the last complete day, never the one being filled") {
+  Shop shop;
+  shop.env.source().exec(
+      "insert into orders (status, amount, ordered_at) select 'completed', 5, now() - g * interval '1 hour'"
+      " from generate_series(0, 47) g");
+  const auto config = shop.env.config(kPipeline);
+  migrate_state_schema(shop.env.state());
+  ChunkLogger observer;
+  CancelToken cancel;
+  TableRunner runner(config, observer);
+  const PipelineConfig& p = *config->find_pipeline("shop");
+  const TimedSummary first = runner.run(p, *p.find_table("daily_revenue"), RunTrigger::Schedule, cancel);
+  REQUIRE(first.summary.status == RunStatus::Success);
+  CHECK(first.summary.chunks == 1);
+  const auto written = shop.revenue();
+  REQUIRE(written.size() == 1);
+  // It is yesterday, in Berlin.
+  CHECK(PgTestEnv::rows(shop.env.target(),
+                        "select day_start = (((now() at time zone 'Europe/Berlin')::date - 1)::timestamp"
+                        " at time zone 'Europe/Berlin') from mart.daily_revenue")[0] == "t");
+  // A second firing the same day has nothing to do.
+  CHECK(runner.run(p, *p.find_table("daily_revenue"), RunTrigger::Schedule, cancel).summary.chunks == 0);
+}
+
+}  // namespace tidemark
