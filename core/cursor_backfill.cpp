@@ -18,25 +18,9 @@ Result<CursorValue> parse_bound(CursorType type, const std::string& text, const 
 RunSummary CursorBackfill::execute(const std::string& from, const std::string& to) {
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
-  const auto locked = state_.try_lock(summary.table);
-  if (!locked) {
-    summary.status = RunStatus::Failed;
-    summary.error = "cannot take the table's lock: " + locked.error();
-  } else if (!*locked) {
-    summary.status = RunStatus::SkippedLocked;
-  } else {
-    const Status reloaded = reload(from, to, summary);
-    summary.status = reloaded ? RunStatus::Success : (cancel_.cancelled() ? RunStatus::Cancelled : RunStatus::Failed);
-    if (!reloaded) summary.error = reloaded.error();
-    if (summary.run != 0) {
-      RunEnd end;
-      end.success = reloaded.ok();
-      end.window = summary.range;
-      end.rows_read = summary.rows_read;
-      end.rows_written = summary.rows_written;
-      end.error = summary.error;
-      state_.finish_run(summary.run, end);
-    }
+  if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
+    conclude(summary, reload(from, to, summary), cancel_.cancelled());
+    if (summary.run != 0) state_.finish_run(summary.run, run_end(summary));
     state_.unlock(summary.table);
   }
   observer_.on_run_finished(summary);

@@ -13,13 +13,7 @@ RunSummary IncrementalRun::execute(RunTrigger trigger) {
   if (table_.mode != TableMode::Incremental) std::abort();
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
-  const auto locked = state_.try_lock(summary.table);
-  if (!locked) {
-    summary.status = RunStatus::Failed;
-    summary.error = "cannot take the table's lock: " + locked.error();
-  } else if (!*locked) {
-    summary.status = RunStatus::SkippedLocked;
-  } else {
+  if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
     run_locked(trigger, summary);
     state_.unlock(summary.table);
   }
@@ -77,20 +71,8 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
     return load_chunks(*source_table, *plan, summary);
   }();
 
-  RunEnd end;
-  end.success = loaded.ok();
-  end.window = summary.range;
-  end.watermark_after = summary.watermark_after;
-  end.rows_read = summary.rows_read;
-  end.rows_written = summary.rows_written;
-  if (loaded) {
-    summary.status = RunStatus::Success;
-  } else {
-    end.error = loaded.error();
-    summary.status = loaded.error() == kCancelled ? RunStatus::Cancelled : RunStatus::Failed;
-    summary.error = loaded.error();
-  }
-  if (const Status recorded = state_.finish_run(summary.run, end); !recorded && loaded) {
+  conclude(summary, loaded, cancel_.cancelled());
+  if (const Status recorded = state_.finish_run(summary.run, run_end(summary)); !recorded && loaded) {
     // The data and watermark are committed; only the run row is stale.
     summary.error = "the run succeeded but its run row could not be updated: " + recorded.error();
   }

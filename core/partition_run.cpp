@@ -8,23 +8,9 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
   summary.partitions = true;
-  const auto locked = state_.try_lock(summary.table);
-  if (!locked) {
-    summary.status = RunStatus::Failed;
-    summary.error = "cannot take the table's lock: " + locked.error();
-    return summary;
-  }
-  if (!*locked) {
-    summary.status = RunStatus::SkippedLocked;
-    return summary;
-  }
-  const Status written = write_due_partitions(trigger, summary);
-  state_.unlock(summary.table);
-  if (written) {
-    summary.status = RunStatus::Success;
-  } else {
-    summary.status = cancel_.cancelled() ? RunStatus::Cancelled : RunStatus::Failed;
-    summary.error = written.error();
+  if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
+    conclude(summary, write_due_partitions(trigger, summary), cancel_.cancelled());
+    state_.unlock(summary.table);
   }
   return summary;
 }

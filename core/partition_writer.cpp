@@ -27,13 +27,7 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
   summary.table = TableKey{pipeline_.name, table_.name};
   summary.range = as_window(partition);
   summary.partitions = true;
-  const auto locked = state_.lock_partition(summary.table, partition, wait);
-  if (!locked) {
-    summary.status = RunStatus::Failed;
-    summary.error = "cannot take the partition's lock: " + locked.error();
-  } else if (!*locked) {
-    summary.status = RunStatus::SkippedLocked;
-  } else {
+  if (lock_taken(state_.lock_partition(summary.table, partition, wait), "partition", summary)) {
     const Status written = [&]() -> Status {
       if (const auto abandoned = state_.fail_abandoned_runs(summary.table, summary.range); !abandoned) {
         return Error{abandoned.error()};
@@ -57,17 +51,10 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
       summary.chunks = 1;
       return ok_status();
     }();
-    summary.status = written ? RunStatus::Success : RunStatus::Failed;
-    if (!written) summary.error = written.error();
+    conclude(summary, written, /*cancelled=*/false);
     if (summary.run != 0) {
       if (!written) state_.mark_partition_failed(summary.table, partition, summary.run);
-      RunEnd end;
-      end.success = written.ok();
-      end.window = summary.range;
-      end.rows_read = summary.rows_read;
-      end.rows_written = summary.rows_written;
-      end.error = summary.error;
-      state_.finish_run(summary.run, end);
+      state_.finish_run(summary.run, run_end(summary));
     }
     state_.unlock_partition(summary.table, partition);
   }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cancel_token.h"
 #include "core/run_observer.h"
 #include "core/run_ports.h"
 
@@ -181,6 +182,17 @@ class RecordingObserver final : public RunObserver {
     ++chunks;
   }
   void on_run_finished(const RunSummary& summary) override { finished.push_back(summary); }
+};
+
+// Everything a run needs, wired together; tests set the fields they care about.
+struct FakeRunPorts {
+  PipelineConfig pipeline;
+  TableConfig table;
+  FakeState state;
+  FakeSource source;
+  FakeTarget target{source, state};
+  RecordingObserver observer;
+  CancelToken cancel;
 };
 
 }  // namespace tidemark

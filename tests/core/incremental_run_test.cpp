@@ -10,15 +10,7 @@
 namespace tidemark {
 namespace {
 
-struct Harness {
-  PipelineConfig pipeline;
-  TableConfig table;
-  FakeState state;
-  FakeSource source;
-  FakeTarget target{source, state};
-  RecordingObserver observer;
-  CancelToken cancel;
-
+struct Harness : FakeRunPorts {
   Harness() {
     pipeline.name = "p";
     table.name = "t";

@@ -10,15 +10,7 @@ namespace {
 
 Instant at(const char* text) { return *parse_instant(text); }
 
-struct Harness {
-  PipelineConfig pipeline;
-  TableConfig table;
-  FakeState state;
-  FakeSource source;
-  FakeTarget target{source, state};
-  RecordingObserver observer;
-  CancelToken cancel;
-
+struct Harness : FakeRunPorts {
   Harness() {
     pipeline.name = "p";
     pipeline.zone = date::locate_zone("Europe/Berlin");
