@@ -32,6 +32,7 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
   const auto stored = state_.read_watermark(key);
   if (!stored) return fail(stored.error());
   if (*stored) summary.watermark_before = (*stored)->value;
+  summary.watermark_after = summary.watermark_before;  // until a chunk commits
 
   const auto run = state_.start_run(RunStart{key, trigger, summary.watermark_before, std::nullopt});
   if (!run) return fail(run.error());

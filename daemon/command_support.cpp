@@ -22,4 +22,8 @@ std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string
   return std::make_unique<PgConnection>(resolve_dsn(*connection), connection_name);
 }
 
+bool state_schema_exists(PgConnection& state) {
+  return state.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
+}
+
 }  // namespace tidemark

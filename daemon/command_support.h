@@ -14,7 +14,11 @@ namespace tidemark {
 // and returns nullptr (the caller exits 2).
 std::shared_ptr<const Config> load_config_or_report(const std::string& path, std::ostream& err);
 
-// Opens the state connection. Throws std::runtime_error or PgError.
+// Opens a named connection. Throws std::runtime_error or PgError.
 std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string& connection_name);
+
+// True when the tidemark schema exists: read-only commands report an
+// empty state instead of creating it.
+bool state_schema_exists(PgConnection& state);
 
 }  // namespace tidemark

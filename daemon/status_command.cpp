@@ -11,7 +11,6 @@
 #include "daemon/command_support.h"
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
-#include "daemon/state_schema.h"
 
 namespace tidemark {
 namespace {
@@ -64,36 +63,39 @@ int run_status(const CommandLine& command_line, std::ostream& out, std::ostream&
   std::int64_t now = 0;
   try {
     const auto state = connect_to(*config, config->daemon.state);
-    migrate_state_schema(*state);
-    // One query: every watermark with its table's latest run, and the
-    // state database's clock (a row of nulls when there is no state yet).
-    const PgResult r = state->exec(R"SQL(
-with latest as (
-  select distinct on (pipeline, table_name) pipeline, table_name, run_id, status, started_at, finished_at,
-         rows_written, error
-  from tidemark.runs order by pipeline, table_name, run_id desc),
-tables as (
-  select coalesce(w.pipeline, l.pipeline) as pipeline, coalesce(w.table_name, l.table_name) as table_name,
-         w.value, w.value_type, extract(epoch from w.moved_at)::bigint as moved_at, l.run_id, l.status,
-         extract(epoch from l.started_at)::bigint as started_at,
-         extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error
-  from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name)
-select t.*, extract(epoch from now())::bigint from (select 1) one left join tables t on true
-)SQL");
-    now = r.integer(0, 11);
-    for (int i = 0; i < r.rows(); ++i) {
-      if (r.is_null(i, 0)) continue;
-      TableState s;
-      s.value = r.optional_text(i, 2);
-      s.value_type = r.optional_text(i, 3);
-      s.moved_at = optional_integer(r, i, 4);
-      s.run_id = optional_integer(r, i, 5);
-      s.run_status = r.optional_text(i, 6);
-      s.run_started_at = optional_integer(r, i, 7);
-      s.run_finished_at = optional_integer(r, i, 8);
-      s.run_rows_written = optional_integer(r, i, 9);
-      s.run_error = r.optional_text(i, 10);
-      states[{r.text(i, 0), r.text(i, 1)}] = s;
+    if (!state_schema_exists(*state)) {
+      err << "no tidemark state yet on " << config->daemon.state << " (tidemark migrate or a first run creates it)\n";
+    } else {
+      // One query: every watermark with its table's latest run, and the
+      // state database's clock (a row of nulls when there is no state yet).
+      const PgResult r = state->exec(R"SQL(
+  with latest as (
+    select distinct on (pipeline, table_name) pipeline, table_name, run_id, status, started_at, finished_at,
+           rows_written, error
+    from tidemark.runs order by pipeline, table_name, run_id desc),
+  tables as (
+    select coalesce(w.pipeline, l.pipeline) as pipeline, coalesce(w.table_name, l.table_name) as table_name,
+           w.value, w.value_type, extract(epoch from w.moved_at)::bigint as moved_at, l.run_id, l.status,
+           extract(epoch from l.started_at)::bigint as started_at,
+           extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error
+    from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name)
+  select t.*, extract(epoch from now())::bigint from (select 1) one left join tables t on true
+  )SQL");
+      now = r.integer(0, 11);
+      for (int i = 0; i < r.rows(); ++i) {
+        if (r.is_null(i, 0)) continue;
+        TableState s;
+        s.value = r.optional_text(i, 2);
+        s.value_type = r.optional_text(i, 3);
+        s.moved_at = optional_integer(r, i, 4);
+        s.run_id = optional_integer(r, i, 5);
+        s.run_status = r.optional_text(i, 6);
+        s.run_started_at = optional_integer(r, i, 7);
+        s.run_finished_at = optional_integer(r, i, 8);
+        s.run_rows_written = optional_integer(r, i, 9);
+        s.run_error = r.optional_text(i, 10);
+        states[{r.text(i, 0), r.text(i, 1)}] = s;
+      }
     }
   } catch (const std::exception& e) {
     err << "tidemark status: " << e.what() << '\n';

@@ -91,6 +91,15 @@ TEST_CASE("run, then status and history show every table, in text and JSON") {
   CHECK(c.out.str().find("#2 success") != std::string::npos);
 }
 
+TEST_CASE("status and history before any run show the configured tables and create nothing") {
+  Commands c;
+  REQUIRE(c.run(run_status) == 0);
+  CHECK(c.err.str().find("no tidemark state yet") != std::string::npos);
+  CHECK(c.out.str().find("never") != std::string::npos);
+  REQUIRE(c.run(run_history) == 0);
+  CHECK(PgTestEnv::rows(c.env.state(), "select to_regnamespace('tidemark') is null")[0] == "t");
+}
+
 TEST_CASE("run exits 2 for an unknown pipeline or table, 1 when a run fails") {
   Commands c;
   c.cl.pipeline = "nope";
