@@ -154,6 +154,25 @@ TEST_CASE("rewind refuses without a reason, can be dry, is audited, and sets a f
   CHECK(audit.size() == 2);
 }
 
+TEST_CASE("backfill on an incremental table re-reads a cursor range without moving the watermark") {
+  Commands c;
+  c.cl.pipeline = "shop";
+  REQUIRE(c.run(run_run) == 0);
+  const auto watermark = PgTestEnv::rows(c.env.state(), "select value from tidemark.watermarks order by 1");
+  // Rows changed in the source without touching the cursor: only a backfill finds them.
+  c.env.source().exec("delete from public.events where event_id between 20 and 29");
+  c.env.target().exec("update raw.events set kind = 'stale' where event_id between 1 and 50");
+  c.cl.table = "events";
+  c.cl.from = "1";
+  c.cl.to = "41";
+  REQUIRE(c.run(run_backfill) == 0);
+  CHECK(c.out.str().find("rows read 30, written 30") != std::string::npos);
+  CHECK(PgTestEnv::rows(c.env.target(), "select count(*) from raw.events where kind = 'stale'")[0] == "20");
+  CHECK(PgTestEnv::rows(c.env.state(), "select value from tidemark.watermarks order by 1") == watermark);
+  CHECK(PgTestEnv::rows(c.env.state(), "select trigger, window_lo, window_hi, watermark_after is null from "
+                                       "tidemark.runs order by run_id desc limit 1")[0] == "backfill|1|41|t");
+}
+
 TEST_CASE("rewind rejects a value that is not of the cursor's type") {
   Commands c;
   c.cl.pipeline = "shop";
