@@ -11,6 +11,8 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
   if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
     conclude(summary, write_due_partitions(trigger, summary), cancel_.cancelled());
     state_.unlock(summary.table);
+  } else {
+    observer_.on_run_finished(summary);
   }
   return summary;
 }

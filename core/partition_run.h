@@ -19,11 +19,14 @@ class PartitionRun {
         state_(state),
         source_(source),
         writer_(pipeline, table, state, target, observer),
+        observer_(observer),
         cancel_(cancel) {}
 
   // The summary spans every partition written: range from the first lo to
   // the last hi, rows summed, chunks = partitions written. Success with no
-  // partitions when none is due.
+  // partitions when none is due. Each partition is reported to the
+  // observer as it finishes; the firing itself only when the table's lock
+  // was held elsewhere.
   RunSummary execute(RunTrigger trigger);
 
  private:
@@ -34,6 +37,7 @@ class PartitionRun {
   StateStore& state_;
   Source& source_;
   PartitionWriter writer_;
+  RunObserver& observer_;
   const CancelToken& cancel_;
 };
 
