@@ -54,6 +54,7 @@ struct DaemonConfig {
   std::string pipelines_dir;  // as written; relative to the file's folder
   MetricsConfig metrics;
   int max_concurrent_runs = 0;
+  std::chrono::seconds shutdown_grace{0};  // how long SIGTERM waits for runs in flight
   LogConfig log;
 
   // nullptr when no connection has that name.

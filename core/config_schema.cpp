@@ -215,6 +215,10 @@ const MapSchema<DaemonConfig>& daemon_schema() {
            [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) {
              if (auto v = read_integer(r, n, 1, 256)) d.max_concurrent_runs = static_cast<int>(*v);
            }},
+          {"shutdown_grace", Presence::Optional, "30s", kDurationType,
+           "on SIGTERM, how long runs in flight may finish before they are cancelled",
+           into(&DaemonConfig::shutdown_grace,
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(0)); })},
           {"log", Presence::Optional, "{}", "map", "logging",
            [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) { r.read_map(n, log_schema(), d.log); }},
       },

@@ -8,6 +8,7 @@ std::string_view run_trigger_name(RunTrigger trigger) {
     case RunTrigger::Manual: return "manual";
     case RunTrigger::Startup: return "startup";
     case RunTrigger::Backfill: return "backfill";
+    case RunTrigger::Retry: return "retry";
   }
   return "?";
 }

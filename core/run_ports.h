@@ -25,7 +25,7 @@ inline Status ok_status() { return Unit{}; }
 
 using RunId = std::int64_t;
 
-enum class RunTrigger { Schedule, Manual, Startup, Backfill };
+enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry };
 std::string_view run_trigger_name(RunTrigger trigger);
 
 struct StoredWatermark {

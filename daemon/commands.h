@@ -9,6 +9,7 @@
 
 namespace tidemark {
 
+int run_serve(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 int run_migrate(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 int run_run(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 int run_status(const CommandLine& command_line, std::ostream& out, std::ostream& err);

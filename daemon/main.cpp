@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
       log_config = loaded.value->daemon.log;
     }
     tidemark::setup_logging(log_config);
+    if (command_line.command == "serve") return tidemark::run_serve(command_line, std::cout, std::cerr);
     if (command_line.command == "migrate") return tidemark::run_migrate(command_line, std::cout, std::cerr);
     if (command_line.command == "run") return tidemark::run_run(command_line, std::cout, std::cerr);
     if (command_line.command == "status") return tidemark::run_status(command_line, std::cout, std::cerr);

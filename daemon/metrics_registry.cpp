@@ -123,6 +123,8 @@ MetricsRegistry::MetricsRegistry()
   reload_ok_series_->Set(1);
 }
 
+MetricsRegistry::~MetricsRegistry() = default;
+
 void MetricsRegistry::listen(const MetricsConfig& metrics) {
   const std::string address = metrics.host.find(':') != std::string::npos
                                   ? "[" + metrics.host + "]:" + std::to_string(metrics.port)

@@ -37,6 +37,7 @@ struct TableProgress {
 class MetricsRegistry final : public RunObserver {
  public:
   MetricsRegistry();
+  ~MetricsRegistry() override;
 
   // Starts serving /metrics on host:port. Throws std::runtime_error naming
   // the address when it cannot bind.

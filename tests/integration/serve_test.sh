@@ -1,0 +1,180 @@
+#!/usr/bin/env bash
+# tidemark serve end to end, against the throwaway PostgreSQL scripts/test
+# started: it fires every second, serves every SPEC metric, reloads on
+# SIGHUP (keeping the old configuration when the new one is invalid),
+# drops a removed table's series, stops on SIGTERM with exit 0 — and a real
+# Prometheus scraping it answers every query of the Grafana dashboard.
+# Usage: serve_test.sh TIDEMARK_BINARY SOURCE_DIR
+set -euo pipefail
+: "${TIDEMARK_PG_DIR:?run through scripts/test, which starts PostgreSQL}"
+tidemark=$1
+root=$2
+passed=0
+failed=0
+work=$(mktemp -d /tmp/tidemark-serve.XXXXXX)
+db=serve_$$
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  dropdb --if-exists "${db}_source" >/dev/null 2>&1 || true
+  dropdb --if-exists "${db}_target" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+check() {  # check NAME COMMAND...: one assertion
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name" >&2
+  fi
+}
+
+# Waits up to $1 seconds for a command to succeed.
+eventually() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+free_port() {
+  local port
+  for port in $(seq $((20000 + $$ % 20000)) 65000); do
+    if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+}
+
+createdb "${db}_source"
+createdb "${db}_target"
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
+  "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
+   insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, 100) g"
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
+  "create table orders (id int primary key, updated_at timestamptz not null);
+   create table orders_copy (id int primary key, updated_at timestamptz not null)"
+
+metrics_port=$(free_port)
+mkdir -p "$work/pipelines"
+dsn() { echo "host=$PGHOST port=$PGPORT dbname=$1"; }
+cat >"$work/tidemark.yaml" <<YAML
+state: target
+connections:
+  source: { dsn: "$(dsn "${db}_source")" }
+  target: { dsn: "$(dsn "${db}_target")" }
+metrics: { listen: "127.0.0.1:$metrics_port" }
+shutdown_grace: 5s
+log: { level: info, format: json }
+YAML
+pipeline() {  # pipeline TABLE...: a pipeline file loading orders into each target table
+  echo 'pipeline: shop'
+  echo 'source: source'
+  echo 'target: target'
+  echo 'schedule: "* * * * * *"'
+  echo 'stale_after: 1h'
+  echo 'tables:'
+  local t
+  for t in "$@"; do
+    echo "  - { name: $t, source_table: orders, target_table: $t, key: [id], cursor: updated_at, lookback: 1m }"
+  done
+}
+pipeline orders >"$work/pipelines/shop.yaml"
+
+"$tidemark" serve --config "$work/tidemark.yaml" >"$work/serve.log" 2>&1 &
+serve=$!
+pids+=("$serve")
+metrics() { curl -sf "http://127.0.0.1:$metrics_port/metrics"; }
+value() {  # value SERIES: the sample of one series, exactly as written in the scrape
+  metrics | awk -v s="$1" '$1 == s { print $2 }'
+}
+runs_ok() { [ "$(value 'tidemark_runs_total{pipeline="shop",status="success",table="orders"}')" -ge "${1:-2}" ] 2>/dev/null; }
+
+serving() { metrics >/dev/null; }
+check "metrics are served" eventually 20 serving
+check "the table fires every second" eventually 20 runs_ok 2
+for name in tidemark_watermark_timestamp_seconds tidemark_watermark_age_seconds \
+  tidemark_watermark_last_moved_timestamp_seconds tidemark_watermark_stale tidemark_watermark_stale_after_seconds \
+  tidemark_last_run_rows tidemark_rows_written_total tidemark_runs_total tidemark_runs_skipped_total \
+  tidemark_run_duration_seconds_bucket tidemark_last_run_duration_seconds tidemark_last_success_timestamp_seconds \
+  tidemark_run_in_progress tidemark_run_start_delay_seconds_bucket tidemark_config_last_reload_successful \
+  tidemark_db_up tidemark_build_info; do
+  check "metric $name" eventually 20 bash -c "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^$name'"
+done
+loaded() { [ "$(psql -X -At -d "${db}_target" -c "select count(*) from $1")" = "$2" ]; }
+check "the first load arrives" eventually 20 loaded orders 100
+psql -X -q -d "${db}_source" -c "insert into orders values (101)"
+check "a new source row arrives" eventually 20 loaded orders 101
+check "the json log is one object per line" bash -c "head -n 3 '$work/serve.log' | jq -e .message >/dev/null"
+
+# A real Prometheus scraping the daemon answers every dashboard query.
+prom_port=$(free_port)
+while [ "$prom_port" = "$metrics_port" ]; do prom_port=$((prom_port + 1)); done
+cat >"$work/prometheus.yml" <<YAML
+global: { scrape_interval: 1s, evaluation_interval: 1s }
+rule_files: ["$root/config/prometheus/tidemark-alerts.yml"]
+scrape_configs:
+  - job_name: tidemark
+    static_configs: [{ targets: ["127.0.0.1:$metrics_port"] }]
+YAML
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
+  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
+pids+=("$!")
+query() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"; }
+scraped() { query 'up{job="tidemark"} == 1' | jq -e '.data.result | length == 1' >/dev/null; }
+check "prometheus scrapes the daemon" eventually 30 scraped
+# rate() and increase() need a few samples in their window.
+sleep 5
+while IFS= read -r expr; do
+  expr=${expr//\$pipeline/.*}
+  expr=${expr//\$__rate_interval/1m}
+  answers() { query "$expr" | jq -e '.status == "success" and (.data.result | length) > 0' >/dev/null; }
+  check "dashboard query: $expr" eventually 15 answers
+done < <(jq -r '.panels[].targets[].expr' "$root/config/grafana/tidemark.json")
+check "the alert rules load in prometheus" bash -c \
+  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 7' >/dev/null"
+
+# SIGHUP: an invalid configuration is rejected and the old one stays.
+echo "pipeline: [" >"$work/pipelines/broken.yaml"
+kill -HUP "$serve"
+reload_is() { [ "$(value tidemark_config_last_reload_successful)" = "$1" ]; }
+check "an invalid reload is reported" eventually 10 reload_is 0
+before=$(value 'tidemark_runs_total{pipeline="shop",status="success",table="orders"}')
+check "runs go on after an invalid reload" eventually 10 runs_ok $((before + 2))
+rm "$work/pipelines/broken.yaml"
+
+# SIGHUP: a valid configuration adds a table with all its series at once.
+pipeline orders orders_copy >"$work/pipelines/shop.yaml"
+kill -HUP "$serve"
+check "a valid reload is reported" eventually 10 reload_is 1
+check "the new table's series exist" eventually 10 bash -c \
+  "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'tidemark_runs_skipped_total{pipeline=\"shop\",reason=\"overrun\",table=\"orders_copy\"} 0'"
+check "the new table loads" eventually 20 loaded orders_copy 101
+
+# SIGHUP: removing it drops its series.
+pipeline orders >"$work/pipelines/shop.yaml"
+kill -HUP "$serve"
+gone() { ! metrics | grep -q 'table="orders_copy"'; }
+check "a removed table loses its series" eventually 10 gone
+
+# SIGTERM: stops firing, lets runs finish, exits 0.
+kill -TERM "$serve"
+status=0
+wait "$serve" || status=$?
+check "SIGTERM exits 0" test "$status" -eq 0
+check "the log says it stopped" grep -q '"message":"stopped"' "$work/serve.log"
+
+if [ "$failed" -gt 0 ]; then
+  echo "--- serve log (tail) ---" >&2
+  tail -n 30 "$work/serve.log" >&2
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
