@@ -1,0 +1,31 @@
+# tidemark in a container: build on Debian 12, run on a slim Debian 12 with
+# only the runtime libraries. The daemon reads /etc/tidemark/tidemark.yaml.
+#   docker build -t tidemark .
+#   docker run -v $PWD/config:/etc/tidemark -e SHOP_DSN=... -p 9464:9464 tidemark
+FROM debian:bookworm AS build
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential cmake pkg-config libboost-dev libboost-system-dev libpqxx-dev libpq-dev \
+      libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev libhowardhinnant-date-dev \
+      libsystemd-dev libcli11-dev nlohmann-json3-dev tzdata \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cmake -S . -B /build -DCMAKE_BUILD_TYPE=Release -DTIDEMARK_BUILD_TESTS=OFF \
+    && cmake --build /build -j "$(nproc)" \
+    && strip /build/daemon/tidemark
+
+FROM debian:bookworm-slim
+RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libpq5 libyaml-cpp0.7 libspdlog1.10 libfmt9 libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      libcivetweb1 libdate-tz3 libsystemd0 tzdata ca-certificates \
+    && rm -rf /var/lib/apt/lists/* \
+    && useradd --system --no-create-home --shell /usr/sbin/nologin tidemark
+COPY --from=build /build/daemon/tidemark /usr/local/bin/tidemark
+COPY config/tidemark.yaml /etc/tidemark/tidemark.yaml
+COPY config/pipelines /etc/tidemark/pipelines
+USER tidemark
+EXPOSE 9464
+# The metrics address must not be loopback inside a container: set
+# metrics: { listen: "0.0.0.0:9464" } in the mounted tidemark.yaml.
+ENTRYPOINT ["/usr/local/bin/tidemark"]
+CMD ["serve", "--config", "/etc/tidemark/tidemark.yaml"]
