@@ -63,6 +63,15 @@ std::string quote_identifier(std::string_view name) {
   return out;
 }
 
+std::string quote_literal(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') out += '\'';
+    out += c;
+  }
+  return out + "'";
+}
+
 Result<std::string> parse_identifier(std::string_view text) {
   std::size_t pos = 0;
   auto id = read_identifier(text, pos);

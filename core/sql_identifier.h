@@ -16,6 +16,10 @@ namespace tidemark {
 // name from YAML reaches SQL as an identifier and never as SQL text.
 std::string quote_identifier(std::string_view name);
 
+// Wraps text in single quotes, doubling any quote inside: a SQL string
+// literal, for the few places that take no parameters.
+std::string quote_literal(std::string_view text);
+
 // Parses one identifier: unquoted [A-Za-z_][A-Za-z0-9_$]* (folded to lower
 // case) or "quoted" with "" for a quote. Fails on empty names, stray
 // characters, NUL, or names over 63 bytes (PostgreSQL's NAMEDATALEN).

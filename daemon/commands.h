@@ -15,6 +15,7 @@ int run_run(const CommandLine& command_line, std::ostream& out, std::ostream& er
 int run_status(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 int run_history(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 int run_backfill(const CommandLine& command_line, std::ostream& out, std::ostream& err);
+int run_verify(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 int run_rewind(const CommandLine& command_line, std::ostream& out, std::ostream& err);
 
 }  // namespace tidemark

@@ -1,14 +1,34 @@
 // tidemark: wires the command line to the commands. Nothing else lives here.
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
 #include "daemon/command_line.h"
 #include "daemon/commands.h"
 #include "daemon/config_loader.h"
-#include "daemon/logging.h"
 #include "daemon/exit_code.h"
+#include "daemon/logging.h"
 #include "daemon/next_command.h"
 #include "daemon/validate_command.h"
+
+namespace {
+
+using Command = int (*)(const tidemark::CommandLine&, std::ostream&, std::ostream&);
+
+// The commands that work on databases and log through the configured logger.
+Command database_command(const std::string& name) {
+  if (name == "serve") return tidemark::run_serve;
+  if (name == "migrate") return tidemark::run_migrate;
+  if (name == "run") return tidemark::run_run;
+  if (name == "backfill") return tidemark::run_backfill;
+  if (name == "status") return tidemark::run_status;
+  if (name == "history") return tidemark::run_history;
+  if (name == "rewind") return tidemark::run_rewind;
+  if (name == "verify") return tidemark::run_verify;
+  return nullptr;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // A peer closing a socket must be an error on that socket, not process death.
@@ -22,21 +42,14 @@ int main(int argc, char** argv) {
     if (command_line.command == "next") return tidemark::run_next(command_line, now, std::cout, std::cerr);
     if (command_line.command == "validate") return tidemark::run_validate(command_line, now, std::cout, std::cerr);
 
-    // Database commands log through the configured logger.
+    const Command command = database_command(command_line.command);
+    if (command == nullptr) std::abort();  // the command line only accepts known commands
     tidemark::LogConfig log_config;
     if (const auto loaded = tidemark::load_config(command_line.config_path); loaded.value) {
       log_config = loaded.value->daemon.log;
     }
     tidemark::setup_logging(log_config);
-    if (command_line.command == "serve") return tidemark::run_serve(command_line, std::cout, std::cerr);
-    if (command_line.command == "migrate") return tidemark::run_migrate(command_line, std::cout, std::cerr);
-    if (command_line.command == "run") return tidemark::run_run(command_line, std::cout, std::cerr);
-    if (command_line.command == "status") return tidemark::run_status(command_line, std::cout, std::cerr);
-    if (command_line.command == "history") return tidemark::run_history(command_line, std::cout, std::cerr);
-    if (command_line.command == "backfill") return tidemark::run_backfill(command_line, std::cout, std::cerr);
-    if (command_line.command == "rewind") return tidemark::run_rewind(command_line, std::cout, std::cerr);
-    std::cerr << "tidemark " << command_line.command << ": not implemented yet\n";
-    return tidemark::kExitFailure;
+    return command(command_line, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "tidemark " << command_line.command << ": " << e.what() << '\n';
     return tidemark::kExitFailure;

@@ -173,6 +173,23 @@ TEST_CASE("backfill on an incremental table re-reads a cursor range without movi
                                        "tidemark.runs order by run_id desc limit 1")[0] == "backfill|1|41|t");
 }
 
+TEST_CASE("verify compares counts and checksums over the lookback window") {
+  Commands c;
+  c.cl.pipeline = "shop";
+  REQUIRE(c.run(run_run) == 0);
+  c.cl.table = "events";
+  REQUIRE(c.run(run_verify) == 0);
+  CHECK(c.out.str().find("[91, 101)") != std::string::npos);
+  CHECK(c.out.str().find("all                    10           10  ok") != std::string::npos);
+
+  c.env.target().exec("update raw.events set kind = 'x' where event_id = 95");
+  CHECK(c.run(run_verify) == 1);
+  CHECK(c.out.str().find("DIFFERENT VALUES") != std::string::npos);
+  c.env.target().exec("delete from raw.events where event_id = 95");
+  CHECK(c.run(run_verify) == 1);
+  CHECK(c.out.str().find("DIFFERENT COUNT") != std::string::npos);
+}
+
 TEST_CASE("rewind rejects a value that is not of the cursor's type") {
   Commands c;
   c.cl.pipeline = "shop";
