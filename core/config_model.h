@@ -97,6 +97,7 @@ struct TableConfig {
   std::optional<CursorSpan> max_window;
   std::optional<std::string> initial;  // ISO-8601 date/timestamp or an integer
   std::optional<CronSchedule> schedule;  // own, or the pipeline's; always set once valid
+  std::chrono::seconds stale_after{0};   // own, or the pipeline's
   std::optional<PartitionSpec> partition;  // partition only
   std::string query;                       // partition only; $1 = lo, $2 = hi
 };

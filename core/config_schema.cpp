@@ -287,6 +287,11 @@ const MapSchema<TableConfig>& table_schema() {
            into(&TableConfig::initial, read_cursor_literal)},
           {"schedule", Presence::Optional, "", "cron expression", "overrides the pipeline's schedule",
            into(&TableConfig::schedule, read_schedule)},
+          {"stale_after", Presence::Optional, "", kDurationType,
+           "overrides the pipeline's stale_after (a daily partition table is a day behind by design)",
+           into(&TableConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
+             return read_duration(r, n, seconds(1));
+           })},
           {"partition", Presence::Optional, "", "map", "partition (required): {column, unit}",
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              PartitionSpec p;
@@ -350,6 +355,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
             }
             t.schedule = p.schedule;
           }
+          if (t.stale_after.count() == 0) t.stale_after = p.stale_after;
         }
       }};
   return schema;

@@ -145,7 +145,7 @@ MetricsRegistry::TableSeries* MetricsRegistry::find(const TableKey& table) {
 void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfig& table) {
   auto s = std::make_unique<TableSeries>();
   const prometheus::Labels labels = table_labels(pipeline.name, table.name);
-  s->stale_after_seconds = static_cast<double>(pipeline.stale_after.count());
+  s->stale_after_seconds = static_cast<double>(table.stale_after.count());
   s->age = &watermark_age_.Add(labels);
   s->age->Set(std::nan(""));  // unknown until the state says otherwise
   s->moved = &watermark_moved_.Add(labels);
@@ -218,7 +218,7 @@ void MetricsRegistry::set_config(const Config& config) {
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       if (TableSeries* s = find({p.name, t.name})) {
-        s->stale_after_seconds = static_cast<double>(p.stale_after.count());
+        s->stale_after_seconds = static_cast<double>(t.stale_after.count());
         s->stale_after->Set(s->stale_after_seconds);
       } else {
         add_table(p, t);

@@ -79,7 +79,11 @@ int run_status(const CommandLine& command_line, std::ostream& out, std::ostream&
            extract(epoch from l.started_at)::bigint as started_at,
            extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error
     from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name)
-  select t.*, extract(epoch from now())::bigint from (select 1) one left join tables t on true
+  select t.*, extract(epoch from now())::bigint,
+         extract(epoch from p.partition_hi)::bigint, extract(epoch from p.moved_at)::bigint
+  from (select 1) one left join tables t on true
+  left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
+                     where pipeline = t.pipeline and table_name = t.table_name and status = 'done') p on true
   )SQL");
       now = r.integer(0, 11);
       for (int i = 0; i < r.rows(); ++i) {
@@ -94,6 +98,12 @@ int run_status(const CommandLine& command_line, std::ostream& out, std::ostream&
         s.run_finished_at = optional_integer(r, i, 8);
         s.run_rows_written = optional_integer(r, i, 9);
         s.run_error = r.optional_text(i, 10);
+        if (!s.value && !r.is_null(i, 12)) {
+          // A partition table: its "watermark" is the end of the last partition done.
+          s.value = iso(r.integer(i, 12));
+          s.value_type = "timestamptz";
+          s.moved_at = optional_integer(r, i, 13);
+        }
         states[{r.text(i, 0), r.text(i, 1)}] = s;
       }
     }
@@ -121,8 +131,8 @@ int run_status(const CommandLine& command_line, std::ostream& out, std::ostream&
       row["value_type"] = s.value_type ? nlohmann::json(*s.value_type) : nlohmann::json();
       row["moved_at"] = s.moved_at ? nlohmann::json(iso(*s.moved_at)) : nlohmann::json();
       row["age_seconds"] = age ? nlohmann::json(*age) : nlohmann::json();
-      row["stale_after_seconds"] = p.stale_after.count();
-      row["stale"] = age.has_value() && *age > p.stale_after.count();
+      row["stale_after_seconds"] = t.stale_after.count();
+      row["stale"] = age.has_value() && *age > t.stale_after.count();
       nlohmann::json run;
       if (s.run_id) {
         run["run_id"] = *s.run_id;

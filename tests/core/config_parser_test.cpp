@@ -611,6 +611,7 @@ tables:
     initial: "2026-01-01T00:00:00Z"
     schedule: "*/1 * * * *"
   - name: daily_revenue
+    stale_after: 26h
     mode: partition
     partition: { column: ordered_at }
     query: select * from orders where ordered_at >= $1 and ordered_at < $2
@@ -637,10 +638,12 @@ tables:
   CHECK(*shard.max_window == CursorSpan{CursorSpan::Kind::Duration, 86400});
   CHECK(*shard.initial == "2026-01-01T00:00:00Z");
   CHECK(shard.schedule->expression() == "*/1 * * * *");
+  CHECK(orders.stale_after == std::chrono::hours(24));  // the pipeline's default
   const TableConfig& daily = p.tables[2];
   CHECK(daily.mode == TableMode::Partition);
   CHECK(daily.partition->unit == PartitionUnit::Day);
   CHECK(daily.partition->column == "ordered_at");
+  CHECK(daily.stale_after == std::chrono::hours(26));
 }
 
 TEST_CASE("integer cursors take counts for lookback and max_window") {
