@@ -101,4 +101,48 @@ std::string mask_dsn_password(std::string_view dsn) {
   return mask_keyword_value(dsn);
 }
 
+std::string scrub_password(std::string_view message, std::string_view dsn) {
+  // Whatever follows the password in the DSN may be part of it when the DSN
+  // is malformed: treat every token from there on as secret.
+  std::string secret_text;
+  const std::string lowered = [&] {
+    std::string out(dsn);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  }();
+  if (const std::size_t at = lowered.find("password"); at != std::string::npos) {
+    secret_text = std::string(dsn.substr(at + 8));
+  }
+  if (starts_with_ci(dsn, "postgresql://") || starts_with_ci(dsn, "postgres://")) {
+    const std::size_t scheme = dsn.find("://") + 3;
+    const std::size_t end = dsn.find_first_of("/?", scheme);
+    const std::string_view authority = dsn.substr(scheme, end == std::string_view::npos ? end : end - scheme);
+    const std::size_t at = authority.rfind('@');
+    const std::size_t colon = authority.find(':');
+    if (at != std::string_view::npos && colon != std::string_view::npos && colon < at) {
+      secret_text += " " + std::string(authority.substr(colon + 1, at - colon - 1));
+    }
+  }
+  std::string out(message);
+  std::string token;
+  const auto scrub = [&] {
+    if (token.size() >= 2) {
+      for (std::size_t pos = 0; (pos = out.find(token, pos)) != std::string::npos;) {
+        out.replace(pos, token.size(), kMask);
+        pos += kMask.size();
+      }
+    }
+    token.clear();
+  };
+  for (char c : secret_text) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '=' || c == '\'' || c == '&') {
+      scrub();
+    } else {
+      token += c;
+    }
+  }
+  scrub();
+  return out;
+}
+
 }  // namespace tidemark

@@ -12,4 +12,10 @@ namespace tidemark {
 // "****". Text that is neither form is returned unchanged.
 std::string mask_dsn_password(std::string_view dsn);
 
+// Removes from `message` (an error from libpq about `dsn`) every fragment
+// of the DSN's password, even when the DSN is malformed and libpq echoes a
+// piece of it ("missing \"=\" after \"...\""). Fragments shorter than two
+// characters are left, since they cannot be told from ordinary text.
+std::string scrub_password(std::string_view message, std::string_view dsn);
+
 }  // namespace tidemark

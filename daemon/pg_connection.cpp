@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/cancel_token.h"
+#include "core/dsn_mask.h"
 
 namespace tidemark {
 namespace {
@@ -47,7 +48,7 @@ PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(s
   conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) {
-    const std::string message = trimmed(PQerrorMessage(conn_));
+    const std::string message = scrub_password(trimmed(PQerrorMessage(conn_)), dsn);
     PQfinish(conn_);
     conn_ = nullptr;
     throw PgError("cannot connect to " + label_ + ": " + message);

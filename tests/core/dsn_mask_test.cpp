@@ -28,4 +28,13 @@ TEST_CASE("passwords are masked in every DSN form") {
   }
 }
 
+TEST_CASE("libpq errors about a malformed DSN never carry a piece of its password") {
+  CHECK(scrub_password("missing \"=\" after \"oops\" in connection info string", "host=/tmp password=hunter2 oops") ==
+        "missing \"=\" after \"****\" in connection info string");
+  CHECK(scrub_password("missing \"=\" after \"2x\"", "host=db password=hunter 2x") == "missing \"=\" after \"****\"");
+  CHECK(scrub_password("bad: hunter2@db", "postgresql://alice:hunter2@db/shop") == "bad: ****@db");
+  CHECK(scrub_password("could not connect to db: timeout", "host=db password=p") == "could not connect to db: timeout");
+  CHECK(scrub_password("no password here", "host=db dbname=shop") == "no password here");
+}
+
 }  // namespace tidemark
