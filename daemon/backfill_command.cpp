@@ -55,13 +55,12 @@ class InterruptScope {
 int backfill_incremental(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
                          const TableConfig& table, const CommandLine& cl, const CancelToken& cancel,
                          std::ostream& out) {
-  const auto state_connection = connect_to(*config, config->daemon.state);
-  const auto source_connection = connect_to(*config, pipeline.source);
-  std::unique_ptr<PgConnection> target_connection;
-  if (pipeline.target != config->daemon.state) target_connection = connect_to(*config, pipeline.target);
-  PgStateStore state(*state_connection);
-  PgSource source(*source_connection, [](const std::string&) {});
-  PgTarget target(target_connection ? *target_connection : *state_connection, source, state, cancel);
+  PipelineConnections connections;
+  connections.open_state(*config);
+  connections.open_data(*config, pipeline);
+  PgStateStore state(*connections.state);
+  PgSource source(*connections.source, [](const std::string&) {});
+  PgTarget target(connections.target(), source, state, cancel);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
   TimedSummary result;

@@ -22,6 +22,14 @@ std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string
   return std::make_unique<PgConnection>(resolve_dsn(*connection), connection_name);
 }
 
+void PipelineConnections::open_state(const Config& config) { state = connect_to(config, config.daemon.state); }
+
+void PipelineConnections::open_data(const Config& config, const PipelineConfig& pipeline) {
+  source = connect_to(config, pipeline.source);
+  separate_target.reset();
+  if (pipeline.target != config.daemon.state) separate_target = connect_to(config, pipeline.target);
+}
+
 bool state_schema_exists(PgConnection& state) {
   return state.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
 }

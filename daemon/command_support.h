@@ -17,6 +17,21 @@ std::shared_ptr<const Config> load_config_or_report(const std::string& path, std
 // Opens a named connection. Throws std::runtime_error or PgError.
 std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string& connection_name);
 
+// The connections one run of a pipeline's table uses: the state database
+// (which holds the lock), the source, and the target unless it is the
+// state database, in which case the load and the state commit together.
+struct PipelineConnections {
+  std::unique_ptr<PgConnection> state;
+  std::unique_ptr<PgConnection> source;
+  std::unique_ptr<PgConnection> separate_target;  // null: the target is the state database
+
+  PgConnection& target() { return separate_target ? *separate_target : *state; }
+  // Opens the state connection. Throws.
+  void open_state(const Config& config);
+  // Opens the source and, when separate, the target. Throws.
+  void open_data(const Config& config, const PipelineConfig& pipeline);
+};
+
 // True when the tidemark schema exists: read-only commands report an
 // empty state instead of creating it.
 bool state_schema_exists(PgConnection& state);

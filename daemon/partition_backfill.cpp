@@ -37,7 +37,7 @@ void PartitionBackfill::run(const std::vector<TimeWindow>& partitions, int paral
 void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::size_t& next, std::mutex& next_mutex,
                              BackfillProgress& progress, const CancelToken& cancel) {
   ChunkLogger observer;
-  std::unique_ptr<PgConnection> state_connection, source_connection, target_connection;
+  PipelineConnections connections;
   for (;;) {
     std::size_t index = 0;
     {
@@ -50,23 +50,21 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
     const auto started = std::chrono::steady_clock::now();
     RunSummary summary;
     try {
-      if (!state_connection) {
+      if (!connections.state) {
         // (Re)connect: a failed partition may have left a connection broken.
-        state_connection = connect_to(*config_, config_->daemon.state);
-        source_connection = connect_to(*config_, pipeline_.source);
-        target_connection.reset();
-        if (pipeline_.target != config_->daemon.state) target_connection = connect_to(*config_, pipeline_.target);
+        connections.open_state(*config_);
+        connections.open_data(*config_, pipeline_);
       }
-      PgStateStore state(*state_connection);
-      PgSource source(*source_connection, [](const std::string&) {});
-      PgTarget target(target_connection ? *target_connection : *state_connection, source, state, cancel);
+      PgStateStore state(*connections.state);
+      PgSource source(*connections.source, [](const std::string&) {});
+      PgTarget target(connections.target(), source, state, cancel);
       summary = PartitionWriter(pipeline_, table_, state, target, observer)
                     .write(partition, RunTrigger::Backfill, /*wait=*/true);
     } catch (const std::exception& e) {
       summary.status = RunStatus::Failed;
       summary.error = e.what();
     }
-    if (summary.status != RunStatus::Success) state_connection.reset();
+    if (summary.status != RunStatus::Success) connections.state.reset();
     progress.finished(label, summary,
                       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));
   }

@@ -40,23 +40,20 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
                               const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   TimedSummary out;
-  std::unique_ptr<PgConnection> state_connection;
+  PipelineConnections connections;
   try {
-    state_connection = connect_to(*config_, config_->daemon.state);
+    connections.open_state(*config_);
   } catch (const std::exception& e) {
     out.summary.table = TableKey{pipeline.name, table.name};
     out.summary.status = RunStatus::Failed;
     out.summary.error = e.what();
     observer_.on_run_finished(out.summary);
   }
-  if (state_connection) {
-    PgStateStore state(*state_connection);
-    std::unique_ptr<PgConnection> source_connection;
-    std::unique_ptr<PgConnection> target_connection;
+  if (connections.state) {
+    PgStateStore state(*connections.state);
     std::string unreachable;
     try {
-      source_connection = connect_to(*config_, pipeline.source);
-      if (pipeline.target != config_->daemon.state) target_connection = connect_to(*config_, pipeline.target);
+      connections.open_data(*config_, pipeline);
     } catch (const std::exception& e) {
       unreachable = e.what();
     }
@@ -70,8 +67,8 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
       UnreachableDatabase missing(unreachable);
       out.summary = execute(missing, missing);
     } else {
-      PgSource source(*source_connection, [](const std::string& warning) { spdlog::warn("{}", warning); });
-      PgTarget target(target_connection ? *target_connection : *state_connection, source, state, cancel);
+      PgSource source(*connections.source, [](const std::string& warning) { spdlog::warn("{}", warning); });
+      PgTarget target(connections.target(), source, state, cancel);
       if (fault_hook_) target.set_fault_hook(fault_hook_);
       out.summary = execute(source, target);
     }
