@@ -1,0 +1,107 @@
+// The metrics registry without a network: series appear with their table,
+// counters start at 0, reloads add and remove series, staleness follows
+// each table's threshold.
+#include <doctest/doctest.h>
+
+#include "core/config_parser.h"
+#include "daemon/metrics_registry.h"
+
+namespace tidemark {
+namespace {
+
+Config config_with(const std::string& tables) {
+  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x }, s: { dsn: y } }\n"});
+  REQUIRE(daemon.value);
+  const auto config = parse_config(*daemon.value, {{"p.yaml", "pipeline: p\nsource: s\ntarget: w\nschedule: '@hourly'\n"
+                                                               "stale_after: 1h\ntables:\n" + tables}});
+  REQUIRE(config.value);
+  return *config.value;
+}
+
+const std::string kOrders = "  - { name: orders, source_table: s.o, target_table: r.o, key: [id], cursor: c }\n";
+const std::string kEvents =
+    "  - { name: events, source_table: s.e, target_table: r.e, key: [id], cursor: c, stale_after: 10m }\n";
+
+bool has(const std::string& text, const std::string& line) { return text.find(line + "\n") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("every series of a configured table exists from the start, counters at 0") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  const std::string text = metrics.scrape_text();
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 0)"));
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="failed",table="orders"} 0)"));
+  for (const char* reason : {"locked", "overrun", "concurrency"}) {
+    CHECK(has(text, std::string(R"(tidemark_runs_skipped_total{pipeline="p",reason=")") + reason +
+                        R"(",table="orders"} 0)"));
+  }
+  CHECK(has(text, R"(tidemark_rows_written_total{pipeline="p",table="orders"} 0)"));
+  CHECK(has(text, R"(tidemark_watermark_stale_after_seconds{pipeline="p",table="orders"} 3600)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_count{pipeline="p"} 0)"));
+  CHECK(has(text, R"(tidemark_db_up{connection="w"} 0)"));
+  CHECK(has(text, "tidemark_config_last_reload_successful 1"));
+  CHECK(text.find("tidemark_build_info{version=") != std::string::npos);
+  // No watermark is known yet: no timestamp series.
+  CHECK(text.find("tidemark_watermark_timestamp_seconds{") == std::string::npos);
+}
+
+TEST_CASE("runs are counted; a reload adds and removes whole tables") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  RunSummary run;
+  run.table = {"p", "orders"};
+  run.status = RunStatus::Success;
+  run.rows_written = 42;
+  metrics.on_run_finished(run);
+  run.status = RunStatus::Failed;
+  run.rows_written = 0;
+  metrics.on_run_finished(run);
+  metrics.run_skipped({"p", "orders"}, SkipReason::Overrun);
+  std::string text = metrics.scrape_text();
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 1)"));
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="failed",table="orders"} 1)"));
+  CHECK(has(text, R"(tidemark_rows_written_total{pipeline="p",table="orders"} 42)"));
+  CHECK(has(text, R"(tidemark_last_run_rows{pipeline="p",table="orders"} 42)"));
+  CHECK(has(text, R"(tidemark_runs_skipped_total{pipeline="p",reason="overrun",table="orders"} 1)"));
+
+  metrics.set_config(config_with(kOrders + kEvents));
+  text = metrics.scrape_text();
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 1)"));  // kept
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="events"} 0)"));
+  CHECK(has(text, R"(tidemark_watermark_stale_after_seconds{pipeline="p",table="events"} 600)"));
+
+  metrics.set_config(config_with(kEvents));
+  text = metrics.scrape_text();
+  CHECK(text.find(R"(table="orders")") == std::string::npos);
+  // A run of a removed table that finishes later is ignored, not a crash.
+  run.status = RunStatus::Success;
+  metrics.on_run_finished(run);
+  metrics.run_ended({"p", "orders"}, std::chrono::seconds(1));
+}
+
+TEST_CASE("age and stale follow each table's threshold") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders + kEvents));
+  TableProgress progress;
+  progress.watermark_unix = 1000.0;
+  progress.moved_unix = 1000.0;
+  metrics.table_progress({"p", "orders"}, progress, 1000.0 + 1800);  // 30 min old, threshold 1 h
+  metrics.table_progress({"p", "events"}, progress, 1000.0 + 1800);  // 30 min old, threshold 10 min
+  std::string text = metrics.scrape_text();
+  CHECK(has(text, R"(tidemark_watermark_stale{pipeline="p",table="orders"} 0)"));
+  CHECK(has(text, R"(tidemark_watermark_stale{pipeline="p",table="events"} 1)"));
+  CHECK(has(text, R"(tidemark_watermark_age_seconds{pipeline="p",table="orders"} 1800)"));
+  CHECK(has(text, R"(tidemark_watermark_timestamp_seconds{pipeline="p",table="orders"} 1000)"));
+
+  // An integer cursor: no timestamp series; age counts from the last move.
+  TableProgress integer;
+  integer.moved_unix = 5000.0;
+  metrics.table_progress({"p", "orders"}, integer, 5000.0 + 7200);
+  text = metrics.scrape_text();
+  CHECK(text.find(R"(tidemark_watermark_timestamp_seconds{pipeline="p",table="orders"})") == std::string::npos);
+  CHECK(has(text, R"(tidemark_watermark_age_seconds{pipeline="p",table="orders"} 7200)"));
+  CHECK(has(text, R"(tidemark_watermark_stale{pipeline="p",table="orders"} 1)"));
+}
+
+}  // namespace tidemark
