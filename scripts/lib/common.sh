@@ -9,7 +9,7 @@ TIDEMARK_PACKAGES=(
   libboost-dev libboost-system-dev libpqxx-dev libpq-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
-  tzdata postgresql postgresql-client prometheus curl jq
+  tzdata postgresql postgresql-client prometheus curl jq python3
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

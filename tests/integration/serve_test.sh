@@ -2,7 +2,8 @@
 # tidemark serve end to end, against the throwaway PostgreSQL scripts/test
 # started: it fires every second, serves every SPEC metric, reloads on
 # SIGHUP (keeping the old configuration when the new one is invalid),
-# drops a removed table's series, stops on SIGTERM with exit 0 — and a real
+# drops a removed table's series, tells systemd READY, WATCHDOG, RELOADING
+# and STOPPING, stops on SIGTERM with exit 0 — and a real
 # Prometheus scraping it answers every query of the Grafana dashboard.
 # Usage: serve_test.sh TIDEMARK_BINARY SOURCE_DIR
 set -euo pipefail
@@ -89,7 +90,20 @@ pipeline() {  # pipeline TABLE...: a pipeline file loading orders into each targ
 }
 pipeline orders >"$work/pipelines/shop.yaml"
 
-"$tidemark" serve --config "$work/tidemark.yaml" >"$work/serve.log" 2>&1 &
+# A stand-in for systemd's notify socket records what the daemon tells it.
+python3 - "$work/notify.sock" "$work/notify.log" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        log.write(s.recv(4096).decode() + "\n---\n")
+PY
+pids+=("$!")
+eventually 10 test -S "$work/notify.sock"
+
+NOTIFY_SOCKET="$work/notify.sock" WATCHDOG_USEC=1000000 \
+  "$tidemark" serve --config "$work/tidemark.yaml" >"$work/serve.log" 2>&1 &
 serve=$!
 pids+=("$serve")
 metrics() { curl -sf "http://127.0.0.1:$metrics_port/metrics"; }
@@ -113,6 +127,9 @@ loaded() { [ "$(psql -X -At -d "${db}_target" -c "select count(*) from $1")" = "
 check "the first load arrives" eventually 20 loaded orders 100
 psql -X -q -d "${db}_source" -c "insert into orders values (101)"
 check "a new source row arrives" eventually 20 loaded orders 101
+told() { grep -q "^$1" "$work/notify.log"; }
+check "systemd hears READY=1" eventually 10 told READY=1
+check "systemd hears WATCHDOG=1" eventually 10 told WATCHDOG=1
 check "the json log is one object per line" bash -c "head -n 3 '$work/serve.log' | jq -e .message >/dev/null"
 
 # A real Prometheus scraping the daemon answers every dashboard query.
@@ -155,6 +172,7 @@ rm "$work/pipelines/broken.yaml"
 pipeline orders orders_copy >"$work/pipelines/shop.yaml"
 kill -HUP "$serve"
 check "a valid reload is reported" eventually 10 reload_is 1
+check "systemd hears RELOADING=1" eventually 10 told RELOADING=1
 check "the new table's series exist" eventually 10 bash -c \
   "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'tidemark_runs_skipped_total{pipeline=\"shop\",reason=\"overrun\",table=\"orders_copy\"} 0'"
 check "the new table loads" eventually 20 loaded orders_copy 101
@@ -170,6 +188,7 @@ kill -TERM "$serve"
 status=0
 wait "$serve" || status=$?
 check "SIGTERM exits 0" test "$status" -eq 0
+check "systemd hears STOPPING=1" told STOPPING=1
 check "the log says it stopped" grep -q '"message":"stopped"' "$work/serve.log"
 
 # Overruns and the global bound: one worker, a run that takes 1.5 s, and
