@@ -226,6 +226,20 @@ concurrency_skips() {
 check "a firing beyond max_concurrent_runs is skipped" eventually 20 concurrency_skips
 stop_busy
 
+# A database that is down: runs fail and are retried, the daemon keeps
+# serving, and tidemark_db_up says which connection is down.
+pipeline orders >"$work/pipelines/shop.yaml"
+sed -i "s|source: { dsn: \"[^\"]*\" }|source: { dsn: \"host=$work/nowhere dbname=x connect_timeout=2\" }|" "$work/tidemark.yaml"
+busy_daemon 2
+failing() { [ "$(value 'tidemark_runs_total{pipeline="shop",status="failed",table="orders"}')" -ge 2 ] 2>/dev/null; }
+check "runs against a database that is down fail and are retried" eventually 20 failing
+source_down() { [ "$(value 'tidemark_db_up{connection="source"}')" = "0" ]; }
+check "tidemark_db_up reports the connection that is down" eventually 30 source_down
+check "the daemon keeps running" kill -0 "$busy"
+check "the failed run is recorded with its error" bash -c \
+  "psql -X -At -d '${db}_target' -c \"select count(*) > 0 from tidemark.runs where status = 'failed' and error like 'cannot connect to source%'\" | grep -q t"
+stop_busy
+
 if [ "$failed" -gt 0 ]; then
   echo "--- serve log (tail) ---" >&2
   tail -n 30 "$work/serve.log" >&2
