@@ -13,7 +13,7 @@ namespace tidemark {
 
 struct LoadStatements {
   std::string copy_out;         // on the source: COPY (SELECT ... half-open window) TO STDOUT
-  std::string lock_target;      // serialises loads into one target table
+  std::string lock_target;      // keeps an empty target empty until a first load commits
   std::string target_is_empty;  // one boolean
   std::string create_stage;     // temp table with the target's column types, dropped at commit
   std::string copy_into_stage;  // COPY stage FROM STDIN

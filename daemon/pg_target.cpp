@@ -52,10 +52,15 @@ Result<ChunkCounts> PgTarget::load_chunk(const TableConfig& table, const SourceT
   try {
     target_.exec("BEGIN");
     step(ChunkStep::BeforeTargetWrite);
-    target_.exec(sql.lock_target);
     // An empty target takes the rows straight from COPY: a first load runs
-    // at COPY speed. The lock above keeps it empty until we commit.
-    const bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+    // at COPY speed. Only then is the table locked (and checked again), to
+    // keep it empty until we commit; the usual upsert takes no table lock,
+    // so it never blocks other writers or autovacuum.
+    bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+    if (empty) {
+      target_.exec(sql.lock_target);
+      empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+    }
     if (empty) {
       counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_target, cancel_);
       counts.rows_written = counts.rows_read;
