@@ -47,8 +47,10 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
       sets += (sets.empty() ? "" : ", ") + quote_identifier(c) + " = EXCLUDED." + quote_identifier(c);
     }
     // A re-read row that did not change is left alone: no new tuple, no WAL.
-    s.upsert += "UPDATE SET " + sets + " WHERE (" + column_list(rest, "t.") + ") IS DISTINCT FROM (" +
-                column_list(rest, "EXCLUDED.") + ")";
+    // Rows are compared as text, which every type has (json and point have
+    // no equality operator).
+    s.upsert += "UPDATE SET " + sets + " WHERE ROW(" + column_list(rest, "t.") + ")::text IS DISTINCT FROM ROW(" +
+                column_list(rest, "EXCLUDED.") + ")::text";
   }
   return s;
 }
