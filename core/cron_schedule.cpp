@@ -24,9 +24,11 @@ const FieldSpec kDayOfMonth{"day-of-month", 1, 31, {}};
 const FieldSpec kMonth{"month", 1, 12, {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}};
 const FieldSpec kDayOfWeek{"day-of-week", 0, 7, {"sun", "mon", "tue", "wed", "thu", "fri", "sat"}};
 
-// The horizon of every search: longer than any gap between firings of a
-// satisfiable expression (29 February can be eight years apart).
-constexpr date::days kHorizon{366 * 30};
+// The horizon of every search: the Gregorian calendar repeats every 400
+// years (146,097 days), so an expression with no firing in that span has
+// none at all, and one that has a firing has the next one within it (29
+// February on a Sunday comes 40 years apart, 2088 to 2128).
+constexpr date::days kHorizon{146097 + 366};
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -211,6 +213,12 @@ Result<CronSchedule> CronSchedule::parse(std::string_view expression) {
     if (!possible) {
       return Error{"\"" + std::string(text) + "\" can never fire: no selected month has the selected day of month"};
     }
+  }
+  // Any other combination that never happens (29 February that is also a
+  // day-of-week the calendar never gives it) shows in one 400-year cycle.
+  const LocalTime cycle_start{date::local_days(date::year(2000) / 1 / 1)};
+  if (!s.next_local_match(cycle_start, cycle_start + kHorizon)) {
+    return Error{"\"" + std::string(text) + "\" can never fire"};
   }
   return s;
 }

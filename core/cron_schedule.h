@@ -28,8 +28,10 @@ class CronSchedule {
   // spring-forward gap fires once at the end of the gap, and a repeated
   // local time fires only at its first occurrence, unless the schedule
   // runs every hour (hour field covers 0-23): then it fires at every
-  // matching local time that exists, in every real hour. Returns nothing
-  // only if no firing exists within the search horizon (decades); never loops.
+  // matching local time that exists, in every real hour. Searches one
+  // 400-year calendar cycle at most, which holds a firing of every
+  // expression parse() accepts; nothing only past the end of the calendar
+  // (year 32767). Never loops.
   std::optional<Instant> next_after(Instant after, const TimeZone& zone) const;
 
   const std::string& expression() const { return expression_; }

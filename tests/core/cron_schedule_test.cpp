@@ -216,6 +216,29 @@ TEST_CASE("cron parse errors name the field and what is allowed") {
   }
 }
 
+TEST_CASE("regression: 29 February on a Sunday, 40 years apart (found by the fuzzer)") {
+  // "*/7" in day-of-week starts with '*', so both day fields must match:
+  // 29 February that is a Sunday: 2032, 2060, 2088, then 2128 (2100 is not
+  // a leap year). The search used to stop after 30 years.
+  const auto schedule = CronSchedule::parse("3 4 29 2 */7");
+  REQUIRE(schedule.ok());
+  const TimeZone& utc = *date::locate_zone("UTC");
+  Instant t = at("2026-01-01T00:00:00Z");
+  for (const char* expected : {"2032-02-29T04:03:00Z", "2060-02-29T04:03:00Z", "2088-02-29T04:03:00Z",
+                               "2128-02-29T04:03:00Z"}) {
+    const auto next = schedule->next_after(t, utc);
+    REQUIRE(next);
+    CHECK(format_instant(*next) == expected);
+    t = *next;
+  }
+}
+
+TEST_CASE("an expression that no 400-year cycle satisfies is rejected") {
+  // 30 February never exists, whatever the weekday rule.
+  CHECK_FALSE(CronSchedule::parse("0 0 30 2 */2").ok());
+  CHECK(CronSchedule::parse("0 0 30 2 */2").error().find("can never fire") != std::string::npos);
+}
+
 TEST_CASE("an impossible day of month is fine when a weekday can fire instead") {
   const auto parsed = CronSchedule::parse("0 0 30 2 mon");
   REQUIRE(parsed.ok());
