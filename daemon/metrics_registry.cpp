@@ -11,7 +11,6 @@ namespace tidemark {
 
 struct MetricsRegistry::TableSeries {
   double stale_after_seconds = 0;
-  TableProgress progress;
   prometheus::Gauge* watermark_timestamp = nullptr;  // only once a time watermark is known
   prometheus::Gauge* age = nullptr;
   prometheus::Gauge* moved = nullptr;
@@ -296,7 +295,6 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   const std::lock_guard<std::mutex> lock(mutex_);
   TableSeries* s = find(table);
   if (s == nullptr) return;
-  s->progress = progress;
   if (progress.watermark_unix) {
     if (!s->watermark_timestamp) s->watermark_timestamp = &watermark_timestamp_.Add(table_labels(table.pipeline, table.table));
     s->watermark_timestamp->Set(*progress.watermark_unix);
