@@ -1,5 +1,6 @@
 #include "daemon/command_support.h"
 
+#include <filesystem>
 #include <ostream>
 
 #include "daemon/config_loader.h"
@@ -19,7 +20,8 @@ std::shared_ptr<const Config> load_config_or_report(const std::string& path, std
 std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string& connection_name) {
   const ConnectionConfig* connection = config.daemon.find_connection(connection_name);
   if (connection == nullptr) throw std::runtime_error("no connection named " + connection_name);
-  return std::make_unique<PgConnection>(resolve_dsn(*connection), connection_name);
+  const std::string base_dir = std::filesystem::path(config.daemon.file).parent_path().string();
+  return std::make_unique<PgConnection>(resolve_dsn(*connection, base_dir), connection_name);
 }
 
 void PipelineConnections::open_state(const Config& config) { state = connect_to(config, config.daemon.state); }

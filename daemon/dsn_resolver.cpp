@@ -1,12 +1,13 @@
 #include "daemon/dsn_resolver.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 
 namespace tidemark {
 
-std::string resolve_dsn(const ConnectionConfig& connection) {
+std::string resolve_dsn(const ConnectionConfig& connection, const std::string& base_dir) {
   switch (connection.source) {
     case DsnSource::Inline: return connection.value;
     case DsnSource::Environment: {
@@ -18,7 +19,8 @@ std::string resolve_dsn(const ConnectionConfig& connection) {
       return value;
     }
     case DsnSource::File: {
-      std::ifstream in(connection.value);
+      const std::filesystem::path path(connection.value);
+      std::ifstream in(path.is_absolute() ? path : std::filesystem::path(base_dir) / path);
       std::string line;
       if (!in || !std::getline(in, line)) {
         throw std::runtime_error("connection " + connection.name + ": cannot read dsn_file " + connection.value);

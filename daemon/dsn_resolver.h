@@ -9,8 +9,9 @@
 
 namespace tidemark {
 
-// Throws std::runtime_error naming the connection (never the DSN) when the
-// variable is unset or the file unreadable or empty.
-std::string resolve_dsn(const ConnectionConfig& connection);
+// A relative dsn_file is read from `base_dir` (the daemon file's folder,
+// as pipelines_dir is). Throws std::runtime_error naming the connection
+// (never the DSN) when the variable is unset or the file unreadable or empty.
+std::string resolve_dsn(const ConnectionConfig& connection, const std::string& base_dir);
 
 }  // namespace tidemark

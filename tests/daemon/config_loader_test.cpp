@@ -7,6 +7,7 @@
 #include "core/config_schema.h"
 #include "daemon/command_line.h"
 #include "daemon/config_loader.h"
+#include "daemon/dsn_resolver.h"
 #include "daemon/validate_command.h"
 
 namespace tidemark {
@@ -96,6 +97,27 @@ TEST_CASE("docs/configuration.md carries the current schema reference") {
   text << in.rdbuf();
   // Regenerate with scripts/update-config-docs.
   CHECK(text.str().find(render_schema_reference()) != std::string::npos);
+}
+
+TEST_CASE("DSNs come inline, from the environment, or from a file next to the daemon file") {
+  TempDir dir;
+  dir.write("secrets/shop.dsn", "host=db password=hunter2\n");
+  ConnectionConfig file{"shop", DsnSource::File, "secrets/shop.dsn"};
+  CHECK(resolve_dsn(file, dir.path.string()) == "host=db password=hunter2");
+  file.value = (dir.path / "secrets/shop.dsn").string();  // absolute
+  CHECK(resolve_dsn(file, "/nonexistent") == "host=db password=hunter2");
+
+  ::setenv("TIDEMARK_TEST_DSN", "dbname=x", 1);
+  CHECK(resolve_dsn({"w", DsnSource::Environment, "TIDEMARK_TEST_DSN"}, "") == "dbname=x");
+  ::unsetenv("TIDEMARK_TEST_DSN");
+  try {
+    resolve_dsn({"w", DsnSource::Environment, "TIDEMARK_TEST_DSN"}, "");
+    FAIL("an unset variable must be an error");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()) == "connection w: environment variable TIDEMARK_TEST_DSN is not set");
+  }
+  CHECK(resolve_dsn({"w", DsnSource::Inline, "dbname=y"}, "") == "dbname=y");
+  CHECK_THROWS_AS(resolve_dsn({"w", DsnSource::File, "missing.dsn"}, dir.path.string()), std::runtime_error);
 }
 
 }  // namespace tidemark
