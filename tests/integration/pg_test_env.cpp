@@ -68,8 +68,10 @@ std::string PgTestEnv::daemon_yaml() const {
 }
 
 std::string PgTestEnv::write_config_files(const std::string& pipeline_yaml) {
-  char pattern[] = "/tmp/tidemark-it-XXXXXX";
-  config_dir_ = ::mkdtemp(pattern);
+  if (config_dir_.empty()) {
+    char pattern[] = "/tmp/tidemark-it-XXXXXX";
+    config_dir_ = ::mkdtemp(pattern);
+  }
   std::filesystem::create_directories(config_dir_ + "/pipelines");
   std::ofstream(config_dir_ + "/tidemark.yaml") << daemon_yaml();
   std::ofstream(config_dir_ + "/pipelines/pipeline.yaml") << pipeline_yaml;
