@@ -132,9 +132,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
 
 }  // namespace
 
-int run_backfill(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_backfill(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
   if (table == nullptr) {

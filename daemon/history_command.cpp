@@ -10,9 +10,7 @@
 
 namespace tidemark {
 
-int run_history(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_history(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   nlohmann::json runs = nlohmann::json::array();
   try {
     const auto state = connect_to(*config, config->daemon.state);

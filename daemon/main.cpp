@@ -5,7 +5,7 @@
 
 #include "daemon/command_line.h"
 #include "daemon/commands.h"
-#include "daemon/config_loader.h"
+#include "daemon/command_support.h"
 #include "daemon/exit_code.h"
 #include "daemon/logging.h"
 #include "daemon/next_command.h"
@@ -13,7 +13,7 @@
 
 namespace {
 
-using Command = int (*)(const tidemark::CommandLine&, std::ostream&, std::ostream&);
+using tidemark::Command;
 
 // The commands that work on databases and log through the configured logger.
 Command database_command(const std::string& name) {
@@ -44,12 +44,11 @@ int main(int argc, char** argv) {
 
     const Command command = database_command(command_line.command);
     if (command == nullptr) std::abort();  // the command line only accepts known commands
-    tidemark::LogConfig log_config;
-    if (const auto loaded = tidemark::load_config(command_line.config_path); loaded.value) {
-      log_config = loaded.value->daemon.log;
-    }
-    tidemark::setup_logging(log_config);
-    return command(command_line, std::cout, std::cerr);
+    // Read once: the command gets the configuration its logging follows.
+    const auto config = tidemark::load_config_or_report(command_line.config_path, std::cerr);
+    if (!config) return tidemark::kExitUsage;
+    tidemark::setup_logging(config->daemon.log);
+    return command(config, command_line, std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "tidemark " << command_line.command << ": " << e.what() << '\n';
     return tidemark::kExitFailure;

@@ -7,9 +7,7 @@
 
 namespace tidemark {
 
-int run_migrate(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_migrate(const ConfigPtr& config, const CommandLine&, std::ostream& out, std::ostream& err) {
   try {
     const auto state = connect_to(*config, config->daemon.state);
     const std::vector<int> applied = migrate_state_schema(*state);

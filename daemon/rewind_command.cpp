@@ -24,13 +24,11 @@ bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") =
 
 }  // namespace
 
-int run_rewind(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   if (blank(command_line.reason)) {
     err << "tidemark rewind: --reason must say why; it is kept forever in tidemark.watermark_resets\n";
     return kExitUsage;
   }
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
   if (table == nullptr) {

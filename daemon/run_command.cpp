@@ -10,9 +10,7 @@
 
 namespace tidemark {
 
-int run_run(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_run(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   if (pipeline == nullptr) {
     err << "tidemark run: no pipeline named \"" << command_line.pipeline << "\"\n";

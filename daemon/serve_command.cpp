@@ -48,9 +48,8 @@ std::string status_line(const Config& config) {
 
 }  // namespace
 
-int run_serve(const CommandLine& command_line, std::ostream&, std::ostream& err) {
-  auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_serve(const ConfigPtr& initial, const CommandLine& command_line, std::ostream&, std::ostream&) {
+  ConfigPtr config = initial;  // replaced by each valid reload
 
   MetricsRegistry metrics;
   try {

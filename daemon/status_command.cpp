@@ -56,9 +56,7 @@ std::string human_age(std::int64_t seconds) {
 
 }  // namespace
 
-int run_status(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_status(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   std::map<std::pair<std::string, std::string>, TableState> states;
   std::int64_t now = 0;
   try {

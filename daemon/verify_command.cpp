@@ -91,9 +91,7 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
 
 }  // namespace
 
-int run_verify(const CommandLine& command_line, std::ostream& out, std::ostream& err) {
-  const auto config = load_config_or_report(command_line.config_path, err);
-  if (!config) return kExitUsage;
+int run_verify(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   if (pipeline == nullptr || (!command_line.table.empty() && pipeline->find_table(command_line.table) == nullptr)) {
     err << "tidemark verify: no table " << command_line.pipeline

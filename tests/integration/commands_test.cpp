@@ -34,10 +34,8 @@ tables:
     lookback: 10
 )";
 
-struct Commands {
+struct Commands : testing::CommandRunner {
   PgTestEnv env;
-  CommandLine cl;
-  std::ostringstream out, err;
 
   Commands() {
     env.source().exec(
@@ -50,11 +48,6 @@ struct Commands {
         "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null);"
         "create table raw.events (event_id bigint primary key, kind text)");
     cl.config_path = env.write_config_files(kPipeline);
-  }
-  int run(int (*command)(const CommandLine&, std::ostream&, std::ostream&)) {
-    out.str("");
-    err.str("");
-    return command(cl, out, err);
   }
 };
 

@@ -46,10 +46,8 @@ const char* const kDirectRevenue =
     " left join orders o on o.status = 'completed' and (o.ordered_at at time zone 'Europe/Berlin')::date = d::date"
     " group by 1 order by 1";
 
-struct Shop {
+struct Shop : testing::CommandRunner {
   PgTestEnv env;
-  CommandLine cl;
-  std::ostringstream out, err;
 
   Shop() {
     // One order every real hour around both changes of 2026, every third one open.
@@ -75,9 +73,7 @@ struct Shop {
     cl.table = table;
     cl.from = from;
     cl.to = to;
-    out.str("");
-    err.str("");
-    return run_backfill(cl, out, err);
+    return run(run_backfill);
   }
   std::vector<std::string> revenue() {
     return PgTestEnv::rows(env.target(), "select day_start, orders, revenue from mart.daily_revenue order by 1");

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/config_parser.h"
+#include "daemon/command_support.h"
 
 namespace tidemark::testing {
 namespace {
@@ -97,6 +98,14 @@ std::vector<std::string> PgTestEnv::rows(PgConnection& connection, const std::st
     out.push_back(row);
   }
   return out;
+}
+
+int CommandRunner::run(Command command) {
+  out.str("");
+  err.str("");
+  const auto config = load_config_or_report(cl.config_path, err);
+  if (!config) return 2;
+  return command(config, cl, out, err);
 }
 
 }  // namespace tidemark::testing

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/config_model.h"
+#include "daemon/commands.h"
 #include "daemon/pg_connection.h"
 
 namespace tidemark::testing {
@@ -49,6 +51,16 @@ class PgTestEnv {
   std::unique_ptr<PgConnection> source_;
   std::unique_ptr<PgConnection> target_;
   std::unique_ptr<PgConnection> state_;
+};
+
+// Runs commands the way the binary does: loads cl.config_path (exit 2 with
+// the errors when invalid) and captures what the command prints.
+struct CommandRunner {
+  CommandLine cl;
+  std::ostringstream out;
+  std::ostringstream err;
+
+  int run(Command command);
 };
 
 }  // namespace tidemark::testing
