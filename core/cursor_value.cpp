@@ -124,6 +124,22 @@ Result<CursorValue> cursor_from_text(CursorType type, std::string_view text) {
   return fail("a value");
 }
 
+Result<CursorValue> cursor_from_stored(std::string_view type_name, std::string_view text) {
+  const auto type = cursor_type_from_name(type_name);
+  if (!type) return Error{type.error()};
+  return cursor_from_text(*type, text);
+}
+
+std::optional<double> cursor_unix_seconds(const CursorValue& value) {
+  switch (value.type) {
+    case CursorType::TimestampTz:
+    case CursorType::Timestamp: return static_cast<double>(value.raw) / kMicrosPerSecond;
+    case CursorType::Date: return static_cast<double>(value.raw) * kSecondsPerDay;
+    case CursorType::Integer: return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 std::string cursor_sql_literal(const CursorValue& value) {
   const std::string n = std::to_string(value.raw);
   switch (value.type) {

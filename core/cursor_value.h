@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -42,6 +43,14 @@ std::string cursor_to_text(const CursorValue& value);
 // time with an offset (or none, meaning UTC) for timestamptz; without an
 // offset for timestamp; a date for date; an integer for integer.
 Result<CursorValue> cursor_from_text(CursorType type, std::string_view text);
+
+// A stored watermark: its value_type column and canonical text together.
+Result<CursorValue> cursor_from_stored(std::string_view type_name, std::string_view text);
+
+// The value as Unix seconds, for ages and gauges: exact for timestamptz,
+// the wall time read as UTC for timestamp, UTC midnight for date; nothing
+// for integer cursors, which are not times.
+std::optional<double> cursor_unix_seconds(const CursorValue& value);
 
 // A SQL expression of the cursor's type for this value, built only from
 // digits, so it is safe to splice into statements that take no parameters

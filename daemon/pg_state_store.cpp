@@ -67,9 +67,7 @@ Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableK
         "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
         {table.pipeline, table.table});
     if (r.rows() == 0) return std::optional<StoredWatermark>();
-    const auto type = cursor_type_from_name(r.text(0, 1));
-    if (!type) return Error{"stored watermark of " + table.display() + ": " + type.error()};
-    const auto value = cursor_from_text(*type, r.text(0, 0));
+    const auto value = cursor_from_stored(r.text(0, 1), r.text(0, 0));
     if (!value) return Error{"stored watermark of " + table.display() + ": " + value.error()};
     return std::optional<StoredWatermark>(StoredWatermark{*value});
   } catch (const PgError& e) {

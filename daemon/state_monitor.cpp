@@ -13,17 +13,6 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// A stored watermark as Unix seconds: timestamptz exactly, timestamp as if
-// its wall time were UTC, date at its UTC midnight; nothing for integers.
-std::optional<double> watermark_unix(const std::string& value, const std::string& type_name) {
-  const auto type = cursor_type_from_name(type_name);
-  if (!type || *type == CursorType::Integer) return std::nullopt;
-  const auto parsed = cursor_from_text(*type, value);
-  if (!parsed) return std::nullopt;
-  if (*type == CursorType::Date) return static_cast<double>(parsed->raw) * 86400.0;
-  return static_cast<double>(parsed->raw) / 1e6;
-}
-
 std::optional<double> optional_double(const PgResult& r, int row, int column) {
   if (r.is_null(row, column)) return std::nullopt;
   return std::stod(r.text(row, column));
@@ -128,7 +117,10 @@ left join lateral (select finished_at from tidemark.runs where pipeline = t.pipe
     const double now = unix_now();
     for (int i = 0; i < r.rows(); ++i) {
       TableProgress progress;
-      if (!r.is_null(i, 2)) progress.watermark_unix = watermark_unix(r.text(i, 2), r.text(i, 3));
+      if (!r.is_null(i, 2)) {
+        const auto value = cursor_from_stored(r.text(i, 3), r.text(i, 2));
+        if (value) progress.watermark_unix = cursor_unix_seconds(*value);
+      }
       if (!progress.watermark_unix) progress.watermark_unix = optional_double(r, i, 5);
       progress.moved_unix = optional_double(r, i, 4);
       progress.last_success_unix = optional_double(r, i, 6);

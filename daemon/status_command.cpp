@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -34,16 +35,13 @@ std::optional<std::int64_t> optional_integer(const PgResult& r, int row, int col
 
 std::string iso(std::int64_t unix_seconds) { return format_instant(Instant(std::chrono::seconds(unix_seconds))); }
 
-// The watermark as Unix seconds: timestamptz exactly, timestamp read as UTC
-// wall time, date as its UTC midnight; nothing for integer cursors.
+// The watermark as whole Unix seconds; nothing for integer cursors.
 std::optional<std::int64_t> watermark_seconds(const TableState& s) {
   if (!s.value || !s.value_type) return std::nullopt;
-  const auto type = cursor_type_from_name(*s.value_type);
-  if (!type || *type == CursorType::Integer) return std::nullopt;
-  const auto value = cursor_from_text(*type, *s.value);
-  if (!value) return std::nullopt;
-  if (*type == CursorType::Date) return value->raw * 86400;
-  return value->raw / 1'000'000 - (value->raw % 1'000'000 < 0 ? 1 : 0);
+  const auto value = cursor_from_stored(*s.value_type, *s.value);
+  const auto seconds = value ? cursor_unix_seconds(*value) : std::nullopt;
+  if (!seconds) return std::nullopt;
+  return static_cast<std::int64_t>(std::floor(*seconds));
 }
 
 std::string human_age(std::int64_t seconds) {

@@ -90,4 +90,15 @@ TEST_CASE("SQL literals are made of digits and typed") {
   CHECK(cursor_sql_literal(CursorValue{CursorType::Integer, 5}) == "(5::bigint)");
 }
 
+TEST_CASE("stored watermarks parse with their type, and time cursors give Unix seconds") {
+  const auto tz = cursor_from_stored("timestamptz", "1970-01-01T00:00:01.5Z");
+  REQUIRE(tz.ok());
+  CHECK(*cursor_unix_seconds(*tz) == 1.5);
+  CHECK(*cursor_unix_seconds(*cursor_from_stored("timestamp", "1969-12-31T23:59:59")) == -1.0);
+  CHECK(*cursor_unix_seconds(*cursor_from_stored("date", "1970-01-02")) == 86400.0);
+  CHECK_FALSE(cursor_unix_seconds(*cursor_from_stored("integer", "42")).has_value());
+  CHECK_FALSE(cursor_from_stored("text", "x").ok());
+  CHECK_FALSE(cursor_from_stored("date", "soon").ok());
+}
+
 }  // namespace tidemark
