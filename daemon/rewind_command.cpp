@@ -10,6 +10,7 @@
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
 #include "daemon/pg_source.h"
+#include "daemon/pg_state_store.h"
 #include "daemon/state_schema.h"
 
 namespace tidemark {
@@ -85,8 +86,10 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
     }
 
     // Under the table's lock, so no run is in flight while the value changes.
-    if (!state->exec("select pg_try_advisory_lock($1::bigint)", {std::to_string(advisory_lock_key(key))})
-             .boolean(0, 0)) {
+    PgStateStore store(*state);
+    const auto locked = store.try_lock(key);
+    if (!locked) throw std::runtime_error(locked.error());
+    if (!*locked) {
       err << "tidemark rewind: a run of " << key.display() << " holds the lock; try again when it has finished\n";
       return kExitFailure;
     }
@@ -101,7 +104,7 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
         " values ($1, $2, $3, $4, $5, $6)",
         {key.pipeline, key.table, old_value, new_value, command_line.reason, os_user()});
     state->exec("COMMIT");
-    state->exec("select pg_advisory_unlock($1::bigint)", {std::to_string(advisory_lock_key(key))});
+    store.unlock(key);
     out << "done; recorded in tidemark.watermark_resets\n";
     return kExitOk;
   } catch (const std::exception& e) {
