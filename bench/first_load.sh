@@ -5,9 +5,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
 ROWS=${ROWS:-1000000}
-BUILD_DIR=${BUILD_DIR:-$TIDEMARK_ROOT/build}
-tidemark=$BUILD_DIR/daemon/tidemark
-[ -x "$tidemark" ] || { echo "build first (scripts/test or cmake --build build)" >&2; exit 2; }
+tidemark=$(built_tidemark)
 
 export PGPORT=${PGPORT:-55499}
 trap stop_postgres EXIT
@@ -46,7 +44,7 @@ tables:
 YAML
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 
-seconds() { local start=$EPOCHREALTIME; "$@" >/dev/null; awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }'; }
+seconds() { local start=$EPOCHREALTIME; "$@" >/dev/null; seconds_since "$start"; }
 
 copy_only() {
   psql -X -q -d bench_source -c "copy (select * from public.orders) to stdout" |

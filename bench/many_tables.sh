@@ -7,9 +7,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib/common.sh"
 TABLES=${TABLES:-10000}
-BUILD_DIR=${BUILD_DIR:-$TIDEMARK_ROOT/build}
-tidemark=$BUILD_DIR/daemon/tidemark
-[ -x "$tidemark" ] || { echo "build first" >&2; exit 2; }
+tidemark=$(built_tidemark)
 
 export PGPORT=${PGPORT:-55498}
 dir=$(mktemp -d)
@@ -41,17 +39,17 @@ done
 
 start=$EPOCHREALTIME
 "$tidemark" validate --config "$dir/tidemark.yaml" >/dev/null
-validate=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+validate=$(seconds_since "$start")
 
 start=$EPOCHREALTIME
 "$tidemark" serve --config "$dir/tidemark.yaml" 2>"$dir/serve.log" &
 serve=$!
 until curl -sf "http://127.0.0.1:$port/metrics" -o /dev/null; do sleep 0.05; done
-ready=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+ready=$(seconds_since "$start")
 sleep 2  # let the state monitor's first refresh land
 start=$EPOCHREALTIME
 bytes=$(curl -sf "http://127.0.0.1:$port/metrics" | wc -c)
-scrape=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')
+scrape=$(seconds_since "$start")
 series=$(curl -sf "http://127.0.0.1:$port/metrics" | grep -vc '^#')
 rss=$(awk '/VmRSS/ { print $2 }' "/proc/$serve/status")
 

@@ -38,6 +38,17 @@ build_tidemark() {
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
+# The built tidemark binary (in $BUILD_DIR, default build/), for the
+# benchmarks; exits 2 when it has not been built.
+built_tidemark() {
+  local binary=${BUILD_DIR:-$TIDEMARK_ROOT/build}/daemon/tidemark
+  [ -x "$binary" ] || { echo "build first (scripts/test or cmake --build build)" >&2; exit 2; }
+  echo "$binary"
+}
+
+# Seconds elapsed since START, an earlier $EPOCHREALTIME.
+seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }'; }
+
 pg_bin() {
   local dir
   dir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)

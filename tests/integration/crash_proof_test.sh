@@ -6,23 +6,10 @@
 # exactly the source's rows: nothing lost, nothing doubled.
 # Usage: crash_proof_test.sh TIDEMARK_BINARY
 set -euo pipefail
-: "${TIDEMARK_PG_DIR:?run through scripts/test, which starts PostgreSQL}"
+source "$(dirname "$0")/lib.sh"
 tidemark=$1
 rounds=${CRASH_ROUNDS:-10}
-work=$(mktemp -d /tmp/tidemark-proof.XXXXXX)
-db=proof_$$
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  dropdb --if-exists --force "${db}_source" >/dev/null 2>&1 || true
-  dropdb --if-exists --force "${db}_target" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-createdb "${db}_source"
-createdb "${db}_target"
+test_setup proof
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
   "create table orders (id bigint primary key, status text not null, amount int not null,
                         updated_at timestamptz not null default clock_timestamp())"
@@ -34,15 +21,6 @@ psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
   "create table orders (id bigint primary key, status text not null, amount int not null, updated_at timestamptz not null)"
 
-free_port() {
-  local port
-  for port in $(seq $((20000 + $$ % 20000)) 65000); do
-    if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return
-    fi
-  done
-}
 mkdir -p "$work/pipelines"
 cat >"$work/tidemark.yaml" <<YAML
 state: target
@@ -109,13 +87,11 @@ target_rows=$(psql -X -At -d "${db}_target" -c "select md5(string_agg(o::text, '
 abandoned=$(psql -X -At -d "${db}_target" -c "select count(*) from tidemark.runs where error like 'abandoned%'")
 runs=$(psql -X -At -d "${db}_target" -c "select count(*) from tidemark.runs")
 echo "rounds: $rounds, runs: $runs, abandoned by a kill: $abandoned, source: ${source_rows#*|} rows"
-if [ "$source_rows" = "$target_rows" ]; then
-  echo "1 passed, 0 failed"
-else
-  echo "target differs from source: source $source_rows, target $target_rows" >&2
+check "the target holds exactly the source's rows" test "$source_rows" = "$target_rows"
+if [ "$failed" -gt 0 ]; then
+  echo "source $source_rows, target $target_rows" >&2
   psql -X -d "${db}_source" -c "select * from orders order by id" >"$work/source.txt"
   psql -X -d "${db}_target" -c "select * from orders order by id" >"$work/target.txt"
   diff "$work/source.txt" "$work/target.txt" | head -20 >&2 || true
-  echo "0 passed, 1 failed"
-  exit 1
 fi
+report

@@ -27,26 +27,23 @@ std::string orders_pipeline(const std::string& lookback, const std::string& extr
          lookback + "\n" + extra;
 }
 
+// Creates the orders tables before the runs apply the state schema.
+PgTestEnv& with_orders_tables(PgTestEnv& env) {
+  env.source().exec(std::string("create table public.orders ") + kOrdersTable);
+  env.target().exec(std::string("create schema raw; create table raw.orders ") + kOrdersTable);
+  return env;
+}
+
 struct OrdersFixture {
   PgTestEnv env;
-  std::shared_ptr<const Config> config;
-  ChunkLogger observer;
-  CancelToken cancel;
+  testing::TableRuns runs;
 
   explicit OrdersFixture(const std::string& lookback = "0s", bool state_in_target = true,
                          const std::string& extra = "")
-      : env(state_in_target) {
-    env.source().exec(std::string("create table public.orders ") + kOrdersTable);
-    env.target().exec(std::string("create schema raw; create table raw.orders ") + kOrdersTable);
-    config = env.config(orders_pipeline(lookback, extra));
-    migrate_state_schema(env.state());
-  }
+      : env(state_in_target), runs(with_orders_tables(env), env.config(orders_pipeline(lookback, extra))) {}
 
   TimedSummary run(std::function<void(ChunkStep)> hook = nullptr) {
-    TableRunner runner(config, observer);
-    if (hook) runner.set_fault_hook(std::move(hook));
-    const PipelineConfig& p = *config->find_pipeline("shop");
-    return runner.run(p, *p.find_table("orders"), RunTrigger::Manual, cancel);
+    return runs.run("shop", "orders", RunTrigger::Manual, std::move(hook));
   }
 
   void insert(int id, const std::string& status, const std::string& updated_at) {
@@ -231,12 +228,7 @@ tables:
     key: ['"Key Col"']
     cursor: '"Up Dated"'
 )");
-  migrate_state_schema(env.state());
-  ChunkLogger observer;
-  CancelToken cancel;
-  TableRunner runner(config, observer);
-  const PipelineConfig& p = *config->find_pipeline("odd");
-  const TimedSummary r = runner.run(p, p.tables[0], RunTrigger::Manual, cancel);
+  const TimedSummary r = testing::TableRuns(env, config).run("odd", "odd");
   INFO(r.summary.error);
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(PgTestEnv::rows(env.target(), R"(select * from "Ra w"."T;x" order by 1)") ==
@@ -257,14 +249,10 @@ schedule: "@hourly"
 tables:
   - { name: docs, source_table: docs, target_table: docs, key: [id], cursor: v, lookback: 10 }
 )");
-  migrate_state_schema(env.state());
-  ChunkLogger observer;
-  CancelToken cancel;
-  TableRunner runner(config, observer);
-  const PipelineConfig& p = *config->find_pipeline("docs");
-  REQUIRE(runner.run(p, p.tables[0], RunTrigger::Manual, cancel).summary.status == RunStatus::Success);
+  testing::TableRuns runs(env, config);
+  REQUIRE(runs.run("docs", "docs").summary.status == RunStatus::Success);
   env.source().exec("update docs set doc = '{\"changed\": true}' where id = 3");
-  const TimedSummary again = runner.run(p, p.tables[0], RunTrigger::Manual, cancel);
+  const TimedSummary again = runs.run("docs", "docs");
   INFO(again.summary.error);
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK(again.summary.rows_read == 5);     // the lookback re-reads every row
@@ -288,13 +276,7 @@ TEST_CASE("a missing target table, a missing column or a key without a unique in
     PgTestEnv env;
     env.source().exec(std::string("create table public.orders ") + kOrdersTable);
     env.target().exec(row.target_ddl);
-    const auto config = env.config(orders_pipeline("0s"));
-    migrate_state_schema(env.state());
-    ChunkLogger observer;
-    CancelToken cancel;
-    TableRunner runner(config, observer);
-    const PipelineConfig& p = *config->find_pipeline("shop");
-    const TimedSummary r = runner.run(p, p.tables[0], RunTrigger::Manual, cancel);
+    const TimedSummary r = testing::TableRuns(env, env.config(orders_pipeline("0s"))).run("shop", "orders");
     CHECK(r.summary.status == RunStatus::Failed);
     CHECK_MESSAGE(r.summary.error.find(row.message) != std::string::npos, r.summary.error);
     const auto recorded = PgTestEnv::rows(env.state(), "select error from tidemark.runs");
@@ -355,13 +337,9 @@ tables:
     cursor: day
     lookback: 1d
 )");
-  migrate_state_schema(env.state());
-  ChunkLogger observer;
-  CancelToken cancel;
-  TableRunner runner(config, observer);
-  const PipelineConfig& p = *config->find_pipeline("sensors");
-  REQUIRE(runner.run(p, p.tables[0], RunTrigger::Manual, cancel).summary.status == RunStatus::Success);
-  REQUIRE(runner.run(p, p.tables[1], RunTrigger::Manual, cancel).summary.status == RunStatus::Success);
+  testing::TableRuns runs(env, config);
+  REQUIRE(runs.run("sensors", "by_time").summary.status == RunStatus::Success);
+  REQUIRE(runs.run("sensors", "by_day").summary.status == RunStatus::Success);
 
   // Every reading up to the source's local now.
   CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.readings")[0] == "72");

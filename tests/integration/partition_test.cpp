@@ -163,13 +163,8 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
   shop.env.source().exec(
       "insert into orders (status, amount, ordered_at) select 'completed', 5, now() - g * interval '1 hour'"
       " from generate_series(0, 47) g");
-  const auto config = shop.env.config(kPipeline);
-  migrate_state_schema(shop.env.state());
-  ChunkLogger observer;
-  CancelToken cancel;
-  TableRunner runner(config, observer);
-  const PipelineConfig& p = *config->find_pipeline("shop");
-  const TimedSummary first = runner.run(p, *p.find_table("daily_revenue"), RunTrigger::Schedule, cancel);
+  testing::TableRuns runs(shop.env, shop.env.config(kPipeline));
+  const TimedSummary first = runs.run("shop", "daily_revenue", RunTrigger::Schedule);
   REQUIRE(first.summary.status == RunStatus::Success);
   CHECK(first.summary.chunks == 1);
   const auto written = shop.revenue();
@@ -179,7 +174,7 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
                         "select day_start = (((now() at time zone 'Europe/Berlin')::date - 1)::timestamp"
                         " at time zone 'Europe/Berlin') from mart.daily_revenue")[0] == "t");
   // A second firing the same day has nothing to do.
-  CHECK(runner.run(p, *p.find_table("daily_revenue"), RunTrigger::Schedule, cancel).summary.chunks == 0);
+  CHECK(runs.run("shop", "daily_revenue", RunTrigger::Schedule).summary.chunks == 0);
 }
 
 }  // namespace tidemark

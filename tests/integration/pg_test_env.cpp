@@ -10,6 +10,7 @@
 
 #include "core/config_parser.h"
 #include "daemon/command_support.h"
+#include "daemon/state_schema.h"
 
 namespace tidemark::testing {
 namespace {
@@ -98,6 +99,21 @@ std::vector<std::string> PgTestEnv::rows(PgConnection& connection, const std::st
     out.push_back(row);
   }
   return out;
+}
+
+TableRuns::TableRuns(PgTestEnv& env, std::shared_ptr<const Config> config) : config_(std::move(config)) {
+  migrate_state_schema(env.state());
+}
+
+TimedSummary TableRuns::run(const std::string& pipeline, const std::string& table, RunTrigger trigger,
+                            std::function<void(ChunkStep)> hook) {
+  const PipelineConfig* p = config_->find_pipeline(pipeline);
+  REQUIRE(p != nullptr);
+  const TableConfig* t = p->find_table(table);
+  REQUIRE(t != nullptr);
+  TableRunner runner(config_, observer_);
+  if (hook) runner.set_fault_hook(std::move(hook));
+  return runner.run(*p, *t, trigger, cancel_);
 }
 
 int CommandRunner::run(Command command) {

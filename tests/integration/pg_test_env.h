@@ -8,8 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "core/cancel_token.h"
 #include "core/config_model.h"
+#include "daemon/chunk_logger.h"
 #include "daemon/commands.h"
+#include "daemon/table_runner.h"
 #include "daemon/pg_connection.h"
 
 namespace tidemark::testing {
@@ -51,6 +54,22 @@ class PgTestEnv {
   std::unique_ptr<PgConnection> source_;
   std::unique_ptr<PgConnection> target_;
   std::unique_ptr<PgConnection> state_;
+};
+
+// Runs tables of a configuration the way the daemon does (TableRunner),
+// after applying the state schema to the env's state database.
+class TableRuns {
+ public:
+  TableRuns(PgTestEnv& env, std::shared_ptr<const Config> config);
+
+  // `hook`, when set, is called at each chunk step; throwing there is a crash.
+  TimedSummary run(const std::string& pipeline, const std::string& table, RunTrigger trigger = RunTrigger::Manual,
+                   std::function<void(ChunkStep)> hook = nullptr);
+
+ private:
+  std::shared_ptr<const Config> config_;
+  ChunkLogger observer_;
+  CancelToken cancel_;
 };
 
 // Runs commands the way the binary does: loads cl.config_path (exit 2 with

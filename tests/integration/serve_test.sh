@@ -7,56 +7,10 @@
 # Prometheus scraping it answers every query of the Grafana dashboard.
 # Usage: serve_test.sh TIDEMARK_BINARY SOURCE_DIR
 set -euo pipefail
-: "${TIDEMARK_PG_DIR:?run through scripts/test, which starts PostgreSQL}"
+source "$(dirname "$0")/lib.sh"
 tidemark=$1
 root=$2
-passed=0
-failed=0
-work=$(mktemp -d /tmp/tidemark-serve.XXXXXX)
-db=serve_$$
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  dropdb --if-exists "${db}_source" >/dev/null 2>&1 || true
-  dropdb --if-exists "${db}_target" >/dev/null 2>&1 || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-check() {  # check NAME COMMAND...: one assertion
-  local name=$1
-  shift
-  if "$@"; then
-    passed=$((passed + 1))
-  else
-    failed=$((failed + 1))
-    echo "FAILED: $name" >&2
-  fi
-}
-
-# Waits up to $1 seconds for a command to succeed.
-eventually() {
-  local deadline=$((SECONDS + $1))
-  shift
-  until "$@"; do
-    [ $SECONDS -lt $deadline ] || return 1
-    sleep 0.2
-  done
-}
-
-free_port() {
-  local port
-  for port in $(seq $((20000 + $$ % 20000)) 65000); do
-    if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return
-    fi
-  done
-}
-
-createdb "${db}_source"
-createdb "${db}_target"
+test_setup serve
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
   "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
    insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, 100) g"
@@ -245,5 +199,4 @@ if [ "$failed" -gt 0 ]; then
   tail -n 30 "$work/serve.log" >&2
   [ -f "$work/busy.log" ] && tail -n 20 "$work/busy.log" >&2
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+report

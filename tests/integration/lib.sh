@@ -1,0 +1,66 @@
+# Shared by the shell integration tests (source it): a scratch folder and a
+# source and a target database that are removed on exit, background
+# processes that are stopped, and one-line assertions counted for the
+# closing "N passed, M failed" line.
+: "${TIDEMARK_PG_DIR:?run through scripts/test, which starts PostgreSQL}"
+
+passed=0
+failed=0
+pids=()  # background processes to stop on exit
+
+# test_setup NAME: sets $work (a fresh folder) and $db (the prefix of
+# databases ${db}_source and ${db}_target, created empty).
+test_setup() {
+  work=$(mktemp -d "/tmp/tidemark-$1.XXXXXX")
+  db=${1}_$$
+  trap test_cleanup EXIT
+  createdb "${db}_source"
+  createdb "${db}_target"
+}
+
+test_cleanup() {
+  local pid
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  dropdb --if-exists --force "${db}_source" >/dev/null 2>&1 || true
+  dropdb --if-exists --force "${db}_target" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+
+check() {  # check NAME COMMAND...: one assertion
+  local name=$1
+  shift
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    echo "FAILED: $name" >&2
+  fi
+}
+
+# eventually SECONDS COMMAND...: retries COMMAND until it succeeds or time is up.
+eventually() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || return 1
+    sleep 0.2
+  done
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  local port
+  for port in $(seq $((20000 + $$ % 20000)) 65000); do
+    if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+}
+
+# Prints the closing line; fails when any check failed.
+report() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+}
