@@ -48,29 +48,39 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
 Result<ChunkCounts> PgTarget::load_chunk(const TableConfig& table, const SourceTable& source,
                                          const ChunkRequest& request) {
   const LoadStatements sql = build_load_statements(table, source.columns, request.window);
-  ChunkCounts counts;
+  return in_transaction(
+      [&] {
+        // An empty target takes the rows straight from COPY: a first load
+        // runs at COPY speed. Only then is the table locked (and checked
+        // again), to keep it empty until we commit; the usual upsert takes
+        // no table lock, so it never blocks other writers or autovacuum.
+        bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+        if (empty) {
+          target_.exec(sql.lock_target);
+          empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+        }
+        ChunkCounts counts;
+        if (empty) {
+          counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_target, cancel_);
+          counts.rows_written = counts.rows_read;
+        } else {
+          target_.exec(sql.create_stage);
+          counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_stage, cancel_);
+          counts.rows_written = target_.exec(sql.upsert).affected();
+        }
+        return counts;
+      },
+      [&](PgConnection& tx, const ChunkCounts& counts) { state_.record_chunk(tx, request, counts); });
+}
+
+Result<ChunkCounts> PgTarget::in_transaction(const std::function<ChunkCounts()>& write,
+                                             const std::function<void(PgConnection&, const ChunkCounts&)>& record) {
   try {
     target_.exec("BEGIN");
     step(ChunkStep::BeforeTargetWrite);
-    // An empty target takes the rows straight from COPY: a first load runs
-    // at COPY speed. Only then is the table locked (and checked again), to
-    // keep it empty until we commit; the usual upsert takes no table lock,
-    // so it never blocks other writers or autovacuum.
-    bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
-    if (empty) {
-      target_.exec(sql.lock_target);
-      empty = target_.exec(sql.target_is_empty).boolean(0, 0);
-    }
-    if (empty) {
-      counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_target, cancel_);
-      counts.rows_written = counts.rows_read;
-    } else {
-      target_.exec(sql.create_stage);
-      counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_stage, cancel_);
-      counts.rows_written = target_.exec(sql.upsert).affected();
-    }
+    const ChunkCounts counts = write();
     step(ChunkStep::AfterTargetWrite);
-    commit_with_state([&](PgConnection& tx) { state_.record_chunk(tx, request, counts); });
+    commit_with_state([&](PgConnection& tx) { record(tx, counts); });
     step(ChunkStep::AfterCommit);
     return counts;
   } catch (const std::exception& e) {
@@ -104,6 +114,11 @@ Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const Pa
   constexpr Oid kDateOid = 1082;
   constexpr Oid kTimestampOid = 1114;
   constexpr Oid kTimestampTzOid = 1184;
+  // $1 and $2 take the partition column's own type: a local date, a local
+  // wall-clock time, or an instant.
+  PgParams params;
+  std::vector<Oid> types;
+  std::string cast;
   try {
     const std::string name = table.target_table.display();
     const std::string& column = table.partition->column;
@@ -112,16 +127,11 @@ Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const Pa
         " where a.attrelid = to_regclass($1) and a.attname = $2 and a.attnum > 0 and not a.attisdropped",
         {table.target_table.quoted(), column});
     if (type.rows() == 0) return Error{"target table " + name + " does not exist or has no column " + column};
-    // $1 and $2 take the partition column's own type: a local date, a local
-    // wall-clock time, or an instant.
     const auto column_type = cursor_type_from_postgres(type.text(0, 0));
     if (!column_type || *column_type == CursorType::Integer) {
       return Error{"partition column " + column + " of " + name + " has type " + type.text(0, 0) +
                    "; it must be timestamptz, timestamp or date"};
     }
-    PgParams params;
-    std::vector<Oid> types;
-    std::string cast;
     switch (*column_type) {
       case CursorType::Date:
         if (request.hourly) return Error{"partition column " + column + " is a date; hour partitions need a timestamp"};
@@ -139,24 +149,22 @@ Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const Pa
         types = {kTimestampTzOid, kTimestampTzOid};
         cast = "timestamptz";
     }
-    target_.exec("BEGIN");
-    step(ChunkStep::BeforeTargetWrite);
-    const std::string quoted_column = quote_identifier(column);
-    target_.exec("DELETE FROM " + table.target_table.quoted() + " WHERE " + quoted_column + " >= $1::" + cast +
-                     " AND " + quoted_column + " < $2::" + cast,
-                 params);
-    ChunkCounts counts;
-    counts.rows_read =
-        target_.copy_query_into(source_.connection(), table.query, params, types, table.target_table.quoted(), cancel_);
-    counts.rows_written = counts.rows_read;
-    step(ChunkStep::AfterTargetWrite);
-    commit_with_state([&](PgConnection& tx) { state_.record_partition(tx, request, counts); });
-    step(ChunkStep::AfterCommit);
-    return counts;
-  } catch (const std::exception& e) {
-    target_.rollback_quietly();
+  } catch (const PgError& e) {
     return Error{e.what()};
   }
+  const std::string quoted_column = quote_identifier(table.partition->column);
+  return in_transaction(
+      [&] {
+        target_.exec("DELETE FROM " + table.target_table.quoted() + " WHERE " + quoted_column + " >= $1::" + cast +
+                         " AND " + quoted_column + " < $2::" + cast,
+                     params);
+        ChunkCounts counts;
+        counts.rows_read = target_.copy_query_into(source_.connection(), table.query, params, types,
+                                                   table.target_table.quoted(), cancel_);
+        counts.rows_written = counts.rows_read;
+        return counts;
+      },
+      [&](PgConnection& tx, const ChunkCounts& counts) { state_.record_partition(tx, request, counts); });
 }
 
 }  // namespace tidemark

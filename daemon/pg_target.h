@@ -33,6 +33,11 @@ class PgTarget final : public Target {
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
 
  private:
+  // One target transaction: `write` loads the rows, `record` records them
+  // in the state (see commit_with_state); the fault hook is called between
+  // the steps. Every failure rolls back and comes back as an Error.
+  Result<ChunkCounts> in_transaction(const std::function<ChunkCounts()>& write,
+                                     const std::function<void(PgConnection&, const ChunkCounts&)>& record);
   // Commits the open target transaction together with `record_state`
   // (one transaction when the state shares this connection; else the load
   // first, then the state on the state connection). Throws on failure.
