@@ -146,18 +146,12 @@ std::optional<std::int64_t> read_integer(ConfigReader& r, const YAML::Node& node
 
 std::optional<std::chrono::seconds> read_duration(ConfigReader& r, const YAML::Node& node,
                                                   std::chrono::seconds min) {
-  auto text = read_string(r, node);
-  if (!text) return std::nullopt;
-  auto d = parse_duration(*text);
-  if (!d) {
-    r.error(node, d.error());
+  const auto d = read_parsed(r, node, parse_duration);
+  if (d && *d < min) {
+    r.error(node, "must be at least " + format_duration(min) + ", got \"" + node.Scalar() + "\"");
     return std::nullopt;
   }
-  if (*d < min) {
-    r.error(node, "must be at least " + format_duration(min) + ", got \"" + *text + "\"");
-    return std::nullopt;
-  }
-  return *d;
+  return d;
 }
 
 std::optional<CursorSpan> read_cursor_span(ConfigReader& r, const YAML::Node& node, bool allow_zero) {
@@ -186,14 +180,7 @@ std::optional<CursorSpan> read_cursor_span(ConfigReader& r, const YAML::Node& no
 }
 
 std::optional<std::string> read_column(ConfigReader& r, const YAML::Node& node) {
-  auto text = read_string(r, node);
-  if (!text) return std::nullopt;
-  auto id = parse_identifier(*text);
-  if (!id) {
-    r.error(node, id.error());
-    return std::nullopt;
-  }
-  return std::move(id).value();
+  return read_parsed(r, node, parse_identifier);
 }
 
 std::optional<std::vector<std::string>> read_column_list(ConfigReader& r, const YAML::Node& node) {
@@ -213,14 +200,7 @@ std::optional<std::vector<std::string>> read_column_list(ConfigReader& r, const 
 }
 
 std::optional<QualifiedName> read_table_name(ConfigReader& r, const YAML::Node& node) {
-  auto text = read_string(r, node);
-  if (!text) return std::nullopt;
-  auto name = QualifiedName::parse(*text);
-  if (!name) {
-    r.error(node, name.error());
-    return std::nullopt;
-  }
-  return std::move(name).value();
+  return read_parsed(r, node, QualifiedName::parse);
 }
 
 }  // namespace tidemark

@@ -124,6 +124,21 @@ std::optional<std::string> read_column(ConfigReader& r, const YAML::Node& node);
 std::optional<std::vector<std::string>> read_column_list(ConfigReader& r, const YAML::Node& node);
 std::optional<QualifiedName> read_table_name(ConfigReader& r, const YAML::Node& node);
 
+// Reads a text value and parses it with `parse` (text -> Result<T>); a
+// parse failure is recorded at the node with the parser's message.
+template <class Parse>
+auto read_parsed(ConfigReader& r, const YAML::Node& node, Parse parse)
+    -> std::optional<typename decltype(parse(std::string()))::value_type> {
+  auto text = read_string(r, node);
+  if (!text) return std::nullopt;
+  auto parsed = parse(*text);
+  if (!parsed) {
+    r.error(node, parsed.error());
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
+}
+
 template <class E>
 std::optional<E> read_enum(ConfigReader& r, const YAML::Node& node,
                            const std::vector<std::pair<std::string_view, E>>& choices) {

@@ -27,14 +27,7 @@ void read_timezone(ConfigReader& r, const YAML::Node& node, PipelineConfig& p) {
 }
 
 std::optional<CronSchedule> read_schedule(ConfigReader& r, const YAML::Node& node) {
-  auto text = read_string(r, node);
-  if (!text) return std::nullopt;
-  auto schedule = CronSchedule::parse(*text);
-  if (!schedule) {
-    r.error(node, schedule.error());
-    return std::nullopt;
-  }
-  return std::move(schedule).value();
+  return read_parsed(r, node, CronSchedule::parse);
 }
 
 // ISO-8601 date or timestamp (with optional offset), or an integer.

@@ -17,6 +17,8 @@ struct Error {
 template <class T>
 class Result {
  public:
+  using value_type = T;
+
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
   Result(Error error) : error_(std::move(error.message)) {}  // NOLINT
 
