@@ -59,7 +59,7 @@ int backfill_incremental(const std::shared_ptr<const Config>& config, const Pipe
   connections.open_state(*config);
   connections.open_data(*config, pipeline);
   PgStateStore state(*connections.state);
-  PgSource source(*connections.source, [](const std::string&) {});
+  PgSource source(*connections.source);
   PgTarget target(connections.target(), source, state, cancel);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
@@ -93,7 +93,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
 
   // Which partitions are complete is the source clock's word.
   const auto source_connection = connect_to(*config, pipeline.source);
-  const auto now = PgSource(*source_connection, [](const std::string&) {}).clock();
+  const auto now = PgSource(*source_connection).clock();
   if (!now) throw std::runtime_error(now.error());
   const BackfillPartitions plan = plan_backfill_partitions(*from, *to, *now, unit, zone);
   for (const TimeWindow& w : plan.incomplete) {

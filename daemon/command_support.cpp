@@ -36,4 +36,10 @@ bool state_schema_exists(PgConnection& state) {
   return state.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
 }
 
+bool state_schema_exists_or_say(PgConnection& state, const Config& config, std::ostream& err) {
+  if (state_schema_exists(state)) return true;
+  err << "no tidemark state yet on " << config.daemon.state << " (tidemark migrate or a first run creates it)\n";
+  return false;
+}
+
 }  // namespace tidemark

@@ -36,4 +36,7 @@ struct PipelineConnections {
 // empty state instead of creating it.
 bool state_schema_exists(PgConnection& state);
 
+// state_schema_exists, telling `err` when there is no state yet.
+bool state_schema_exists_or_say(PgConnection& state, const Config& config, std::ostream& err);
+
 }  // namespace tidemark

@@ -14,9 +14,7 @@ int run_history(const ConfigPtr& config, const CommandLine& command_line, std::o
   nlohmann::json runs = nlohmann::json::array();
   try {
     const auto state = connect_to(*config, config->daemon.state);
-    if (!state_schema_exists(*state)) {
-      err << "no tidemark state yet on " << config->daemon.state << " (tidemark migrate or a first run creates it)\n";
-    } else {
+    if (state_schema_exists_or_say(*state, *config, err)) {
       const PgResult r = state->exec(
           "select run_id, pipeline, table_name, trigger, status,"
           " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"

@@ -13,9 +13,9 @@ namespace tidemark {
 
 class PgSource final : public Source {
  public:
-  // `warn` receives a message that deserves one log line per connection,
-  // such as missing permission to see other sessions' transactions.
-  PgSource(PgConnection& connection, std::function<void(const std::string&)> warn)
+  // `warn`, when given, receives a message that deserves one log line per
+  // connection, such as missing permission to see other sessions' transactions.
+  explicit PgSource(PgConnection& connection, std::function<void(const std::string&)> warn = nullptr)
       : connection_(connection), warn_(std::move(warn)) {}
 
   Result<SourceTable> inspect(const TableConfig& table) override;

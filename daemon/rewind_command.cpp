@@ -44,7 +44,7 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
   const TableKey key{pipeline->name, table->name};
   try {
     const auto source_connection = connect_to(*config, pipeline->source);
-    PgSource source(*source_connection, [](const std::string&) {});
+    PgSource source(*source_connection);
     const auto source_table = source.inspect(*table);
     if (!source_table) throw std::runtime_error(source_table.error());
     const auto to = cursor_from_text(source_table->cursor_type, command_line.to);

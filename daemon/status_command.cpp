@@ -59,9 +59,7 @@ int run_status(const ConfigPtr& config, const CommandLine& command_line, std::os
   std::int64_t now = 0;
   try {
     const auto state = connect_to(*config, config->daemon.state);
-    if (!state_schema_exists(*state)) {
-      err << "no tidemark state yet on " << config->daemon.state << " (tidemark migrate or a first run creates it)\n";
-    } else {
+    if (state_schema_exists_or_say(*state, *config, err)) {
       // One query: every watermark with its table's latest run, and the
       // state database's clock (a row of nulls when there is no state yet).
       const PgResult r = state->exec(R"SQL(

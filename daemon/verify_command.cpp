@@ -61,7 +61,7 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
   }
   const auto source = connect_to(config, pipeline.source);
   const auto target = connect_to(config, pipeline.target);
-  const auto source_table = PgSource(*source, [](const std::string&) {}).inspect(table);
+  const auto source_table = PgSource(*source).inspect(table);
   if (!source_table) throw std::runtime_error(source_table.error());
   const auto window = verify_window((*stored)->value, table.lookback);
   if (!window) throw std::runtime_error(window.error());
