@@ -5,6 +5,7 @@
 # from the server side, again and again. At the end the target must hold
 # exactly the source's rows: nothing lost, nothing doubled.
 # Usage: crash_proof_test.sh TIDEMARK_BINARY
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 tidemark=$1
@@ -64,9 +65,11 @@ for round in $(seq 1 "$rounds"); do
   pids+=("$serve")
   sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.8 + (r % 180) / 100 }')"
   if [ $((round % 3)) -eq 0 ]; then
-    # Cut the daemon's sessions from the server side first.
+    # Cut the daemon's sessions from the server side first; only this test's
+    # databases, since tests that run alongside have tidemark sessions too.
     psql -X -q -d postgres -c "select pg_terminate_backend(pid) from pg_stat_activity
-                               where application_name = 'tidemark' and pid <> pg_backend_pid()" >/dev/null
+                               where application_name = 'tidemark' and pid <> pg_backend_pid()
+                                 and datname in ('${db}_source', '${db}_target')" >/dev/null
     sleep 0.5
   fi
   kill -9 "$serve" 2>/dev/null || true
@@ -78,7 +81,7 @@ wait "${pids[0]}" 2>/dev/null || true
 sleep 11  # every late row is now older than its window: one last run must see it through the lookback
 
 # A clean finish: runs until one succeeds with nothing left to read.
-for attempt in 1 2 3; do
+for _ in 1 2 3; do
   "$tidemark" run proof --config "$work/tidemark.yaml" >>"$work/run.log" 2>&1 && break
 done
 
