@@ -1,6 +1,7 @@
 #include "daemon/pg_connection.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/cancel_token.h"
@@ -13,6 +14,16 @@ std::string trimmed(const char* message) {
   std::string out = message ? message : "";
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
+}
+
+int error_position(const PGresult* result) {
+  const char* position = result ? PQresultErrorField(result, PG_DIAG_STATEMENT_POSITION) : nullptr;
+  return position ? std::atoi(position) : 0;
+}
+
+std::string error_sqlstate(const PGresult* result) {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  return state ? state : "";
 }
 
 std::string first_line(const std::string& sql) {
@@ -62,15 +73,10 @@ PgConnection::~PgConnection() {
 }
 
 void PgConnection::fail(const std::string& what, const PGresult* result) const {
-  std::string sqlstate;
   std::string message;
-  if (result) {
-    const char* state = PQresultErrorField(result, PG_DIAG_SQLSTATE);
-    sqlstate = state ? state : "";
-    message = trimmed(PQresultErrorMessage(result));
-  }
+  if (result) message = trimmed(PQresultErrorMessage(result));
   if (message.empty()) message = trimmed(PQerrorMessage(conn_));
-  throw PgError(label_ + ": " + what + ": " + message, sqlstate);
+  throw PgError(label_ + ": " + what + ": " + message, error_sqlstate(result), error_position(result));
 }
 
 PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
@@ -103,12 +109,16 @@ std::string PgConnection::drain_results() {
   return error;
 }
 
-void PgConnection::abandon_copy_out() {
+void PgConnection::request_cancel() {
   if (PGcancel* cancel = PQgetCancel(conn_)) {
     char buffer[256];
     PQcancel(cancel, buffer, sizeof buffer);
     PQfreeCancel(cancel);
   }
+}
+
+void PgConnection::abandon_copy_out() {
+  request_cancel();
   char* data = nullptr;
   int n = 0;
   while ((n = PQgetCopyData(conn_, &data, 0)) > 0) PQfreemem(data);
@@ -197,7 +207,7 @@ void append_copy_field(std::string& out, const char* value, int length) {
 
 std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
                                            const std::vector<Oid>& types, const std::string& target_table,
-                                           const CancelToken& cancel) {
+                                           const CancelToken& cancel, const CopyRowCheck* check) {
   std::vector<const char*> values;
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
   if (!PQsendQueryParams(source.conn_, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
@@ -208,26 +218,41 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
   constexpr std::size_t kFlushBytes = 1 << 16;
   std::string buffer;
   bool copying = false;
+  int copied_columns = 0;
+  int checked_column = -1;  // the column check->describe is given
   std::string error;
+  std::string error_state;
+  int position = 0;
+  // The first failure stops the query on the source, so that draining the
+  // rest of its result does not mean reading all of it.
+  const auto stop = [&](std::string message) {
+    error = std::move(message);
+    source.request_cancel();
+  };
   std::int64_t rows = 0;
   while (PGresult* raw = PQgetResult(source.conn_)) {
     const PgResult result(raw);
     const ExecStatusType status = PQresultStatus(raw);
     if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
     if (status != PGRES_SINGLE_TUPLE) {
-      if (error.empty()) error = source.label_ + ": partition query: " + trimmed(PQresultErrorMessage(raw));
+      if (error.empty()) {
+        error = source.label_ + ": partition query: " + trimmed(PQresultErrorMessage(raw));
+        error_state = error_sqlstate(raw);
+        position = error_position(raw);
+      }
       continue;
     }
     if (!error.empty()) continue;  // drain
     if (cancel.cancelled()) {
-      error = "cancelled";
+      stop("cancelled");
       continue;
     }
-    const int columns = PQnfields(raw);
     if (!copying) {
+      copied_columns = PQnfields(raw) - (check ? 1 : 0);
       std::string names;
-      for (int c = 0; c < columns; ++c) {
-        std::string name = PQfname(raw, c);
+      for (int c = 0; c < copied_columns; ++c) {
+        const std::string name = PQfname(raw, c);
+        if (check && checked_column < 0 && name == check->column) checked_column = c;
         std::string quoted = "\"";
         for (char ch : name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
         names += (c ? ", " : "") + quoted + "\"";
@@ -235,12 +260,18 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
       const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
       const PgResult started(PQexec(conn_, copy_in.c_str()));
       if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-        error = label_ + ": " + first_line(copy_in) + ": " + trimmed(PQresultErrorMessage(started.raw()));
+        stop(label_ + ": " + first_line(copy_in) + ": " + trimmed(PQresultErrorMessage(started.raw())));
         continue;
       }
       copying = true;
     }
-    for (int c = 0; c < columns; ++c) {
+    if (check && (PQgetisnull(raw, 0, copied_columns) || std::strcmp(PQgetvalue(raw, 0, copied_columns), "t") != 0)) {
+      std::optional<std::string> value;
+      if (checked_column >= 0 && !PQgetisnull(raw, 0, checked_column)) value = PQgetvalue(raw, 0, checked_column);
+      stop(check->describe(value));
+      continue;
+    }
+    for (int c = 0; c < copied_columns; ++c) {
       if (c) buffer += '\t';
       if (PQgetisnull(raw, 0, c)) {
         buffer += "\\N";
@@ -252,7 +283,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     ++rows;
     if (buffer.size() >= kFlushBytes) {
       if (PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-        error = label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_));
+        stop(label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_)));
       }
       buffer.clear();
     }
@@ -270,7 +301,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     }
     drain_results();
   }
-  if (!error.empty()) throw PgError(error);
+  if (!error.empty()) throw PgError(error, error_state, position);
   return rows;
 }
 

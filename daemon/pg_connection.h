@@ -8,6 +8,7 @@
 #include <libpq-fe.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -21,12 +22,16 @@ class CancelToken;
 
 class PgError : public std::runtime_error {
  public:
-  PgError(const std::string& message, std::string sqlstate = {})
-      : std::runtime_error(message), sqlstate_(std::move(sqlstate)) {}
+  PgError(const std::string& message, std::string sqlstate = {}, int position = 0)
+      : std::runtime_error(message), sqlstate_(std::move(sqlstate)), position_(position) {}
   const std::string& sqlstate() const { return sqlstate_; }
+  // Where in the statement the server found the error: a 1-based count of
+  // characters, 0 when it did not say.
+  int position() const { return position_; }
 
  private:
   std::string sqlstate_;
+  int position_ = 0;
 };
 
 // A query result; the rows are read as text.
@@ -49,6 +54,16 @@ class PgResult {
 };
 
 using PgParams = std::vector<std::optional<std::string>>;
+
+// A condition every row of PgConnection::copy_query_into must meet. The
+// query's last result column is a boolean the caller adds for it and is
+// not copied; the first row where it is not true stops the copy, and
+// `describe` turns that row's value of `column` (nothing when NULL) into
+// the error.
+struct CopyRowCheck {
+  std::string column;
+  std::function<std::string(const std::optional<std::string>& value)> describe;
+};
 
 class PgConnection {
  public:
@@ -75,10 +90,14 @@ class PgConnection {
   // Runs `query` on `source` with typed parameters (OIDs in `types`) and
   // streams its rows into `target_table` on this connection with COPY,
   // into the columns the query names. Values pass through as text; there
-  // is no SQL splicing. Returns the rows copied. Throws PgError.
+  // is no SQL splicing. With `check`, every row must pass it (see
+  // CopyRowCheck). Returns the rows copied. Throws PgError; a failure of
+  // the query itself carries the server's SQLSTATE and position. On
+  // failure the target's COPY is aborted (its transaction must be rolled
+  // back).
   std::int64_t copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
                                const std::vector<Oid>& types, const std::string& target_table,
-                               const CancelToken& cancel);
+                               const CancelToken& cancel, const CopyRowCheck* check = nullptr);
 
   // Rolls back an open or failed transaction; swallows errors (used on
   // paths that are already failing).
@@ -92,6 +111,8 @@ class PgConnection {
   [[noreturn]] void fail(const std::string& what, const PGresult* result = nullptr) const;
   // Reads results until libpq has none left; returns the first error's text.
   std::string drain_results();
+  // Asks the server to cancel the statement in progress; best effort.
+  void request_cancel();
   // Stops a COPY TO STDOUT midway: cancels the query and discards the rest.
   void abandon_copy_out();
   PgResult check(PGresult* result, const std::string& sql) const;

@@ -1,6 +1,7 @@
 #include "daemon/pg_target.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 
@@ -9,6 +10,24 @@
 #include "core/sql_identifier.h"
 
 namespace tidemark {
+namespace {
+
+// The query as a subquery: trailing semicolons (and the blanks around
+// them) would end the statement inside the parentheses.
+std::string without_trailing_semicolons(std::string query) {
+  while (!query.empty() && (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
+    query.pop_back();
+  }
+  return query;
+}
+
+// Characters, as the server counts an error's position (UTF-8 text).
+int characters(const std::string& text) {
+  return static_cast<int>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
 
 Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
   try {
@@ -152,15 +171,43 @@ Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const Pa
   } catch (const PgError& e) {
     return Error{e.what()};
   }
-  const std::string quoted_column = quote_identifier(table.partition->column);
+  // Every row must fall inside the partition, checked on the source as the
+  // rows stream (an extra boolean column, not copied): a query that
+  // ignores $1 and $2 would otherwise load rows of other partitions,
+  // which this partition's delete never removes and a rerun duplicates.
+  const std::string& column = table.partition->column;
+  const std::string quoted_column = quote_identifier(column);
+  const std::string wrapper = "select q.*, coalesce(q." + quoted_column + " >= $1 and q." + quoted_column +
+                              " < $2, false) from (\n";
+  const std::string query = wrapper + without_trailing_semicolons(table.query) + "\n) q";
+  const std::string partition = "partition [" + params[0].value_or("") + ", " + params[1].value_or("") + ") of " +
+                                request.table.display() + " (" + table.target_table.display() + ")";
+  CopyRowCheck inside;
+  inside.column = column;
+  inside.describe = [&](const std::optional<std::string>& value) {
+    return partition + ": the query returned a row with " + column + " " + (value ? "= " + *value : "NULL") +
+           ", outside the partition; a partition query must return only rows with " + column +
+           " >= $1 and < $2; nothing was written";
+  };
   return in_transaction(
       [&] {
         target_.exec("DELETE FROM " + table.target_table.quoted() + " WHERE " + quoted_column + " >= $1::" + cast +
                          " AND " + quoted_column + " < $2::" + cast,
                      params);
         ChunkCounts counts;
-        counts.rows_read = target_.copy_query_into(source_.connection(), table.query, params, types,
-                                                   table.target_table.quoted(), cancel_);
+        try {
+          counts.rows_read = target_.copy_query_into(source_.connection(), query, params, types,
+                                                     table.target_table.quoted(), cancel_, &inside);
+        } catch (const PgError& e) {
+          // An error inside the check itself, not in the configured query.
+          if (e.position() <= 0 || e.position() > characters(wrapper)) throw;
+          if (e.sqlstate() == "42703") {
+            throw PgError(partition + ": the query returns no column " + column +
+                          " (partition.column), so its rows cannot be checked against the partition");
+          }
+          throw PgError(partition + ": the query's column " + column + " cannot be compared with the partition's " +
+                        cast + " bounds: " + e.what());
+        }
         counts.rows_written = counts.rows_read;
         return counts;
       },

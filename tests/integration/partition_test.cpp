@@ -177,4 +177,78 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
   CHECK(runs.run("shop", "daily_revenue", RunTrigger::Schedule).summary.chunks == 0);
 }
 
+namespace {
+
+// daily_revenue with another query: `query_lines` are its lines, indented for the YAML block.
+std::string daily_revenue_with(const std::string& query_lines) {
+  return R"(pipeline: shop
+source: source
+target: target
+schedule: "15 0 * * *"
+timezone: Europe/Berlin
+tables:
+  - name: daily_revenue
+    mode: partition
+    partition: { column: day_start, unit: day }
+    target_table: mart.daily_revenue
+    query: |
+)" + query_lines;
+}
+
+std::string last_failure(PgTestEnv& env) {
+  const auto rows = PgTestEnv::rows(env.state(), "select error from tidemark.runs where status = 'failed' order by run_id desc limit 1");
+  return rows.empty() ? std::string() : rows[0];
+}
+
+}  // namespace
+
+TEST_CASE("a partition query that returns rows outside its partition fails it and writes nothing") {
+  Shop shop;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-28", "2026-03-30") == 0);
+  const auto before = shop.revenue();
+  REQUIRE(before.size() == 2);
+
+  // $1 and $2 only in a comment: every day comes back for every partition.
+  shop.cl.config_path = shop.env.write_config_files(daily_revenue_with(
+      "      -- meant to be filtered on [$1, $2)\n"
+      "      select date_trunc('day', ordered_at, 'Europe/Berlin') as day_start, count(*) as orders,\n"
+      "             coalesce(sum(amount), 0) as revenue\n"
+      "      from orders where status = 'completed' group by 1 order by 1;\n"));
+  shop.cl.rerun = true;
+  shop.cl.parallel = 1;
+  CHECK(shop.backfill("daily_revenue", "2026-03-29", "2026-03-31") == 1);
+  CHECK(shop.out.str().find("0 done, 2 failed") != std::string::npos);
+  // Nothing written: the day done before keeps its rows, no other day appears.
+  CHECK(shop.revenue() == before);
+  CHECK(PgTestEnv::rows(shop.env.state(), "select (partition_lo at time zone 'Europe/Berlin')::date, status from tidemark.partitions order by 1") ==
+        std::vector<std::string>{"2026-03-28|done", "2026-03-29|done", "2026-03-30|failed"});
+  // The error names the partition, the table, the column and the value.
+  const std::string error = last_failure(shop.env);
+  CHECK(error.find("partition [2026-03-29T22:00:00Z, 2026-03-30T22:00:00Z) of shop.daily_revenue") !=
+        std::string::npos);
+  CHECK(error.find("a row with day_start = 2026-03-2") != std::string::npos);
+  CHECK(error.find("outside the partition") != std::string::npos);
+  CHECK(PgTestEnv::rows(shop.env.state(), "select count(*) from tidemark.runs where status = 'running'")[0] == "0");
+}
+
+TEST_CASE("a partition row whose partition column is NULL is outside its partition") {
+  Shop shop;
+  shop.cl.config_path = shop.env.write_config_files(daily_revenue_with(
+      "      select case when n = 2 then null else $1::timestamptz end as day_start, n as orders, 0 as revenue\n"
+      "      from generate_series(1, 3) n where $1::timestamptz < $2\n"));
+  CHECK(shop.backfill("daily_revenue", "2026-03-29", "2026-03-30") == 1);
+  CHECK(last_failure(shop.env).find("a row with day_start NULL, outside the partition") != std::string::npos);
+  CHECK(shop.revenue().empty());
+}
+
+TEST_CASE("a partition query that does not return the partition column is told so") {
+  Shop shop;
+  shop.cl.config_path = shop.env.write_config_files(daily_revenue_with(
+      "      select $1::timestamptz as day, count(*) as orders, 0 as revenue\n"
+      "      from orders where ordered_at >= $1 and ordered_at < $2\n"));
+  CHECK(shop.backfill("daily_revenue", "2026-03-29", "2026-03-30") == 1);
+  CHECK(last_failure(shop.env).find("the query returns no column day_start (partition.column)") != std::string::npos);
+  CHECK(shop.revenue().empty());
+}
+
 }  // namespace tidemark
