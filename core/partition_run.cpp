@@ -30,7 +30,7 @@ Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summar
   }
   const PartitionUnit unit = table_.partition->unit;
   for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, *now, unit, *pipeline_.zone)) {
-    if (cancel_.cancelled()) return Error{"cancelled: the run was stopped before it finished"};
+    if (cancel_.cancelled()) return Error{cancel_.reason()};
     const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
     if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on
     if (!summary.range) summary.range = one.range;

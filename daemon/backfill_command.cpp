@@ -1,6 +1,5 @@
 #include <unistd.h>
 
-#include <csignal>
 #include <iostream>
 #include <ostream>
 #include <set>
@@ -13,6 +12,7 @@
 #include "daemon/command_support.h"
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
+#include "daemon/interrupt_scope.h"
 #include "daemon/partition_backfill.h"
 #include "daemon/pg_source.h"
 #include "daemon/pg_state_store.h"
@@ -22,35 +22,6 @@
 
 namespace tidemark {
 namespace {
-
-// Ctrl-C (or SIGTERM) stops handing out work; what is in flight finishes
-// or is cancelled, and a second invocation does only what is missing.
-CancelToken* g_interrupt = nullptr;
-
-extern "C" void on_interrupt(int) {
-  if (g_interrupt) g_interrupt->cancel();  // a lock-free atomic store: async-signal-safe
-}
-
-class InterruptScope {
- public:
-  explicit InterruptScope(CancelToken& token) {
-    g_interrupt = &token;
-    struct sigaction action {};
-    action.sa_handler = on_interrupt;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &old_int_);
-    sigaction(SIGTERM, &action, &old_term_);
-  }
-  ~InterruptScope() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-    g_interrupt = nullptr;
-  }
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
 
 int backfill_incremental(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
                          const TableConfig& table, const CommandLine& cl, const CancelToken& cancel,

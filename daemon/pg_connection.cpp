@@ -145,7 +145,7 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
   bool source_done = false;
   for (;;) {
     if (cancel.cancelled()) {
-      error = "cancelled";
+      error = cancel.reason();
       break;
     }
     char* data = nullptr;
@@ -244,7 +244,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     }
     if (!error.empty()) continue;  // drain
     if (cancel.cancelled()) {
-      stop("cancelled");
+      stop(cancel.reason());
       continue;
     }
     if (!copying) {

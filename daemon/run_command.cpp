@@ -5,6 +5,7 @@
 #include "daemon/command_support.h"
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
+#include "daemon/interrupt_scope.h"
 #include "daemon/state_schema.h"
 #include "daemon/table_runner.h"
 
@@ -20,6 +21,11 @@ int run_run(const ConfigPtr& config, const CommandLine& command_line, std::ostre
     err << "tidemark run: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
     return kExitUsage;
   }
+  // SIGTERM or Ctrl-C cancels the run in flight through its token, so it
+  // closes its run row (failed, with the signal) before the process exits,
+  // rather than leaving it `running` until a later run calls it abandoned.
+  CancelToken interrupt;
+  const InterruptScope interrupt_scope(interrupt);
   try {
     migrate_state_schema(*connect_to(*config, config->daemon.state));
   } catch (const std::exception& e) {
@@ -30,12 +36,17 @@ int run_run(const ConfigPtr& config, const CommandLine& command_line, std::ostre
   ChunkLogger chunk_logger;
   TableRunner runner(config, chunk_logger);
   runner.set_log_runs(false);
-  const CancelToken never_cancelled;
   bool all_ok = true;
   for (const TableConfig& table : pipeline->tables) {
     if (!command_line.table.empty() && table.name != command_line.table) continue;
+    if (interrupt.cancelled()) {
+      err << "tidemark run: " << interrupt.reason() << "; " << pipeline->name << "." << table.name
+          << " was not started\n";
+      all_ok = false;
+      continue;
+    }
     // The run's line (old and new watermark, window, rows) is the command's output.
-    const TimedSummary result = runner.run(*pipeline, table, RunTrigger::Manual, never_cancelled);
+    const TimedSummary result = runner.run(*pipeline, table, RunTrigger::Manual, interrupt);
     out << describe_run(result) << '\n';
     all_ok = all_ok && result.summary.status == RunStatus::Success;
   }
