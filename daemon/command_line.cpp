@@ -50,6 +50,7 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
   rewind->add_option("--to", out.to, "the new watermark value")->required();
   rewind->add_option("--reason", out.reason, "why: kept forever in tidemark.watermark_resets")->required();
   rewind->add_flag("--dry-run", out.dry_run, "show what would change; change nothing");
+  rewind->add_flag("--force", out.force, "allow a value past the source's clock (audited as forced)");
   CLI::App* verify = subcommand("verify", "compare source and target over the lookback window, per day");
   verify->add_option("pipeline", out.pipeline, "pipeline name")->required();
   verify->add_option("--table", out.table, "only this table");

@@ -27,6 +27,7 @@ struct CommandLine {
   int limit = 20;
   std::string reason;
   bool dry_run = false;
+  bool force = false;  // rewind: past the source's clock
 };
 
 // Parses argv. Prints help or the version and returns kExitOk for

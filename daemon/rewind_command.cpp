@@ -23,6 +23,20 @@ std::string os_user() {
 
 bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") == std::string::npos; }
 
+// What watermark_resets.reason says after a forced rewind, so the audit
+// shows it was done knowingly.
+constexpr const char* kForcedNote = " [forced past the source clock]";
+
+// The source's clock_timestamp() as a time cursor's value: a timestamp or
+// a date in the source session's time zone, as runs compare cursors.
+// Never the host's clock. Throws PgError.
+CursorValue source_clock(PgConnection& source, CursorType type) {
+  std::string raw = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
+  if (type == CursorType::Timestamp) raw = "(extract(epoch from clock_timestamp()::timestamp) * 1000000)::bigint";
+  if (type == CursorType::Date) raw = "clock_timestamp()::date - date '1970-01-01'";
+  return CursorValue{type, source.exec("select " + raw).integer(0, 0)};
+}
+
 }  // namespace
 
 int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
@@ -50,6 +64,21 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
     const auto to = cursor_from_text(source_table->cursor_type, command_line.to);
     if (!to) {
       err << "tidemark rewind: --to: " << to.error() << '\n';
+      return kExitUsage;
+    }
+    // A watermark claims that every row below it is loaded: past the
+    // source's clock it claims rows that do not exist yet, and runs leave
+    // it alone until the source catches up. Integer cursors have no clock.
+    std::optional<CursorValue> passed_clock;
+    if (to->type != CursorType::Integer) {
+      const CursorValue clock = source_clock(*source_connection, to->type);
+      if (clock < *to) passed_clock = clock;
+    }
+    if (passed_clock && !command_line.force) {
+      err << "tidemark rewind: --to " << cursor_to_text(*to) << " is past the source's clock ("
+          << cursor_to_text(*passed_clock) << " on " << pipeline->source
+          << "): the watermark would claim rows that do not exist yet, and no run moves it until the source "
+             "passes it; refused (add --force to set it anyway, recorded as forced)\n";
       return kExitUsage;
     }
 
@@ -80,6 +109,10 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
             << ") will never be loaded\n";
       }
     }
+    if (passed_clock) {
+      out << "warning: forced: " << new_value << " is past the source's clock (" << cursor_to_text(*passed_clock)
+          << " on " << pipeline->source << "); no run moves the watermark until the source passes it\n";
+    }
     if (command_line.dry_run) {
       out << "dry run: nothing changed\n";
       return kExitOk;
@@ -102,10 +135,12 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
     state->exec(
         "insert into tidemark.watermark_resets (pipeline, table_name, old_value, new_value, reason, reset_by)"
         " values ($1, $2, $3, $4, $5, $6)",
-        {key.pipeline, key.table, old_value, new_value, command_line.reason, os_user()});
+        {key.pipeline, key.table, old_value, new_value, command_line.reason + (passed_clock ? kForcedNote : ""),
+         os_user()});
     state->exec("COMMIT");
     store.unlock(key);
-    out << "done; recorded in tidemark.watermark_resets\n";
+    out << "done; recorded in tidemark.watermark_resets" << (passed_clock ? " as forced past the source clock" : "")
+        << '\n';
     return kExitOk;
   } catch (const std::exception& e) {
     err << "tidemark rewind: " << e.what() << '\n';

@@ -52,6 +52,11 @@ TEST_CASE("usage errors exit 2, help exits 0, and options land where they belong
   CHECK(backfill.parallel == 3);
   CHECK(backfill.rerun);
   CHECK(backfill.from == "2026-01-01");
+
+  CommandLine rewind;
+  CHECK_FALSE(parse({"rewind", "p", "t", "--to", "2999-01-01", "--reason", "why", "--force"}, rewind));
+  CHECK(rewind.force);
+  CHECK_FALSE(rewind.dry_run);
 }
 
 TEST_CASE("tidemark next prints UTC ISO-8601 instants, one per line, or exits 2") {

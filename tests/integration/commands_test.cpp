@@ -193,4 +193,66 @@ TEST_CASE("rewind rejects a value that is not of the cursor's type") {
   CHECK(c.err.str().find("\"2026-01-01\" is not a valid integer value: expected an integer") != std::string::npos);
 }
 
+TEST_CASE("rewind refuses a value past the source's clock unless forced, and audits a forced one") {
+  Commands c;
+  REQUIRE(c.run(run_migrate) == 0);
+  c.cl.pipeline = "shop";
+  c.cl.table = "orders";
+  c.cl.reason = "clock check";
+  c.cl.to = "2999-01-01T00:00:00Z";
+  CHECK(c.run(run_rewind) == 2);
+  CHECK(c.err.str().find("is past the source's clock") != std::string::npos);
+  CHECK(c.err.str().find("--force") != std::string::npos);
+  c.cl.dry_run = true;
+  CHECK(c.run(run_rewind) == 2);
+  CHECK(PgTestEnv::rows(c.env.state(), "select count(*) from tidemark.watermark_resets")[0] == "0");
+
+  c.cl.dry_run = false;
+  c.cl.force = true;
+  REQUIRE(c.run(run_rewind) == 0);
+  CHECK(c.out.str().find("warning: forced: 2999-01-01T00:00:00Z is past the source's clock") != std::string::npos);
+  CHECK(c.out.str().find("as forced past the source clock") != std::string::npos);
+  CHECK(PgTestEnv::rows(c.env.state(), "select new_value, reason from tidemark.watermark_resets") ==
+        std::vector<std::string>{"2999-01-01T00:00:00Z|clock check [forced past the source clock]"});
+
+  // A value in the past needs no --force, and is not recorded as forced.
+  c.cl.force = false;
+  c.cl.to = "2026-01-02T00:00:00Z";
+  REQUIRE(c.run(run_rewind) == 0);
+  CHECK(PgTestEnv::rows(c.env.state(), "select reason from tidemark.watermark_resets order by reset_id desc limit 1")[0] ==
+        "clock check");
+  // Integer cursors have no clock to pass.
+  c.cl.table = "events";
+  c.cl.to = "1000000";
+  CHECK(c.run(run_rewind) == 0);
+}
+
+TEST_CASE("rewind compares a timestamp cursor with the source's clock in the source's time zone") {
+  Commands c;
+  // The source's sessions are 14 hours ahead of UTC.
+  c.env.source().exec("create table public.visits (visit_id int primary key, seen_at timestamp not null)");
+  c.env.source().exec("alter database " + PgTestEnv::rows(c.env.source(), "select current_database()")[0] +
+                      " set timezone = 'Pacific/Kiritimati'");
+  c.env.target().exec("create table raw.visits (visit_id int primary key, seen_at timestamp not null)");
+  c.cl.config_path = c.env.write_config_files(std::string(kPipeline) + R"(  - name: visits
+    source_table: public.visits
+    target_table: raw.visits
+    key: [visit_id]
+    cursor: seen_at
+)");
+  c.cl.pipeline = "shop";
+  c.cl.table = "visits";
+  c.cl.reason = "time zones";
+  const auto utc_in = [&](int hours) {
+    return PgTestEnv::rows(c.env.source(), "select to_char(now() at time zone 'UTC' + interval '" +
+                                               std::to_string(hours) + " hours', 'YYYY-MM-DD\"T\"HH24:MI:SS')")[0];
+  };
+  // UTC wall time + 7h is past a UTC clock but not past the source's.
+  c.cl.to = utc_in(7);
+  CHECK(c.run(run_rewind) == 0);
+  c.cl.to = utc_in(15);
+  CHECK(c.run(run_rewind) == 2);
+  CHECK(c.err.str().find("is past the source's clock") != std::string::npos);
+}
+
 }  // namespace tidemark
