@@ -31,6 +31,12 @@ struct ConnectionConfig {
   // The DSN itself (Inline), an environment variable name (Environment) or
   // a file path (File). Resolving the last two is the daemon's job.
   std::string value;
+  // A hot standby's primary (another connection's name), where the safe
+  // horizon is read; empty when none is configured.
+  std::string primary;
+  // How long a run waits for the standby to replay up to the primary's
+  // position read with the horizon.
+  std::chrono::seconds replay_timeout{60};
 };
 
 struct MetricsConfig {

@@ -13,6 +13,8 @@ namespace {
 
 using std::chrono::seconds;
 
+constexpr std::string_view kDurationType = "duration: 30s, 15m, 2h, 1d";
+
 // ---- scalar readers that exist only for one key ----
 
 void read_timezone(ConfigReader& r, const YAML::Node& node, PipelineConfig& p) {
@@ -120,8 +122,6 @@ void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
   }
 }
 
-constexpr std::string_view kDurationType = "duration: 30s, 15m, 2h, 1d";
-
 }  // namespace
 
 const MapSchema<ConnectionConfig>& connection_schema() {
@@ -130,16 +130,32 @@ const MapSchema<ConnectionConfig>& connection_schema() {
       {
           {"dsn", Presence::Optional, "", "string", "libpq connection string or URI",
            [](ConfigReader& r, const YAML::Node& n, ConnectionConfig& c) {
-             if (auto v = read_string(r, n)) c = {c.name, DsnSource::Inline, *v};
+             if (auto v = read_string(r, n)) {
+               c.source = DsnSource::Inline;
+               c.value = *v;
+             }
            }},
           {"dsn_env", Presence::Optional, "", "string", "environment variable that holds the connection string",
            [](ConfigReader& r, const YAML::Node& n, ConnectionConfig& c) {
-             if (auto v = read_string(r, n)) c = {c.name, DsnSource::Environment, *v};
+             if (auto v = read_string(r, n)) {
+               c.source = DsnSource::Environment;
+               c.value = *v;
+             }
            }},
           {"dsn_file", Presence::Optional, "", "string", "file whose content is the connection string",
            [](ConfigReader& r, const YAML::Node& n, ConnectionConfig& c) {
-             if (auto v = read_string(r, n)) c = {c.name, DsnSource::File, *v};
+             if (auto v = read_string(r, n)) {
+               c.source = DsnSource::File;
+               c.value = *v;
+             }
            }},
+          {"primary", Presence::Optional, "", "connection name",
+           "for a hot standby: the connection to its primary, where the safe horizon (open transactions) is read",
+           into(&ConnectionConfig::primary, read_name)},
+          {"replay_timeout", Presence::Optional, "60s", kDurationType,
+           "for a standby with a primary: how long a run waits for the standby to replay up to the horizon",
+           into(&ConnectionConfig::replay_timeout,
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(1)); })},
       },
       [](ConfigReader& r, const YAML::Node& node, ConnectionConfig&) {
         const int given = node["dsn"].IsDefined() + node["dsn_env"].IsDefined() + node["dsn_file"].IsDefined();
@@ -219,6 +235,20 @@ const MapSchema<DaemonConfig>& daemon_schema() {
         if (!d.state.empty() && !d.connections.empty() && d.find_connection(d.state) == nullptr) {
           ConfigReader::Scope scope(r, "state");
           r.error(node["state"], "no connection named \"" + d.state + "\" in connections");
+        }
+        for (const ConnectionConfig& c : d.connections) {
+          if (c.primary.empty()) continue;
+          const ConnectionConfig* primary = d.find_connection(c.primary);
+          const char* problem = primary == nullptr        ? "names no connection in connections"
+                                : primary == &c           ? "names the connection itself"
+                                : !primary->primary.empty() ? "names a connection that has a primary of its own"
+                                                          : nullptr;
+          if (problem == nullptr) continue;
+          ConfigReader::Scope connections(r, "connections");
+          ConfigReader::Scope entry(r, c.name);
+          ConfigReader::Scope scope(r, "primary");
+          r.error(node["connections"][c.name]["primary"],
+                  "primary \"" + c.primary + "\" " + problem + "; give the connection to the standby's primary");
         }
       }};
   return schema;

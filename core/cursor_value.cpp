@@ -151,6 +151,12 @@ std::string cursor_sql_literal(const CursorValue& value) {
   return "NULL";
 }
 
+std::string cursor_range_predicate(const std::string& quoted_column, const CursorValue& lo, const CursorValue& hi) {
+  std::string out = quoted_column + " >= " + cursor_sql_literal(lo);
+  if (hi.type == CursorType::Integer && hi.raw == std::numeric_limits<std::int64_t>::max()) return out;
+  return out + " AND " + quoted_column + " < " + cursor_sql_literal(hi);
+}
+
 Result<CursorValue> cursor_minus(const CursorValue& value, const CursorSpan& span) {
   const auto units = span_in_units(value.type, span);
   if (!units) return Error{units.error()};

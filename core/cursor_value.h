@@ -57,6 +57,12 @@ std::optional<double> cursor_unix_seconds(const CursorValue& value);
 // (COPY). Example: ('epoch'::timestamptz + 1767225600000000 * interval '1 microsecond').
 std::string cursor_sql_literal(const CursorValue& value);
 
+// The half-open window `column >= lo AND column < hi` over a quoted column,
+// built from cursor_sql_literal. For an integer cursor a hi of the bigint
+// maximum stands for "no end" (max + 1 does not exist), so the upper
+// bound is left out and the largest id is still read.
+std::string cursor_range_predicate(const std::string& quoted_column, const CursorValue& lo, const CursorValue& hi);
+
 // value - span (lookback) and value + span (max_window), saturating at the
 // type's range. Durations apply to time cursors (rounded up to whole days
 // for date, so a lookback never shrinks) and counts to integer cursors; a

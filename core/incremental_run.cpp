@@ -3,11 +3,6 @@
 #include <cstdlib>
 
 namespace tidemark {
-namespace {
-
-constexpr const char* kCancelled = "cancelled: the run was stopped before it finished";
-
-}  // namespace
 
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
   if (table_.mode != TableMode::Incremental) std::abort();
@@ -58,9 +53,14 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
       if (!initial) return Error{"initial: " + initial.error()};
       input.initial = *initial;
     }
-    const auto hi = source_.upper_bound(table_, type);
+    const auto hi = safe_hi(*source_table, input.initial, summary);
     if (!hi) return Error{hi.error()};
     input.hi = *hi;
+    if (source_table->cursor_nullable) {
+      const auto nulls = source_.null_cursor_rows(table_);
+      if (!nulls) return Error{nulls.error()};
+      summary.horizon.null_cursor_rows = *nulls;
+    }
     if (!input.watermark && !input.initial) {
       const auto lo = source_.lower_bound(table_, type);
       if (!lo) return Error{lo.error()};
@@ -79,12 +79,72 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
   }
 }
 
+Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& source_table,
+                                                            const std::optional<CursorValue>& initial,
+                                                            RunSummary& summary) {
+  const CursorType type = source_table.cursor_type;
+  const auto reading = source_.read_horizon(table_, type);
+  if (!reading) return Error{reading.error()};
+  HorizonInput input;
+  input.type = type;
+  input.reading = *reading;
+  input.has_lookback = !table_.lookback.is_zero();
+  input.source_name = pipeline_.source;
+  // Observations are only comparable for one table on one source.
+  const std::string sampled = pipeline_.source + ":" + table_.source_table->quoted() + ":" + table_.cursor;
+  if (type == CursorType::Integer) {
+    const auto samples = state_.read_cursor_samples(summary.table, sampled);
+    if (!samples) return Error{samples.error()};
+    input.samples = *samples;
+  }
+  const auto decision = decide_horizon(input);
+  if (!decision) return Error{decision.error()};
+  if (type == CursorType::Integer && (decision->forget_samples_before || decision->keep_sample)) {
+    const Status saved =
+        state_.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
+    if (!saved) return Error{saved.error()};
+  }
+  summary.horizon.lag_seconds = decision->lag_seconds;
+  summary.horizon.held_by = decision->held_by;
+
+  const std::optional<CursorValue>& start = summary.watermark_before ? summary.watermark_before : initial;
+  std::optional<CursorValue> hi;
+  if (decision->hold_at_watermark) {
+    hi = start;
+  } else if (decision->value) {
+    hi = decision->value;
+  } else if (decision->instant) {
+    if (type == CursorType::TimestampTz) {
+      hi = CursorValue{type, *decision->instant};
+    } else {
+      const auto local = source_.cursor_at(*decision->instant, type);
+      if (!local) return Error{local.error()};
+      hi = *local;
+    }
+  }
+  if (hi && start && *hi < *start) {
+    if (!summary.watermark_before) {
+      return Error{"initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
+                   cursor_to_text(*hi) +
+                   ": it would claim rows that do not exist yet; set an initial in the past (or none)"};
+    }
+    // Runs never move a watermark that is ahead (a rewind or initial in the
+    // future, a source clock that went back): it is reported, not accepted.
+    summary.horizon.watermark_ahead = true;
+    summary.horizon.held_by = "the stored watermark " + cursor_to_text(*start) +
+                              " is ahead of the source's safe horizon " + cursor_to_text(*hi) +
+                              "; rows between are not claimed until the source passes it (tidemark rewind fixes a "
+                              "watermark set in the future)";
+  }
+  return hi;
+}
+
 Status IncrementalRun::load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary) {
   std::optional<CursorValue> watermark = summary.watermark_before;
   summary.watermark_after = watermark;
   std::optional<Window> chunk;
   while ((chunk = plan.chunk_after(chunk))) {
-    if (cancel_.cancelled()) return Error{kCancelled};
+    if (cancel_.cancelled()) return Error{cancel_.reason()};
     ChunkRequest request{summary.table, summary.run, *chunk, watermark, plan.watermark_after(*chunk), true};
     const auto counts = target_.load_chunk(table_, source_table, request);
     if (!counts) return Error{counts.error()};

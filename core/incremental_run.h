@@ -32,6 +32,11 @@ class IncrementalRun {
  private:
   // The part that runs under the lock; fills `summary`.
   void run_locked(RunTrigger trigger, RunSummary& summary);
+  // hi from the source's safe horizon (core/safe_horizon.h); records the
+  // horizon in the summary. Fails when the horizon is unknowable and the
+  // table has no lookback, or `initial` is ahead of it.
+  Result<std::optional<CursorValue>> safe_hi(const SourceTable& source_table, const std::optional<CursorValue>& initial,
+                                             RunSummary& summary);
   // Loads every planned chunk; returns the error that stopped it, if any.
   Status load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary);
 

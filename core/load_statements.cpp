@@ -23,9 +23,8 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   const std::string target = table.target_table.quoted();
   const std::string cursor = quote_identifier(table.cursor);
   LoadStatements s;
-  s.copy_out = "COPY (SELECT " + cols + " FROM " + table.source_table->quoted() + " WHERE " + cursor +
-               " >= " + cursor_sql_literal(window.lo) + " AND " + cursor + " < " + cursor_sql_literal(window.hi) +
-               ") TO STDOUT";
+  s.copy_out = "COPY (SELECT " + cols + " FROM " + table.source_table->quoted() + " WHERE " +
+               cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT";
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
   s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";
   s.create_stage = std::string("CREATE TEMP TABLE ") + kStage + " ON COMMIT DROP AS SELECT " + cols + " FROM " +

@@ -39,6 +39,7 @@ RunEnd run_end(const RunSummary& summary) {
   end.rows_read = summary.rows_read;
   end.rows_written = summary.rows_written;
   end.error = summary.error;
+  end.horizon = summary.horizon;
   return end;
 }
 

@@ -27,6 +27,7 @@ struct RunSummary {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::string error;
+  HorizonReport horizon;  // incremental runs
 };
 
 // Shared steps of every kind of run.

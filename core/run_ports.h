@@ -14,6 +14,7 @@
 #include "core/cursor_value.h"
 #include "core/partition_calendar.h"
 #include "core/result.h"
+#include "core/safe_horizon.h"
 #include "core/table_key.h"
 #include "core/window_plan.h"
 
@@ -40,6 +41,17 @@ struct RunStart {
   std::optional<Window> window;  // known at the start for a partition
 };
 
+// What an incremental run learned about its safe horizon: how far hi was
+// below the source clock, what held it there, whether the stored
+// watermark was above it, and the rows whose cursor is NULL (no window
+// ever includes them).
+struct HorizonReport {
+  std::optional<double> lag_seconds;
+  std::string held_by;
+  bool watermark_ahead = false;
+  std::optional<std::int64_t> null_cursor_rows;
+};
+
 // What a run row records when it ends.
 struct RunEnd {
   bool success = false;
@@ -48,6 +60,7 @@ struct RunEnd {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::string error;  // empty on success
+  HorizonReport horizon;
 };
 
 class StateStore {
@@ -73,6 +86,16 @@ class StateStore {
   // Records the end of the run; best effort on an already failing path.
   virtual Status finish_run(RunId run, const RunEnd& end) = 0;
 
+  // Integer cursors: the (source clock, max cursor) observations earlier
+  // runs kept. `source` names what they were taken of (source connection,
+  // table, cursor); observations of anything else are not returned.
+  virtual Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) = 0;
+  // Forgets the observations taken before `forget_before` (and any of
+  // another source) and keeps `add`. Requires the table's lock.
+  virtual Status save_cursor_samples(const TableKey& table, const std::string& source,
+                                     std::optional<SourceMicros> forget_before,
+                                     const std::optional<CursorSample>& add) = 0;
+
   // Partition tables. A partition's own advisory lock, taken by scheduled
   // runs and backfills alike; `wait` blocks (bounded by the store's lock
   // timeout) instead of returning false.
@@ -89,6 +112,7 @@ class StateStore {
 // What the source says about a table before its run.
 struct SourceTable {
   CursorType cursor_type = CursorType::TimestampTz;
+  bool cursor_nullable = true;  // false when the column is NOT NULL
   std::vector<std::string> columns;  // copied, in order
 };
 
@@ -98,10 +122,17 @@ class Source {
   // Cursor type and the columns to copy (the configured ones, else all).
   // Fails when the table or a column is missing.
   virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
-  // hi for time cursors: the source's clock_timestamp(), lowered to the
-  // start of the oldest open transaction holding an xid (when visible);
-  // for integer cursors max(cursor) + 1, nothing when the table is empty.
-  virtual Result<std::optional<CursorValue>> upper_bound(const TableConfig& table, CursorType type) = 0;
+  // What the safe horizon is decided from (core/safe_horizon.h): the
+  // source's clock, for integer cursors max(cursor) read just before it,
+  // and the oldest transaction still open that may write. On a standby
+  // with a primary, read on the primary, and returns only once the
+  // standby has replayed past that moment (fails after replay_timeout).
+  virtual Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) = 0;
+  // An instant on the source's clock in a time cursor's type: a timestamp
+  // or date in the source session's time zone.
+  virtual Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) = 0;
+  // Rows whose cursor is NULL: no window ever includes them.
+  virtual Result<std::int64_t> null_cursor_rows(const TableConfig& table) = 0;
   // min(cursor), for a first load without `initial`; nothing when empty.
   virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
   // The source's clock: which partitions are complete is its word, not the host's.

@@ -59,6 +59,22 @@ create table tidemark.partitions (
   primary key (pipeline, table_name, partition_lo)
 );
 )SQL"},
+      {2, "safe horizon: cursor samples, and what held each run's hi back", R"SQL(
+create table tidemark.cursor_samples (
+  pipeline   text not null,
+  table_name text not null,
+  source     text not null,
+  taken_at   bigint not null,
+  max_value  bigint not null,
+  primary key (pipeline, table_name, taken_at)
+);
+
+alter table tidemark.runs
+  add column horizon_lag_seconds double precision,
+  add column horizon_held_by     text,
+  add column watermark_ahead     boolean not null default false,
+  add column null_cursor_rows    bigint;
+)SQL"},
   };
   return migrations;
 }

@@ -20,8 +20,8 @@ std::string verify_query(const QualifiedName& table, const std::vector<std::stri
                 "::text, '\\N')";
   }
   return "SELECT " + bucket + " AS bucket, count(*), coalesce(sum(hashtextextended(concat_ws(E'\\x1f', " + row_text +
-         "), 0)::numeric), 0)::text FROM " + table.quoted() + " WHERE " + c + " >= " + cursor_sql_literal(window.lo) +
-         " AND " + c + " < " + cursor_sql_literal(window.hi) + " GROUP BY 1 ORDER BY 1";
+         "), 0)::numeric), 0)::text FROM " + table.quoted() + " WHERE " + cursor_range_predicate(c, window.lo, window.hi) +
+         " GROUP BY 1 ORDER BY 1";
 }
 
 }  // namespace tidemark

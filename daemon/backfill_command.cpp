@@ -30,7 +30,7 @@ int backfill_incremental(const std::shared_ptr<const Config>& config, const Pipe
   connections.open_state(*config);
   connections.open_data(*config, pipeline);
   PgStateStore state(*connections.state);
-  PgSource source(*connections.source);
+  PgSource source = connections.make_source();
   PgTarget target(connections.target(), source, state, cancel);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
@@ -63,7 +63,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   const PartitionUnit unit = table.partition->unit;
 
   // Which partitions are complete is the source clock's word.
-  const auto source_connection = connect_to(*config, pipeline.source);
+  const auto source_connection = connect_to_source(*config, pipeline.source);
   const auto now = PgSource(*source_connection).clock();
   if (!now) throw std::runtime_error(now.error());
   const BackfillPartitions plan = plan_backfill_partitions(*from, *to, *now, unit, zone);

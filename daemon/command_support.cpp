@@ -24,10 +24,22 @@ std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string
   return std::make_unique<PgConnection>(resolve_dsn(*connection, base_dir), connection_name);
 }
 
+std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std::string& connection_name) {
+  auto connection = connect_to(config, connection_name);
+  make_read_only_source(*connection);
+  return connection;
+}
+
 void PipelineConnections::open_state(const Config& config) { state = connect_to(config, config.daemon.state); }
 
 void PipelineConnections::open_data(const Config& config, const PipelineConfig& pipeline) {
-  source = connect_to(config, pipeline.source);
+  source = connect_to_source(config, pipeline.source);
+  source_primary.reset();
+  const ConnectionConfig* source_config = config.daemon.find_connection(pipeline.source);
+  if (source_config != nullptr && !source_config->primary.empty()) {
+    source_primary = connect_to_source(config, source_config->primary);
+    replay_timeout = source_config->replay_timeout;
+  }
   separate_target.reset();
   if (pipeline.target != config.daemon.state) separate_target = connect_to(config, pipeline.target);
 }

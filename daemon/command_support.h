@@ -7,6 +7,7 @@
 
 #include "core/config_model.h"
 #include "daemon/pg_connection.h"
+#include "daemon/pg_source.h"
 
 namespace tidemark {
 
@@ -17,6 +18,10 @@ std::shared_ptr<const Config> load_config_or_report(const std::string& path, std
 // Opens a named connection. Throws std::runtime_error or PgError.
 std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string& connection_name);
 
+// Opens a named connection as a source: every transaction on it is read
+// only (make_read_only_source). Throws std::runtime_error or PgError.
+std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std::string& connection_name);
+
 // The connections one run of a pipeline's table uses: the state database
 // (which holds the lock), the source, and the target unless it is the
 // state database, in which case the load and the state commit together.
@@ -24,8 +29,14 @@ struct PipelineConnections {
   std::unique_ptr<PgConnection> state;
   std::unique_ptr<PgConnection> source;
   std::unique_ptr<PgConnection> separate_target;  // null: the target is the state database
+  std::unique_ptr<PgConnection> source_primary;   // the source's primary, when it names one
+  std::chrono::seconds replay_timeout{60};
 
   PgConnection& target() { return separate_target ? *separate_target : *state; }
+  // The Source port over these connections; requires open_data.
+  PgSource make_source(std::function<void(const std::string&)> warn = nullptr) {
+    return PgSource(*source, std::move(warn), PrimaryLink{source_primary.get(), replay_timeout});
+  }
   // Opens the state connection. Throws.
   void open_state(const Config& config);
   // Opens the source and, when separate, the target. Throws.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/safe_horizon.h"
 #include "daemon/version.h"
 
 namespace tidemark {
@@ -26,6 +27,7 @@ struct MetricsRegistry::TableSeries {
   prometheus::Gauge* last_duration = nullptr;
   prometheus::Gauge* last_success = nullptr;
   prometheus::Gauge* in_progress = nullptr;
+  prometheus::Gauge* horizon_lag = nullptr;
 };
 
 struct MetricsRegistry::PipelineSeries {
@@ -66,7 +68,7 @@ MetricsRegistry::MetricsRegistry()
                            .Register(*registry_)),
       watermark_stale_(prometheus::BuildGauge()
                            .Name("tidemark_watermark_stale")
-                           .Help("1 when the watermark is older than stale_after")
+                           .Help("1 when the watermark is older than stale_after, or ahead of the source")
                            .Register(*registry_)),
       stale_after_(prometheus::BuildGauge()
                        .Name("tidemark_watermark_stale_after_seconds")
@@ -101,6 +103,10 @@ MetricsRegistry::MetricsRegistry()
                            .Name("tidemark_run_in_progress")
                            .Help("1 while a run of the table is in flight")
                            .Register(*registry_)),
+      horizon_lag_(prometheus::BuildGauge()
+                       .Name("tidemark_horizon_lag_seconds")
+                       .Help("Source clock minus the last run's hi: what transactions in flight held back")
+                       .Register(*registry_)),
       start_delay_(prometheus::BuildHistogram()
                        .Name("tidemark_run_start_delay_seconds")
                        .Help("Actual start minus scheduled firing time, per pipeline")
@@ -163,6 +169,8 @@ void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfi
   s->last_success = &last_success_.Add(labels);
   s->last_success->Set(std::nan(""));
   s->in_progress = &run_in_progress_.Add(labels);
+  s->horizon_lag = &horizon_lag_.Add(labels);
+  s->horizon_lag->Set(std::nan(""));  // known once an incremental run has read the horizon
   tables_[{pipeline.name, table.name}] = std::move(s);
 
   auto& p = pipelines_[pipeline.name];
@@ -193,6 +201,7 @@ void MetricsRegistry::remove_table(const TableKey& key) {
   last_run_duration_.Remove(s.last_duration);
   last_success_.Remove(s.last_success);
   run_in_progress_.Remove(s.in_progress);
+  horizon_lag_.Remove(s.horizon_lag);
   tables_.erase(it);
 
   const auto p = pipelines_.find(key.pipeline);
@@ -261,6 +270,7 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
     case RunStatus::Cancelled: s->runs_failed->Increment(); break;
   }
   s->rows_written->Increment(static_cast<double>(summary.rows_written));
+  if (summary.horizon.lag_seconds) s->horizon_lag->Set(*summary.horizon.lag_seconds);
 }
 
 void MetricsRegistry::run_started(const TableKey& table, std::chrono::duration<double> start_delay) {
@@ -305,7 +315,10 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   const std::optional<double> reference = progress.watermark_unix ? progress.watermark_unix : progress.moved_unix;
   s->age->Set(reference ? now - *reference : std::nan(""));
   s->moved->Set(progress.moved_unix ? *progress.moved_unix : std::nan(""));
-  s->stale->Set(reference && now - *reference > s->stale_after_seconds ? 1 : 0);
+  // A watermark ahead of the source claims rows that do not exist yet:
+  // as much a reason to page as one that stopped moving.
+  const bool ahead = progress.ahead || (progress.watermark_unix && *progress.watermark_unix - now > kAheadToleranceSeconds);
+  s->stale->Set(ahead || (reference && now - *reference > s->stale_after_seconds) ? 1 : 0);
   if (progress.last_success_unix) s->last_success->Set(*progress.last_success_unix);
 }
 

@@ -32,7 +32,9 @@ struct TableProgress {
   std::optional<double> watermark_unix;  // time cursors and partitions; nothing for integers
   std::optional<double> moved_unix;      // when the watermark last moved
   std::optional<double> last_success_unix;
+  bool ahead = false;  // the last run found the watermark above the source's safe horizon
 };
+
 
 class MetricsRegistry final : public RunObserver {
  public:
@@ -87,6 +89,7 @@ class MetricsRegistry final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& last_run_duration_;
   prometheus::Family<prometheus::Gauge>& last_success_;
   prometheus::Family<prometheus::Gauge>& run_in_progress_;
+  prometheus::Family<prometheus::Gauge>& horizon_lag_;
   prometheus::Family<prometheus::Histogram>& start_delay_;
   prometheus::Family<prometheus::Gauge>& reload_ok_;
   prometheus::Family<prometheus::Gauge>& db_up_;

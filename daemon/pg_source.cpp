@@ -1,6 +1,7 @@
 #include "daemon/pg_source.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "core/sql_identifier.h"
 
@@ -30,7 +31,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
   try {
     const std::string name = table.source_table->display();
     const PgResult r = connection_.exec(
-        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null"
+        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull"
         " from (select to_regclass($1) as oid) c"
         " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
         " order by a.attnum",
@@ -43,7 +44,10 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {
       all.push_back(r.text(i, 0));
-      if (all.back() == table.cursor) cursor_type = r.text(i, 1);
+      if (all.back() == table.cursor) {
+        cursor_type = r.text(i, 1);
+        out.cursor_nullable = !r.boolean(i, 3);
+      }
     }
     if (cursor_type.empty()) return Error{"source table " + name + " has no cursor column " + table.cursor};
     const auto type = cursor_type_from_postgres(cursor_type);
@@ -70,34 +74,135 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
   }
 }
 
-Result<std::optional<CursorValue>> PgSource::upper_bound(const TableConfig& table, CursorType type) {
+void make_read_only_source(PgConnection& connection) {
+  connection.exec(std::string("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; SET application_name = '") +
+                  kReadOnlySourceApplication + "'");
+}
+
+HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery) {
+  // One statement: its snapshot (for max) is taken before clock_timestamp()
+  // is evaluated, the order core/safe_horizon.h relies on.
+  const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
+                                                            ")::bigint from " + table.source_table->quoted() + ")"
+                                                      : std::string("null::bigint");
+  const PgResult r = on.exec(
+      "select " + max +
+      ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
+      ", (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'member') from pg_roles r"
+      " where r.rolname = current_user)"
+      ", pg_is_in_recovery()"
+      ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
+      " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end");
+  HorizonReading out;
+  if (!r.is_null(0, 0)) out.max_cursor = r.integer(0, 0);
+  out.clock = r.integer(0, 1);
+  out.sees_all_sessions = r.boolean(0, 2);
+  *in_recovery = r.boolean(0, 3);
+  if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
+  return out;
+}
+
+std::optional<OpenTransaction> PgSource::oldest_writer(PgConnection& on) {
+  // Every transaction open in this database may still write, whether or
+  // not it holds a transaction id yet, except tidemark's own read-only
+  // sessions and maintenance processes. A prepared transaction comes
+  // first: its start is unknown, so it holds everything.
+  const PgResult r = on.exec(
+      "select started, prepared, pid, app, state from ("
+      " select (extract(epoch from xact_start) * 1000000)::bigint as started, false as prepared, pid,"
+      " coalesce(application_name, '') as app, coalesce(state, '') as state"
+      " from pg_stat_activity"
+      " where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null"
+      " and backend_type not in ('autovacuum worker', 'autovacuum launcher', 'walsender')"
+      " and not (application_name = $1 and backend_xid is null)"
+      " union all"
+      " select (extract(epoch from prepared) * 1000000)::bigint, true, 0, gid, 'prepared'"
+      " from pg_prepared_xacts where database = current_database()"
+      ") o order by prepared desc, started limit 1",
+      {std::string(kReadOnlySourceApplication)});
+  if (r.rows() == 0) return std::nullopt;
+  OpenTransaction t;
+  t.started = r.integer(0, 0);
+  t.prepared = r.boolean(0, 1);
+  t.pid = static_cast<int>(r.integer(0, 2));
+  t.application_name = r.text(0, 3);
+  t.state = r.text(0, 4);
+  return t;
+}
+
+void PgSource::wait_for_replay(const std::string& lsn) {
+  const auto deadline = std::chrono::steady_clock::now() + primary_.replay_timeout;
+  for (;;) {
+    if (connection_.exec("select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", {lsn}).boolean(0, 0)) {
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw PgError("standby " + connection_.label() + " has not replayed the primary's WAL up to " + lsn +
+                    " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
+                    "s): the run stops before reading rows the standby may not have yet");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void PgSource::warn_once(const std::string& message) {
+  if (warned_ || !warn_) return;
+  warned_ = true;
+  warn_(message);
+}
+
+Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorType type) {
   try {
-    if (type == CursorType::Integer) {
-      const std::string cursor = quote_identifier(table.cursor);
-      return optional_value(
-          connection_.exec("select max(" + cursor + ")::bigint + 1 from " + table.source_table->quoted()), type);
+    bool in_recovery = false;
+    HorizonReading out = read_clock(connection_, table, type, &in_recovery);
+    PgConnection* reader = &connection_;
+    if (in_recovery && primary_.connection != nullptr) {
+      // The standby cannot see the primary's transactions: read the horizon
+      // there, then let the standby catch up with that moment before any
+      // row is read from it.
+      bool primary_in_recovery = false;
+      out = read_clock(*primary_.connection, table, type, &primary_in_recovery);
+      reader = primary_.connection;
+    } else if (in_recovery) {
+      out.standby_without_primary = true;
+      warn_once("source " + connection_.label() +
+                " is a hot standby without a primary: connection; the open transactions of the primary are not "
+                "visible, so only the lookback covers rows committed late");
     }
-    if (!visibility_checked_) {
-      visibility_checked_ = true;
-      const bool sees_all = connection_
-                                .exec("select r.rolsuper or pg_has_role(current_user, 'pg_monitor', 'member')"
-                                      " from pg_roles r where r.rolname = current_user")
-                                .boolean(0, 0);
-      if (!sees_all && warn_) {
-        warn_("source " + connection_.label() +
-              ": this role cannot see other sessions' open transactions (grant it pg_monitor); the window's upper "
-              "bound is the source clock alone, and rows committed late rely on lookback");
-      }
+    if (!out.sees_all_sessions) {
+      warn_once("source " + reader->label() +
+                ": this role cannot see other sessions' open transactions (grant it pg_monitor); the safe horizon "
+                "is the source clock alone, and rows committed late rely on the lookback");
     }
-    // hi: the source's clock, lowered to the start of the oldest open
-    // transaction holding an xid, whose rows may still land below it.
-    const std::string hi =
-        "least(clock_timestamp(), (select min(xact_start) from pg_stat_activity where backend_xid is not null"
-        " and datname = current_database() and pid <> pg_backend_pid()))";
-    std::string expr = hi;
-    if (type == CursorType::Timestamp) expr = "(" + hi + ")::timestamp";  // the source session's time zone
-    if (type == CursorType::Date) expr = "(" + hi + ")::date";
-    return optional_value(connection_.exec("select " + raw_of(type, expr)), type);
+    out.oldest = oldest_writer(*reader);
+    if (reader != &connection_) {
+      wait_for_replay(reader->exec("select pg_current_wal_lsn()::text").text(0, 0));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
+  try {
+    const std::string at = "('epoch'::timestamptz + $1::bigint * interval '1 microsecond')";
+    std::string expr = at;
+    if (type == CursorType::Timestamp) expr = at + "::timestamp";  // the source session's time zone
+    if (type == CursorType::Date) expr = at + "::date";
+    const PgResult r = connection_.exec("select " + raw_of(type, expr), {std::to_string(instant)});
+    return CursorValue{type, r.integer(0, 0)};
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<std::int64_t> PgSource::null_cursor_rows(const TableConfig& table) {
+  try {
+    return connection_
+        .exec("select count(*) from " + table.source_table->quoted() + " where " + quote_identifier(table.cursor) +
+              " is null")
+        .integer(0, 0);
   } catch (const PgError& e) {
     return Error{e.what()};
   }

@@ -1,8 +1,10 @@
 // The Source over a source database connection: inspects the table and
-// reads the window's upper bound from the source's own clock. Owns nothing;
-// used by one run on one thread.
+// reads what the safe horizon is decided from (the source's clock, its
+// largest cursor, its open transactions), on the primary when the source
+// is a standby with one. Owns nothing; used by one run on one thread.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -11,24 +13,54 @@
 
 namespace tidemark {
 
+// The application_name of tidemark's own source sessions. They are read
+// only, so they never hold a transaction id and cannot write a row: the
+// safe horizon ignores them (a session with this name that does hold a
+// transaction id still counts).
+constexpr const char* kReadOnlySourceApplication = "tidemark (read-only source)";
+
+// Makes a freshly opened source session read-only (every transaction on
+// it, so no partition query can change the source either) and names it
+// kReadOnlySourceApplication. Throws PgError.
+void make_read_only_source(PgConnection& connection);
+
+// A hot standby's primary, where the horizon is read.
+struct PrimaryLink {
+  PgConnection* connection = nullptr;  // null: none configured
+  std::chrono::seconds replay_timeout{60};
+};
+
 class PgSource final : public Source {
  public:
   // `warn`, when given, receives a message that deserves one log line per
   // connection, such as missing permission to see other sessions' transactions.
-  explicit PgSource(PgConnection& connection, std::function<void(const std::string&)> warn = nullptr)
-      : connection_(connection), warn_(std::move(warn)) {}
+  explicit PgSource(PgConnection& connection, std::function<void(const std::string&)> warn = nullptr,
+                    PrimaryLink primary = {})
+      : connection_(connection), warn_(std::move(warn)), primary_(primary) {}
 
   Result<SourceTable> inspect(const TableConfig& table) override;
-  Result<std::optional<CursorValue>> upper_bound(const TableConfig& table, CursorType type) override;
+  Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) override;
+  Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
+  Result<std::int64_t> null_cursor_rows(const TableConfig& table) override;
   Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) override;
   Result<Instant> clock() override;
 
   PgConnection& connection() { return connection_; }
 
  private:
+  // The clock (after max(cursor) for integer cursors), whether this role
+  // sees every session, and on `on` the standby's replay state. Throws.
+  HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery);
+  // The oldest open transaction on `on` that may still write. Throws.
+  std::optional<OpenTransaction> oldest_writer(PgConnection& on);
+  // Waits until this standby has replayed the primary's WAL up to `lsn`. Throws.
+  void wait_for_replay(const std::string& lsn);
+  void warn_once(const std::string& message);
+
   PgConnection& connection_;
   std::function<void(const std::string&)> warn_;
-  bool visibility_checked_ = false;
+  PrimaryLink primary_;
+  bool warned_ = false;
 };
 
 }  // namespace tidemark

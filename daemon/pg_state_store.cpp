@@ -165,12 +165,53 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
     connection_.exec(
         "update tidemark.runs set status = $2, error = $3, finished_at = now(),"
         " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
-        " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8 where run_id = $1",
+        " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
+        " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
+        " null_cursor_rows = $12 where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
          end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
          end.window ? std::optional<std::string>(cursor_to_text(end.window->hi)) : std::nullopt,
-         optional_cursor_text(end.watermark_after), std::to_string(end.rows_read), std::to_string(end.rows_written)});
+         optional_cursor_text(end.watermark_after), std::to_string(end.rows_read), std::to_string(end.rows_written),
+         end.horizon.lag_seconds ? std::optional<std::string>(std::to_string(*end.horizon.lag_seconds)) : std::nullopt,
+         end.horizon.held_by, std::string(end.horizon.watermark_ahead ? "true" : "false"),
+         end.horizon.null_cursor_rows ? std::optional<std::string>(std::to_string(*end.horizon.null_cursor_rows))
+                                      : std::nullopt});
+    return ok_status();
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<std::vector<CursorSample>> PgStateStore::read_cursor_samples(const TableKey& table, const std::string& source) {
+  try {
+    const PgResult r = connection_.exec(
+        "select taken_at, max_value from tidemark.cursor_samples"
+        " where pipeline = $1 and table_name = $2 and source = $3 order by taken_at",
+        {table.pipeline, table.table, source});
+    std::vector<CursorSample> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(CursorSample{r.integer(i, 0), r.integer(i, 1)});
+    return out;
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
+Status PgStateStore::save_cursor_samples(const TableKey& table, const std::string& source,
+                                         std::optional<SourceMicros> forget_before,
+                                         const std::optional<CursorSample>& add) {
+  try {
+    connection_.exec(
+        "with forgotten as (delete from tidemark.cursor_samples where pipeline = $1 and table_name = $2"
+        " and (source <> $3 or taken_at < $4::bigint))"
+        " insert into tidemark.cursor_samples (pipeline, table_name, source, taken_at, max_value)"
+        " select $1, $2, $3, $5::bigint, $6::bigint where $5::bigint is not null"
+        " on conflict (pipeline, table_name, taken_at) do update set source = excluded.source,"
+        " max_value = excluded.max_value",
+        {table.pipeline, table.table, source,
+         forget_before ? std::optional<std::string>(std::to_string(*forget_before)) : std::nullopt,
+         add ? std::optional<std::string>(std::to_string(add->taken_at)) : std::nullopt,
+         add ? std::optional<std::string>(std::to_string(add->max)) : std::nullopt});
     return ok_status();
   } catch (const PgError& e) {
     return Error{e.what()};

@@ -23,6 +23,10 @@ class PgStateStore final : public StateStore {
   Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
                         const CursorValue& next) override;
   Status finish_run(RunId run, const RunEnd& end) override;
+  Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) override;
+  Status save_cursor_samples(const TableKey& table, const std::string& source,
+                             std::optional<SourceMicros> forget_before,
+                             const std::optional<CursorSample>& add) override;
   Result<bool> lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) override;
   void unlock_partition(const TableKey& table, const TimeWindow& partition) override;
   Result<std::optional<Instant>> last_done_partition(const TableKey& table) override;

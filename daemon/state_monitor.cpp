@@ -105,13 +105,16 @@ void StateMonitor::refresh(const Config& config) {
 select t.pipeline, t.table_name, w.value, w.value_type,
        extract(epoch from coalesce(w.moved_at, p.moved_at))::float8,
        extract(epoch from p.partition_hi)::float8,
-       extract(epoch from s.finished_at)::float8
+       extract(epoch from s.finished_at)::float8,
+       coalesce(a.watermark_ahead, false)
 from unnest($1::text[], $2::text[]) as t(pipeline, table_name)
 left join tidemark.watermarks w on w.pipeline = t.pipeline and w.table_name = t.table_name
 left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
                    where pipeline = t.pipeline and table_name = t.table_name and status = 'done') p on true
 left join lateral (select finished_at from tidemark.runs where pipeline = t.pipeline and table_name = t.table_name
                    and status = 'success' order by run_id desc limit 1) s on true
+left join lateral (select watermark_ahead from tidemark.runs where pipeline = t.pipeline
+                   and table_name = t.table_name and status <> 'running' order by run_id desc limit 1) a on true
 )SQL",
                                    {array(pipelines), array(tables)});
     const double now = unix_now();
@@ -124,6 +127,7 @@ left join lateral (select finished_at from tidemark.runs where pipeline = t.pipe
       if (!progress.watermark_unix) progress.watermark_unix = optional_double(r, i, 5);
       progress.moved_unix = optional_double(r, i, 4);
       progress.last_success_unix = optional_double(r, i, 6);
+      progress.ahead = r.boolean(i, 7);
       metrics_.table_progress({r.text(i, 0), r.text(i, 1)}, progress, now);
     }
   } catch (const std::exception& e) {

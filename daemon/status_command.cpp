@@ -11,6 +11,7 @@
 #include "core/instant_text.h"
 #include "daemon/command_support.h"
 #include "daemon/commands.h"
+#include "core/safe_horizon.h"
 #include "daemon/exit_code.h"
 
 namespace tidemark {
@@ -26,6 +27,11 @@ struct TableState {
   std::optional<std::int64_t> run_finished_at;
   std::optional<std::int64_t> run_rows_written;
   std::optional<std::string> run_error;
+  // From the latest finished run: its safe horizon.
+  std::optional<double> horizon_lag;
+  std::optional<std::string> held_by;
+  bool ahead = false;
+  std::optional<std::int64_t> null_cursor_rows;
 };
 
 std::optional<std::int64_t> optional_integer(const PgResult& r, int row, int column) {
@@ -67,19 +73,26 @@ int run_status(const ConfigPtr& config, const CommandLine& command_line, std::os
     select distinct on (pipeline, table_name) pipeline, table_name, run_id, status, started_at, finished_at,
            rows_written, error
     from tidemark.runs order by pipeline, table_name, run_id desc),
+  finished as (
+    select distinct on (pipeline, table_name) pipeline, table_name, horizon_lag_seconds, horizon_held_by,
+           watermark_ahead, null_cursor_rows
+    from tidemark.runs where status <> 'running' order by pipeline, table_name, run_id desc),
   tables as (
     select coalesce(w.pipeline, l.pipeline) as pipeline, coalesce(w.table_name, l.table_name) as table_name,
            w.value, w.value_type, extract(epoch from w.moved_at)::bigint as moved_at, l.run_id, l.status,
            extract(epoch from l.started_at)::bigint as started_at,
-           extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error
-    from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name)
+           extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error,
+           f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows
+    from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name
+    left join finished f on f.pipeline = coalesce(w.pipeline, l.pipeline)
+                        and f.table_name = coalesce(w.table_name, l.table_name))
   select t.*, extract(epoch from now())::bigint,
          extract(epoch from p.partition_hi)::bigint, extract(epoch from p.moved_at)::bigint
   from (select 1) one left join tables t on true
   left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
                      where pipeline = t.pipeline and table_name = t.table_name and status = 'done') p on true
   )SQL");
-      now = r.integer(0, 11);
+      now = r.integer(0, 15);
       for (int i = 0; i < r.rows(); ++i) {
         if (r.is_null(i, 0)) continue;
         TableState s;
@@ -92,11 +105,15 @@ int run_status(const ConfigPtr& config, const CommandLine& command_line, std::os
         s.run_finished_at = optional_integer(r, i, 8);
         s.run_rows_written = optional_integer(r, i, 9);
         s.run_error = r.optional_text(i, 10);
-        if (!s.value && !r.is_null(i, 12)) {
+        if (!r.is_null(i, 11)) s.horizon_lag = std::stod(r.text(i, 11));
+        s.held_by = r.optional_text(i, 12);
+        s.ahead = !r.is_null(i, 13) && r.boolean(i, 13);
+        s.null_cursor_rows = optional_integer(r, i, 14);
+        if (!s.value && !r.is_null(i, 16)) {
           // A partition table: its "watermark" is the end of the last partition done.
-          s.value = iso(r.integer(i, 12));
+          s.value = iso(r.integer(i, 16));
           s.value_type = "timestamptz";
-          s.moved_at = optional_integer(r, i, 13);
+          s.moved_at = optional_integer(r, i, 17);
         }
         states[{r.text(i, 0), r.text(i, 1)}] = s;
       }
@@ -126,7 +143,17 @@ int run_status(const ConfigPtr& config, const CommandLine& command_line, std::os
       row["moved_at"] = s.moved_at ? nlohmann::json(iso(*s.moved_at)) : nlohmann::json();
       row["age_seconds"] = age ? nlohmann::json(*age) : nlohmann::json();
       row["stale_after_seconds"] = t.stale_after.count();
-      row["stale"] = age.has_value() && *age > t.stale_after.count();
+      // Ahead of the source (found by the last run, or ahead of this clock
+      // by more than hosts' clocks differ) is stale too: it claims rows
+      // that do not exist yet.
+      const bool ahead = s.ahead || (wm_seconds && age && *age < -static_cast<std::int64_t>(kAheadToleranceSeconds));
+      row["ahead"] = ahead;
+      row["stale"] = ahead || (age.has_value() && *age > t.stale_after.count());
+      nlohmann::json horizon;
+      if (s.horizon_lag) horizon["lag_seconds"] = *s.horizon_lag;
+      if (s.held_by) horizon["held_by"] = *s.held_by;
+      row["horizon"] = horizon;
+      row["null_cursor_rows"] = s.null_cursor_rows ? nlohmann::json(*s.null_cursor_rows) : nlohmann::json();
       nlohmann::json run;
       if (s.run_id) {
         run["run_id"] = *s.run_id;
@@ -144,21 +171,37 @@ int run_status(const ConfigPtr& config, const CommandLine& command_line, std::os
     out << rows.dump(2) << '\n';
     return kExitOk;
   }
-  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:<20} {:<18} {:>8} {}\n", "PIPELINE", "TABLE", "WATERMARK", "AGE",
-             "MOVED", "LAST RUN", "ROWS", "STALE");
+  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {}\n", "PIPELINE", "TABLE", "WATERMARK",
+             "AGE", "HELD", "MOVED", "LAST RUN", "ROWS", "STALE");
+  std::vector<std::string> notes;
   for (const auto& row : rows) {
     const auto& run = row["last_run"];
     const std::string last_run =
         run.is_null() ? "never" : "#" + std::to_string(run["run_id"].get<std::int64_t>()) + " " +
                                       run["status"].get<std::string>();
-    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:<20} {:<18} {:>8} {}\n", row["pipeline"].get<std::string>(),
+    const auto& horizon = row["horizon"];
+    const std::string name = row["pipeline"].get<std::string>() + "." + row["table"].get<std::string>();
+    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {}\n", row["pipeline"].get<std::string>(),
                row["table"].get<std::string>(),
                row["watermark"].is_null() ? "(none)" : row["watermark"].get<std::string>(),
                row["age_seconds"].is_null() ? "-" : human_age(row["age_seconds"].get<std::int64_t>()),
+               horizon.contains("lag_seconds")
+                   ? human_age(static_cast<std::int64_t>(std::llround(horizon["lag_seconds"].get<double>())))
+                   : "-",
                row["moved_at"].is_null() ? "-" : row["moved_at"].get<std::string>(), last_run,
                run.is_null() ? "-" : std::to_string(run["rows_written"].get<std::int64_t>()),
-               row["stale"].get<bool>() ? "STALE" : "ok");
+               row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok");
+    if (horizon.contains("held_by")) {
+      notes.push_back(name + ": " + (row["ahead"].get<bool>() ? "" : "held back by ") +
+                      horizon["held_by"].get<std::string>());
+    }
+    if (!row["null_cursor_rows"].is_null() && row["null_cursor_rows"].get<std::int64_t>() > 0) {
+      notes.push_back(name + ": " + std::to_string(row["null_cursor_rows"].get<std::int64_t>()) +
+                      " source rows have a NULL cursor and are never loaded");
+    }
   }
+  if (!notes.empty()) out << '\n';
+  for (const std::string& note : notes) out << note << '\n';
   return kExitOk;
 }
 

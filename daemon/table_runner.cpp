@@ -1,5 +1,6 @@
 #include "daemon/table_runner.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "core/incremental_run.h"
@@ -17,7 +18,9 @@ class UnreachableDatabase final : public Source, public Target {
  public:
   explicit UnreachableDatabase(std::string error) : error_(std::move(error)) {}
   Result<SourceTable> inspect(const TableConfig&) override { return Error{error_}; }
-  Result<std::optional<CursorValue>> upper_bound(const TableConfig&, CursorType) override { return Error{error_}; }
+  Result<HorizonReading> read_horizon(const TableConfig&, CursorType) override { return Error{error_}; }
+  Result<CursorValue> cursor_at(SourceMicros, CursorType) override { return Error{error_}; }
+  Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
   Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
   Result<Instant> clock() override { return Error{error_}; }
@@ -67,7 +70,7 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
       UnreachableDatabase missing(unreachable);
       out.summary = execute(missing, missing);
     } else {
-      PgSource source(*connections.source, [](const std::string& warning) { spdlog::warn("{}", warning); });
+      PgSource source = connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); });
       PgTarget target(connections.target(), source, state, cancel);
       if (fault_hook_) target.set_fault_hook(fault_hook_);
       out.summary = execute(source, target);
@@ -94,6 +97,12 @@ std::string describe_run(const TimedSummary& run) {
   line += ", " + std::to_string(s.chunks) + unit + (s.chunks == 1 ? "" : "s") + ", rows read " +
           std::to_string(s.rows_read) + ", written " + std::to_string(s.rows_written) + ", " +
           std::to_string(run.duration.count()) + " ms";
+  const HorizonReport& h = s.horizon;
+  if (h.lag_seconds) line += fmt::format(", horizon lag {:.3f}s", *h.lag_seconds);
+  if (h.null_cursor_rows && *h.null_cursor_rows > 0) {
+    line += ", " + std::to_string(*h.null_cursor_rows) + " rows with a NULL cursor (never loaded)";
+  }
+  if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
   if (!s.error.empty()) line += ": " + s.error;
   return line;
 }

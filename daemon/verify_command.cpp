@@ -59,7 +59,7 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
     fmt::print(out, "{}: no watermark yet; nothing to verify\n", key.display());
     return true;
   }
-  const auto source = connect_to(config, pipeline.source);
+  const auto source = connect_to_source(config, pipeline.source);
   const auto target = connect_to(config, pipeline.target);
   const auto source_table = PgSource(*source).inspect(table);
   if (!source_table) throw std::runtime_error(source_table.error());

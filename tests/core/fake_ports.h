@@ -42,7 +42,7 @@ class FakeState final : public StateStore {
     int n = 0;
     for (auto& r : runs) {
       if (!r.end && (!only || (r.start.window && r.start.window->lo == only->lo))) {
-        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned"};
+        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", {}};
         ++n;
       }
     }
@@ -69,6 +69,23 @@ class FakeState final : public StateStore {
   }
   Status finish_run(RunId run, const RunEnd& end) override {
     runs.at(static_cast<std::size_t>(run - 1)).end = end;
+    return ok_status();
+  }
+  std::map<SourceMicros, std::pair<std::string, std::int64_t>> samples;  // taken_at -> (source, max)
+  Result<std::vector<CursorSample>> read_cursor_samples(const TableKey&, const std::string& source) override {
+    std::vector<CursorSample> out;
+    for (const auto& [at, entry] : samples) {
+      if (entry.first == source) out.push_back(CursorSample{at, entry.second});
+    }
+    return out;
+  }
+  Status save_cursor_samples(const TableKey&, const std::string& source, std::optional<SourceMicros> forget_before,
+                             const std::optional<CursorSample>& add) override {
+    for (auto it = samples.begin(); it != samples.end();) {
+      const bool forget = it->second.first != source || (forget_before && it->first < *forget_before);
+      it = forget ? samples.erase(it) : std::next(it);
+    }
+    if (add) samples[add->taken_at] = {source, add->max};
     return ok_status();
   }
   Result<bool> lock_partition(const TableKey&, const TimeWindow& p, bool) override {
@@ -104,21 +121,50 @@ class FakeSource final : public Source {
  public:
   CursorType type = CursorType::Integer;
   std::vector<FakeRow> rows;
-  std::optional<std::int64_t> hi;  // the "clock"; integer cursors: max + 1 when unset
+  // Integer cursors: max + 1 (else the rows' max + 1); time cursors: hi
+  // when nothing is open (the clock less kStartReportMargin).
+  std::optional<std::int64_t> hi;
+  SourceMicros clock_micros = 0;         // when `hi` is unset
+  std::optional<OpenTransaction> open;   // the oldest open transaction
+  bool sees_all_sessions = true;
+  bool standby_without_primary = false;
+  bool cursor_nullable = false;
+  std::int64_t null_rows = 0;
+  int horizon_reads = 0;
   std::string fail_with;
   Instant now{};
 
   Result<SourceTable> inspect(const TableConfig&) override {
     if (!fail_with.empty()) return Error{fail_with};
-    return SourceTable{type, {"id", "c"}};
+    return SourceTable{type, cursor_nullable, {"id", "c"}};
   }
-  Result<std::optional<CursorValue>> upper_bound(const TableConfig&, CursorType t) override {
-    if (hi) return std::optional<CursorValue>(CursorValue{t, *hi});
-    if (rows.empty()) return std::optional<CursorValue>();
-    std::int64_t max = rows.front().cursor;
-    for (const auto& r : rows) max = std::max(max, r.cursor);
-    return std::optional<CursorValue>(CursorValue{t, max + 1});
+  Result<HorizonReading> read_horizon(const TableConfig&, CursorType t) override {
+    if (!fail_with.empty()) return Error{fail_with};
+    HorizonReading r;
+    r.clock = clock_micros;
+    r.oldest = open;
+    r.sees_all_sessions = sees_all_sessions;
+    r.standby_without_primary = standby_without_primary;
+    if (t == CursorType::Integer) {
+      if (hi) {
+        r.max_cursor = *hi - 1;
+      } else if (!rows.empty()) {
+        std::int64_t max = rows.front().cursor;
+        for (const auto& row : rows) max = std::max(max, row.cursor);
+        r.max_cursor = max;
+      }
+    } else if (hi) {
+      r.clock = *hi + kStartReportMargin;  // so that hi comes out as *hi when nothing is open
+    }
+    ++horizon_reads;
+    return r;
   }
+  Result<CursorValue> cursor_at(SourceMicros instant, CursorType t) override {
+    // The fake's session time zone is UTC.
+    if (t == CursorType::Date) return CursorValue{t, instant / (86'400LL * 1'000'000)};
+    return CursorValue{t, instant};
+  }
+  Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return null_rows; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType t) override {
     if (rows.empty()) return std::optional<CursorValue>();
     std::int64_t min = rows.front().cursor;

@@ -15,6 +15,7 @@ struct Harness : FakeRunPorts {
     pipeline.name = "p";
     table.name = "t";
     table.cursor = "c";
+    table.source_table = QualifiedName(std::nullopt, "src");
     table.key = {"id"};
   }
   RunSummary run() {

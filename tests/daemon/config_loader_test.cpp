@@ -99,25 +99,33 @@ TEST_CASE("docs/configuration.md carries the current schema reference") {
   CHECK(text.str().find(render_schema_reference()) != std::string::npos);
 }
 
+ConnectionConfig dsn_from(std::string name, DsnSource source, std::string value) {
+  ConnectionConfig c;
+  c.name = std::move(name);
+  c.source = source;
+  c.value = std::move(value);
+  return c;
+}
+
 TEST_CASE("DSNs come inline, from the environment, or from a file next to the daemon file") {
   TempDir dir;
   dir.write("secrets/shop.dsn", "host=db password=hunter2\n");
-  ConnectionConfig file{"shop", DsnSource::File, "secrets/shop.dsn"};
+  ConnectionConfig file = dsn_from("shop", DsnSource::File, "secrets/shop.dsn");
   CHECK(resolve_dsn(file, dir.path.string()) == "host=db password=hunter2");
   file.value = (dir.path / "secrets/shop.dsn").string();  // absolute
   CHECK(resolve_dsn(file, "/nonexistent") == "host=db password=hunter2");
 
   ::setenv("TIDEMARK_TEST_DSN", "dbname=x", 1);
-  CHECK(resolve_dsn({"w", DsnSource::Environment, "TIDEMARK_TEST_DSN"}, "") == "dbname=x");
+  CHECK(resolve_dsn(dsn_from("w", DsnSource::Environment, "TIDEMARK_TEST_DSN"), "") == "dbname=x");
   ::unsetenv("TIDEMARK_TEST_DSN");
   try {
-    resolve_dsn({"w", DsnSource::Environment, "TIDEMARK_TEST_DSN"}, "");
+    resolve_dsn(dsn_from("w", DsnSource::Environment, "TIDEMARK_TEST_DSN"), "");
     FAIL("an unset variable must be an error");
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()) == "connection w: environment variable TIDEMARK_TEST_DSN is not set");
   }
-  CHECK(resolve_dsn({"w", DsnSource::Inline, "dbname=y"}, "") == "dbname=y");
-  CHECK_THROWS_AS(resolve_dsn({"w", DsnSource::File, "missing.dsn"}, dir.path.string()), std::runtime_error);
+  CHECK(resolve_dsn(dsn_from("w", DsnSource::Inline, "dbname=y"), "") == "dbname=y");
+  CHECK_THROWS_AS(resolve_dsn(dsn_from("w", DsnSource::File, "missing.dsn"), dir.path.string()), std::runtime_error);
 }
 
 }  // namespace tidemark

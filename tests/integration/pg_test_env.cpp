@@ -61,12 +61,23 @@ PgTestEnv::~PgTestEnv() {
   }
 }
 
+std::string PgTestEnv::dsn(const std::string& role) const { return test_dsn(prefix_ + "_" + role); }
+
+void PgTestEnv::add_connection(const std::string& name, const std::string& fields) {
+  extra_connections_ += "  " + name + ": { " + fields + " }\n";
+}
+
+void PgTestEnv::set_dsn(const std::string& name, const std::string& dsn) { dsn_overrides_[name] = dsn; }
+
 std::string PgTestEnv::daemon_yaml() const {
+  const auto line = [&](const std::string& name) {
+    const auto over = dsn_overrides_.find(name);
+    return "  " + name + ": { dsn: \"" + (over != dsn_overrides_.end() ? over->second : dsn(name)) + "\" }\n";
+  };
   std::string daemon_yaml = "state: " + std::string(state_in_target_ ? "target" : "state") + "\nconnections:\n";
-  daemon_yaml += "  source: { dsn: \"" + test_dsn(prefix_ + "_source") + "\" }\n";
-  daemon_yaml += "  target: { dsn: \"" + test_dsn(prefix_ + "_target") + "\" }\n";
-  if (!state_in_target_) daemon_yaml += "  state: { dsn: \"" + test_dsn(prefix_ + "_state") + "\" }\n";
-  return daemon_yaml;
+  daemon_yaml += line("source") + line("target");
+  if (!state_in_target_) daemon_yaml += line("state");
+  return daemon_yaml + extra_connections_;
 }
 
 std::string PgTestEnv::write_config_files(const std::string& pipeline_yaml) {

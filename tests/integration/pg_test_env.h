@@ -3,6 +3,7 @@
 // Each PgTestEnv creates its own databases and drops them when it ends.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -33,6 +34,14 @@ class PgTestEnv {
   // The state database's connection (the target's when they are one).
   PgConnection& state() { return state_ ? *state_ : *target_; }
 
+  // The DSN of this env's database `role` ("source", "target", "state").
+  std::string dsn(const std::string& role) const;
+  // Adds a connection to the daemon file: `fields` is the inside of its
+  // YAML map, e.g. `dsn: "...", primary: source`.
+  void add_connection(const std::string& name, const std::string& fields);
+  // Points connection `name` (source/target/state) at another DSN.
+  void set_dsn(const std::string& name, const std::string& dsn);
+
   // A Config with connections source/target/state and one pipeline file.
   std::shared_ptr<const Config> config(const std::string& pipeline_yaml) const;
 
@@ -49,6 +58,8 @@ class PgTestEnv {
 
   std::string prefix_;
   std::string config_dir_;
+  std::string extra_connections_;
+  std::map<std::string, std::string> dsn_overrides_;
   bool state_in_target_;
   std::unique_ptr<PgConnection> admin_;
   std::unique_ptr<PgConnection> source_;

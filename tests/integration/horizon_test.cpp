@@ -1,0 +1,376 @@
+// The safe horizon against a real PostgreSQL (SPEC §3): transactions still
+// open on the source hold hi back, whatever stamps their rows; what cannot
+// be seen is refused rather than guessed; a watermark ahead of the source
+// is reported and never moved; source sessions are read-only.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/safe_horizon.h"
+#include "daemon/command_support.h"
+#include "daemon/commands.h"
+#include "daemon/validate_command.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+std::string events_pipeline(const std::string& cursor, const std::string& extra = "") {
+  return "pipeline: app\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
+         "  - name: events\n    source_table: public.events\n    target_table: public.events\n"
+         "    key: [id]\n    cursor: " +
+         cursor + "\n" + extra;
+}
+
+struct EventsFixture {
+  PgTestEnv env;
+  testing::TableRuns runs;
+
+  static PgTestEnv& with_tables(PgTestEnv& env, const std::string& columns) {
+    env.source().exec("create table public.events " + columns);
+    env.target().exec("create table public.events " + columns);
+    return env;
+  }
+
+  EventsFixture(const std::string& columns, const std::string& cursor, const std::string& extra = "")
+      : runs(with_tables(env, columns), env.config(events_pipeline(cursor, extra))) {}
+
+  TimedSummary run() { return runs.run("app", "events"); }
+
+  std::vector<std::string> source_rows() { return PgTestEnv::rows(env.source(), "select * from events order by id"); }
+  std::vector<std::string> target_rows() { return PgTestEnv::rows(env.target(), "select * from events order by id"); }
+  std::string watermark() {
+    const auto r = PgTestEnv::rows(env.state(), "select value from tidemark.watermarks where table_name = 'events'");
+    return r.empty() ? "" : r[0];
+  }
+  // A second client of the source database.
+  std::unique_ptr<PgConnection> writer() {
+    return std::make_unique<PgConnection>(env.dsn("source"), "writer");
+  }
+};
+
+const char* const kTimeEvents = "(id bigint primary key, v int not null default 0, updated_at timestamptz default now())";
+const char* const kIdEvents = "(id bigserial primary key, v int not null default 0)";
+
+void wait_past_start_report_margin() {
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+}
+
+}  // namespace
+
+TEST_CASE("a transaction that stamped now() and has not written yet holds hi back (lookback 0)") {
+  EventsFixture f(kTimeEvents, "updated_at");
+  f.env.source().exec("insert into events (id, updated_at) values (1, now() - interval '1 minute')");
+  const auto late = f.writer();
+  late->exec("begin");
+  const std::string started = PgTestEnv::rows(*late, "select now()")[0];  // its rows get this stamp
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));           // past the margin, so the clock alone would pass it
+
+  // The rule before the safe horizon: the clock, lowered only by
+  // transactions that hold an xid. It would have claimed the row below.
+  const std::string old_rule_hi = PgTestEnv::rows(
+      f.env.source(),
+      "select least(clock_timestamp(), (select min(xact_start) from pg_stat_activity where backend_xid is not null"
+      " and datname = current_database() and pid <> pg_backend_pid()))")[0];
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(PgTestEnv::rows(f.env.source(), "select '" + old_rule_hi + "'::timestamptz > '" + started +
+                                            "'::timestamptz")[0] == "t");
+  CHECK(PgTestEnv::rows(f.env.source(), "select '" + f.watermark() + "'::timestamptz <= '" + started +
+                                            "'::timestamptz")[0] == "t");
+
+  late->exec("insert into events (id) values (2)");  // stamped `started`, committed late
+  late->exec("commit");
+  wait_past_start_report_margin();
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.target_rows() == f.source_rows());
+  CHECK(f.target_rows().size() == 2);
+}
+
+TEST_CASE("the run records what held hi back: lag and the holding session") {
+  EventsFixture f(kTimeEvents, "updated_at");
+  const auto late = f.writer();
+  late->exec("set application_name = 'slow writer'");
+  late->exec("begin");
+  late->exec("select now()");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  const TimedSummary r = f.run();
+  REQUIRE(r.summary.status == RunStatus::Success);
+  REQUIRE(r.summary.horizon.lag_seconds);
+  CHECK(*r.summary.horizon.lag_seconds >= 1.4);
+  CHECK(r.summary.horizon.held_by.find("slow writer") != std::string::npos);
+  CHECK(r.summary.horizon.held_by.find("idle in transaction") != std::string::npos);
+  const auto row = PgTestEnv::rows(f.env.state(),
+                                   "select horizon_lag_seconds >= 1.4, horizon_held_by like '%slow writer%'"
+                                   " from tidemark.runs order by run_id desc limit 1");
+  CHECK(row[0] == "t|t");
+  late->exec("rollback");
+}
+
+TEST_CASE("integer cursors: ids taken by an open transaction are not passed, though later ids committed") {
+  EventsFixture f(kIdEvents, "id");
+  f.env.source().exec("insert into events (v) select 1 from generate_series(1, 3)");  // ids 1..3
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.watermark() == "4");
+
+  const auto late = f.writer();
+  late->exec("begin");
+  late->exec("insert into events (v) values (2)");                                    // takes id 4, not committed
+  f.env.source().exec("insert into events (v) select 3 from generate_series(1, 5)");  // ids 5..9, committed
+  // The rule before the safe horizon: max(id) + 1 = 10 would claim id 4.
+  CHECK(PgTestEnv::rows(f.env.source(), "select max(id) + 1 from events")[0] == "10");
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.watermark() == "4");  // the newest observation older than the open transaction
+  CHECK_FALSE(f.run().summary.horizon.held_by.empty());
+
+  late->exec("commit");
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.watermark() == "10");
+  CHECK(f.target_rows() == f.source_rows());
+  CHECK(f.target_rows().size() == 9);
+  // Observations older than the one in use are forgotten.
+  CHECK(PgTestEnv::rows(f.env.state(), "select count(*) from tidemark.cursor_samples")[0] == "1");
+}
+
+TEST_CASE("regression: a row at the bigint maximum wedged every run with 'bigint out of range'") {
+  EventsFixture f("(id bigint primary key, v int)", "id");
+  f.env.source().exec("insert into events values (1, 1), (9223372036854775807, 2)");
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.target_rows() == f.source_rows());
+  f.env.source().exec("update events set v = 3 where id = 9223372036854775807");
+  const TimedSummary again = f.run();
+  CHECK(again.summary.status == RunStatus::Success);
+  CHECK(f.watermark() == "9223372036854775807");
+}
+
+TEST_CASE("a role that cannot see other sessions: lookback 0 is refused, a lookback is accepted") {
+  PgTestEnv env;
+  PgConnection admin(env.dsn("source"), "admin");
+  const std::string role = "tidemark_plain_" + std::to_string(::getpid());
+  admin.exec("drop role if exists " + role + "; create role " + role + " login");
+  admin.exec("create table public.events (id bigint primary key, updated_at timestamptz not null);"
+             "grant select on public.events to " + role + ";"
+             "insert into events values (1, now() - interval '1 hour')");
+  env.target().exec("create table public.events (id bigint primary key, updated_at timestamptz not null)");
+  env.set_dsn("source", env.dsn("source") + " user=" + role);
+  {
+    testing::TableRuns runs(env, env.config(events_pipeline("updated_at")));
+    const TimedSummary refused = runs.run("app", "events");
+    CHECK(refused.summary.status == RunStatus::Failed);
+    CHECK(refused.summary.error.find("pg_monitor") != std::string::npos);
+    CHECK(refused.summary.error.find("lookback") != std::string::npos);
+  }
+  // validate says so before any run does.
+  CommandLine cl;
+  cl.config_path = env.write_config_files(events_pipeline("updated_at"));
+  std::ostringstream out, err;
+  CHECK(run_validate(cl, Instant{}, out, err) == 2);
+  CHECK(err.str().find("lookback 0s is refused") != std::string::npos);
+  CHECK(err.str().find("pg_monitor") != std::string::npos);
+
+  testing::TableRuns runs(env, env.config(events_pipeline("updated_at", "    lookback: 10m\n")));
+  const TimedSummary accepted = runs.run("app", "events");
+  CHECK(accepted.summary.status == RunStatus::Success);
+  CHECK(accepted.summary.horizon.held_by.find("cannot see other sessions") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from events")[0] == "1");
+  cl.config_path = env.write_config_files(events_pipeline("updated_at", "    lookback: 10m\n"));
+  std::ostringstream out2, err2;
+  CHECK(run_validate(cl, Instant{}, out2, err2) == 0);
+  CHECK(out2.str().find("cannot see other sessions' transactions (no pg_monitor)") != std::string::npos);
+  admin.exec("grant pg_monitor to " + role);
+  testing::TableRuns seen(env, env.config(events_pipeline("updated_at")));
+  CHECK(seen.run("app", "events").summary.status == RunStatus::Success);
+  admin.exec("drop owned by " + role + "; drop role " + role);
+}
+
+TEST_CASE("an initial in the future is refused; a stored watermark ahead is reported and never moved") {
+  {
+    EventsFixture f(kTimeEvents, "updated_at", "    initial: \"2062-01-01T00:00:00Z\"\n");
+    const TimedSummary r = f.run();
+    CHECK(r.summary.status == RunStatus::Failed);
+    CHECK(r.summary.error.find("ahead of the source's safe horizon") != std::string::npos);
+    CHECK(f.watermark().empty());
+  }
+  EventsFixture f(kTimeEvents, "updated_at");
+  f.env.source().exec("insert into events (id, updated_at) values (1, now() - interval '1 hour')");
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  f.env.state().exec("update tidemark.watermarks set value = '2062-01-01T00:00:00Z'");
+  f.env.source().exec("insert into events (id, updated_at) values (2, now() - interval '1 minute')");
+  const TimedSummary r = f.run();
+  CHECK(r.summary.status == RunStatus::Success);
+  CHECK(r.summary.horizon.watermark_ahead);
+  CHECK(r.summary.horizon.held_by.find("ahead") != std::string::npos);
+  CHECK(f.watermark() == "2062-01-01T00:00:00Z");
+  CHECK(PgTestEnv::rows(f.env.state(), "select watermark_ahead from tidemark.runs order by run_id desc limit 1")[0] ==
+        "t");
+  // status calls it ahead, and stale, so the stale alert fires.
+  testing::CommandRunner status;
+  status.cl.config_path = f.env.write_config_files(events_pipeline("updated_at"));
+  status.cl.json = true;
+  REQUIRE(status.run(run_status) == 0);
+  const auto rows = nlohmann::json::parse(status.out.str());
+  CHECK(rows[0]["ahead"] == true);
+  CHECK(rows[0]["stale"] == true);
+  CHECK(rows[0]["horizon"]["held_by"].get<std::string>().find("ahead") != std::string::npos);
+}
+
+TEST_CASE("rows whose cursor is NULL are counted, since no window includes them") {
+  EventsFixture f("(id bigint primary key, updated_at timestamptz)", "updated_at");
+  f.env.source().exec("insert into events values (1, now() - interval '1 hour'), (2, null), (3, null)");
+  const TimedSummary r = f.run();
+  REQUIRE(r.summary.status == RunStatus::Success);
+  CHECK(r.summary.rows_read == 1);
+  REQUIRE(r.summary.horizon.null_cursor_rows);
+  CHECK(*r.summary.horizon.null_cursor_rows == 2);
+  CHECK(PgTestEnv::rows(f.env.state(), "select null_cursor_rows from tidemark.runs order by run_id desc limit 1")[0] ==
+        "2");
+}
+
+TEST_CASE("source sessions are read-only: a partition query with a writable CTE cannot delete source rows") {
+  PgTestEnv env;
+  env.source().exec("create table public.orders (id int primary key, ordered_at timestamptz not null);"
+                    "insert into orders select g, now() - g * interval '1 hour' from generate_series(1, 50) g");
+  env.target().exec("create table public.daily (day timestamptz not null, orders bigint)");
+  testing::TableRuns runs(env, env.config(R"(pipeline: app
+source: source
+target: target
+schedule: "@daily"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    target_table: public.daily
+    initial: "2026-01-01"
+    query: |
+      with gone as (delete from orders returning 1)
+      select date_trunc('day', ordered_at) as day, count(*) as orders from orders
+      where ordered_at >= $1 and ordered_at < $2 group by 1
+)"));
+  const TimedSummary r = runs.run("app", "daily");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(PgTestEnv::rows(env.source(), "select count(*) from orders")[0] == "50");
+
+  // Whatever a query is wrapped in, the session itself refuses to write.
+  const auto config = env.config(events_pipeline("updated_at"));
+  PipelineConnections connections;
+  connections.open_data(*config, config->pipelines.front());
+  try {
+    connections.source->exec("delete from orders");
+    FAIL("a source session wrote");
+  } catch (const PgError& e) {
+    CHECK(std::string(e.what()).find("read-only transaction") != std::string::npos);
+  }
+  CHECK(PgTestEnv::rows(*connections.source, "select application_name from pg_stat_activity where pid = "
+                                             "pg_backend_pid()")[0] == kReadOnlySourceApplication);
+  CHECK(PgTestEnv::rows(env.source(), "select count(*) from orders")[0] == "50");
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// The database `name` on the hot standby that scripts/test starts beside
+// the test server (scripts/lib/common.sh start_standby).
+std::string standby_dsn(const std::string& database) {
+  const char* host = std::getenv("TIDEMARK_STANDBY_HOST");
+  const char* port = std::getenv("TIDEMARK_STANDBY_PORT");
+  REQUIRE_MESSAGE(host != nullptr, "scripts/test starts a hot standby and sets TIDEMARK_STANDBY_HOST");
+  std::string dsn = "host=" + std::string(host) + " dbname=" + database + " user=postgres";
+  if (port != nullptr) dsn += " port=" + std::string(port);
+  return dsn;
+}
+
+std::string replica_pipeline(const std::string& extra = "") {
+  return "pipeline: app\nsource: replica\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
+         "  - name: events\n    source_table: public.events\n    target_table: public.events\n"
+         "    key: [id]\n    cursor: updated_at\n" +
+         extra;
+}
+
+}  // namespace
+
+TEST_CASE("a hot-standby source: refused without its primary, read through it with one, waiting for replay") {
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.events ") + kTimeEvents +
+                    "; insert into events (id, updated_at) values (1, now() - interval '1 hour')");
+  env.target().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string database = PgTestEnv::rows(env.source(), "select current_database()")[0];
+  const std::string replica = standby_dsn(database);
+  // The standby has the database and the row once it has replayed them.
+  std::unique_ptr<PgConnection> standby;
+  for (int i = 0; i < 100 && !standby; ++i) {
+    try {
+      standby = std::make_unique<PgConnection>(replica, "standby");
+      if (PgTestEnv::rows(*standby, "select count(*) from events")[0] != "1") standby.reset();
+    } catch (const PgError&) {
+      standby.reset();
+    }
+    if (!standby) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(standby);
+  REQUIRE(PgTestEnv::rows(*standby, "select pg_is_in_recovery()")[0] == "t");
+
+  {
+    env.add_connection("replica", "dsn: \"" + replica + "\"");
+    testing::TableRuns runs(env, env.config(replica_pipeline()));
+    const TimedSummary refused = runs.run("app", "events");
+    CHECK(refused.summary.status == RunStatus::Failed);
+    CHECK(refused.summary.error.find("hot standby") != std::string::npos);
+    CHECK(refused.summary.error.find("primary:") != std::string::npos);
+    CommandLine cl;
+    cl.config_path = env.write_config_files(replica_pipeline());
+    std::ostringstream out, err;
+    CHECK(run_validate(cl, Instant{}, out, err) == 2);
+    CHECK(err.str().find("hot standby") != std::string::npos);
+    // A lookback covers what the standby cannot see.
+    testing::TableRuns covered(env, env.config(replica_pipeline("    lookback: 10m\n")));
+    const TimedSummary accepted = covered.run("app", "events");
+    CHECK(accepted.summary.status == RunStatus::Success);
+    CHECK(accepted.summary.horizon.held_by.find("standby") != std::string::npos);
+  }
+
+  PgTestEnv with_primary;
+  with_primary.source().exec(std::string("create table public.events ") + kTimeEvents +
+                             "; insert into events (id, updated_at) values (1, now() - interval '1 hour')");
+  with_primary.target().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string replica2 =
+      standby_dsn(PgTestEnv::rows(with_primary.source(), "select current_database()")[0]);
+  with_primary.add_connection("replica", "dsn: \"" + replica2 + "\", primary: source, replay_timeout: 2s");
+  testing::TableRuns runs(with_primary, with_primary.config(replica_pipeline()));
+
+  // A transaction open on the primary holds hi back, though the standby cannot see it.
+  const auto late = std::make_unique<PgConnection>(with_primary.dsn("source"), "late");
+  late->exec("begin");
+  const std::string started = PgTestEnv::rows(*late, "select now()")[0];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  const TimedSummary held = runs.run("app", "events");
+  REQUIRE(held.summary.status == RunStatus::Success);
+  CHECK(held.summary.rows_read == 1);
+  CHECK(PgTestEnv::rows(with_primary.source(), "select '" + cursor_to_text(*held.summary.watermark_after) +
+                                                   "'::timestamptz <= '" + started + "'::timestamptz")[0] == "t");
+  late->exec("insert into events (id) values (2)");
+  late->exec("commit");
+
+  // The standby stops replaying: the run waits for it, then gives up
+  // before reading rows it does not have yet.
+  PgConnection standby2(replica2, "standby");
+  standby2.exec("select pg_wal_replay_pause()");
+  with_primary.source().exec("insert into events (id) values (3)");
+  wait_past_start_report_margin();
+  const TimedSummary lagging = runs.run("app", "events");
+  CHECK(lagging.summary.status == RunStatus::Failed);
+  CHECK(lagging.summary.error.find("has not replayed") != std::string::npos);
+  standby2.exec("select pg_wal_replay_resume()");
+  const TimedSummary caught_up = runs.run("app", "events");
+  CHECK(caught_up.summary.status == RunStatus::Success);
+  CHECK(PgTestEnv::rows(with_primary.target(), "select id from events order by id") ==
+        std::vector<std::string>{"1", "2", "3"});
+}
+
+}  // namespace tidemark
