@@ -4,6 +4,23 @@
 
 namespace tidemark {
 
+Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
+                                                          HorizonReport& report) {
+  const auto reading = source.read_horizon(table, CursorType::TimestampTz);
+  if (!reading) return Error{reading.error()};
+  HorizonInput input;
+  input.type = CursorType::TimestampTz;
+  input.reading = *reading;
+  input.has_lookback = true;  // no refusal: partitions are replaced whole by a backfill
+  const auto decision = decide_horizon(input);
+  if (!decision) return Error{decision.error()};
+  report.lag_seconds = decision->lag_seconds;
+  report.held_by = decision->held_by;
+  if (decision->hold_at_watermark || !decision->instant) return std::optional<Instant>();
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds(*decision->instant));
+  return std::optional<Instant>(Instant(seconds));
+}
+
 RunSummary PartitionRun::execute(RunTrigger trigger) {
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
@@ -18,8 +35,9 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
 }
 
 Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summary) {
-  const auto now = source_.clock();
+  const auto now = partitions_complete_before(source_, table_, summary.horizon);
   if (!now) return Error{now.error()};
+  if (!*now) return ok_status();  // a prepared transaction holds every partition back
   const auto last_done = state_.last_done_partition(summary.table);
   if (!last_done) return Error{last_done.error()};
   std::optional<Instant> initial;
@@ -29,7 +47,7 @@ Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summar
     initial = *parsed;
   }
   const PartitionUnit unit = table_.partition->unit;
-  for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, *now, unit, *pipeline_.zone)) {
+  for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, **now, unit, *pipeline_.zone)) {
     if (cancel_.cancelled()) return Error{cancel_.reason()};
     const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
     if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on

@@ -10,6 +10,15 @@
 
 namespace tidemark {
 
+// The instant before which partitions are complete: the source's safe
+// horizon, so that a partition still receiving rows from a transaction in
+// flight waits for a later firing. Nothing while a prepared transaction is
+// open (its rows may be stamped anywhere before it). A horizon the source
+// cannot fully see (no pg_monitor, a standby without primary:) is used as
+// it is and noted in `report`. Fails when the source cannot be asked.
+Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
+                                                          HorizonReport& report);
+
 class PartitionRun {
  public:
   PartitionRun(const PipelineConfig& pipeline, const TableConfig& table, StateStore& state, Source& source,

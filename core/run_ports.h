@@ -135,8 +135,6 @@ class Source {
   virtual Result<std::int64_t> null_cursor_rows(const TableConfig& table) = 0;
   // min(cursor), for a first load without `initial`; nothing when empty.
   virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
-  // The source's clock: which partitions are complete is its word, not the host's.
-  virtual Result<Instant> clock() = 0;
 };
 
 struct ChunkRequest {

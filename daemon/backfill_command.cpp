@@ -9,6 +9,7 @@
 #include "core/partition_plan.h"
 #include "daemon/backfill_progress.h"
 #include "daemon/chunk_logger.h"
+#include "core/partition_run.h"
 #include "daemon/command_support.h"
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
@@ -62,11 +63,18 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   const TableKey key{pipeline.name, table.name};
   const PartitionUnit unit = table.partition->unit;
 
-  // Which partitions are complete is the source clock's word.
-  const auto source_connection = connect_to_source(*config, pipeline.source);
-  const auto now = PgSource(*source_connection).clock();
-  if (!now) throw std::runtime_error(now.error());
-  const BackfillPartitions plan = plan_backfill_partitions(*from, *to, *now, unit, zone);
+  // Which partitions are complete is the source's word: its safe horizon.
+  PipelineConnections connections;
+  connections.open_data(*config, pipeline);
+  PgSource source = connections.make_source();
+  HorizonReport horizon;
+  const auto complete_before = partitions_complete_before(source, table, horizon);
+  if (!complete_before) throw std::runtime_error(complete_before.error());
+  if (!*complete_before) {
+    err << "tidemark backfill: " << horizon.held_by << "; try again once it has ended\n";
+    return kExitFailure;
+  }
+  const BackfillPartitions plan = plan_backfill_partitions(*from, *to, **complete_before, unit, zone);
   for (const TimeWindow& w : plan.incomplete) {
     out << "skipping " << partition_label(w, unit, zone) << ": the partition is not complete yet\n";
   }

@@ -218,13 +218,4 @@ Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& tabl
   }
 }
 
-Result<Instant> PgSource::clock() {
-  try {
-    const PgResult r = connection_.exec("select floor(extract(epoch from clock_timestamp()))::bigint");
-    return Instant(std::chrono::seconds(r.integer(0, 0)));
-  } catch (const PgError& e) {
-    return Error{e.what()};
-  }
-}
-
 }  // namespace tidemark

@@ -23,7 +23,6 @@ class UnreachableDatabase final : public Source, public Target {
   Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
   Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
-  Result<Instant> clock() override { return Error{error_}; }
   Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest&) override {
     return Error{error_};
   }

@@ -124,7 +124,6 @@ class FakeSource final : public Source {
   // Integer cursors: max + 1 (else the rows' max + 1); time cursors: hi
   // when nothing is open (the clock less kStartReportMargin).
   std::optional<std::int64_t> hi;
-  SourceMicros clock_micros = 0;         // when `hi` is unset
   std::optional<OpenTransaction> open;   // the oldest open transaction
   bool sees_all_sessions = true;
   bool standby_without_primary = false;
@@ -132,7 +131,7 @@ class FakeSource final : public Source {
   std::int64_t null_rows = 0;
   int horizon_reads = 0;
   std::string fail_with;
-  Instant now{};
+  Instant now{};  // the source clock, less kStartReportMargin
 
   Result<SourceTable> inspect(const TableConfig&) override {
     if (!fail_with.empty()) return Error{fail_with};
@@ -141,7 +140,10 @@ class FakeSource final : public Source {
   Result<HorizonReading> read_horizon(const TableConfig&, CursorType t) override {
     if (!fail_with.empty()) return Error{fail_with};
     HorizonReading r;
-    r.clock = clock_micros;
+    // The clock is `now` plus the margin, so that a horizon with nothing
+    // open comes out as `now` exactly.
+    r.clock = std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() +
+              kStartReportMargin;
     r.oldest = open;
     r.sees_all_sessions = sees_all_sessions;
     r.standby_without_primary = standby_without_primary;
@@ -171,7 +173,6 @@ class FakeSource final : public Source {
     for (const auto& r : rows) min = std::min(min, r.cursor);
     return std::optional<CursorValue>(CursorValue{t, min});
   }
-  Result<Instant> clock() override { return now; }
 };
 
 class FakeTarget final : public Target {

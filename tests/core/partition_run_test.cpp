@@ -87,3 +87,40 @@ TEST_CASE("the table's lock held elsewhere skips the firing") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a transaction still open since before a partition's end holds that partition back") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  OpenTransaction open;
+  open.started = std::chrono::duration_cast<std::chrono::microseconds>(
+                     at("2026-03-29T21:30:00Z").time_since_epoch())
+                     .count();  // 23:30 in Berlin on the 29th
+  open.pid = 7;
+  h.source.open = open;
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == "2026-03-27T23:00:00Z");  // the 28th only: the 29th may still receive rows
+  CHECK(s.horizon.held_by.find("pid 7") != std::string::npos);
+  h.source.open.reset();
+  s = h.run();
+  CHECK(h.written() == "2026-03-27T23:00:00Z 2026-03-28T23:00:00Z");
+}
+
+TEST_CASE("a prepared transaction holds every partition back") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  OpenTransaction prepared;
+  prepared.prepared = true;
+  prepared.application_name = "gid";
+  h.source.open = prepared;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.chunks == 0);
+  CHECK(s.horizon.held_by.find("prepared") != std::string::npos);
+}
+
+}  // namespace tidemark
