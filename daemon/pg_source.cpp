@@ -163,6 +163,11 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
       bool primary_in_recovery = false;
       out = read_clock(*primary_.connection, table, type, &primary_in_recovery);
       reader = primary_.connection;
+      if (primary_in_recovery) {
+        // Its open transactions would be no more visible than the standby's.
+        return Error{"the primary: of source " + connection_.label() + ", " + reader->label() +
+                     ", is itself in recovery; point it at the database that takes the writes"};
+      }
     } else if (in_recovery) {
       out.standby_without_primary = true;
       warn_once("source " + connection_.label() +
