@@ -23,7 +23,6 @@ struct MetricsRegistry::TableSeries {
   prometheus::Counter* runs_failed = nullptr;
   prometheus::Counter* skipped_locked = nullptr;
   prometheus::Counter* skipped_overrun = nullptr;
-  prometheus::Counter* skipped_concurrency = nullptr;
   prometheus::Gauge* last_duration = nullptr;
   prometheus::Gauge* last_success = nullptr;
   prometheus::Gauge* in_progress = nullptr;
@@ -111,6 +110,10 @@ MetricsRegistry::MetricsRegistry()
                        .Name("tidemark_run_start_delay_seconds")
                        .Help("Actual start minus scheduled firing time, per pipeline")
                        .Register(*registry_)),
+      runs_queued_(prometheus::BuildGauge()
+                       .Name("tidemark_runs_queued")
+                       .Help("Firings waiting for a free worker")
+                       .Register(*registry_)),
       reload_ok_(prometheus::BuildGauge()
                      .Name("tidemark_config_last_reload_successful")
                      .Help("1 when the last configuration (re)load succeeded")
@@ -124,6 +127,7 @@ MetricsRegistry::MetricsRegistry()
                       .Help("Always 1; the version is a label")
                       .Register(*registry_)) {
   build_info_.Add({{"version", kVersion}}).Set(1);
+  runs_queued_series_ = &runs_queued_.Add({});
   reload_ok_series_ = &reload_ok_.Add({});
   reload_ok_series_->Set(1);
 }
@@ -164,7 +168,6 @@ void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfi
   s->runs_failed = &runs_.Add(with(labels, "status", "failed"));
   s->skipped_locked = &runs_skipped_.Add(with(labels, "reason", "locked"));
   s->skipped_overrun = &runs_skipped_.Add(with(labels, "reason", "overrun"));
-  s->skipped_concurrency = &runs_skipped_.Add(with(labels, "reason", "concurrency"));
   s->last_duration = &last_run_duration_.Add(labels);
   s->last_success = &last_success_.Add(labels);
   s->last_success->Set(std::nan(""));
@@ -197,7 +200,6 @@ void MetricsRegistry::remove_table(const TableKey& key) {
   runs_.Remove(s.runs_failed);
   runs_skipped_.Remove(s.skipped_locked);
   runs_skipped_.Remove(s.skipped_overrun);
-  runs_skipped_.Remove(s.skipped_concurrency);
   last_run_duration_.Remove(s.last_duration);
   last_success_.Remove(s.last_success);
   run_in_progress_.Remove(s.in_progress);
@@ -297,7 +299,6 @@ void MetricsRegistry::run_skipped(const TableKey& table, SkipReason reason) {
   switch (reason) {
     case SkipReason::Locked: s->skipped_locked->Increment(); break;
     case SkipReason::Overrun: s->skipped_overrun->Increment(); break;
-    case SkipReason::Concurrency: s->skipped_concurrency->Increment(); break;
   }
 }
 
@@ -326,6 +327,11 @@ void MetricsRegistry::database_up(const std::string& connection, bool up) {
   const std::lock_guard<std::mutex> lock(mutex_);
   const auto it = db_up_series_.find(connection);
   if (it != db_up_series_.end()) it->second->Set(up ? 1 : 0);
+}
+
+void MetricsRegistry::set_queued(std::size_t waiting) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  runs_queued_series_->Set(static_cast<double>(waiting));
 }
 
 void MetricsRegistry::reload_succeeded(bool ok) {

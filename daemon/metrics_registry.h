@@ -25,7 +25,7 @@
 
 namespace tidemark {
 
-enum class SkipReason { Locked, Overrun, Concurrency };
+enum class SkipReason { Locked, Overrun };
 
 // What the state database says about a table (see StateMonitor).
 struct TableProgress {
@@ -57,6 +57,8 @@ class MetricsRegistry final : public RunObserver {
   void run_started(const TableKey& table, std::chrono::duration<double> start_delay);
   void run_ended(const TableKey& table, std::chrono::duration<double> duration);
   void run_skipped(const TableKey& table, SkipReason reason);
+  // How many firings wait for a free worker.
+  void set_queued(std::size_t waiting);
   // Recomputes age and stale against `now` (Unix seconds).
   void table_progress(const TableKey& table, const TableProgress& progress, double now);
   void database_up(const std::string& connection, bool up);
@@ -91,6 +93,7 @@ class MetricsRegistry final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& run_in_progress_;
   prometheus::Family<prometheus::Gauge>& horizon_lag_;
   prometheus::Family<prometheus::Histogram>& start_delay_;
+  prometheus::Family<prometheus::Gauge>& runs_queued_;
   prometheus::Family<prometheus::Gauge>& reload_ok_;
   prometheus::Family<prometheus::Gauge>& db_up_;
   prometheus::Family<prometheus::Gauge>& build_info_;
@@ -99,6 +102,7 @@ class MetricsRegistry final : public RunObserver {
   std::map<std::pair<std::string, std::string>, std::unique_ptr<TableSeries>> tables_;
   std::map<std::string, std::unique_ptr<PipelineSeries>> pipelines_;
   std::map<std::string, prometheus::Gauge*> db_up_series_;
+  prometheus::Gauge* runs_queued_series_ = nullptr;
   prometheus::Gauge* reload_ok_series_ = nullptr;
 };
 

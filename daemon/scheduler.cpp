@@ -28,7 +28,7 @@ std::string schedule_identity(const PipelineConfig& p, const TableConfig& t) {
 
 Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
                      std::size_t workers)
-    : loop_(loop), metrics_(metrics), monitor_(monitor), pool_(workers) {}
+    : loop_(loop), metrics_(metrics), monitor_(monitor), pool_(workers), queue_(workers) {}
 
 Scheduler::~Scheduler() {
   for (auto& [key, running] : running_) running->cancel();
@@ -65,6 +65,7 @@ void Scheduler::reload(std::shared_ptr<const Config> config) {
   for (auto it = timers_.begin(); it != timers_.end();) {
     if (!wanted.count(it->first)) {
       it->second.timer->cancel();
+      if (queue_.remove(TableKey{it->first.first, it->first.second})) metrics_.set_queued(queue_.waiting());
       it = timers_.erase(it);
     } else {
       ++it;
@@ -107,28 +108,31 @@ void Scheduler::fire(const Key& key, Instant scheduled, RunTrigger trigger) {
   const TableKey table{key.first, key.second};
   arm_next_regular(key, std::max(scheduled, now_instant()));
 
-  if (running_.count(key)) {
-    metrics_.run_skipped(table, SkipReason::Overrun);
-    spdlog::warn("{}: skipped the firing of {}: the previous run is still going", table.display(),
-                 format_instant(scheduled));
-    return;
+  switch (queue_.offer(Firing{table, scheduled, trigger})) {
+    case RunQueue::Offer::Start: launch(Firing{table, scheduled, trigger}); break;
+    case RunQueue::Offer::Queued: metrics_.set_queued(queue_.waiting()); break;
+    case RunQueue::Offer::Overrun:
+      metrics_.run_skipped(table, SkipReason::Overrun);
+      spdlog::warn("{}: skipped the firing of {}: the previous run is still going or already waiting",
+                   table.display(), format_instant(scheduled));
+      break;
   }
-  if (in_flight_ >= static_cast<std::size_t>(config_->daemon.max_concurrent_runs)) {
-    metrics_.run_skipped(table, SkipReason::Concurrency);
-    spdlog::warn("{}: skipped the firing of {}: {} runs are already in flight (max_concurrent_runs)",
-                 table.display(), format_instant(scheduled), in_flight_);
-    return;
-  }
+}
+
+void Scheduler::launch(const Firing& firing) {
+  const Key key{firing.table.pipeline, firing.table.table};
+  const auto [p, t] = lookup(*config_, key.first, key.second);
+  if (t == nullptr) std::abort();  // the queue holds only configured tables (reload removes the rest)
   auto cancel = std::make_shared<CancelToken>();
   running_[key] = cancel;
-  ++in_flight_;
   // The run keeps the configuration it started with alive, whatever reloads happen.
-  boost::asio::post(pool_, [this, config = config_, p = p, t = t, key, table, scheduled, trigger, cancel] {
+  boost::asio::post(pool_, [this, config = config_, p = p, t = t, key, firing, cancel] {
     const auto started = std::chrono::system_clock::now();
-    metrics_.run_started(table, started - std::chrono::system_clock::time_point(scheduled.time_since_epoch()));
+    metrics_.run_started(firing.table,
+                         started - std::chrono::system_clock::time_point(firing.scheduled.time_since_epoch()));
     TableRunner runner(config, metrics_);
-    const TimedSummary result = runner.run(*p, *t, trigger, *cancel);
-    metrics_.run_ended(table, result.duration);
+    const TimedSummary result = runner.run(*p, *t, firing.trigger, *cancel);
+    metrics_.run_ended(firing.table, result.duration);
     monitor_.poke();
     boost::asio::post(loop_, [this, key, status = result.summary.status] { finished(key, status); });
   });
@@ -136,7 +140,10 @@ void Scheduler::fire(const Key& key, Instant scheduled, RunTrigger trigger) {
 
 void Scheduler::finished(const Key& key, RunStatus status) {
   running_.erase(key);
-  --in_flight_;
+  if (const auto next = queue_.finished(TableKey{key.first, key.second})) {
+    metrics_.set_queued(queue_.waiting());
+    launch(*next);
+  }
   const auto it = timers_.find(key);
   if (!stopping_ && it != timers_.end()) {
     TableTimer& t = it->second;
@@ -161,19 +168,22 @@ void Scheduler::stop(std::chrono::seconds grace, std::function<void()> done) {
   for (auto& [key, t] : timers_) {
     if (t.timer) t.timer->cancel();
   }
-  if (in_flight_ > 0) {
-    spdlog::info("stopping: waiting up to {}s for {} run(s) in flight", grace.count(), in_flight_);
+  const std::size_t dropped = queue_.clear().size();
+  metrics_.set_queued(0);
+  if (dropped > 0) spdlog::info("stopping: {} waiting firing(s) will not start", dropped);
+  if (queue_.running() > 0) {
+    spdlog::info("stopping: waiting up to {}s for {} run(s) in flight", grace.count(), queue_.running());
     grace_timer_ = std::make_unique<boost::asio::steady_timer>(loop_, grace);
     grace_timer_->async_wait([this](const boost::system::error_code& ec) {
       if (ec == boost::asio::error::operation_aborted) return;
-      spdlog::warn("stopping: the grace period is over; cancelling {} run(s)", in_flight_);
+      spdlog::warn("stopping: the grace period is over; cancelling {} run(s)", queue_.running());
       for (auto& [key, cancel] : running_) cancel->cancel();
       // A run blocked inside the database may not notice; give up on it
       // after a while. Its transaction dies with the process, uncommitted.
       grace_timer_->expires_after(std::chrono::seconds(10));
       grace_timer_->async_wait([this](const boost::system::error_code& again) {
         if (again == boost::asio::error::operation_aborted || !on_stopped_) return;
-        spdlog::error("stopping: {} run(s) did not end after cancellation; leaving them", in_flight_);
+        spdlog::error("stopping: {} run(s) did not end after cancellation; leaving them", queue_.running());
         boost::asio::post(loop_, std::move(on_stopped_));
         on_stopped_ = nullptr;
       });
@@ -183,7 +193,7 @@ void Scheduler::stop(std::chrono::seconds grace, std::function<void()> done) {
 }
 
 void Scheduler::maybe_done() {
-  if (!stopping_ || in_flight_ > 0 || !on_stopped_) return;
+  if (!stopping_ || queue_.running() > 0 || !on_stopped_) return;
   if (grace_timer_) grace_timer_->cancel();
   boost::asio::post(loop_, std::move(on_stopped_));
   on_stopped_ = nullptr;

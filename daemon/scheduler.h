@@ -1,8 +1,10 @@
 // Fires every table on its cron schedule. One boost::asio::system_timer
 // per table lives on the event loop; a firing posts the run to a bounded
-// worker pool and never runs it on the loop thread. A reload swaps the
-// configuration; runs in flight finish with the configuration they started
-// with. Every method must be called on the loop thread.
+// worker pool and never runs it on the loop thread. A firing that finds
+// every worker busy waits in a RunQueue (oldest first, one per table). A
+// reload swaps the configuration; runs in flight finish with the
+// configuration they started with. Every method must be called on the
+// loop thread.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -18,6 +20,7 @@
 
 #include "core/cancel_token.h"
 #include "core/config_model.h"
+#include "core/run_queue.h"
 #include "core/run_ports.h"
 #include "daemon/metrics_registry.h"
 #include "daemon/state_monitor.h"
@@ -41,11 +44,12 @@ class Scheduler {
   // lose them, changed schedules re-arm. Nothing in flight is interrupted.
   void reload(std::shared_ptr<const Config> config);
 
-  // Stops firing. Runs in flight may finish for `grace`; then they are
-  // cancelled. `done` is posted to the loop once none is left.
+  // Stops firing; waiting firings are dropped, never started. Runs in
+  // flight may finish for `grace`; then they are cancelled. `done` is
+  // posted to the loop once none is left.
   void stop(std::chrono::seconds grace, std::function<void()> done);
 
-  std::size_t in_flight() const { return in_flight_; }
+  std::size_t in_flight() const { return queue_.running(); }
 
  private:
   struct TableTimer {
@@ -60,6 +64,8 @@ class Scheduler {
   void arm(const Key& key, Instant at, RunTrigger trigger);
   void arm_next_regular(const Key& key, Instant after);
   void fire(const Key& key, Instant scheduled, RunTrigger trigger);
+  // Posts a firing the queue let start to the worker pool.
+  void launch(const Firing& firing);
   void finished(const Key& key, RunStatus status);
   void maybe_done();
 
@@ -70,7 +76,7 @@ class Scheduler {
   std::shared_ptr<const Config> config_;
   std::map<Key, TableTimer> timers_;
   std::map<Key, std::shared_ptr<CancelToken>> running_;
-  std::size_t in_flight_ = 0;
+  RunQueue queue_;
   bool stopping_ = false;
   std::function<void()> on_stopped_;
   std::unique_ptr<boost::asio::steady_timer> grace_timer_;

@@ -111,7 +111,7 @@ while IFS= read -r expr; do
   check "dashboard query: $expr" eventually 15 answers
 done < <(jq -r '.panels[].targets[].expr' "$root/config/grafana/tidemark.json")
 check "the alert rules load in prometheus" bash -c \
-  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 7' >/dev/null"
+  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 9' >/dev/null"
 
 # SIGHUP: an invalid configuration is rejected and the old one stays.
 echo "pipeline: [" >"$work/pipelines/broken.yaml"
@@ -171,13 +171,49 @@ busy_daemon 4
 check "a firing during its own run is skipped as an overrun" eventually 20 skipped overrun slow
 stop_busy
 
-# The global bound: one worker, two tables firing in the same second.
+# The global bound: one worker, two tables firing in the same second. The
+# firing that finds the worker busy waits for it; none is dropped.
 { pipeline orders; echo "$slow_table"; } >"$work/pipelines/shop.yaml"
 busy_daemon 1
-concurrency_skips() {
-  [ "$(metrics | awk '/^tidemark_runs_skipped_total\{.*reason="concurrency"/ { n += $2 } END { print n + 0 }')" -ge 1 ]
+queued() { [ "$(value tidemark_runs_queued)" -ge 1 ] 2>/dev/null; }
+check "a firing beyond max_concurrent_runs waits in the queue" eventually 20 queued
+ran_after_waiting() {
+  [ "$(value 'tidemark_runs_total{pipeline="shop",status="success",table="orders"}')" -ge 1 ] 2>/dev/null &&
+    [ "$(value 'tidemark_runs_total{pipeline="shop",status="success",table="slow"}')" -ge 1 ] 2>/dev/null
 }
-check "a firing beyond max_concurrent_runs is skipped" eventually 20 concurrency_skips
+check "both tables run on one worker" eventually 30 ran_after_waiting
+check "no firing is dropped for lack of a worker" bash -c "! curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q 'reason=\"concurrency\"'"
+delayed() {
+  metrics | awk '/^tidemark_run_start_delay_seconds_sum\{pipeline="shop"\}/ { found = $2 > 0.5 } END { exit !found }'
+}
+check "the wait shows in tidemark_run_start_delay_seconds" eventually 20 delayed
+stop_busy
+
+# 100 tables that fire in the same second, default max_concurrent_runs (4):
+# every one of them runs at every firing it gets.
+many=()
+for i in $(seq 1 100); do many+=("t$i"); done
+for t in "${many[@]}"; do echo "create table $t (id int primary key, updated_at timestamptz not null);"; done |
+  psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target"
+{ echo 'pipeline: shop'; echo 'source: source'; echo 'target: target'; echo 'schedule: "*/5 * * * * *"'
+  echo 'stale_after: 1h'; echo 'tables:'
+  for t in "${many[@]}"; do
+    echo "  - { name: $t, source_table: orders, target_table: $t, key: [id], cursor: updated_at, lookback: 1m }"
+  done
+} >"$work/pipelines/shop.yaml"
+metrics_port=$(free_port)
+sed -e "s/127.0.0.1:[0-9]*/127.0.0.1:$metrics_port/" -e "s/^shutdown_grace: .*/shutdown_grace: 5s/" \
+  "$work/tidemark.yaml" >"$work/busy.yaml"
+"$tidemark" serve --config "$work/busy.yaml" >>"$work/busy.log" 2>&1 &
+busy=$!
+pids+=("$busy")
+every_table_ran_twice() {
+  [ "$(psql -X -At -d "${db}_target" -c "select count(*) from (select table_name from tidemark.runs
+        where pipeline = 'shop' and table_name like 't%' and status = 'success' group by 1 having count(*) >= 2) t")" = 100 ]
+}
+check "100 coinciding tables on 4 workers: every one runs at every firing" eventually 30 every_table_ran_twice
+check "none of them was skipped" bash -c "! curl -sf http://127.0.0.1:$metrics_port/metrics |
+  grep -E '^tidemark_runs_skipped_total.*table=\"t[0-9]+\"' | grep -qv ' 0$'"
 stop_busy
 
 # A database that is down: runs fail and are retried, the daemon keeps
