@@ -30,18 +30,30 @@ std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std:
   return connection;
 }
 
-void PipelineConnections::open_state(const Config& config) { state = connect_to(config, config.daemon.state); }
+namespace {
+
+PooledConnection session(ConnectionPool* pool, const Config& config, const std::string& name, SessionKind kind) {
+  return pool != nullptr ? pool->acquire(config, name, kind) : open_session(config, name, kind);
+}
+
+}  // namespace
+
+void PipelineConnections::open_state(const Config& config) {
+  state = session(pool, config, config.daemon.state, SessionKind::ReadWrite);
+}
 
 void PipelineConnections::open_data(const Config& config, const PipelineConfig& pipeline) {
-  source = connect_to_source(config, pipeline.source);
+  source = session(pool, config, pipeline.source, SessionKind::Source);
   source_primary.reset();
   const ConnectionConfig* source_config = config.daemon.find_connection(pipeline.source);
   if (source_config != nullptr && !source_config->primary.empty()) {
-    source_primary = connect_to_source(config, source_config->primary);
+    source_primary = session(pool, config, source_config->primary, SessionKind::Source);
     replay_timeout = source_config->replay_timeout;
   }
   separate_target.reset();
-  if (pipeline.target != config.daemon.state) separate_target = connect_to(config, pipeline.target);
+  if (pipeline.target != config.daemon.state) {
+    separate_target = session(pool, config, pipeline.target, SessionKind::ReadWrite);
+  }
 }
 
 bool state_schema_exists(PgConnection& state) {

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "core/config_model.h"
+#include "daemon/connection_pool.h"
 #include "daemon/pg_connection.h"
 #include "daemon/pg_source.h"
 
@@ -25,11 +26,17 @@ std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std:
 // The connections one run of a pipeline's table uses: the state database
 // (which holds the lock), the source, and the target unless it is the
 // state database, in which case the load and the state commit together.
+//
+// With a pool the sessions come from it and go back to it when these are
+// reset or destroyed; without one they are opened and closed here.
 struct PipelineConnections {
-  std::unique_ptr<PgConnection> state;
-  std::unique_ptr<PgConnection> source;
-  std::unique_ptr<PgConnection> separate_target;  // null: the target is the state database
-  std::unique_ptr<PgConnection> source_primary;   // the source's primary, when it names one
+  explicit PipelineConnections(ConnectionPool* from = nullptr) : pool(from) {}
+
+  ConnectionPool* pool;
+  PooledConnection state;
+  PooledConnection source;
+  PooledConnection separate_target;  // empty: the target is the state database
+  PooledConnection source_primary;   // the source's primary, when it names one
   std::chrono::seconds replay_timeout{60};
 
   PgConnection& target() { return separate_target ? *separate_target : *state; }

@@ -105,6 +105,14 @@ class PgConnection {
 
   bool is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
   int backend_pid() const { return PQbackendPID(conn_); }
+
+  // Marks the session as not to be reused (a lock it may still hold, a
+  // state nobody can vouch for): a pool closes it instead of keeping it.
+  void poison() { poisoned_ = true; }
+  // Open, outside any transaction, and not poisoned: fit for another run.
+  bool reusable() const {
+    return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE && !poisoned_;
+  }
   const std::string& label() const { return label_; }
 
  private:
@@ -119,6 +127,7 @@ class PgConnection {
 
   PGconn* conn_ = nullptr;
   std::string label_;
+  bool poisoned_ = false;
 };
 
 }  // namespace tidemark

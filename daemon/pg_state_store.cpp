@@ -39,11 +39,17 @@ Result<bool> PgStateStore::try_lock(const TableKey& table) {
 }
 
 void PgStateStore::unlock(const TableKey& table) {
+  release_lock(lock_key_text(table));
+}
+
+void PgStateStore::release_lock(const std::string& key) {
   try {
     connection_.rollback_quietly();
-    connection_.exec("select pg_advisory_unlock($1::bigint)", {lock_key_text(table)});
+    // A lock that was not released must not stay on a session a pool
+    // keeps: nobody else could take it until that session closed.
+    if (!connection_.exec("select pg_advisory_unlock($1::bigint)", {key}).boolean(0, 0)) connection_.poison();
   } catch (const PgError&) {
-    // The session is gone, and its lock with it.
+    connection_.poison();  // the session is gone, and its lock with it; never reuse it
   }
 }
 
@@ -256,12 +262,7 @@ Result<bool> PgStateStore::lock_partition(const TableKey& table, const TimeWindo
 }
 
 void PgStateStore::unlock_partition(const TableKey& table, const TimeWindow& partition) {
-  try {
-    connection_.rollback_quietly();
-    connection_.exec("select pg_advisory_unlock($1::bigint)", {partition_key_text(table, partition)});
-  } catch (const PgError&) {
-    // The session is gone, and its lock with it.
-  }
+  release_lock(partition_key_text(table, partition));
 }
 
 Result<std::optional<Instant>> PgStateStore::last_done_partition(const TableKey& table) {

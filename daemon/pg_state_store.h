@@ -48,6 +48,8 @@ class PgStateStore final : public StateStore {
 
  private:
   void check_lock_held(PgConnection& tx, std::int64_t key, const std::string& what);
+  // pg_advisory_unlock; poisons the session when the lock was not released.
+  void release_lock(const std::string& key);
   void compare_and_set(PgConnection& tx, const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
                        const CursorValue& next);
 

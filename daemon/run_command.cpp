@@ -34,7 +34,9 @@ int run_run(const ConfigPtr& config, const CommandLine& command_line, std::ostre
   }
 
   ChunkLogger chunk_logger;
-  TableRunner runner(config, chunk_logger);
+  // The tables of one pipeline run one after another on the same sessions.
+  ConnectionPool sessions(1, std::chrono::seconds(60));
+  TableRunner runner(config, chunk_logger, &sessions);
   runner.set_log_runs(false);
   bool all_ok = true;
   for (const TableConfig& table : pipeline->tables) {

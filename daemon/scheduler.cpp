@@ -11,6 +11,10 @@
 namespace tidemark {
 namespace {
 
+// How long an unused session to a database stays open: long enough to
+// carry a table fired every minute from one run to the next.
+constexpr std::chrono::seconds kIdleSessionTimeout{90};
+
 Instant now_instant() { return date::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
 
 // Finds a table of the configuration by key; nullptr pair when gone.
@@ -28,7 +32,12 @@ std::string schedule_identity(const PipelineConfig& p, const TableConfig& t) {
 
 Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
                      std::size_t workers)
-    : loop_(loop), metrics_(metrics), monitor_(monitor), pool_(workers), queue_(workers) {}
+    : loop_(loop),
+      metrics_(metrics),
+      monitor_(monitor),
+      sessions_(workers, kIdleSessionTimeout),
+      pool_(workers),
+      queue_(workers) {}
 
 Scheduler::~Scheduler() {
   for (auto& [key, running] : running_) running->cancel();
@@ -130,7 +139,7 @@ void Scheduler::launch(const Firing& firing) {
     const auto started = std::chrono::system_clock::now();
     metrics_.run_started(firing.table,
                          started - std::chrono::system_clock::time_point(firing.scheduled.time_since_epoch()));
-    TableRunner runner(config, metrics_);
+    TableRunner runner(config, metrics_, &sessions_);
     const TimedSummary result = runner.run(*p, *t, firing.trigger, *cancel);
     metrics_.run_ended(firing.table, result.duration);
     monitor_.poke();

@@ -22,6 +22,7 @@
 #include "core/config_model.h"
 #include "core/run_queue.h"
 #include "core/run_ports.h"
+#include "daemon/connection_pool.h"
 #include "daemon/metrics_registry.h"
 #include "daemon/state_monitor.h"
 
@@ -72,6 +73,7 @@ class Scheduler {
   boost::asio::io_context& loop_;
   MetricsRegistry& metrics_;
   StateMonitor& monitor_;
+  ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
   boost::asio::thread_pool pool_;
   std::shared_ptr<const Config> config_;
   std::map<Key, TableTimer> timers_;

@@ -42,7 +42,7 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
                               const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   TimedSummary out;
-  PipelineConnections connections;
+  PipelineConnections connections(pool_);
   try {
     connections.open_state(*config_);
   } catch (const std::exception& e) {

@@ -1,8 +1,8 @@
-// Runs one table once: opens the connections the run needs (state, source,
-// and target unless it is the state database), carries out the run, logs
-// it and closes the connections. Stateless between runs apart from its
-// configuration; one call per worker thread at a time, calls on different
-// threads are independent.
+// Runs one table once: takes the sessions the run needs (state, source,
+// and target unless it is the state database) from a pool, or opens them,
+// carries out the run, logs it and gives the sessions back. Stateless
+// between runs apart from its configuration; one call per worker thread at
+// a time, calls on different threads are independent.
 #pragma once
 
 #include <chrono>
@@ -12,6 +12,7 @@
 #include "core/cancel_token.h"
 #include "core/config_model.h"
 #include "core/run_observer.h"
+#include "daemon/connection_pool.h"
 #include "daemon/pg_target.h"
 
 namespace tidemark {
@@ -24,8 +25,9 @@ struct TimedSummary {
 class TableRunner {
  public:
   // `observer` receives every chunk and run (metrics); it must outlive the runner.
-  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer)
-      : config_(std::move(config)), observer_(observer) {}
+  // `pool`, when given (the daemon's), lends the sessions; it must outlive the runner.
+  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, ConnectionPool* pool = nullptr)
+      : config_(std::move(config)), observer_(observer), pool_(pool) {}
 
   // An incremental run, or a partition table's due partitions. Never throws for database trouble:
   // it ends up in the summary (and in the run row when the state database
@@ -43,6 +45,7 @@ class TableRunner {
  private:
   std::shared_ptr<const Config> config_;
   RunObserver& observer_;
+  ConnectionPool* pool_;
   std::function<void(ChunkStep)> fault_hook_;
   bool log_runs_ = true;
 };

@@ -67,8 +67,9 @@ class PgTestEnv {
   std::unique_ptr<PgConnection> state_;
 };
 
-// Runs tables of a configuration the way the daemon does (TableRunner),
-// after applying the state schema to the env's state database.
+// Runs tables of a configuration the way the daemon does (TableRunner, on
+// sessions from a pool that lives as long as this), after applying the
+// state schema to the env's state database.
 class TableRuns {
  public:
   TableRuns(PgTestEnv& env, std::shared_ptr<const Config> config);
@@ -77,10 +78,14 @@ class TableRuns {
   TimedSummary run(const std::string& pipeline, const std::string& table, RunTrigger trigger = RunTrigger::Manual,
                    std::function<void(ChunkStep)> hook = nullptr);
 
+  // The pool the runs' sessions come from (pool().opened() counts new ones).
+  ConnectionPool& pool() { return pool_; }
+
  private:
   std::shared_ptr<const Config> config_;
   ChunkLogger observer_;
   CancelToken cancel_;
+  ConnectionPool pool_{2, std::chrono::seconds(60)};
 };
 
 // Runs commands the way the binary does: loads cl.config_path (exit 2 with

@@ -1,0 +1,143 @@
+// Sessions reused across runs: fewer sessions, nothing of one run left for
+// the next, sessions killed in between replaced rather than reused, idle
+// ones closed.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "core/safe_horizon.h"
+#include "daemon/connection_pool.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+const char* const kPipeline = R"(pipeline: app
+source: source
+target: target
+schedule: "* * * * *"
+tables:
+  - name: events
+    source_table: public.events
+    target_table: public.events
+    key: [id]
+    cursor: updated_at
+)";
+
+struct PoolFixture {
+  PgTestEnv env;
+  testing::TableRuns runs;
+
+  static PgTestEnv& with_tables(PgTestEnv& env) {
+    env.source().exec("create table public.events (id int primary key, updated_at timestamptz not null);"
+                      "insert into events select g, now() - interval '1 hour' from generate_series(1, 10) g");
+    env.target().exec("create table public.events (id int primary key, updated_at timestamptz not null)");
+    return env;
+  }
+  PoolFixture() : runs(with_tables(env), env.config(kPipeline)) {}
+
+  TimedSummary run() { return runs.run("app", "events"); }
+  std::string count(PgConnection& on, const std::string& sql) { return PgTestEnv::rows(on, sql)[0]; }
+};
+
+}  // namespace
+
+TEST_CASE("runs of a table reuse their sessions instead of opening new ones") {
+  PoolFixture f;
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  const std::size_t after_first = f.runs.pool().opened();
+  CHECK(after_first == 2);  // the state database (also the target) and the source
+  for (int i = 0; i < 5; ++i) REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.runs.pool().opened() == after_first);
+  CHECK(f.runs.pool().idle() == 2);
+  // The source session is still read-only after the reset between runs.
+  const auto config = f.env.config(kPipeline);
+  PooledConnection source = f.runs.pool().acquire(*config, "source", SessionKind::Source);
+  CHECK(f.count(*source, "show transaction_read_only") == "on");
+  CHECK(f.count(*source, "select application_name from pg_stat_activity where pid = pg_backend_pid()") ==
+        kReadOnlySourceApplication);
+}
+
+TEST_CASE("nothing of an earlier run is left on a reused session: locks, temp tables, settings") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(60));
+  int pid = 0;
+  {
+    PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    pid = s->backend_pid();
+    s->exec("select pg_advisory_lock(4242); create temp table leftover (x int); set statement_timeout = '1s'");
+  }
+  PooledConnection again = pool.acquire(*config, "target", SessionKind::ReadWrite);
+  CHECK(again->backend_pid() == pid);  // the same session...
+  CHECK(f.count(*again, "select count(*) from pg_locks where locktype = 'advisory' and pid = pg_backend_pid()") ==
+        "0");  // ...without the lock,
+  CHECK(f.count(*again, "select to_regclass('pg_temp.leftover') is null") == "t");  // the temp table,
+  CHECK(f.count(*again, "show statement_timeout") == "0");                          // or the setting
+}
+
+TEST_CASE("a session left in a transaction, or whose lock could not be released, is closed, not pooled") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(60));
+  {
+    PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    s->exec("begin");
+  }
+  CHECK(pool.idle() == 0);
+  {
+    PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    s->poison();
+  }
+  CHECK(pool.idle() == 0);
+  CHECK(pool.opened() == 2);
+}
+
+TEST_CASE("sessions killed between runs (a database restart) are replaced, never reused") {
+  PoolFixture f;
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  REQUIRE(f.runs.pool().idle() == 2);
+  PgConnection admin(testing::test_dsn("postgres"), "admin");
+  const std::string databases = "'" + f.count(f.env.source(), "select current_database()") + "', '" +
+                                f.count(f.env.target(), "select current_database()") + "'";
+  // Every tidemark session of this test's databases goes, as in a restart.
+  admin.exec("select pg_terminate_backend(pid) from pg_stat_activity where datname in (" + databases +
+             ") and pid not in (" + std::to_string(f.env.source().backend_pid()) + ", " +
+             std::to_string(f.env.target().backend_pid()) + ")");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  f.env.source().exec("insert into events values (11, now())");
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+  const TimedSummary after = f.run();
+  CHECK(after.summary.status == RunStatus::Success);
+  CHECK(f.runs.pool().opened() == 4);  // two new sessions, none of the dead ones
+  CHECK(f.count(f.env.target(), "select count(*) from events") == "11");
+  CHECK(f.run().summary.status == RunStatus::Success);
+  CHECK(f.runs.pool().opened() == 4);
+}
+
+TEST_CASE("idle sessions are closed after the idle timeout") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(1));
+  { PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite); }
+  CHECK(pool.idle() == 1);
+  for (int i = 0; i < 40 && pool.idle() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(pool.idle() == 0);
+}
+
+TEST_CASE("at most max_idle sessions per connection wait in the pool") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(60));
+  {
+    PooledConnection a = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    PooledConnection b = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    PooledConnection c = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    CHECK(pool.opened() == 3);
+  }
+  CHECK(pool.idle() == 2);
+}
+
+}  // namespace tidemark
