@@ -130,6 +130,29 @@ std::optional<OpenTransaction> PgSource::oldest_writer(PgConnection& on) {
   return t;
 }
 
+std::string PgSource::primary_position(PgConnection& primary) {
+  // A synchronous commit is flushed before it becomes visible, an
+  // asynchronous one (synchronous_commit = off) only later: the WAL writer
+  // flushes it within three wal_writer_delay (PostgreSQL's "Asynchronous
+  // Commit"). The standby receives only flushed WAL, so the position that
+  // covers every transaction the listing saw as ended is the flush
+  // position once it has passed what was inserted at the listing, or once
+  // that delay has passed: WAL of transactions still open can stay
+  // unflushed for many seconds, and nothing below waits for it.
+  const PgResult r = primary.exec(
+      "select pg_current_wal_insert_lsn()::text,"
+      " (select setting::int from pg_settings where name = 'wal_writer_delay')");
+  const std::string inserted = r.text(0, 0);
+  const auto deadline =
+      std::chrono::steady_clock::now() + 3 * std::chrono::milliseconds(r.integer(0, 1)) + std::chrono::milliseconds(100);
+  for (;;) {
+    const PgResult f = primary.exec("select pg_current_wal_flush_lsn() >= $1::pg_lsn, pg_current_wal_flush_lsn()::text",
+                                    {inserted});
+    if (f.boolean(0, 0) || std::chrono::steady_clock::now() >= deadline) return f.text(0, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 void PgSource::wait_for_replay(const std::string& lsn) {
   const auto deadline = std::chrono::steady_clock::now() + primary_.replay_timeout;
   for (;;) {
@@ -181,7 +204,7 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
     }
     out.oldest = oldest_writer(*reader);
     if (reader != &connection_) {
-      wait_for_replay(reader->exec("select pg_current_wal_lsn()::text").text(0, 0));
+      wait_for_replay(primary_position(*reader));
     }
     return out;
   } catch (const PgError& e) {

@@ -52,6 +52,9 @@ class PgSource final : public Source {
   HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery);
   // The oldest open transaction on `on` that may still write. Throws.
   std::optional<OpenTransaction> oldest_writer(PgConnection& on);
+  // The primary's WAL position that the standby must replay to show every
+  // transaction that had ended when the open ones were listed. Throws.
+  std::string primary_position(PgConnection& primary);
   // Waits until this standby has replayed the primary's WAL up to `lsn`. Throws.
   void wait_for_replay(const std::string& lsn);
   void warn_once(const std::string& message);

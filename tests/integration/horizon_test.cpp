@@ -374,3 +374,44 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: an asynchronous commit on the primary was visible there but not yet on the standby") {
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
+  env.add_connection("replica", "dsn: \"" + replica + "\", primary: source, replay_timeout: 5s");
+  const auto config = env.config(replica_pipeline());
+  std::unique_ptr<PgConnection> standby;
+  for (int i = 0; i < 100 && !standby; ++i) {
+    try {
+      standby = std::make_unique<PgConnection>(replica, "standby");
+      PgTestEnv::rows(*standby, "select count(*) from events");
+    } catch (const PgError&) {
+      standby.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  REQUIRE(standby);
+  PipelineConnections connections;
+  connections.open_data(*config, config->pipelines.front());
+  PgSource source = connections.make_source();
+  const TableConfig& table = config->pipelines.front().tables.front();
+
+  // Committed on the primary before the horizon is read, so the horizon
+  // takes it as done: the standby must show it once read_horizon returns.
+  // An asynchronous commit is visible before its WAL is written, and the
+  // position read used to be pg_current_wal_lsn(): 19 of 20 were missing.
+  const auto writer = std::make_unique<PgConnection>(env.dsn("source"), "writer");
+  writer->exec("set synchronous_commit = off");
+  int missing = 0;
+  for (int id = 1; id <= 20; ++id) {
+    writer->exec("insert into events (id) values (" + std::to_string(id) + ")");
+    REQUIRE(source.read_horizon(table, CursorType::TimestampTz));
+    if (PgTestEnv::rows(*standby, "select count(*) from events where id = " + std::to_string(id))[0] != "1") ++missing;
+  }
+  CHECK(missing == 0);
+}
+
+}  // namespace tidemark
