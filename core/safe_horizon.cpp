@@ -29,6 +29,12 @@ std::optional<std::string> unknowable(const HorizonInput& input) {
                  "back and the run is refused with lookback 0s; grant the role pg_monitor (or "
                  "pg_read_all_stats), or set a lookback longer than the longest write transaction";
   }
+  if (!r.unreported_session.empty()) {
+    return "source " + input.source_name + ": " + r.unreported_session +
+           " has track_activities off, so whether it has a transaction open, and since when, cannot be seen; the "
+           "run is refused with lookback 0s; turn track_activities back on for it (ALTER ROLE ... RESET "
+           "track_activities), or set a lookback longer than the longest write transaction";
+  }
   if (r.standby_without_primary) {
     return "source " + input.source_name +
                  " is a hot standby, which cannot see the primary's open transactions, so the run is refused "
@@ -123,6 +129,9 @@ Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
   if (d.held_by.empty() && !input.reading.sees_all_sessions) {
     d.held_by = "the clock only: this role cannot see other sessions' transactions (grant it pg_monitor), so rows "
                 "committed late rely on the lookback";
+  } else if (d.held_by.empty() && !input.reading.unreported_session.empty()) {
+    d.held_by = "the clock only for " + input.reading.unreported_session +
+                ", which has track_activities off: rows it commits late rely on the lookback";
   } else if (d.held_by.empty() && input.reading.standby_without_primary) {
     d.held_by = "the standby's clock only: without a primary: connection the primary's open transactions are not "
                 "visible, so rows committed late rely on the lookback";

@@ -54,6 +54,11 @@ struct HorizonReading {
   // The source is a hot standby and no primary was consulted: `oldest`
   // covers only the standby's own (read-only) sessions.
   bool standby_without_primary = false;
+  // A session of the source database that reports no activity
+  // (track_activities off: pg_stat_activity shows it 'disabled', without
+  // xact_start), described for messages; empty when there is none. Whether
+  // it has a transaction open, and since when, cannot be seen.
+  std::string unreported_session;
   // The source is a standby that has not replayed everything it received:
   // the commit time of the last transaction it replayed; hi stays below it.
   std::optional<SourceMicros> replayed_until;
@@ -96,7 +101,8 @@ struct HorizonInput {
 
 // Decides hi. Fails, with a message saying why and what to change, when
 // the horizon is unknowable and the table has no lookback to cover it: a
-// role that cannot see other sessions, or a standby without its primary.
+// role that cannot see other sessions, a session that does not report its
+// activity, or a standby without its primary.
 Result<HorizonDecision> decide_horizon(const HorizonInput& input);
 
 // How far a time watermark may be ahead of a host's clock before status

@@ -102,32 +102,48 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   return out;
 }
 
-std::optional<OpenTransaction> PgSource::oldest_writer(PgConnection& on) {
+void PgSource::read_open_transactions(PgConnection& on, HorizonReading& out) {
   // Every transaction open in this database may still write, whether or
   // not it holds a transaction id yet, except tidemark's own read-only
   // sessions and maintenance processes. A prepared transaction comes
-  // first: its start is unknown, so it holds everything.
+  // first: its start is unknown, so it holds everything. A session with
+  // track_activities off shows no transaction at all, so it is named
+  // instead (one read of pg_stat_activity serves both).
   const PgResult r = on.exec(
-      "select started, prepared, pid, app, state from ("
-      " select (extract(epoch from xact_start) * 1000000)::bigint as started, false as prepared, pid,"
-      " coalesce(application_name, '') as app, coalesce(state, '') as state"
+      "with sessions as ("
+      " select pid, coalesce(application_name, '') as app, coalesce(state, '') as state,"
+      " coalesce(usename::text, '') as usename, xact_start"
       " from pg_stat_activity"
-      " where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null"
+      " where datname = current_database() and pid <> pg_backend_pid()"
       " and backend_type not in ('autovacuum worker', 'autovacuum launcher', 'walsender')"
-      " and not (application_name = $1 and backend_xid is null)"
+      " and not (application_name = $1 and backend_xid is null)),"
+      " open as ("
+      " select (extract(epoch from xact_start) * 1000000)::bigint as started, false as prepared, pid, app, state"
+      " from sessions where xact_start is not null"
       " union all"
       " select (extract(epoch from prepared) * 1000000)::bigint, true, 0, gid, 'prepared'"
-      " from pg_prepared_xacts where database = current_database()"
-      ") o order by prepared desc, started limit 1",
+      " from pg_prepared_xacts where database = current_database())"
+      " select o.started, o.prepared, o.pid, o.app, o.state, u.pid, u.app, u.usename"
+      " from (select 1) one"
+      " left join (select * from open order by prepared desc, started limit 1) o on true"
+      " left join (select pid, app, usename from sessions where state = 'disabled' order by pid limit 1) u on true",
       {std::string(kReadOnlySourceApplication)});
-  if (r.rows() == 0) return std::nullopt;
-  OpenTransaction t;
-  t.started = r.integer(0, 0);
-  t.prepared = r.boolean(0, 1);
-  t.pid = static_cast<int>(r.integer(0, 2));
-  t.application_name = r.text(0, 3);
-  t.state = r.text(0, 4);
-  return t;
+  out.oldest.reset();
+  if (!r.is_null(0, 0)) {
+    OpenTransaction t;
+    t.started = r.integer(0, 0);
+    t.prepared = r.boolean(0, 1);
+    t.pid = static_cast<int>(r.integer(0, 2));
+    t.application_name = r.text(0, 3);
+    t.state = r.text(0, 4);
+    out.oldest = t;
+  }
+  out.unreported_session.clear();
+  if (!r.is_null(0, 5)) {
+    const std::string app = r.text(0, 6);
+    out.unreported_session = "pid " + r.text(0, 5) + " (" + (app.empty() ? "no application_name" : app) +
+                             ", user " + r.text(0, 7) + ")";
+  }
 }
 
 std::string PgSource::primary_position(PgConnection& primary) {
@@ -202,7 +218,7 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
                 ": this role cannot see other sessions' open transactions (grant it pg_monitor); the safe horizon "
                 "is the source clock alone, and rows committed late rely on the lookback");
     }
-    out.oldest = oldest_writer(*reader);
+    read_open_transactions(*reader, out);
     if (reader != &connection_) {
       wait_for_replay(primary_position(*reader));
     }

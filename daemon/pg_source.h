@@ -50,8 +50,9 @@ class PgSource final : public Source {
   // The clock (after max(cursor) for integer cursors), whether this role
   // sees every session, and on `on` the standby's replay state. Throws.
   HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery);
-  // The oldest open transaction on `on` that may still write. Throws.
-  std::optional<OpenTransaction> oldest_writer(PgConnection& on);
+  // Sets out.oldest, the oldest open transaction on `on` that may still
+  // write, and out.unreported_session. Throws.
+  void read_open_transactions(PgConnection& on, HorizonReading& out);
   // The primary's WAL position that the standby must replay to show every
   // transaction that had ended when the open ones were listed. Throws.
   std::string primary_position(PgConnection& primary);

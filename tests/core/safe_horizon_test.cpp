@@ -148,11 +148,13 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
     const char* name;
     bool sees_all;
     bool standby;
+    const char* unreported;
     const char* says;
   };
   const Row rows[] = {
-      {"role without pg_monitor", false, false, "pg_monitor"},
-      {"standby without its primary", true, true, "primary:"},
+      {"role without pg_monitor", false, false, "", "pg_monitor"},
+      {"standby without its primary", true, true, "", "primary:"},
+      {"a session with track_activities off", true, false, "pid 7 (batch, user etl)", "track_activities"},
   };
   for (const Row& row : rows) {
     for (CursorType type : {CursorType::TimestampTz, CursorType::Integer}) {
@@ -161,12 +163,16 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
       in.reading.max_cursor = 5;
       in.reading.sees_all_sessions = row.sees_all;
       in.reading.standby_without_primary = row.standby;
+      in.reading.unreported_session = row.unreported;
       const auto refused = decide_horizon(in);
       REQUIRE_FALSE(refused);
       CHECK(refused.error().find(row.says) != std::string::npos);
+      CHECK(refused.error().find(row.unreported) != std::string::npos);
       CHECK(refused.error().find("shop") != std::string::npos);
       in.has_lookback = true;
-      CHECK(decide_horizon(in));
+      const auto accepted = decide_horizon(in);
+      REQUIRE(accepted);
+      CHECK_FALSE(accepted->held_by.empty());  // status says what the horizon could not see
     }
   }
 }

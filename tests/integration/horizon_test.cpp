@@ -219,6 +219,34 @@ TEST_CASE("an initial in the future is refused; a stored watermark ahead is repo
   CHECK(rows[0]["horizon"]["held_by"].get<std::string>().find("ahead") != std::string::npos);
 }
 
+TEST_CASE("regression: a writer with track_activities off was not seen, so its now() row fell below the watermark") {
+  EventsFixture f(kTimeEvents, "updated_at");
+  f.env.source().exec("insert into events (id, updated_at) values (1, now() - interval '1 minute')");
+  // With track_activities off a session shows as 'disabled' in
+  // pg_stat_activity, with no xact_start, whatever it is doing.
+  const auto hidden = f.writer();
+  hidden->exec("set application_name = 'quiet writer'; set track_activities = off");
+  hidden->exec("begin");
+  const std::string started = PgTestEnv::rows(*hidden, "select now()")[0];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  const TimedSummary refused = f.run();
+  CHECK(refused.summary.status == RunStatus::Failed);
+  CHECK(refused.summary.error.find("track_activities") != std::string::npos);
+  CHECK(refused.summary.error.find("quiet writer") != std::string::npos);
+  const std::string watermark = f.watermark();
+  CHECK((watermark.empty() || PgTestEnv::rows(f.env.source(), "select '" + watermark + "'::timestamptz <= '" +
+                                                                  started + "'::timestamptz")[0] == "t"));
+  hidden->exec("insert into events (id) values (2)");
+  hidden->exec("commit");
+
+  // A lookback covers what cannot be seen; the run says it relies on it.
+  testing::TableRuns covered(f.env, f.env.config(events_pipeline("updated_at", "    lookback: 10m\n")));
+  const TimedSummary accepted = covered.run("app", "events");
+  CHECK(accepted.summary.status == RunStatus::Success);
+  CHECK(accepted.summary.horizon.held_by.find("track_activities") != std::string::npos);
+  CHECK(f.target_rows() == f.source_rows());
+}
+
 TEST_CASE("rows whose cursor is NULL are counted, since no window includes them") {
   EventsFixture f("(id bigint primary key, updated_at timestamptz)", "updated_at");
   f.env.source().exec("insert into events values (1, now() - interval '1 hour'), (2, null), (3, null)");
