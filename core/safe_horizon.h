@@ -23,8 +23,10 @@ using SourceMicros = std::int64_t;
 
 // A transaction open on the source that may still write rows.
 struct OpenTransaction {
-  // When it began (pg_stat_activity.xact_start); for a prepared (two-phase)
-  // transaction, when it was prepared: its start is not recorded anywhere.
+  // When it began (pg_stat_activity.xact_start), or its statement when that
+  // began earlier (a procedure that commits: statement_timestamp() stays
+  // the CALL's start); for a prepared (two-phase) transaction, when it was
+  // prepared: its start is not recorded anywhere.
   SourceMicros started = 0;
   bool prepared = false;
   int pid = 0;                   // 0 for a prepared transaction

@@ -108,11 +108,15 @@ void PgSource::read_open_transactions(PgConnection& on, HorizonReading& out) {
   // sessions and maintenance processes. A prepared transaction comes
   // first: its start is unknown, so it holds everything. A session with
   // track_activities off shows no transaction at all, so it is named
-  // instead (one read of pg_stat_activity serves both).
+  // instead (one read of pg_stat_activity serves both). A transaction
+  // counts from its statement's start when that is earlier: after COMMIT
+  // inside a procedure a new transaction begins, but statement_timestamp()
+  // still gives the CALL's start.
   const PgResult r = on.exec(
       "with sessions as ("
       " select pid, coalesce(application_name, '') as app, coalesce(state, '') as state,"
-      " coalesce(usename::text, '') as usename, xact_start"
+      " coalesce(usename::text, '') as usename,"
+      " case when xact_start is not null then least(xact_start, query_start) end as xact_start"
       " from pg_stat_activity"
       " where datname = current_database() and pid <> pg_backend_pid()"
       " and backend_type not in ('autovacuum worker', 'autovacuum launcher', 'walsender')"

@@ -247,6 +247,31 @@ TEST_CASE("regression: a writer with track_activities off was not seen, so its n
   CHECK(f.target_rows() == f.source_rows());
 }
 
+TEST_CASE("regression: a procedure that commits stamped statement_timestamp() before its open transaction began") {
+  EventsFixture f(kTimeEvents, "updated_at");
+  f.env.source().exec("insert into events (id, updated_at) values (1, now() - interval '1 minute')");
+  // Inside CALL, COMMIT starts a new transaction (a later xact_start), but
+  // statement_timestamp() stays the CALL's start.
+  f.env.source().exec(R"SQL(
+    create procedure load_late() language plpgsql as $$
+    begin
+      perform pg_sleep(1.5);
+      commit;
+      insert into events (id, updated_at) values (2, statement_timestamp());
+      perform pg_sleep(2.5);
+    end $$)SQL");
+  const auto caller = f.writer();
+  std::thread call([&] { caller->exec("call load_late()"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(2800));  // row 2 written, not committed
+  const TimedSummary during = f.run();
+  call.join();
+  CHECK(during.summary.status == RunStatus::Success);
+  wait_past_start_report_margin();
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.target_rows() == f.source_rows());
+  CHECK(f.target_rows().size() == 2);
+}
+
 TEST_CASE("rows whose cursor is NULL are counted, since no window includes them") {
   EventsFixture f("(id bigint primary key, updated_at timestamptz)", "updated_at");
   f.env.source().exec("insert into events values (1, now() - interval '1 hour'), (2, null), (3, null)");
