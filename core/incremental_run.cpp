@@ -23,15 +23,11 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
     summary.error = error;
   };
 
-  if (const auto abandoned = state_.fail_abandoned_runs(key, std::nullopt); !abandoned) return fail(abandoned.error());
-  const auto stored = state_.read_watermark(key);
-  if (!stored) return fail(stored.error());
-  if (*stored) summary.watermark_before = (*stored)->value;
+  const auto opened = state_.open_run(key, trigger);
+  if (!opened) return fail(opened.error());
+  if (opened->watermark) summary.watermark_before = opened->watermark->value;
   summary.watermark_after = summary.watermark_before;  // until a chunk commits
-
-  const auto run = state_.start_run(RunStart{key, trigger, summary.watermark_before, std::nullopt});
-  if (!run) return fail(run.error());
-  summary.run = *run;
+  summary.run = opened->run;
 
   const Status loaded = [&]() -> Status {
     const auto source_table = source_.inspect(table_);

@@ -33,6 +33,13 @@ struct StoredWatermark {
   CursorValue value;
 };
 
+// What open_run found and did.
+struct OpenedRun {
+  RunId run = 0;
+  std::optional<StoredWatermark> watermark;
+  int abandoned = 0;  // earlier `running` rows marked failed
+};
+
 // What a run row records when it starts.
 struct RunStart {
   TableKey table;
@@ -78,6 +85,10 @@ class StateStore {
   virtual Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) = 0;
   // Inserts the `running` row, committed at once so it is visible during the run.
   virtual Result<RunId> start_run(const RunStart& start) = 0;
+  // An incremental run's first step, as one: fail_abandoned_runs (for the
+  // whole table), read_watermark, and start_run with that watermark.
+  // Requires the lock.
+  virtual Result<OpenedRun> open_run(const TableKey& table, RunTrigger trigger) = 0;
   // Moves the watermark alone (a run that read nothing but learned a later
   // hi), compare-and-set on `expected`. Fails, changing nothing, when the
   // stored value is not `expected` or the lock is no longer held.

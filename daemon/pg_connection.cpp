@@ -125,20 +125,28 @@ void PgConnection::abandon_copy_out() {
   drain_results();
 }
 
-std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out, const std::string& copy_in,
-                                     const CancelToken& cancel) {
-  {
-    const PgResult started(PQexec(conn_, copy_in.c_str()));
-    if (PQresultStatus(started.raw()) != PGRES_COPY_IN) fail(first_line(copy_in), started.raw());
-  }
+std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out,
+                                     const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel) {
   {
     const PgResult started(PQexec(source.conn_, copy_out.c_str()));
-    if (PQresultStatus(started.raw()) != PGRES_COPY_OUT) {
-      PQputCopyEnd(conn_, "source query failed");
-      drain_results();
-      source.fail(first_line(copy_out), started.raw());
-    }
+    if (PQresultStatus(started.raw()) != PGRES_COPY_OUT) source.fail(first_line(copy_out), started.raw());
   }
+  // The target is touched only once the first row arrives: a window with
+  // no rows costs it nothing, not even a staging table.
+  std::string copy_in;
+  const auto start_copy_in = [&] {
+    try {
+      copy_in = prepare_copy_in();
+    } catch (...) {
+      source.abandon_copy_out();
+      throw;
+    }
+    const PgResult started(PQexec(conn_, copy_in.c_str()));
+    if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
+      source.abandon_copy_out();
+      fail(first_line(copy_in), started.raw());
+    }
+  };
 
   // Each PQgetCopyData call returns one row; it goes on unparsed.
   std::string error;
@@ -151,6 +159,14 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
     char* data = nullptr;
     const int n = PQgetCopyData(source.conn_, &data, 0);
     if (n > 0) {
+      if (copy_in.empty()) {
+        try {
+          start_copy_in();
+        } catch (...) {
+          PQfreemem(data);
+          throw;
+        }
+      }
       const int put = PQputCopyData(conn_, data, n);
       PQfreemem(data);
       if (put != 1) {
@@ -171,10 +187,13 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
   }
 
   if (!error.empty()) {
-    PQputCopyEnd(conn_, error.c_str());
-    drain_results();
+    if (!copy_in.empty()) {
+      PQputCopyEnd(conn_, error.c_str());
+      drain_results();
+    }
     throw PgError(error);
   }
+  if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
   if (PQputCopyEnd(conn_, nullptr) != 1) fail("ending COPY");
   PGresult* finished = PQgetResult(conn_);
   const PgResult result(finished);

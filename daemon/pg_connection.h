@@ -79,13 +79,15 @@ class PgConnection {
   PgResult exec(const std::string& sql);
   PgResult exec(const std::string& sql, const PgParams& params);
 
-  // Streams `copy_out` (COPY ... TO STDOUT) on `source` into `copy_in`
-  // (COPY ... FROM STDIN) on this connection, chunk by chunk, checking
-  // `cancel` as it goes. Returns the rows the target accepted. On failure
-  // the target's COPY is aborted (its transaction must be rolled back) and
-  // PgError is thrown.
-  std::int64_t copy_from(PgConnection& source, const std::string& copy_out, const std::string& copy_in,
-                         const CancelToken& cancel);
+  // Streams `copy_out` (COPY ... TO STDOUT) on `source` into this
+  // connection, chunk by chunk, checking `cancel` as it goes. Only when the
+  // first row arrives is `prepare_copy_in` called, to do what the target
+  // needs first and return its COPY ... FROM STDIN; a source with no rows
+  // leaves this connection untouched and returns 0. Returns the rows the
+  // target accepted. On failure the target's COPY is aborted (its
+  // transaction must be rolled back) and PgError is thrown.
+  std::int64_t copy_from(PgConnection& source, const std::string& copy_out,
+                         const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel);
 
   // Runs `query` on `source` with typed parameters (OIDs in `types`) and
   // streams its rows into `target_table` on this connection with COPY,

@@ -97,6 +97,47 @@ Result<RunId> PgStateStore::start_run(const RunStart& start) {
   }
 }
 
+Result<OpenedRun> PgStateStore::open_run(const TableKey& table, RunTrigger trigger) {
+  try {
+    // One round trip. The statement's snapshot does not see the row it
+    // inserts, so the new run is never counted as abandoned.
+    const PgResult r = connection_.exec(R"SQL(
+with abandoned as (
+  update tidemark.runs set status = 'failed', finished_at = now(),
+         error = 'abandoned: found running by a later run that holds the lock'
+  where pipeline = $1 and table_name = $2 and status = 'running'
+  returning 1),
+stored as (
+  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
+started as (
+  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid)
+  values ($1, $2, $3, (select value from stored), 'running', $4, $5)
+  returning run_id)
+select (select run_id from started), (select count(*) from abandoned), value, value_type
+from (select 1) one left join stored on true
+)SQL",
+                                        {table.pipeline, table.table, std::string(run_trigger_name(trigger)), host_,
+                                         std::to_string(::getpid())});
+    OpenedRun out;
+    out.run = r.integer(0, 0);
+    out.abandoned = static_cast<int>(r.integer(0, 1));
+    if (!r.is_null(0, 2)) {
+      const auto value = cursor_from_stored(r.text(0, 3), r.text(0, 2));
+      if (!value) {
+        const std::string error = "stored watermark of " + table.display() + ": " + value.error();
+        RunEnd end;
+        end.error = error;
+        finish_run(out.run, end);  // the row just written must not stay `running`
+        return Error{error};
+      }
+      out.watermark = StoredWatermark{*value};
+    }
+    return out;
+  } catch (const PgError& e) {
+    return Error{e.what()};
+  }
+}
+
 void PgStateStore::check_lock_held(PgConnection& tx, std::int64_t signed_key, const std::string& what) {
   // A bigint advisory key shows in pg_locks as classid (high half), objid
   // (low half) and objsubid 1.
@@ -111,26 +152,50 @@ void PgStateStore::check_lock_held(PgConnection& tx, std::int64_t signed_key, co
   if (!held) throw PgError("the lock of " + what + " is no longer held by this run; nothing committed");
 }
 
-void PgStateStore::compare_and_set(PgConnection& tx, const TableKey& table, RunId run,
-                                   const std::optional<CursorValue>& expected, const CursorValue& next) {
-  const std::string next_text = cursor_to_text(next);
-  const std::string type(cursor_type_name(next.type));
-  std::int64_t changed = 0;
-  if (!expected) {
-    changed = tx.exec(
-                    "insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at,"
-                    " last_run_id) values ($1, $2, $3, $4, now(), now(), $5) on conflict do nothing",
-                    {table.pipeline, table.table, next_text, type, std::to_string(run)})
-                  .affected();
-  } else {
-    changed = tx.exec(
-                    "update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,"
-                    " moved_at = case when value is distinct from $3 then now() else moved_at end"
-                    " where pipeline = $1 and table_name = $2 and value = $6 and value_type = $4",
-                    {table.pipeline, table.table, next_text, type, std::to_string(run), cursor_to_text(*expected)})
-                  .affected();
+void PgStateStore::record_progress(PgConnection& tx, const TableKey& table, RunId run,
+                                   const std::optional<CursorValue>& expected, const std::optional<CursorValue>& next,
+                                   const std::optional<Window>& window, const ChunkCounts& counts) {
+  // One statement, one round trip: the lock check, the compare-and-set of
+  // the watermark and the run row, each write conditional on the lock.
+  const auto key = static_cast<std::uint64_t>(advisory_lock_key(table));
+  const char* mode = !next ? "none" : expected ? "update" : "insert";
+  const auto text = [](const std::optional<CursorValue>& v) {
+    return v ? std::optional<std::string>(cursor_to_text(*v)) : std::nullopt;
+  };
+  const PgResult r = tx.exec(R"SQL(
+with lock as (
+  select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted
+                 and database = (select oid from pg_database where datname = current_database())
+                 and classid = $7::bigint::oid and objid = $8::bigint::oid and objsubid = 1) as held),
+moved as (
+  update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,
+         moved_at = case when value is distinct from $3 then now() else moved_at end
+  where $14 = 'update' and (select held from lock) and pipeline = $1 and table_name = $2 and value = $6
+        and value_type = $4
+  returning 1),
+created as (
+  insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at, last_run_id)
+  select $1, $2, $3, $4, now(), now(), $5 where $14 = 'insert' and (select held from lock)
+  on conflict do nothing
+  returning 1),
+run as (
+  update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
+         watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
+         rows_written = rows_written + $13
+  where run_id = $5 and (select held from lock)
+  returning 1)
+select (select held from lock), (select count(*) from moved) + (select count(*) from created)
+)SQL",
+                             {table.pipeline, table.table, text(next),
+                              next ? std::optional<std::string>(std::string(cursor_type_name(next->type))) : std::nullopt,
+                              std::to_string(run), text(expected), std::to_string(key >> 32),
+                              std::to_string(key & 0xffffffffULL), window ? text(window->lo) : std::nullopt,
+                              window ? text(window->hi) : std::nullopt, text(next), std::to_string(counts.rows_read),
+                              std::to_string(counts.rows_written), std::string(mode)});
+  if (!r.boolean(0, 0)) {
+    throw PgError("the lock of " + table.display() + " is no longer held by this run; nothing committed");
   }
-  if (changed != 1) {
+  if (next && r.integer(0, 1) != 1) {
     throw PgError("the watermark of " + table.display() + " is no longer " +
                   (expected ? cursor_to_text(*expected) : std::string("unset")) +
                   ": another writer moved it; nothing committed");
@@ -138,29 +203,18 @@ void PgStateStore::compare_and_set(PgConnection& tx, const TableKey& table, RunI
 }
 
 void PgStateStore::record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts) {
-  check_lock_held(tx, advisory_lock_key(chunk.table), chunk.table.display());
-  if (chunk.move_watermark) compare_and_set(tx, chunk.table, chunk.run, chunk.watermark_before, chunk.watermark_after);
-  tx.exec(
-      "update tidemark.runs set window_lo = coalesce(window_lo, $2), window_hi = $3,"
-      " watermark_after = coalesce($4, watermark_after),"
-      " rows_read = rows_read + $5, rows_written = rows_written + $6 where run_id = $1",
-      {std::to_string(chunk.run), cursor_to_text(chunk.window.lo), cursor_to_text(chunk.window.hi),
-       chunk.move_watermark ? std::optional<std::string>(cursor_to_text(chunk.watermark_after)) : std::nullopt,
-       std::to_string(counts.rows_read), std::to_string(counts.rows_written)});
+  record_progress(tx, chunk.table, chunk.run, chunk.watermark_before,
+                  chunk.move_watermark ? std::optional<CursorValue>(chunk.watermark_after) : std::nullopt,
+                  chunk.window, counts);
 }
 
 Status PgStateStore::move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
                                     const CursorValue& next) {
   try {
-    connection_.exec("BEGIN");
-    check_lock_held(connection_, advisory_lock_key(table), table.display());
-    compare_and_set(connection_, table, run, expected, next);
-    connection_.exec("update tidemark.runs set watermark_after = $2 where run_id = $1",
-                     {std::to_string(run), cursor_to_text(next)});
-    connection_.exec("COMMIT");
+    // A single statement commits on its own: all of it or nothing.
+    record_progress(connection_, table, run, expected, next, std::nullopt, ChunkCounts{});
     return ok_status();
   } catch (const PgError& e) {
-    connection_.rollback_quietly();
     return Error{e.what()};
   }
 }

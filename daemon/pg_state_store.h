@@ -20,6 +20,7 @@ class PgStateStore final : public StateStore {
   Result<int> fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) override;
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
   Result<RunId> start_run(const RunStart& start) override;
+  Result<OpenedRun> open_run(const TableKey& table, RunTrigger trigger) override;
   Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
                         const CursorValue& next) override;
   Status finish_run(RunId run, const RunEnd& end) override;
@@ -50,8 +51,13 @@ class PgStateStore final : public StateStore {
   void check_lock_held(PgConnection& tx, std::int64_t key, const std::string& what);
   // pg_advisory_unlock; poisons the session when the lock was not released.
   void release_lock(const std::string& key);
-  void compare_and_set(PgConnection& tx, const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
-                       const CursorValue& next);
+  // On `tx`: checks the table's lock, moves the watermark from `expected`
+  // to `next` by compare-and-set (not at all without `next`) and adds the
+  // window and counts to the run row, in one statement. Throws PgError,
+  // having written nothing, when the lock is gone or the watermark moved.
+  void record_progress(PgConnection& tx, const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
+                       const std::optional<CursorValue>& next, const std::optional<Window>& window,
+                       const ChunkCounts& counts);
 
   PgConnection& connection_;
   std::string host_;

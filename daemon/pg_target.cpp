@@ -73,20 +73,24 @@ Result<ChunkCounts> PgTarget::load_chunk(const TableConfig& table, const SourceT
         // runs at COPY speed. Only then is the table locked (and checked
         // again), to keep it empty until we commit; the usual upsert takes
         // no table lock, so it never blocks other writers or autovacuum.
-        bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
-        if (empty) {
-          target_.exec(sql.lock_target);
-          empty = target_.exec(sql.target_is_empty).boolean(0, 0);
-        }
+        // None of it happens for a window without rows.
+        bool staged = false;
         ChunkCounts counts;
-        if (empty) {
-          counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_target, cancel_);
-          counts.rows_written = counts.rows_read;
-        } else {
-          target_.exec(sql.create_stage);
-          counts.rows_read = target_.copy_from(source_.connection(), sql.copy_out, sql.copy_into_stage, cancel_);
-          counts.rows_written = target_.exec(sql.upsert).affected();
-        }
+        counts.rows_read = target_.copy_from(
+            source_.connection(), sql.copy_out,
+            [&] {
+              bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+              if (empty) {
+                target_.exec(sql.lock_target);
+                empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+              }
+              if (empty) return sql.copy_into_target;
+              target_.exec(sql.create_stage);
+              staged = true;
+              return sql.copy_into_stage;
+            },
+            cancel_);
+        counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
         return counts;
       },
       [&](PgConnection& tx, const ChunkCounts& counts) { state_.record_chunk(tx, request, counts); });

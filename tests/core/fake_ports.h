@@ -57,6 +57,14 @@ class FakeState final : public StateStore {
     runs.push_back({start, std::nullopt});
     return static_cast<RunId>(runs.size());
   }
+  Result<OpenedRun> open_run(const TableKey& table, RunTrigger trigger) override {
+    const auto abandoned = fail_abandoned_runs(table, std::nullopt);
+    OpenedRun out;
+    out.abandoned = *abandoned;
+    if (watermark) out.watermark = StoredWatermark{*watermark};
+    out.run = *start_run(RunStart{table, trigger, watermark, std::nullopt});
+    return out;
+  }
   Status compare_and_set(const std::optional<CursorValue>& expected, const CursorValue& next) {
     if (!locked) return Error{"lock lost"};
     if (watermark != expected) return Error{"the watermark moved: another writer"};
