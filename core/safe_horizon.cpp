@@ -41,6 +41,13 @@ std::optional<std::string> unknowable(const HorizonInput& input) {
                  "with lookback 0s; give the connection a primary: (a connection to the primary) or set a "
                  "lookback longer than the longest write transaction plus the replication lag";
   }
+  if (!r.subscription.empty()) {
+    return "source " + input.source_name + ": the table is written by logical replication (subscription " +
+           r.subscription +
+           "), whose rows carry values stamped on the publisher, where transactions still open cannot be seen "
+           "from here, so the run is refused with lookback 0s; set a lookback longer than the publisher's "
+           "longest write transaction plus the replication lag, or read the table on the publisher";
+  }
   return std::nullopt;
 }
 
@@ -132,6 +139,10 @@ Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
   } else if (d.held_by.empty() && !input.reading.unreported_session.empty()) {
     d.held_by = "the clock only for " + input.reading.unreported_session +
                 ", which has track_activities off: rows it commits late rely on the lookback";
+  } else if (d.held_by.empty() && !input.reading.subscription.empty()) {
+    d.held_by = "this database's clock only: the table is written by logical replication (subscription " +
+                input.reading.subscription + "), so rows stamped on the publisher and replicated late rely on "
+                "the lookback";
   } else if (d.held_by.empty() && input.reading.standby_without_primary) {
     d.held_by = "the standby's clock only: without a primary: connection the primary's open transactions are not "
                 "visible, so rows committed late rely on the lookback";

@@ -61,6 +61,10 @@ struct HorizonReading {
   // xact_start), described for messages; empty when there is none. Whether
   // it has a transaction open, and since when, cannot be seen.
   std::string unreported_session;
+  // The logical replication subscription that writes the table, when one
+  // does: its rows carry values stamped on the publisher, whose open
+  // transactions this database cannot see. Empty when none.
+  std::string subscription;
   // The source is a standby that has not replayed everything it received:
   // the commit time of the last transaction it replayed; hi stays below it.
   std::optional<SourceMicros> replayed_until;
@@ -104,7 +108,8 @@ struct HorizonInput {
 // Decides hi. Fails, with a message saying why and what to change, when
 // the horizon is unknowable and the table has no lookback to cover it: a
 // role that cannot see other sessions, a session that does not report its
-// activity, or a standby without its primary.
+// activity, a standby without its primary, or a table that logical
+// replication writes.
 Result<HorizonDecision> decide_horizon(const HorizonInput& input);
 
 // How far a time watermark may be ahead of a host's clock before status

@@ -81,7 +81,8 @@ void make_read_only_source(PgConnection& connection) {
 
 HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery) {
   // One statement: its snapshot (for max) is taken before clock_timestamp()
-  // is evaluated, the order core/safe_horizon.h relies on.
+  // is evaluated, the order core/safe_horizon.h relies on. A partition
+  // table has no source table to look up among logical replication's.
   const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
                                                             ")::bigint from " + table.source_table->quoted() + ")"
                                                       : std::string("null::bigint");
@@ -92,13 +93,17 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       " where r.rolname = current_user)"
       ", pg_is_in_recovery()"
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
-      " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end");
+      " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
+      ", (select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
+      " where sr.srrelid = to_regclass($1) order by s.subname limit 1)",
+      {table.source_table ? std::optional<std::string>(table.source_table->quoted()) : std::nullopt});
   HorizonReading out;
   if (!r.is_null(0, 0)) out.max_cursor = r.integer(0, 0);
   out.clock = r.integer(0, 1);
   out.sees_all_sessions = r.boolean(0, 2);
   *in_recovery = r.boolean(0, 3);
   if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
+  if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
   return out;
 }
 

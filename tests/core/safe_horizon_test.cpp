@@ -149,12 +149,14 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
     bool sees_all;
     bool standby;
     const char* unreported;
+    const char* subscription;
     const char* says;
   };
   const Row rows[] = {
-      {"role without pg_monitor", false, false, "", "pg_monitor"},
-      {"standby without its primary", true, true, "", "primary:"},
-      {"a session with track_activities off", true, false, "pid 7 (batch, user etl)", "track_activities"},
+      {"role without pg_monitor", false, false, "", "", "pg_monitor"},
+      {"standby without its primary", true, true, "", "", "primary:"},
+      {"a session with track_activities off", true, false, "pid 7 (batch, user etl)", "", "track_activities"},
+      {"a table written by logical replication", true, false, "", "orders_sub", "orders_sub"},
   };
   for (const Row& row : rows) {
     for (CursorType type : {CursorType::TimestampTz, CursorType::Integer}) {
@@ -164,6 +166,7 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
       in.reading.sees_all_sessions = row.sees_all;
       in.reading.standby_without_primary = row.standby;
       in.reading.unreported_session = row.unreported;
+      in.reading.subscription = row.subscription;
       const auto refused = decide_horizon(in);
       REQUIRE_FALSE(refused);
       CHECK(refused.error().find(row.says) != std::string::npos);

@@ -272,6 +272,32 @@ TEST_CASE("regression: a procedure that commits stamped statement_timestamp() be
   CHECK(f.target_rows().size() == 2);
 }
 
+TEST_CASE("regression: a table written by logical replication got rows stamped on the publisher, below the watermark") {
+  EventsFixture f(kTimeEvents, "updated_at");
+  f.env.source().exec("insert into events (id, updated_at) values (1, now() - interval '1 minute')");
+  // A subscription's apply worker commits the publisher's rows, stamped
+  // there when their transactions began, long before the subscriber sees
+  // any transaction. The test server has no logical WAL to publish from,
+  // so the subscription is created without connecting and its table is
+  // entered the way ALTER SUBSCRIPTION ... REFRESH PUBLICATION would.
+  f.env.source().exec(
+      "create subscription tidemark_test_sub connection 'dbname=postgres' publication p"
+      " with (connect = false, slot_name = none);"
+      "insert into pg_subscription_rel (srsubid, srrelid, srsubstate, srsublsn)"
+      " select oid, 'public.events'::regclass, 'r', null from pg_subscription where subname = 'tidemark_test_sub'");
+  const TimedSummary refused = f.run();
+  CHECK(refused.summary.status == RunStatus::Failed);
+  CHECK(refused.summary.error.find("tidemark_test_sub") != std::string::npos);
+  CHECK(refused.summary.error.find("lookback") != std::string::npos);
+  CHECK(f.watermark().empty());
+
+  testing::TableRuns covered(f.env, f.env.config(events_pipeline("updated_at", "    lookback: 1h\n")));
+  const TimedSummary accepted = covered.run("app", "events");
+  CHECK(accepted.summary.status == RunStatus::Success);
+  CHECK(accepted.summary.horizon.held_by.find("tidemark_test_sub") != std::string::npos);
+  f.env.source().exec("delete from pg_subscription_rel; drop subscription tidemark_test_sub");
+}
+
 TEST_CASE("rows whose cursor is NULL are counted, since no window includes them") {
   EventsFixture f("(id bigint primary key, updated_at timestamptz)", "updated_at");
   f.env.source().exec("insert into events values (1, now() - interval '1 hour'), (2, null), (3, null)");
