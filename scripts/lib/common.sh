@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Shared by scripts/test and scripts/demo: packages, build, and a throwaway
-# PostgreSQL server with an optional hot standby. Source it; it defines
-# functions and sets nothing else.
+# PostgreSQL server with an optional hot standby and PgBouncer in front of
+# it. Source it; it defines functions and sets nothing else.
 
 TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
@@ -11,7 +11,7 @@ TIDEMARK_PACKAGES=(
   libboost-dev libboost-system-dev libpqxx-dev libpq-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
-  tzdata postgresql postgresql-client prometheus curl jq python3
+  tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -151,4 +151,89 @@ stop_standby() {
     sleep 0.2
   done
   rm -rf "$TIDEMARK_STANDBY_DIR"
+}
+
+# Starts two throwaway PgBouncers in front of the server start_postgres
+# started, one with pool_mode = session and one with pool_mode =
+# transaction, so tests can check what tidemark does behind each. They
+# share one temp folder and listen only on its unix sockets, on ports
+# PGPORT+2 and PGPORT+3 unless TIDEMARK_PGBOUNCER_SESSION_PORT /
+# TIDEMARK_PGBOUNCER_TRANSACTION_PORT are set. Any database of the server is
+# reachable by its own name (a "*" entry); default_pool_size is 2, and on
+# the transaction instance "postgres_pool1" is the postgres database with a
+# pool of one server connection and "postgres_statement" the postgres
+# database in pool_mode = statement. auth_type is trust (the user, postgres,
+# must still be listed in its auth_file); postgres is also the admin
+# console's user (psql -d pgbouncer -c 'show pools'). Returns once both
+# answer. Exports TIDEMARK_PGBOUNCER_HOST (the socket folder),
+# TIDEMARK_PGBOUNCER_SESSION_PORT, TIDEMARK_PGBOUNCER_TRANSACTION_PORT and
+# TIDEMARK_PGBOUNCER_DIR. Call stop_pgbouncer from an EXIT trap, before
+# stop_postgres.
+start_pgbouncer() {
+  : "${TIDEMARK_PG_DIR:?start_postgres first}"
+  command -v pgbouncer >/dev/null || { echo "pgbouncer is not installed (ensure_packages)" >&2; return 1; }
+  TIDEMARK_PGBOUNCER_DIR=$(mktemp -d /tmp/tidemark-pgbouncer.XXXXXX)
+  chmod 755 "$TIDEMARK_PGBOUNCER_DIR"
+  export TIDEMARK_PGBOUNCER_DIR TIDEMARK_PGBOUNCER_HOST=$TIDEMARK_PGBOUNCER_DIR
+  export TIDEMARK_PGBOUNCER_SESSION_PORT=${TIDEMARK_PGBOUNCER_SESSION_PORT:-$((PGPORT + 2))}
+  export TIDEMARK_PGBOUNCER_TRANSACTION_PORT=${TIDEMARK_PGBOUNCER_TRANSACTION_PORT:-$((PGPORT + 3))}
+  log "starting PgBouncer (session and transaction pooling) in $TIDEMARK_PGBOUNCER_DIR"
+  echo '"postgres" ""' >"$TIDEMARK_PGBOUNCER_DIR/userlist.txt"
+  local mode port server="host=$PGHOST port=$PGPORT"
+  for mode in session transaction; do
+    port=$TIDEMARK_PGBOUNCER_SESSION_PORT
+    [ "$mode" = transaction ] && port=$TIDEMARK_PGBOUNCER_TRANSACTION_PORT
+    {
+      echo "[databases]"
+      echo "* = $server"
+      if [ "$mode" = transaction ]; then
+        echo "postgres_pool1 = $server dbname=postgres pool_size=1"
+        echo "postgres_statement = $server dbname=postgres pool_mode=statement"
+      fi
+      echo "[pgbouncer]"
+      echo "listen_addr ="
+      echo "listen_port = $port"
+      echo "unix_socket_dir = $TIDEMARK_PGBOUNCER_DIR"
+      echo "auth_type = trust"
+      echo "auth_file = $TIDEMARK_PGBOUNCER_DIR/userlist.txt"
+      echo "admin_users = postgres"
+      echo "pool_mode = $mode"
+      echo "default_pool_size = 2"
+      echo "logfile = $TIDEMARK_PGBOUNCER_DIR/$mode.log"
+      echo "pidfile = $TIDEMARK_PGBOUNCER_DIR/$mode.pid"
+    } >"$TIDEMARK_PGBOUNCER_DIR/$mode.ini"
+  done
+  [ "$(id -u)" -eq 0 ] && chown -R postgres:postgres "$TIDEMARK_PGBOUNCER_DIR"
+  # PgBouncer refuses to run as root; -d returns once it has daemonized.
+  for mode in session transaction; do
+    as_pg_owner pgbouncer -d -q "$TIDEMARK_PGBOUNCER_DIR/$mode.ini" ||
+      { cat "$TIDEMARK_PGBOUNCER_DIR/$mode.log" >&2; return 1; }
+  done
+  local deadline=$((SECONDS + 15))
+  for port in "$TIDEMARK_PGBOUNCER_SESSION_PORT" "$TIDEMARK_PGBOUNCER_TRANSACTION_PORT"; do
+    until psql -X -At -h "$TIDEMARK_PGBOUNCER_HOST" -p "$port" -U postgres -d postgres -c 'select 1' >/dev/null 2>&1; do
+      if [ $SECONDS -ge $deadline ]; then
+        echo "PgBouncer did not answer on port $port" >&2
+        cat "$TIDEMARK_PGBOUNCER_DIR"/*.log >&2
+        return 1
+      fi
+      sleep 0.1
+    done
+  done
+}
+
+stop_pgbouncer() {
+  [ -n "${TIDEMARK_PGBOUNCER_DIR:-}" ] && [ -d "$TIDEMARK_PGBOUNCER_DIR" ] || return 0
+  local pidfile _
+  # SIGTERM is PgBouncer's immediate shutdown. Its pid files name only the
+  # processes start_pgbouncer started, and each removes its own as it
+  # exits (the process itself may linger as a zombie until it is reaped).
+  for pidfile in "$TIDEMARK_PGBOUNCER_DIR"/*.pid; do
+    if [ -f "$pidfile" ]; then kill -TERM "$(cat "$pidfile")" 2>/dev/null || true; fi
+  done
+  for _ in $(seq 1 50); do
+    compgen -G "$TIDEMARK_PGBOUNCER_DIR/*.pid" >/dev/null || break
+    sleep 0.1
+  done
+  rm -rf "$TIDEMARK_PGBOUNCER_DIR"
 }
