@@ -79,7 +79,7 @@ void make_read_only_source(PgConnection& connection) {
                   kReadOnlySourceApplication + "'");
 }
 
-HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery) {
+HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin) {
   // One statement: its snapshot (for max) is taken before clock_timestamp()
   // is evaluated, the order core/safe_horizon.h relies on. A partition
   // table has no source table to look up among logical replication's.
@@ -95,13 +95,16 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
       ", (select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
-      " where sr.srrelid = to_regclass($1) order by s.subname limit 1)",
+      " where sr.srrelid = to_regclass($1) order by s.subname limit 1)"
+      ", current_database(), (select system_identifier::text from pg_control_system())",
       {table.source_table ? std::optional<std::string>(table.source_table->quoted()) : std::nullopt});
   HorizonReading out;
   if (!r.is_null(0, 0)) out.max_cursor = r.integer(0, 0);
   out.clock = r.integer(0, 1);
   out.sees_all_sessions = r.boolean(0, 2);
-  *in_recovery = r.boolean(0, 3);
+  origin.in_recovery = r.boolean(0, 3);
+  origin.database = r.text(0, 6);
+  origin.system_identifier = r.text(0, 7);
   if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
   if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
   return out;
@@ -201,22 +204,31 @@ void PgSource::warn_once(const std::string& message) {
 
 Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorType type) {
   try {
-    bool in_recovery = false;
-    HorizonReading out = read_clock(connection_, table, type, &in_recovery);
+    Origin standby;
+    HorizonReading out = read_clock(connection_, table, type, standby);
     PgConnection* reader = &connection_;
-    if (in_recovery && primary_.connection != nullptr) {
+    if (standby.in_recovery && primary_.connection != nullptr) {
       // The standby cannot see the primary's transactions: read the horizon
       // there, then let the standby catch up with that moment before any
       // row is read from it.
-      bool primary_in_recovery = false;
-      out = read_clock(*primary_.connection, table, type, &primary_in_recovery);
+      Origin primary;
+      out = read_clock(*primary_.connection, table, type, primary);
       reader = primary_.connection;
-      if (primary_in_recovery) {
+      if (primary.in_recovery) {
         // Its open transactions would be no more visible than the standby's.
         return Error{"the primary: of source " + connection_.label() + ", " + reader->label() +
                      ", is itself in recovery; point it at the database that takes the writes"};
       }
-    } else if (in_recovery) {
+      if (primary.system_identifier != standby.system_identifier || primary.database != standby.database) {
+        // Another server's or another database's sessions are not the
+        // writers of this one: their horizon would hold nothing back.
+        return Error{"the primary: of source " + connection_.label() + ", " + reader->label() + ", is database " +
+                     primary.database + " of the server with system identifier " + primary.system_identifier +
+                     ", but the standby serves database " + standby.database + " of system identifier " +
+                     standby.system_identifier + "; point it at database " + standby.database +
+                     " on the standby's primary"};
+      }
+    } else if (standby.in_recovery) {
       out.standby_without_primary = true;
       warn_once("source " + connection_.label() +
                 " is a hot standby without a primary: connection; the open transactions of the primary are not "

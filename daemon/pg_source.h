@@ -47,9 +47,16 @@ class PgSource final : public Source {
   PgConnection& connection() { return connection_; }
 
  private:
+  // Where a reading was taken: a standby and its primary: must be one
+  // database of one cluster.
+  struct Origin {
+    bool in_recovery = false;
+    std::string database;
+    std::string system_identifier;
+  };
   // The clock (after max(cursor) for integer cursors), whether this role
   // sees every session, and on `on` the standby's replay state. Throws.
-  HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, bool* in_recovery);
+  HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin);
   // Sets out.oldest, the oldest open transaction on `on` that may still
   // write, and out.unreported_session. Throws.
   void read_open_transactions(PgConnection& on, HorizonReading& out);

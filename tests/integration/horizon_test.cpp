@@ -365,6 +365,22 @@ std::string standby_dsn(const std::string& database) {
   return dsn;
 }
 
+// A session on the standby once it has replayed the events table of the
+// database `dsn` names.
+std::unique_ptr<PgConnection> await_standby(const std::string& dsn) {
+  for (int i = 0; i < 100; ++i) {
+    try {
+      auto standby = std::make_unique<PgConnection>(dsn, "standby");
+      PgTestEnv::rows(*standby, "select count(*) from events");
+      return standby;
+    } catch (const PgError&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  FAIL("the standby did not replay the events table");
+  return nullptr;
+}
+
 std::string replica_pipeline(const std::string& extra = "") {
   return "pipeline: app\nsource: replica\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
          "  - name: events\n    source_table: public.events\n    target_table: public.events\n"
@@ -462,17 +478,7 @@ TEST_CASE("regression: an asynchronous commit on the primary was visible there b
   const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
   env.add_connection("replica", "dsn: \"" + replica + "\", primary: source, replay_timeout: 5s");
   const auto config = env.config(replica_pipeline());
-  std::unique_ptr<PgConnection> standby;
-  for (int i = 0; i < 100 && !standby; ++i) {
-    try {
-      standby = std::make_unique<PgConnection>(replica, "standby");
-      PgTestEnv::rows(*standby, "select count(*) from events");
-    } catch (const PgError&) {
-      standby.reset();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-  REQUIRE(standby);
+  const auto standby = await_standby(replica);
   PipelineConnections connections;
   connections.open_data(*config, config->pipelines.front());
   PgSource source = connections.make_source();
@@ -491,6 +497,30 @@ TEST_CASE("regression: an asynchronous commit on the primary was visible there b
     if (PgTestEnv::rows(*standby, "select count(*) from events where id = " + std::to_string(id))[0] != "1") ++missing;
   }
   CHECK(missing == 0);
+}
+
+TEST_CASE("regression: a primary: that names another database read that database's open transactions") {
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.events ") + kTimeEvents +
+                    "; insert into events (id, updated_at) values (1, now() - interval '1 hour')");
+  env.target().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string source_db = PgTestEnv::rows(env.source(), "select current_database()")[0];
+  const std::string target_db = PgTestEnv::rows(env.target(), "select current_database()")[0];
+  const std::string replica = standby_dsn(source_db);
+  await_standby(replica);
+  // The right server, the wrong database: its sessions are not the writers.
+  env.add_connection("replica", "dsn: \"" + replica + "\", primary: target, replay_timeout: 5s");
+  testing::TableRuns runs(env, env.config(replica_pipeline()));
+  const auto late = std::make_unique<PgConnection>(env.dsn("source"), "late");
+  late->exec("begin");
+  const std::string started = PgTestEnv::rows(*late, "select now()")[0];
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  const TimedSummary r = runs.run("app", "events");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(r.summary.error.find(source_db) != std::string::npos);
+  CHECK(r.summary.error.find(target_db) != std::string::npos);
+  CHECK_FALSE(r.summary.watermark_after);
+  late->exec("rollback");
 }
 
 }  // namespace tidemark
