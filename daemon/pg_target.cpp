@@ -32,24 +32,28 @@ int characters(const std::string& text) {
 Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
   try {
     const std::string name = table.target_table.display();
-    const PgResult columns = target_.exec(
-        "select a.attname from pg_attribute a where a.attrelid = to_regclass($1) and a.attnum > 0"
-        " and not a.attisdropped",
-        {table.target_table.quoted()});
-    if (columns.rows() == 0) return Error{"target table " + name + " does not exist (create it before loading)"};
-    std::set<std::string> present;
-    for (int i = 0; i < columns.rows(); ++i) present.insert(columns.text(i, 0));
-    for (const std::string& c : source.columns) {
-      if (!present.count(c)) return Error{"target table " + name + " has no column " + c};
-    }
-    // ON CONFLICT needs a unique index (or primary key) on exactly the key.
-    const PgResult indexes = target_.exec(
-        "select i.indexrelid, a.attname from pg_index i"
+    // One round trip: the columns ('c') and the columns of every plain
+    // unique index ('i', with the index).
+    const PgResult r = target_.exec(
+        "select 'c', a.attname, null from pg_attribute a where a.attrelid = to_regclass($1) and a.attnum > 0"
+        " and not a.attisdropped"
+        " union all"
+        " select 'i', a.attname, i.indexrelid::text from pg_index i"
         " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
         " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
         {table.target_table.quoted()});
+    std::set<std::string> present;
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.text(i, 0) == "c") present.insert(r.text(i, 1));
+    }
+    if (present.empty()) return Error{"target table " + name + " does not exist (create it before loading)"};
+    for (const std::string& c : source.columns) {
+      if (!present.count(c)) return Error{"target table " + name + " has no column " + c};
+    }
     std::map<std::string, std::set<std::string>> unique_columns;
-    for (int i = 0; i < indexes.rows(); ++i) unique_columns[indexes.text(i, 0)].insert(indexes.text(i, 1));
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.text(i, 0) == "i") unique_columns[r.text(i, 2)].insert(r.text(i, 1));
+    }
     const std::set<std::string> key(table.key.begin(), table.key.end());
     const bool has_key = std::any_of(unique_columns.begin(), unique_columns.end(),
                                      [&](const auto& entry) { return entry.second == key; });
