@@ -253,8 +253,24 @@ Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
   try {
     const std::string at = "('epoch'::timestamptz + $1::bigint * interval '1 microsecond')";
     std::string expr = at;
-    if (type == CursorType::Timestamp) expr = at + "::timestamp";  // the source session's time zone
-    if (type == CursorType::Date) expr = at + "::date";
+    if (type == CursorType::Timestamp || type == CursorType::Date) {
+      // The wall clock of the source session's time zone (the one writers'
+      // now()::timestamp and current_date use when they share it) goes back
+      // when daylight saving time ends: after 03:00 CEST it reads 02:00
+      // again. A row stamped after `instant` can then carry a wall time
+      // below the one at `instant`, so hi is the lowest wall time from
+      // `instant` on: at `instant` itself, or where the clock steps back in
+      // the next 26 hours (far more than any daylight-saving step). That is
+      // found at whole minutes; a step back somewhere inside a minute is
+      // taken a whole minute lower.
+      expr = "(select min(case when wall - wall_before < at - at_before then wall - (at - at_before) else wall end)"
+             " from (select at, at::timestamp as wall, lag(at) over (order by k) as at_before,"
+             " lag(at::timestamp) over (order by k) as wall_before"
+             " from (select 0 as k, " + at + " as at union all"
+             " select k, date_trunc('minute', " + at + ") + k * interval '1 minute'"
+             " from generate_series(1, 26 * 60) k) points) walls)";
+      if (type == CursorType::Date) expr += "::date";
+    }
     const PgResult r = connection_.exec("select " + raw_of(type, expr), {std::to_string(instant)});
     return CursorValue{type, r.integer(0, 0)};
   } catch (const PgError& e) {

@@ -298,6 +298,33 @@ TEST_CASE("regression: a table written by logical replication got rows stamped o
   f.env.source().exec("delete from pg_subscription_rel; drop subscription tidemark_test_sub");
 }
 
+TEST_CASE("regression: a timestamp hi in the first pass of a repeated hour claimed the rows stamped after clocks went back") {
+  PgTestEnv env;
+  // The source session's zone is the one `timestamp` and `date` hi are in.
+  PgConnection berlin(env.dsn("source") + " options='-c TimeZone=Europe/Berlin'", "source");
+  PgSource source(berlin);
+  const auto wall = [&](const char* utc, CursorType type) {
+    const auto instant = cursor_from_text(CursorType::TimestampTz, utc);
+    REQUIRE(instant);
+    const auto hi = source.cursor_at(instant->raw, type);
+    REQUIRE(hi);
+    return cursor_to_text(*hi);
+  };
+  // 2026-10-25: at 01:00 UTC Berlin's clocks go back from 03:00 CEST to
+  // 02:00 CET. At 00:30 UTC the wall clock reads 02:30, yet a row stamped
+  // now() at 01:10 UTC reads 02:10: a watermark at 02:30 claimed it.
+  CHECK(wall("2026-10-25T00:30:00Z", CursorType::Timestamp) <= "2026-10-25T02:00:00");
+  CHECK(wall("2026-10-25T00:30:00Z", CursorType::Timestamp) >= "2026-10-25T01:59:00");
+  // Before the repeated hour, in its second pass and on ordinary days the
+  // wall clock is hi as it is.
+  CHECK(wall("2026-10-24T23:59:00Z", CursorType::Timestamp) == "2026-10-25T01:59:00");
+  CHECK(wall("2026-10-25T01:30:00Z", CursorType::Timestamp) == "2026-10-25T02:30:00");
+  CHECK(wall("2026-03-29T01:30:00Z", CursorType::Timestamp) == "2026-03-29T03:30:00");
+  CHECK(wall("2026-07-01T12:00:00.25Z", CursorType::Timestamp) == "2026-07-01T14:00:00.25");
+  CHECK(wall("2026-10-25T00:30:00Z", CursorType::Date) == "2026-10-25");
+  CHECK(wall("2026-07-01T22:30:00Z", CursorType::Date) == "2026-07-02");
+}
+
 TEST_CASE("rows whose cursor is NULL are counted, since no window includes them") {
   EventsFixture f("(id bigint primary key, updated_at timestamptz)", "updated_at");
   f.env.source().exec("insert into events values (1, now() - interval '1 hour'), (2, null), (3, null)");
