@@ -118,6 +118,10 @@ int run_backfill(const ConfigPtr& config, const CommandLine& command_line, std::
     err << "tidemark backfill: no table " << command_line.pipeline << "." << command_line.table << '\n';
     return kExitUsage;
   }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark backfill: " << *refusal << '\n';
+    return kExitUsage;
+  }
   CancelToken cancel;
   const InterruptScope interrupt(cancel);
   try {

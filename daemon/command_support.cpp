@@ -5,6 +5,7 @@
 
 #include "daemon/config_loader.h"
 #include "daemon/dsn_resolver.h"
+#include "daemon/session_probe.h"
 
 namespace tidemark {
 
@@ -54,6 +55,21 @@ void PipelineConnections::open_data(const Config& config, const PipelineConfig& 
   if (pipeline.target != config.daemon.state) {
     separate_target = session(pool, config, pipeline.target, SessionKind::ReadWrite);
   }
+}
+
+std::optional<std::string> state_session_refusal(const Config& config) {
+  try {
+    const ConnectionConfig* connection = config.daemon.find_connection(config.daemon.state);
+    if (connection == nullptr) return std::nullopt;  // validation reports it
+    const std::string base_dir = std::filesystem::path(config.daemon.file).parent_path().string();
+    const std::string dsn = resolve_dsn(*connection, base_dir);
+    PgConnection state(dsn, config.daemon.state);
+    const SessionProbe probe = probe_session(state, dsn);
+    if (probe.verdict == SessionVerdict::NotKept) return probe.message;
+  } catch (const std::exception&) {
+    // Unreachable or unresolvable: not this check's to report.
+  }
+  return std::nullopt;
 }
 
 bool state_schema_exists(PgConnection& state) {

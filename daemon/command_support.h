@@ -4,6 +4,7 @@
 
 #include <iosfwd>
 #include <memory>
+#include <optional>
 
 #include "core/config_model.h"
 #include "daemon/connection_pool.h"
@@ -49,6 +50,14 @@ struct PipelineConnections {
   // Opens the source and, when separate, the target. Throws.
   void open_data(const Config& config, const PipelineConfig& pipeline);
 };
+
+// The state connection must keep one server session between its
+// transactions: each table's advisory lock lives on it for a whole run.
+// Returns the refusal (PgBouncer in transaction or statement mode, see
+// session_probe.h) for the caller to print before exiting 2; nothing when
+// the session is kept, or when the probe could not tell (the database is
+// down: the runs themselves will say so).
+std::optional<std::string> state_session_refusal(const Config& config);
 
 // True when the tidemark schema exists: read-only commands report an
 // empty state instead of creating it.

@@ -55,9 +55,13 @@ int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::os
         << " is a partition table; re-run its partitions with tidemark backfill\n";
     return kExitUsage;
   }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark rewind: " << *refusal << '\n';
+    return kExitUsage;
+  }
   const TableKey key{pipeline->name, table->name};
   try {
-    const auto source_connection = connect_to(*config, pipeline->source);
+    const auto source_connection = connect_to_source(*config, pipeline->source);
     PgSource source(*source_connection);
     const auto source_table = source.inspect(*table);
     if (!source_table) throw std::runtime_error(source_table.error());

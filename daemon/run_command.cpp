@@ -21,6 +21,10 @@ int run_run(const ConfigPtr& config, const CommandLine& command_line, std::ostre
     err << "tidemark run: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
     return kExitUsage;
   }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark run: " << *refusal << '\n';
+    return kExitUsage;
+  }
   // SIGTERM or Ctrl-C cancels the run in flight through its token, so it
   // closes its run row (failed, with the signal) before the process exits,
   // rather than leaving it `running` until a later run calls it abandoned.

@@ -50,6 +50,10 @@ std::string status_line(const Config& config) {
 
 int run_serve(const ConfigPtr& initial, const CommandLine& command_line, std::ostream&, std::ostream&) {
   ConfigPtr config = initial;  // replaced by each valid reload
+  if (const auto refusal = state_session_refusal(*config)) {
+    spdlog::critical("{}", *refusal);
+    return kExitUsage;
+  }
 
   MetricsRegistry metrics;
   try {

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "daemon/commands.h"
 #include "daemon/pg_state_store.h"
 #include "daemon/session_probe.h"
 #include "daemon/state_schema.h"
@@ -274,6 +275,40 @@ TEST_CASE("through transaction pooling a table's lock admits two runs, fails its
 
   // Only this test's server connection, which holds only this test's lock.
   env.target().exec("select pg_terminate_backend(" + holder[0] + ")");
+}
+
+}  // namespace tidemark::testing
+
+namespace tidemark::testing {
+
+TEST_CASE("run refuses a state connection through transaction pooling, and works through session pooling") {
+  PgTestEnv env;
+  env.source().exec("create table public.events (id int primary key, updated_at timestamptz not null);"
+                    "insert into events values (1, now() - interval '1 hour')");
+  env.target().exec("create table public.events (id int primary key, updated_at timestamptz not null)");
+  const std::string pipeline = R"(pipeline: app
+source: source
+target: target
+schedule: "* * * * *"
+tables:
+  - { name: events, source_table: events, target_table: events, key: [id], cursor: updated_at }
+)";
+  const std::string target_db = database_of(env.target());
+
+  env.set_dsn("target", bouncer_dsn(Pooling::Transaction, target_db));
+  CommandRunner refused;
+  refused.cl.config_path = env.write_config_files(pipeline);
+  refused.cl.pipeline = "app";
+  CHECK(refused.run(run_run) == 2);
+  CHECK(refused.err.str().find("pool_mode = session") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select to_regclass('tidemark.runs') is null")[0] == "t");  // nothing ran
+
+  env.set_dsn("target", bouncer_dsn(Pooling::Session, target_db));
+  CommandRunner works;
+  works.cl.config_path = env.write_config_files(pipeline);
+  works.cl.pipeline = "app";
+  CHECK(works.run(run_run) == 0);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from events")[0] == "1");
 }
 
 }  // namespace tidemark::testing
