@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -61,12 +62,14 @@ void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& 
   fmt::print(out, "\n");
 }
 
-// What validate learns by connecting to a source: whether a run's safe
-// horizon can see every writer there.
+// What validate learns by connecting to a source (or to a standby's
+// primary): whether a run's safe horizon can see every writer there.
 struct SourceProbe {
   std::string unreachable;  // why it could not be asked; empty when it answered
   bool in_recovery = false;
   bool sees_all_sessions = true;
+  std::string database;
+  std::string system_identifier;
 };
 
 SourceProbe probe_source(const Config& config, const std::string& name) {
@@ -75,49 +78,102 @@ SourceProbe probe_source(const Config& config, const std::string& name) {
     const auto connection = connect_to_source(config, name);
     const PgResult r = connection->exec(
         "select pg_is_in_recovery(), (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'member')"
-        " from pg_roles r where r.rolname = current_user)");
+        " from pg_roles r where r.rolname = current_user), current_database(),"
+        " (select system_identifier::text from pg_control_system())");
     probe.in_recovery = r.boolean(0, 0);
     probe.sees_all_sessions = r.boolean(0, 1);
+    probe.database = r.text(0, 2);
+    probe.system_identifier = r.text(0, 3);
   } catch (const std::exception& e) {
     probe.unreachable = e.what();
   }
   return probe;
 }
 
+// Where a source's runs read the horizon: the source itself, or for a hot
+// standby its primary: connection, which must be the standby's own
+// database on a server that takes the writes.
+struct HorizonSource {
+  std::string name;         // the connection the horizon is read on
+  const SourceProbe* probe;  // its answer
+  std::string broken;       // why every run of the source fails; empty when none
+};
+
+HorizonSource horizon_source(const std::string& name, const ConnectionConfig* c,
+                             std::map<std::string, SourceProbe>& probes, const Config& config) {
+  const SourceProbe& own = probes[name];
+  if (!own.in_recovery || c == nullptr || c->primary.empty()) return {name, &own, ""};
+  if (!probes.count(c->primary)) probes[c->primary] = probe_source(config, c->primary);
+  const SourceProbe& primary = probes[c->primary];
+  HorizonSource out{c->primary, &primary, ""};
+  if (!primary.unreachable.empty()) return out;
+  if (primary.in_recovery) {
+    out.broken = "its primary: " + c->primary + " is itself in recovery; point it at the database that takes the writes";
+  } else if (primary.database != own.database || primary.system_identifier != own.system_identifier) {
+    out.broken = "its primary: " + c->primary + " is database " + primary.database +
+                 " of the server with system identifier " + primary.system_identifier +
+                 ", but the standby serves database " + own.database + " of system identifier " +
+                 own.system_identifier + ", so its open transactions are not this source's writers; point it at "
+                 "database " + own.database + " on the standby's primary";
+  }
+  return out;
+}
+
 // Checks what only the sources can tell: a table without a lookback needs
-// a horizon that sees every writer. Prints each source's answer; returns
-// how many tables would be refused.
+// a horizon that sees every writer, and a standby's primary: must be its
+// own. Prints each source's answer; returns how many errors it found.
 int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
   std::map<std::string, SourceProbe> probes;
+  std::vector<std::string> sources;
   for (const PipelineConfig& p : config.pipelines) {
-    if (!probes.count(p.source)) probes[p.source] = probe_source(config, p.source);
+    if (!probes.count(p.source)) {
+      probes[p.source] = probe_source(config, p.source);
+      sources.push_back(p.source);
+    }
   }
-  for (const auto& [name, probe] : probes) {
-    const ConnectionConfig* c = config.daemon.find_connection(name);
+  std::map<std::string, HorizonSource> horizons;
+  for (const std::string& name : sources) {
+    horizons.emplace(name, horizon_source(name, config.daemon.find_connection(name), probes, config));
+  }
+  int errors = 0;
+  std::sort(sources.begin(), sources.end());
+  for (const std::string& name : sources) {
+    const SourceProbe& probe = probes[name];
+    const HorizonSource& horizon = horizons.at(name);
     if (!probe.unreachable.empty()) {
       fmt::print(out, "source {}: not checked ({})\n", name, probe.unreachable);
       continue;
     }
-    fmt::print(out, "source {}: {}, {}\n", name,
-               !probe.in_recovery      ? "primary"
-               : c && !c->primary.empty() ? "hot standby; horizon read on " + c->primary
-                                          : std::string("hot standby without a primary: connection"),
-               probe.sees_all_sessions ? "sees every session's transactions"
-                                       : "cannot see other sessions' transactions (no pg_monitor)");
+    const std::string sees = !horizon.probe->unreachable.empty()
+                                 ? "not checked (" + horizon.probe->unreachable + ")"
+                             : horizon.probe->sees_all_sessions
+                                 ? std::string("sees every session's transactions")
+                                 : std::string("cannot see other sessions' transactions (no pg_monitor)");
+    if (!probe.in_recovery) {
+      fmt::print(out, "source {}: primary, {}\n", name, sees);
+    } else if (horizon.name != name) {
+      fmt::print(out, "source {}: hot standby; horizon read on {}, {}\n", name, horizon.name, sees);
+    } else {
+      fmt::print(out, "source {}: hot standby without a primary: connection, {}\n", name, sees);
+    }
+    if (!horizon.broken.empty()) {
+      fmt::print(err, "{}: source {}: {}; every run of its tables fails\n", config.daemon.file, name, horizon.broken);
+      ++errors;
+    }
   }
-  int refused = 0;
   for (const PipelineConfig& p : config.pipelines) {
     const SourceProbe& probe = probes[p.source];
-    const ConnectionConfig* c = config.daemon.find_connection(p.source);
-    if (!probe.unreachable.empty()) continue;
+    const HorizonSource& horizon = horizons.at(p.source);
+    if (!probe.unreachable.empty() || !horizon.probe->unreachable.empty() || !horizon.broken.empty()) continue;
     for (const TableConfig& t : p.tables) {
       if (t.mode != TableMode::Incremental || !t.lookback.is_zero()) continue;
       std::string why;
-      if (!probe.sees_all_sessions) {
-        why = "the role of source " + p.source +
+      if (!horizon.probe->sees_all_sessions) {
+        why = "the role of " + (horizon.name == p.source ? "source " + p.source : "the primary: " + horizon.name +
+                                                                                     " of source " + p.source) +
               " cannot see other sessions' transactions, so rows still in flight cannot be held back; grant it "
               "pg_monitor, or set a lookback longer than the longest write transaction";
-      } else if (probe.in_recovery && (c == nullptr || c->primary.empty())) {
+      } else if (probe.in_recovery && horizon.name == p.source) {
         why = "source " + p.source +
               " is a hot standby, which cannot see the primary's open transactions; give the connection a "
               "primary: (a connection to its primary), or set a lookback longer than the longest write "
@@ -125,10 +181,10 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
       }
       if (why.empty()) continue;
       fmt::print(err, "{}: pipeline {}, table {}: lookback 0s is refused: {}\n", p.location.file, p.name, t.name, why);
-      ++refused;
+      ++errors;
     }
   }
-  return refused;
+  return errors;
 }
 
 // An `initial` later than now claims rows that do not exist yet (a run

@@ -550,4 +550,44 @@ TEST_CASE("regression: a primary: that names another database read that database
   late->exec("rollback");
 }
 
+TEST_CASE("regression: validate checked a standby's own role, not its primary:, where the horizon is read") {
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.events ") + kTimeEvents);
+  env.target().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string source_db = PgTestEnv::rows(env.source(), "select current_database()")[0];
+  const std::string target_db = PgTestEnv::rows(env.target(), "select current_database()")[0];
+  const std::string replica = standby_dsn(source_db);
+  await_standby(replica);
+  const std::string role = "tidemark_primary_" + std::to_string(::getpid());
+  env.source().exec("drop role if exists " + role + "; create role " + role + " login");
+  env.add_connection("plain_primary", "dsn: \"" + env.dsn("source") + " user=" + role + "\"");
+  env.add_connection("via_plain", "dsn: \"" + replica + "\", primary: plain_primary");
+  env.add_connection("via_target", "dsn: \"" + replica + "\", primary: target");
+  env.add_connection("via_source", "dsn: \"" + replica + "\", primary: source");
+  const auto validate = [&](const std::string& connection, std::string& out, std::string& err) {
+    std::string pipeline = replica_pipeline();
+    pipeline.replace(pipeline.find("source: replica"), std::string("source: replica").size(), "source: " + connection);
+    CommandLine cl;
+    cl.config_path = env.write_config_files(pipeline);
+    std::ostringstream o, e;
+    const int code = run_validate(cl, Instant{}, o, e);
+    out = o.str();
+    err = e.str();
+    return code;
+  };
+  std::string out, err;
+  // The standby's own role is a superuser; the primary's, where runs read
+  // the horizon, cannot see other sessions.
+  CHECK(validate("via_plain", out, err) == 2);
+  CHECK(err.find("pg_monitor") != std::string::npos);
+  CHECK(err.find("plain_primary") != std::string::npos);
+  // The primary: is another database: every run of the source fails.
+  CHECK(validate("via_target", out, err) == 2);
+  CHECK(err.find(target_db) != std::string::npos);
+  CHECK(err.find(source_db) != std::string::npos);
+  CHECK(validate("via_source", out, err) == 0);
+  CHECK(out.find("source via_source: hot standby; horizon read on source") != std::string::npos);
+  env.source().exec("drop role " + role);
+}
+
 }  // namespace tidemark
