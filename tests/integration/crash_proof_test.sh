@@ -22,15 +22,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
   "create table orders (id bigint primary key, status text not null, amount int not null, updated_at timestamptz not null)"
 
-mkdir -p "$work/pipelines"
-cat >"$work/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_source" }
-  target: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_target" }
-metrics: { listen: "127.0.0.1:$(free_port)" }
-log: { level: warn }
-YAML
+daemon_config warn
 # max_window cuts each run into several committed chunks, so kills land
 # between chunks as well as inside them.
 cat >"$work/pipelines/proof.yaml" <<'YAML'

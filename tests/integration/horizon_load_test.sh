@@ -106,15 +106,7 @@ INSERT INTO id_rows (v) VALUES (:think_after);
 COMMIT;
 SQL
 
-mkdir -p "$work/pipelines"
-cat >"$work/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_source" }
-  target: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_target" }
-metrics: { listen: "127.0.0.1:$(free_port)" }
-log: { level: info }
-YAML
+daemon_config info
 # The defaults under test: no lookback, no max_window.
 cat >"$work/pipelines/horizon.yaml" <<'YAML'
 pipeline: horizon

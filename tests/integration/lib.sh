@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the shell integration tests (source it): a scratch folder and a
 # source and a target database that are removed on exit, background
 # processes that are stopped, and one-line assertions counted for the
@@ -46,6 +47,21 @@ eventually() {
     [ $SECONDS -lt $deadline ] || return 1
     sleep 0.2
   done
+}
+
+# daemon_config LOG_LEVEL: writes $work/tidemark.yaml for the test's two
+# databases (the state in the target) with metrics on a free port, and
+# makes $work/pipelines for the pipeline files.
+daemon_config() {
+  mkdir -p "$work/pipelines"
+  cat >"$work/tidemark.yaml" <<YAML
+state: target
+connections:
+  source: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_source" }
+  target: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_target" }
+metrics: { listen: "127.0.0.1:$(free_port)" }
+log: { level: $1 }
+YAML
 }
 
 # A TCP port on 127.0.0.1 that nothing listens on now.

@@ -23,15 +23,7 @@ SQL
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
   "create table orders (id bigint primary key, updated_at timestamptz not null)"
 
-mkdir -p "$work/pipelines"
-cat >"$work/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_source" }
-  target: { dsn: "host=$PGHOST port=$PGPORT dbname=${db}_target" }
-metrics: { listen: "127.0.0.1:$(free_port)" }
-log: { level: warn }
-YAML
+daemon_config warn
 cat >"$work/pipelines/slow.yaml" <<'YAML'
 pipeline: slow
 source: source
