@@ -64,7 +64,7 @@ for signal in TERM INT; do
   check "SIG$signal: tidemark run exits 1 (got $rc)" test "$rc" -eq 1
   last_run=$(target_sql "select status || ': ' || error from tidemark.runs order by run_id desc limit 1")
   check "SIG$signal: the run row is failed, cancelled by SIG$signal (got: $last_run)" \
-    test "${last_run#failed: cancelled by SIG$signal}" != "$last_run"
+    test "${last_run#"failed: cancelled by SIG$signal"}" != "$last_run"
   check "SIG$signal: the output says so" grep -q "cancelled by SIG$signal" "$work/run-$signal.out"
   check "SIG$signal: no run row is left running" test "$(target_sql "select count(*) from tidemark.runs where status = 'running'")" = 0
   check "SIG$signal: the load rolled back" test "$(target_sql "select count(*) from orders")" = 0
