@@ -66,32 +66,34 @@ int run_status(const ConfigPtr& config, const CommandLine& command_line, std::os
   try {
     const auto state = connect_to(*config, config->daemon.state);
     if (state_schema_exists_or_say(*state, *config, err)) {
-      // One query: every watermark with its table's latest run, and the
-      // state database's clock (a row of nulls when there is no state yet).
+      // One query: each configured table's watermark, latest run and latest
+      // finished run (for its horizon), and the state database's clock (a
+      // row of nulls when no table is configured). Each lookup is one probe
+      // of runs_by_table, so the cost follows the tables, not the history.
+      nlohmann::json tables = nlohmann::json::array();
+      for (const PipelineConfig& p : config->pipelines) {
+        for (const TableConfig& t : p.tables) tables.push_back({p.name, t.name});
+      }
       const PgResult r = state->exec(R"SQL(
-  with latest as (
-    select distinct on (pipeline, table_name) pipeline, table_name, run_id, status, started_at, finished_at,
-           rows_written, error
-    from tidemark.runs order by pipeline, table_name, run_id desc),
-  finished as (
-    select distinct on (pipeline, table_name) pipeline, table_name, horizon_lag_seconds, horizon_held_by,
-           watermark_ahead, null_cursor_rows
-    from tidemark.runs where status <> 'running' order by pipeline, table_name, run_id desc),
-  tables as (
-    select coalesce(w.pipeline, l.pipeline) as pipeline, coalesce(w.table_name, l.table_name) as table_name,
-           w.value, w.value_type, extract(epoch from w.moved_at)::bigint as moved_at, l.run_id, l.status,
-           extract(epoch from l.started_at)::bigint as started_at,
-           extract(epoch from l.finished_at)::bigint as finished_at, l.rows_written, l.error,
-           f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows
-    from tidemark.watermarks w full join latest l on l.pipeline = w.pipeline and l.table_name = w.table_name
-    left join finished f on f.pipeline = coalesce(w.pipeline, l.pipeline)
-                        and f.table_name = coalesce(w.table_name, l.table_name))
-  select t.*, extract(epoch from now())::bigint,
+  with tables as (select t ->> 0 as pipeline, t ->> 1 as table_name from json_array_elements($1::json) t)
+  select t.pipeline, t.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::bigint, l.run_id, l.status,
+         extract(epoch from l.started_at)::bigint, extract(epoch from l.finished_at)::bigint, l.rows_written,
+         l.error, f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows,
+         extract(epoch from now())::bigint,
          extract(epoch from p.partition_hi)::bigint, extract(epoch from p.moved_at)::bigint
   from (select 1) one left join tables t on true
+  left join tidemark.watermarks w on w.pipeline = t.pipeline and w.table_name = t.table_name
+  left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
+                     where r.pipeline = t.pipeline and r.table_name = t.table_name
+                     order by run_id desc limit 1) l on true
+  left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows
+                     from tidemark.runs r
+                     where r.pipeline = t.pipeline and r.table_name = t.table_name and r.status <> 'running'
+                     order by run_id desc limit 1) f on true
   left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
                      where pipeline = t.pipeline and table_name = t.table_name and status = 'done') p on true
-  )SQL");
+  )SQL",
+                                     {tables.dump()});
       now = r.integer(0, 15);
       for (int i = 0; i < r.rows(); ++i) {
         if (r.is_null(i, 0)) continue;
