@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -126,6 +128,38 @@ TEST_CASE("DSNs come inline, from the environment, or from a file next to the da
   }
   CHECK(resolve_dsn(dsn_from("w", DsnSource::Inline, "dbname=y"), "") == "dbname=y");
   CHECK_THROWS_AS(resolve_dsn(dsn_from("w", DsnSource::File, "missing.dsn"), dir.path.string()), std::runtime_error);
+}
+
+// Issue 10, item 4: /dev/zero was read until memory ran out, a FIFO blocked
+// forever, and an empty file gave "cannot read dsn_file".
+TEST_CASE("regression: dsn_file reads only a small regular file and says which file and why") {
+  TempDir dir;
+  const auto error_of = [&](const std::string& file) {
+    try {
+      resolve_dsn(dsn_from("shop", DsnSource::File, file), dir.path.string());
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string prefix = "connection shop: dsn_file ";
+  CHECK(error_of("/dev/zero") == prefix + "/dev/zero is a character device: point dsn_file at a regular file holding "
+                                          "the DSN on its first line");
+  REQUIRE(::mkfifo((dir.path / "fifo").c_str(), 0600) == 0);
+  CHECK(error_of("fifo") == prefix + (dir.path / "fifo").string() +
+                                " is a FIFO: point dsn_file at a regular file holding the DSN on its first line");
+  fs::create_directories(dir.path / "folder");
+  CHECK(error_of("folder").find(" is a folder: ") != std::string::npos);
+  dir.write("empty.dsn", "");
+  CHECK(error_of("empty.dsn") == prefix + (dir.path / "empty.dsn").string() + " is empty: write the DSN on its first line");
+  dir.write("blank.dsn", "\nhost=db\n");
+  CHECK(error_of("blank.dsn").find("its first line is empty") != std::string::npos);
+  dir.write("big.dsn", "host=db\n" + std::string(kMaxDsnFileBytes, '#'));
+  CHECK(error_of("big.dsn").find("allowed: it should hold one line, the DSN") != std::string::npos);
+  dir.write("limit.dsn", "host=db " + std::string(kMaxDsnFileBytes - 9, 'x') + "\n");
+  CHECK(error_of("limit.dsn") == "no error");
+  CHECK(error_of("missing.dsn") ==
+        prefix + (dir.path / "missing.dsn").string() + " cannot be opened: No such file or directory");
 }
 
 }  // namespace tidemark
