@@ -41,6 +41,14 @@ std::optional<std::string> unknowable(const HorizonInput& input) {
                  "with lookback 0s; give the connection a primary: (a connection to the primary) or set a "
                  "lookback longer than the longest write transaction plus the replication lag";
   }
+  if (input.type == CursorType::Integer && r.sequence_cache > 1) {
+    const std::string cache = std::to_string(r.sequence_cache);
+    return "source " + input.source_name + ": the cursor takes its ids from a sequence with CACHE " + cache +
+           ", which hands each session a block of " + cache +
+           " ids, so a session can commit an id below ids committed long before, and no observation shows it; "
+           "the run is refused with lookback 0s; set the sequence's CACHE to 1 (ALTER SEQUENCE ... CACHE 1), or "
+           "set a lookback (in ids) larger than " + cache + " times the number of sessions that insert";
+  }
   if (!r.subscription.empty()) {
     return "source " + input.source_name + ": the table is written by logical replication (subscription " +
            r.subscription +
@@ -139,6 +147,10 @@ Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
   } else if (d.held_by.empty() && !input.reading.unreported_session.empty()) {
     d.held_by = "the clock only for " + input.reading.unreported_session +
                 ", which has track_activities off: rows it commits late rely on the lookback";
+  } else if (d.held_by.empty() && input.type == CursorType::Integer && input.reading.sequence_cache > 1) {
+    d.held_by = "the largest id only: ids come from a sequence with CACHE " +
+                std::to_string(input.reading.sequence_cache) +
+                ", so ids a session holds and commits late rely on the lookback";
   } else if (d.held_by.empty() && !input.reading.subscription.empty()) {
     d.held_by = "this database's clock only: the table is written by logical replication (subscription " +
                 input.reading.subscription + "), so rows stamped on the publisher and replicated late rely on "

@@ -48,6 +48,11 @@ struct HorizonReading {
   SourceMicros clock = 0;
   // Integer cursors: max(cursor) as of `clock`; nothing when the table is empty.
   std::optional<std::int64_t> max_cursor;
+  // Integer cursors: the largest CACHE of the sequences the cursor column
+  // takes its ids from (its default's, its identity's). Above 1 each
+  // session holds a block of ids of its own and may commit one of them
+  // long after larger ones, in a transaction begun after any observation.
+  std::int64_t sequence_cache = 1;
   // The oldest open transaction that may still write; nothing when none.
   std::optional<OpenTransaction> oldest;
   // False when the role cannot see other sessions (no pg_monitor or
@@ -108,8 +113,8 @@ struct HorizonInput {
 // Decides hi. Fails, with a message saying why and what to change, when
 // the horizon is unknowable and the table has no lookback to cover it: a
 // role that cannot see other sessions, a session that does not report its
-// activity, a standby without its primary, or a table that logical
-// replication writes.
+// activity, a standby without its primary, a table that logical
+// replication writes, or ids from a sequence with CACHE above 1.
 Result<HorizonDecision> decide_horizon(const HorizonInput& input);
 
 // How far a time watermark may be ahead of a host's clock before status

@@ -86,6 +86,20 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
                                                             ")::bigint from " + table.source_table->quoted() + ")"
                                                       : std::string("null::bigint");
+  // The sequences an integer cursor's ids come from: the one its identity
+  // or serial owns, and any its default calls nextval() on.
+  const std::string cache =
+      type == CursorType::Integer
+          ? "(select max(s.seqcache) from pg_sequence s where s.seqrelid in ("
+            " select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
+            " where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass"
+            " and d.deptype in ('a', 'i') and a.attrelid = to_regclass($1) and a.attname = $2"
+            " union all"
+            " select d.refobjid from pg_attrdef ad join pg_attribute a on a.attrelid = ad.adrelid and a.attnum = ad.adnum"
+            " join pg_depend d on d.classid = 'pg_attrdef'::regclass and d.objid = ad.oid"
+            " and d.refclassid = 'pg_class'::regclass"
+            " where a.attrelid = to_regclass($1) and a.attname = $2))"
+          : std::string("null::bigint");
   const PgResult r = on.exec(
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
@@ -96,8 +110,11 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
       ", (select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
       " where sr.srrelid = to_regclass($1) order by s.subname limit 1)"
-      ", current_database(), (select system_identifier::text from pg_control_system())",
-      {table.source_table ? std::optional<std::string>(table.source_table->quoted()) : std::nullopt});
+      ", current_database(), (select system_identifier::text from pg_control_system()), " +
+          cache,
+      type == CursorType::Integer ? PgParams{table.source_table->quoted(), table.cursor}
+                                  : PgParams{table.source_table ? std::optional<std::string>(table.source_table->quoted())
+                                                                : std::nullopt});
   HorizonReading out;
   if (!r.is_null(0, 0)) out.max_cursor = r.integer(0, 0);
   out.clock = r.integer(0, 1);
@@ -105,6 +122,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   origin.in_recovery = r.boolean(0, 3);
   origin.database = r.text(0, 6);
   origin.system_identifier = r.text(0, 7);
+  if (!r.is_null(0, 8)) out.sequence_cache = r.integer(0, 8);
   if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
   if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
   return out;

@@ -180,4 +180,23 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
   }
 }
 
+TEST_CASE("integer cursors: ids from a sequence with CACHE above 1 are refused without a lookback") {
+  HorizonInput in = input_for(CursorType::Integer);
+  in.reading.max_cursor = 11;
+  in.reading.sequence_cache = 10;
+  const auto refused = decide_horizon(in);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().find("CACHE 10") != std::string::npos);
+  in.has_lookback = true;
+  const auto accepted = decide_horizon(in);
+  REQUIRE(accepted);
+  REQUIRE(accepted->value);
+  CHECK(accepted->value->raw == 12);
+  CHECK(accepted->held_by.find("CACHE 10") != std::string::npos);
+  // A time cursor's rows carry no ids: the same reading decides nothing differently.
+  in = input_for(CursorType::TimestampTz);
+  in.reading.sequence_cache = 10;
+  CHECK(decide_horizon(in));
+}
+
 }  // namespace tidemark

@@ -137,6 +137,29 @@ TEST_CASE("integer cursors: ids taken by an open transaction are not passed, tho
   CHECK(PgTestEnv::rows(f.env.state(), "select count(*) from tidemark.cursor_samples")[0] == "1");
 }
 
+TEST_CASE("regression: ids cached by a session (sequence CACHE > 1) committed below the watermark") {
+  EventsFixture f(kIdEvents, "id");
+  f.env.source().exec("alter sequence events_id_seq cache 10");
+  const auto cached = f.writer();
+  cached->exec("select nextval('events_id_seq')");            // 1; 2..10 wait in this session
+  f.env.source().exec("insert into events (v) values (1)");   // 11, committed
+  // Nothing is open, yet id 2 is still to come: the watermark 12 claimed it.
+  const TimedSummary refused = f.run();
+  CHECK(refused.summary.status == RunStatus::Failed);
+  CHECK(refused.summary.error.find("CACHE 10") != std::string::npos);
+  CHECK(refused.summary.error.find("lookback") != std::string::npos);
+  CHECK(f.watermark().empty());
+
+  testing::TableRuns covered(f.env, f.env.config(events_pipeline("id", "    lookback: 100\n")));
+  REQUIRE(covered.run("app", "events").summary.status == RunStatus::Success);
+  cached->exec("insert into events (v) values (2)");          // 2
+  const TimedSummary accepted = covered.run("app", "events");
+  CHECK(accepted.summary.status == RunStatus::Success);
+  CHECK(accepted.summary.horizon.held_by.find("CACHE 10") != std::string::npos);
+  CHECK(f.target_rows() == f.source_rows());
+  CHECK(f.target_rows().size() == 2);
+}
+
 TEST_CASE("regression: a row at the bigint maximum wedged every run with 'bigint out of range'") {
   EventsFixture f("(id bigint primary key, v int)", "id");
   f.env.source().exec("insert into events values (1, 1), (9223372036854775807, 2)");
