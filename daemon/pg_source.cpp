@@ -74,6 +74,25 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
   }
 }
 
+std::string subscription_sql(const std::string& table) {
+  return "(select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
+         " where sr.srrelid = " + table + " order by s.subname limit 1)";
+}
+
+std::string sequence_cache_sql(const std::string& table, const std::string& column) {
+  // The sequence its identity or serial owns, and any its default calls
+  // nextval() on.
+  return "(select max(s.seqcache) from pg_sequence s where s.seqrelid in ("
+         " select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
+         " where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass"
+         " and d.deptype in ('a', 'i') and a.attrelid = " + table + " and a.attname = " + column +
+         " union all"
+         " select d.refobjid from pg_attrdef ad join pg_attribute a on a.attrelid = ad.adrelid and a.attnum = ad.adnum"
+         " join pg_depend d on d.classid = 'pg_attrdef'::regclass and d.objid = ad.oid"
+         " and d.refclassid = 'pg_class'::regclass"
+         " where a.attrelid = " + table + " and a.attname = " + column + "))";
+}
+
 void make_read_only_source(PgConnection& connection) {
   connection.exec(std::string("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; SET application_name = '") +
                   kReadOnlySourceApplication + "'");
@@ -86,20 +105,8 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
                                                             ")::bigint from " + table.source_table->quoted() + ")"
                                                       : std::string("null::bigint");
-  // The sequences an integer cursor's ids come from: the one its identity
-  // or serial owns, and any its default calls nextval() on.
   const std::string cache =
-      type == CursorType::Integer
-          ? "(select max(s.seqcache) from pg_sequence s where s.seqrelid in ("
-            " select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
-            " where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass"
-            " and d.deptype in ('a', 'i') and a.attrelid = to_regclass($1) and a.attname = $2"
-            " union all"
-            " select d.refobjid from pg_attrdef ad join pg_attribute a on a.attrelid = ad.adrelid and a.attnum = ad.adnum"
-            " join pg_depend d on d.classid = 'pg_attrdef'::regclass and d.objid = ad.oid"
-            " and d.refclassid = 'pg_class'::regclass"
-            " where a.attrelid = to_regclass($1) and a.attname = $2))"
-          : std::string("null::bigint");
+      type == CursorType::Integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
   const PgResult r = on.exec(
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
@@ -108,8 +115,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       ", pg_is_in_recovery()"
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
-      ", (select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
-      " where sr.srrelid = to_regclass($1) order by s.subname limit 1)"
+      ", " + subscription_sql("to_regclass($1)") +
       ", current_database(), (select system_identifier::text from pg_control_system()), " +
           cache,
       type == CursorType::Integer ? PgParams{table.source_table->quoted(), table.cursor}

@@ -24,6 +24,15 @@ constexpr const char* kReadOnlySourceApplication = "tidemark (read-only source)"
 // kReadOnlySourceApplication. Throws PgError.
 void make_read_only_source(PgConnection& connection);
 
+// SQL expressions a run's horizon reads and validate checks beforehand.
+// `table` is an SQL expression of type regclass, `column` one of type
+// text (a column name). The logical replication subscription that writes
+// the table (text, NULL when none):
+std::string subscription_sql(const std::string& table);
+// The largest CACHE of the sequences the column takes its ids from
+// (bigint, NULL when none):
+std::string sequence_cache_sql(const std::string& table, const std::string& column);
+
 // A hot standby's primary, where the horizon is read.
 struct PrimaryLink {
   PgConnection* connection = nullptr;  // null: none configured

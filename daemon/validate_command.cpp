@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "daemon/command_support.h"
 #include "daemon/config_loader.h"
 #include "daemon/exit_code.h"
+#include "daemon/pg_source.h"
 
 namespace tidemark {
 namespace {
@@ -70,9 +72,18 @@ struct SourceProbe {
   bool sees_all_sessions = true;
   std::string database;
   std::string system_identifier;
+  // Per (source table, cursor) asked about: what makes a run refuse
+  // lookback 0 whatever the role sees.
+  struct Table {
+    std::string subscription;  // the logical replication subscription writing it; empty when none
+    std::int64_t sequence_cache = 1;
+  };
+  std::map<std::pair<std::string, std::string>, Table> tables;
 };
 
-SourceProbe probe_source(const Config& config, const std::string& name) {
+// `tables` are the (quoted source table, cursor) pairs to ask about.
+SourceProbe probe_source(const Config& config, const std::string& name,
+                         const std::vector<std::pair<std::string, std::string>>& tables = {}) {
   SourceProbe probe;
   try {
     const auto connection = connect_to_source(config, name);
@@ -84,10 +95,39 @@ SourceProbe probe_source(const Config& config, const std::string& name) {
     probe.sees_all_sessions = r.boolean(0, 1);
     probe.database = r.text(0, 2);
     probe.system_identifier = r.text(0, 3);
+    if (!tables.empty()) {
+      nlohmann::json list = nlohmann::json::array();
+      for (const auto& [table, cursor] : tables) list.push_back({table, cursor});
+      const PgResult t = connection->exec("select t ->> 0, t ->> 1, " + subscription_sql("to_regclass(t ->> 0)") + ", " +
+                                              sequence_cache_sql("to_regclass(t ->> 0)", "(t ->> 1)") +
+                                              " from json_array_elements($1::json) t",
+                                          {list.dump()});
+      for (int i = 0; i < t.rows(); ++i) {
+        SourceProbe::Table& found = probe.tables[{t.text(i, 0), t.text(i, 1)}];
+        found.subscription = t.text(i, 2);
+        if (!t.is_null(i, 3)) found.sequence_cache = t.integer(i, 3);
+      }
+    }
   } catch (const std::exception& e) {
     probe.unreachable = e.what();
   }
   return probe;
+}
+
+// The incremental tables of `source` that have no lookback: the ones a
+// horizon that cannot see every writer refuses.
+std::vector<std::pair<std::string, std::string>> tables_without_lookback(const Config& config,
+                                                                         const std::string& source) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const PipelineConfig& p : config.pipelines) {
+    if (p.source != source) continue;
+    for (const TableConfig& t : p.tables) {
+      if (t.mode == TableMode::Incremental && t.lookback.is_zero() && t.source_table) {
+        out.emplace_back(t.source_table->quoted(), t.cursor);
+      }
+    }
+  }
+  return out;
 }
 
 // Where a source's runs read the horizon: the source itself, or for a hot
@@ -127,7 +167,7 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
   std::vector<std::string> sources;
   for (const PipelineConfig& p : config.pipelines) {
     if (!probes.count(p.source)) {
-      probes[p.source] = probe_source(config, p.source);
+      probes[p.source] = probe_source(config, p.source, tables_without_lookback(config, p.source));
       sources.push_back(p.source);
     }
   }
@@ -178,6 +218,18 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
               " is a hot standby, which cannot see the primary's open transactions; give the connection a "
               "primary: (a connection to its primary), or set a lookback longer than the longest write "
               "transaction plus the replication lag";
+      } else if (const auto found = probe.tables.find({t.source_table->quoted(), t.cursor});
+                 found != probe.tables.end()) {
+        if (!found->second.subscription.empty()) {
+          why = "the table is written by logical replication (subscription " + found->second.subscription +
+                "), whose rows are stamped on the publisher, where transactions still open cannot be seen; set a "
+                "lookback longer than the publisher's longest write transaction plus the replication lag";
+        } else if (found->second.sequence_cache > 1) {
+          const std::string cache = std::to_string(found->second.sequence_cache);
+          why = "cursor " + t.cursor + " takes its ids from a sequence with CACHE " + cache +
+                ", so a session's cached ids commit below ids committed long before; set the sequence's CACHE "
+                "to 1, or a lookback (in ids) larger than " + cache + " times the number of sessions that insert";
+        }
       }
       if (why.empty()) continue;
       fmt::print(err, "{}: pipeline {}, table {}: lookback 0s is refused: {}\n", p.location.file, p.name, t.name, why);

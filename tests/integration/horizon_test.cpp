@@ -160,6 +160,33 @@ TEST_CASE("regression: ids cached by a session (sequence CACHE > 1) committed be
   CHECK(f.target_rows().size() == 2);
 }
 
+TEST_CASE("regression: validate passed lookback 0 for tables every run refuses: CACHE above 1, logical replication") {
+  EventsFixture f(kIdEvents, "id");
+  const auto validate = [&](std::string& err) {
+    CommandLine cl;
+    cl.config_path = f.env.write_config_files(events_pipeline("id"));
+    std::ostringstream out, e;
+    const int code = run_validate(cl, Instant{}, out, e);
+    err = e.str();
+    return code;
+  };
+  std::string err;
+  f.env.source().exec("alter sequence events_id_seq cache 10");
+  CHECK(validate(err) == 2);
+  CHECK(err.find("lookback 0s is refused") != std::string::npos);
+  CHECK(err.find("CACHE 10") != std::string::npos);
+  f.env.source().exec(
+      "alter sequence events_id_seq cache 1;"
+      "create subscription tidemark_validate_sub connection 'dbname=postgres' publication p"
+      " with (connect = false, slot_name = none);"
+      "insert into pg_subscription_rel (srsubid, srrelid, srsubstate, srsublsn)"
+      " select oid, 'public.events'::regclass, 'r', null from pg_subscription where subname = 'tidemark_validate_sub'");
+  CHECK(validate(err) == 2);
+  CHECK(err.find("tidemark_validate_sub") != std::string::npos);
+  f.env.source().exec("delete from pg_subscription_rel; drop subscription tidemark_validate_sub");
+  CHECK(validate(err) == 0);
+}
+
 TEST_CASE("regression: a row at the bigint maximum wedged every run with 'bigint out of range'") {
   EventsFixture f("(id bigint primary key, v int)", "id");
   f.env.source().exec("insert into events values (1, 1), (9223372036854775807, 2)");
