@@ -1,5 +1,6 @@
 #include "core/dsn_mask.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace tidemark {
@@ -15,44 +16,56 @@ bool starts_with_ci(std::string_view text, std::string_view prefix) {
   return true;
 }
 
+// libpq's secret keywords: their values are never shown.
+bool is_secret_key(std::string_view key) {
+  for (std::string_view secret : {"password", "sslpassword", "oauth_client_secret"}) {
+    if (key.size() == secret.size() && starts_with_ci(key, secret)) return true;
+  }
+  return false;
+}
+
+// The user-info of a URI, as libpq reads it, ends at an "@" before the
+// first "/": a "?" or "#" does not end it. Returns the position of the
+// last such "@" in `rest` (the text after the scheme), or npos. The last,
+// not the first, so that a password holding an "@" is hidden whole.
+std::size_t userinfo_end(std::string_view rest) {
+  return rest.substr(0, rest.find('/')).rfind('@');
+}
+
 // URI form: the password sits between "user:" and "@" in the authority,
-// and may also appear as a "password=" query parameter.
+// and may also appear as a "password=" (or "sslpassword=") parameter.
+// Parameters are masked wherever a "?" or "&" starts one, so that text
+// taken for user-info cannot hide a parameter after it.
 std::string mask_uri(std::string_view uri, std::size_t scheme_end) {
   std::string out(uri.substr(0, scheme_end));
   std::string_view rest = uri.substr(scheme_end);
-  const std::size_t authority_end = rest.find_first_of("/?");
-  const std::string_view authority = rest.substr(0, authority_end);
-  const std::size_t at = authority.rfind('@');
-  if (at != std::string_view::npos) {
-    const std::string_view userinfo = authority.substr(0, at);
+  if (const std::size_t at = userinfo_end(rest); at != std::string_view::npos) {
+    const std::string_view userinfo = rest.substr(0, at);
     const std::size_t colon = userinfo.find(':');
     if (colon != std::string_view::npos) {
       out.append(userinfo.substr(0, colon + 1)).append(kMask);
     } else {
       out.append(userinfo);
     }
-    out.append(authority.substr(at));
-  } else {
-    out.append(authority);
+    rest = rest.substr(at);
   }
-  if (authority_end == std::string_view::npos) return out;
-  const std::string_view tail = rest.substr(authority_end);
-  const std::size_t query = tail.find('?');
-  out.append(tail.substr(0, query));
-  if (query == std::string_view::npos) return out;
-  out += '?';
-  std::string_view params = tail.substr(query + 1);
-  for (;;) {
-    const std::size_t amp = params.find('&');
-    const std::string_view param = params.substr(0, amp);
-    if (starts_with_ci(param, "password=")) {
-      out.append("password=").append(kMask);
+  std::size_t i = 0;
+  while (i < rest.size()) {
+    const std::size_t start = rest.find_first_of("?&", i);
+    if (start == std::string_view::npos) {
+      out.append(rest.substr(i));
+      break;
+    }
+    out.append(rest.substr(i, start + 1 - i));
+    const std::size_t end = std::min(rest.find('&', start + 1), rest.size());
+    const std::string_view param = rest.substr(start + 1, end - start - 1);
+    const std::size_t eq = param.find('=');
+    if (eq != std::string_view::npos && is_secret_key(param.substr(0, eq))) {
+      out.append(param.substr(0, eq + 1)).append(kMask);
     } else {
       out.append(param);
     }
-    if (amp == std::string_view::npos) break;
-    out += '&';
-    params = params.substr(amp + 1);
+    i = end;
   }
   return out;
 }
@@ -82,8 +95,7 @@ std::string mask_keyword_value(std::string_view dsn) {
         i += (dsn[i] == '\\' && i + 1 < dsn.size()) ? 2 : 1;
       }
     }
-    const bool is_password = key.size() == 8 && starts_with_ci(key, "password");
-    if (is_password) {
+    if (is_secret_key(key)) {
       out.append(kMask);
     } else {
       out.append(dsn.substr(value_start, i - value_start));
@@ -110,17 +122,18 @@ std::string scrub_password(std::string_view message, std::string_view dsn) {
     for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     return out;
   }();
-  if (const std::size_t at = lowered.find("password"); at != std::string::npos) {
-    secret_text = std::string(dsn.substr(at + 8));
+  std::size_t first_secret = std::string::npos;
+  for (const char* word : {"password", "client_secret"}) first_secret = std::min(first_secret, lowered.find(word));
+  if (first_secret != std::string::npos) {
+    const std::size_t value = lowered.find('=', first_secret);
+    secret_text = std::string(dsn.substr(value == std::string::npos ? first_secret : value + 1));
   }
   if (starts_with_ci(dsn, "postgresql://") || starts_with_ci(dsn, "postgres://")) {
-    const std::size_t scheme = dsn.find("://") + 3;
-    const std::size_t end = dsn.find_first_of("/?", scheme);
-    const std::string_view authority = dsn.substr(scheme, end == std::string_view::npos ? end : end - scheme);
-    const std::size_t at = authority.rfind('@');
-    const std::size_t colon = authority.find(':');
+    const std::string_view rest = dsn.substr(dsn.find("://") + 3);
+    const std::size_t at = userinfo_end(rest);
+    const std::size_t colon = rest.find(':');
     if (at != std::string_view::npos && colon != std::string_view::npos && colon < at) {
-      secret_text += " " + std::string(authority.substr(colon + 1, at - colon - 1));
+      secret_text += " " + std::string(rest.substr(colon + 1, at - colon - 1));
     }
   }
   std::string out(message);

@@ -7,9 +7,12 @@
 
 namespace tidemark {
 
-// Replaces the password in a key=value DSN (`password=...`, quoted or not)
-// or a URI (`postgresql://user:secret@host/db`, `?password=...`) with
-// "****". Text that is neither form is returned unchanged.
+// Replaces every secret libpq knows with "****": the value of `password`,
+// `sslpassword` and `oauth_client_secret` in a key=value DSN (quoted or
+// not) or as URI parameters (`?password=...`), and a URI's password
+// (`postgresql://user:secret@host/db`) whatever characters it holds: as in
+// libpq, only a "/" ends the user-info, so `bob:pa?ss@host` hides `pa?ss`.
+// Text that is neither form is returned unchanged.
 std::string mask_dsn_password(std::string_view dsn);
 
 // Removes from `message` (an error from libpq about `dsn`) every fragment

@@ -26,6 +26,47 @@ std::string error_sqlstate(const PGresult* result) {
   return state ? state : "";
 }
 
+// A libpq message's lines (client-side ones span several: "server closed
+// the connection unexpectedly\n\tThis probably means...") joined by "; ",
+// without DETAIL and CONTEXT lines.
+std::string joined_lines(const std::string& message) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= message.size()) {
+    std::size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::string line = message.substr(start, end - start);
+    line.erase(0, line.find_first_not_of(" \t"));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    const bool withheld = line.rfind("DETAIL:", 0) == 0 || line.rfind("CONTEXT:", 0) == 0;
+    if (!line.empty() && !withheld) out += (out.empty() ? "" : "; ") + line;
+    start = end + 1;
+  }
+  return out;
+}
+
+// What tidemark shows and stores of a server error: severity, message and
+// hint, on one line. PostgreSQL's DETAIL and CONTEXT are left out: they
+// carry row values ("Key (k)=(1) already exists", "Failing row contains
+// (...)"), which must not reach logs or tidemark.runs; the message names
+// the constraint or column, which is what an operator acts on.
+std::string server_error_text(const PGresult* result) {
+  const char* primary = result ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  if (primary == nullptr) return joined_lines(trimmed(result ? PQresultErrorMessage(result) : nullptr));
+  const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
+  const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT);
+  std::string out = std::string(severity ? severity : "ERROR") + ":  " + primary;
+  if (hint) out += std::string(" HINT:  ") + hint;
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return trimmed(out.c_str());
+}
+
+// The same for libpq's connection-level message: its lines joined by "; ",
+// without the DETAIL and CONTEXT lines a failed query leaves in it.
+std::string connection_error_text(const PGconn* conn) { return joined_lines(trimmed(PQerrorMessage(conn))); }
+
 std::string first_line(const std::string& sql) {
   const std::string line = sql.substr(0, sql.find('\n'));
   return line.size() > 80 ? line.substr(0, 77) + "..." : line;
@@ -59,7 +100,7 @@ PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(s
   conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) {
-    const std::string message = scrub_password(trimmed(PQerrorMessage(conn_)), dsn);
+    const std::string message = scrub_password(connection_error_text(conn_), dsn);
     PQfinish(conn_);
     conn_ = nullptr;
     throw PgError("cannot connect to " + label_ + ": " + message);
@@ -74,8 +115,8 @@ PgConnection::~PgConnection() {
 
 void PgConnection::fail(const std::string& what, const PGresult* result) const {
   std::string message;
-  if (result) message = trimmed(PQresultErrorMessage(result));
-  if (message.empty()) message = trimmed(PQerrorMessage(conn_));
+  if (result) message = server_error_text(result);
+  if (message.empty()) message = connection_error_text(conn_);
   throw PgError(label_ + ": " + what + ": " + message, error_sqlstate(result), error_position(result));
 }
 
@@ -102,7 +143,7 @@ std::string PgConnection::drain_results() {
   while (PGresult* r = PQgetResult(conn_)) {
     const ExecStatusType status = PQresultStatus(r);
     if (error.empty() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      error = trimmed(PQresultErrorMessage(r));
+      error = server_error_text(r);
     }
     PQclear(r);
   }
@@ -170,13 +211,13 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
       const int put = PQputCopyData(conn_, data, n);
       PQfreemem(data);
       if (put != 1) {
-        error = label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_));
+        error = label_ + ": sending COPY data: " + connection_error_text(conn_);
         break;
       }
       continue;
     }
     source_done = true;
-    if (n == -2) error = source.label_ + ": reading COPY data: " + trimmed(PQerrorMessage(source.conn_));
+    if (n == -2) error = source.label_ + ": reading COPY data: " + connection_error_text(source.conn_);
     break;
   }
   if (source_done) {
@@ -255,7 +296,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
     if (status != PGRES_SINGLE_TUPLE) {
       if (error.empty()) {
-        error = source.label_ + ": partition query: " + trimmed(PQresultErrorMessage(raw));
+        error = source.label_ + ": partition query: " + server_error_text(raw);
         error_state = error_sqlstate(raw);
         position = error_position(raw);
       }
@@ -279,7 +320,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
       const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
       const PgResult started(PQexec(conn_, copy_in.c_str()));
       if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-        stop(label_ + ": " + first_line(copy_in) + ": " + trimmed(PQresultErrorMessage(started.raw())));
+        stop(label_ + ": " + first_line(copy_in) + ": " + server_error_text(started.raw()));
         continue;
       }
       copying = true;
@@ -302,7 +343,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     ++rows;
     if (buffer.size() >= kFlushBytes) {
       if (PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-        stop(label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_)));
+        stop(label_ + ": sending COPY data: " + connection_error_text(conn_));
       }
       buffer.clear();
     }
@@ -310,13 +351,13 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
   if (copying) {
     if (error.empty() && !buffer.empty() &&
         PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-      error = label_ + ": sending COPY data: " + trimmed(PQerrorMessage(conn_));
+      error = label_ + ": sending COPY data: " + connection_error_text(conn_);
     }
     PQputCopyEnd(conn_, error.empty() ? nullptr : error.c_str());
     PGresult* finished = PQgetResult(conn_);
     const PgResult result(finished);
     if (error.empty() && PQresultStatus(finished) != PGRES_COMMAND_OK) {
-      error = label_ + ": COPY into " + target_table + ": " + trimmed(PQresultErrorMessage(finished));
+      error = label_ + ": COPY into " + target_table + ": " + server_error_text(finished);
     }
     drain_results();
   }

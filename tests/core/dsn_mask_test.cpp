@@ -28,6 +28,32 @@ TEST_CASE("passwords are masked in every DSN form") {
   }
 }
 
+// Issue 10, item 2: libpq ends a URI's user-info only at "/", so a "?" in
+// the password was shown; sslpassword was shown in clear.
+TEST_CASE("regression: a URI password holding ? and every sslpassword are masked") {
+  struct Row {
+    const char* dsn;
+    const char* masked;
+  };
+  const Row rows[] = {
+      {"postgresql://bob:pa?ss@host/db", "postgresql://bob:****@host/db"},
+      {"postgresql://bob:pa?ss@host", "postgresql://bob:****@host"},
+      {"postgresql://bob:p#a&s=s@host/db?sslmode=require", "postgresql://bob:****@host/db?sslmode=require"},
+      {"postgresql://bob:pa@ss@host/db", "postgresql://bob:****@host/db"},
+      {"postgresql://host:5432?user=a@b&password=x", "postgresql://host:****@b&password=****"},
+      {"postgresql://db/shop?user=a@corp&sslpassword=keypass", "postgresql://db/shop?user=a@corp&sslpassword=****"},
+      {"postgresql://db/shop?SSLPASSWORD=k", "postgresql://db/shop?SSLPASSWORD=****"},
+      {"host=db sslpassword=keypass sslkey=/k.pem", "host=db sslpassword=**** sslkey=/k.pem"},
+      {"host=db sslpassword='a b' password=c", "host=db sslpassword=**** password=****"},
+      {"host=db oauth_client_secret=s3cret", "host=db oauth_client_secret=****"},
+      {"host=db passfile=/p sslkey=/k", "host=db passfile=/p sslkey=/k"},
+  };
+  for (const Row& row : rows) {
+    INFO(std::string(row.dsn));
+    CHECK(mask_dsn_password(row.dsn) == row.masked);
+  }
+}
+
 TEST_CASE("libpq errors about a malformed DSN never carry a piece of its password") {
   CHECK(scrub_password("missing \"=\" after \"oops\" in connection info string", "host=/tmp password=hunter2 oops") ==
         "missing \"=\" after \"****\" in connection info string");
@@ -35,6 +61,9 @@ TEST_CASE("libpq errors about a malformed DSN never carry a piece of its passwor
   CHECK(scrub_password("bad: hunter2@db", "postgresql://alice:hunter2@db/shop") == "bad: ****@db");
   CHECK(scrub_password("could not connect to db: timeout", "host=db password=p") == "could not connect to db: timeout");
   CHECK(scrub_password("no password here", "host=db dbname=shop") == "no password here");
+  CHECK(scrub_password("bad: pa?ss@host", "postgresql://bob:pa?ss@host/db") == "bad: ****@host");
+  CHECK(scrub_password("missing \"=\" after \"keypass\"", "host=db sslpassword=keypass") ==
+        "missing \"=\" after \"****\"");
 }
 
 }  // namespace tidemark

@@ -297,6 +297,23 @@ TEST_CASE("a missing target table, a missing column or a key without a unique in
   }
 }
 
+// Issue 10, item 2: PostgreSQL's DETAIL ("Failing row contains (...)",
+// "Key (k)=(1) already exists") carries row values; it was stored in
+// tidemark.runs and logged, on several lines.
+TEST_CASE("regression: a failed run stores the constraint's name, never the row's values, on one line") {
+  OrdersFixture f;
+  f.env.target().exec("alter table raw.orders add constraint no_secret check (status <> 'card-4242-4242')");
+  f.insert(1, "card-4242-4242", "clock_timestamp() - interval '1 minute'");
+  const TimedSummary r = f.run();
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK_MESSAGE(r.summary.error.find("no_secret") != std::string::npos, r.summary.error);
+  CHECK_MESSAGE(r.summary.error.find("4242") == std::string::npos, r.summary.error);
+  CHECK_MESSAGE(r.summary.error.find('\n') == std::string::npos, r.summary.error);
+  const auto recorded = PgTestEnv::rows(f.env.state(), "select error from tidemark.runs");
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded[0] == r.summary.error);
+}
+
 TEST_CASE("migrations are safe to run twice and from two processes at once") {
   PgTestEnv env;
   const auto db = PgTestEnv::rows(env.target(), "select current_database()")[0];
