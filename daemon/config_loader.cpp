@@ -1,11 +1,13 @@
 #include "daemon/config_loader.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace tidemark {
 namespace {
@@ -19,17 +21,102 @@ ConfigError file_error(const std::string& path, const std::string& message) {
   return e;
 }
 
-// Reads a whole file; on failure records why and returns false.
+std::string file_kind(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::fifo: return "a FIFO";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    default: return "not a regular file";
+  }
+}
+
+// Reads a whole regular file of at most kMaxConfigFileBytes; on failure
+// records why and returns false. Opened without blocking (a FIFO with no
+// writer would wait forever) and checked on the opened descriptor.
 bool read_file(const std::string& path, std::string& text, std::vector<ConfigError>& errors) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
     errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
     return false;
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  text = buffer.str();
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
+    return false;
+  }
+  if (!S_ISREG(info.st_mode)) {
+    std::error_code ec;
+    errors.push_back(file_error(path, "is " + file_kind(fs::status(path, ec)) +
+                                          ", not a YAML file: name the daemon file (tidemark.yaml) or a pipeline file"));
+    return false;
+  }
+  if (info.st_size > kMaxConfigFileBytes) {
+    errors.push_back(file_error(path, "is " + std::to_string(info.st_size) + " bytes, more than the " +
+                                          std::to_string(kMaxConfigFileBytes) +
+                                          " a configuration file may hold: split its pipelines into several files"));
+    return false;
+  }
+  text.assign(static_cast<std::size_t>(kMaxConfigFileBytes) + 1, '\0');
+  std::size_t size = 0;
+  while (size < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
+      return false;
+    }
+    if (n == 0) break;
+    size += static_cast<std::size_t>(n);
+  }
+  if (size > static_cast<std::size_t>(kMaxConfigFileBytes)) {
+    errors.push_back(file_error(path, "grew past " + std::to_string(kMaxConfigFileBytes) + " bytes while being read"));
+    return false;
+  }
+  text.resize(size);
   return true;
+}
+
+// The *.yaml files of pipelines_dir, sorted. Names starting with a dot are
+// skipped; anything else named *.yaml that is not a regular file (a
+// dangling symlink, a folder, a FIFO) is an error rather than ignored.
+std::vector<std::string> pipeline_files(const std::string& dir, std::vector<ConfigError>& errors) {
+  std::vector<std::string> paths;
+  std::vector<ConfigError> entry_errors;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path& p = it->path();
+    const std::string name = p.filename().string();
+    if (p.extension() != ".yaml" || name.empty() || name[0] == '.') continue;
+    std::error_code status_ec;
+    const fs::file_status target = fs::status(p, status_ec);
+    if (fs::is_regular_file(target)) {
+      paths.push_back(p.string());
+    } else if (fs::is_symlink(fs::symlink_status(p, status_ec)) && !fs::exists(target)) {
+      std::error_code link_ec;
+      entry_errors.push_back(file_error(
+          p.string(), "is a symlink to " + fs::read_symlink(p, link_ec).string() +
+                          ", which does not exist: fix the link, or remove it from pipelines_dir"));
+    } else {
+      entry_errors.push_back(file_error(p.string(), "is " + file_kind(target) +
+                                                        ", not a pipeline file: rename it (pipeline files end in "
+                                                        ".yaml) or move it out of pipelines_dir"));
+    }
+  }
+  if (ec) {
+    errors.push_back(file_error(dir, "cannot list pipelines_dir: " + ec.message()));
+    return {};
+  }
+  std::sort(paths.begin(), paths.end());
+  std::sort(entry_errors.begin(), entry_errors.end(),
+            [](const ConfigError& a, const ConfigError& b) { return a.file < b.file; });
+  errors.insert(errors.end(), entry_errors.begin(), entry_errors.end());
+  return paths;
 }
 
 }  // namespace
@@ -45,34 +132,27 @@ ParseOutcome<Config> load_config(const std::string& daemon_config_path) {
   ConfigText daemon_text{daemon_config_path, {}};
   if (!read_file(daemon_config_path, daemon_text.text, out.errors)) return out;
   auto daemon = parse_daemon_config(daemon_text);
-  if (!daemon.value) {
-    out.errors = std::move(daemon.errors);
-    return out;
-  }
+  out.errors = std::move(daemon.errors);
+  // With errors in the daemon file, the pipeline files are still checked
+  // (all errors of all files at once), unless pipelines_dir itself is wrong.
+  const bool dir_known =
+      daemon.value || (daemon.partial && std::none_of(out.errors.begin(), out.errors.end(), [](const ConfigError& e) {
+                         return e.key_path == "pipelines_dir";
+                       }));
+  if (!dir_known) return out;
+  const DaemonConfig& daemon_config = daemon.value ? *daemon.value : *daemon.partial;
 
-  const std::string dir = pipelines_dir_path(*daemon.value);
-  std::vector<std::string> paths;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::path& p = it->path();
-    if (p.extension() == ".yaml" && !p.filename().string().empty() && p.filename().string()[0] != '.' &&
-        it->is_regular_file(ec)) {
-      paths.push_back(p.string());
-    }
-  }
-  if (ec) {
-    out.errors.push_back(file_error(dir, "cannot list pipelines_dir: " + ec.message()));
-    return out;
-  }
-  std::sort(paths.begin(), paths.end());
-
+  const std::vector<std::string> paths = pipeline_files(pipelines_dir_path(daemon_config), out.errors);
   std::vector<ConfigText> files;
   for (const std::string& path : paths) {
     ConfigText file{path, {}};
     if (read_file(path, file.text, out.errors)) files.push_back(std::move(file));
   }
-  if (!out.errors.empty()) return out;
-  return parse_config(*daemon.value, files);
+  auto parsed = parse_config(daemon_config, files,
+                             daemon.value ? DaemonCheck::Connections : DaemonCheck::WithoutConnections);
+  out.errors.insert(out.errors.end(), parsed.errors.begin(), parsed.errors.end());
+  if (out.errors.empty()) out.value = std::move(parsed.value);
+  return out;
 }
 
 }  // namespace tidemark

@@ -690,4 +690,36 @@ metrics: { listen: "[::1]:9100" }
   CHECK(parsed.value->connections[0].source == DsnSource::File);
 }
 
+// Issue 10, item 1: a second document after "---" was dropped without a
+// word, even when invalid; item 6: deep nesting said "bad file".
+TEST_CASE("regression: a second YAML document in a daemon or pipeline file is an error at its line") {
+  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n---\nstate: other\n"});
+  REQUIRE(daemon.errors.size() == 1);
+  CHECK(daemon.errors[0].to_string().find("t.yaml:3:1: a second YAML document") == 0);
+  CHECK_FALSE(daemon.value);
+
+  // The first document is still checked, and its errors come first.
+  const auto pipeline = pipeline_errors("# leading comment\n---\npipeline: p\n---\nnot: valid\n");
+  REQUIRE(pipeline.size() == 4);  // source, target, schedule, tables missing
+  CHECK(pipeline[0].message.find("missing required key") == 0);
+  CHECK(pipeline[3].to_string().find("p.yaml:4:1: a second YAML document") == 0);
+
+  const auto empty_second = pipeline_errors("state: w\n...\n---\n");
+  REQUIRE_FALSE(empty_second.empty());
+  CHECK(empty_second.back().message.find("a second YAML document") == 0);
+  CHECK(empty_second.back().line == 2);
+  // One document opened with "---" is fine.
+  CHECK(parse_daemon_config({"t.yaml", "---\nstate: w\nconnections: { w: { dsn: x } }\n"}).value);
+}
+
+TEST_CASE("regression: YAML nested too deeply says so, not \"bad file\"") {
+  const std::string deep = "state: " + std::string(3000, '[') + std::string(3000, ']') + "\n";
+  const auto parsed = parse_daemon_config({"t.yaml", deep});
+  REQUIRE(parsed.errors.size() == 1);
+  INFO(parsed.errors[0].to_string());
+  CHECK(parsed.errors[0].message.find("nested too deeply") != std::string::npos);
+  CHECK(parsed.errors[0].message.find("bad file") == std::string::npos);
+  CHECK(parsed.errors[0].line == 1);
+}
+
 }  // namespace tidemark

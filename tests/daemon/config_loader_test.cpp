@@ -163,3 +163,64 @@ TEST_CASE("regression: dsn_file reads only a small regular file and says which f
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+std::string all_errors(const ParseOutcome<Config>& loaded) {
+  std::string out;
+  for (const ConfigError& e : loaded.errors) out += e.to_string() + "\n";
+  return out;
+}
+
+// Issue 10, item 1: a dangling *.yaml symlink and a folder named x.yaml in
+// pipelines_dir were skipped without a word; errors in the daemon file
+// stopped the pipeline files from being checked.
+TEST_CASE("regression: every *.yaml in pipelines_dir is read or reported, and daemon errors do not hide pipeline ones") {
+  TempDir dir;
+  dir.write("t.yaml", "state: w\nconnections: { w: { dsn: x } }\npipelines_dir: p\n");
+  dir.write("p/a.yaml", "pipeline: a\nsource: w\ntarget: w\nschedule: '@daily'\ntables:\n"
+                        "  - {name: t, source_table: s.t, target_table: r.t, key: [id], cursor: id}\n");
+  fs::create_symlink(dir.path / "p/gone.yaml.orig", dir.path / "p/b.yaml");
+  fs::create_directories(dir.path / "p/c.yaml");
+  auto loaded = load_config((dir.path / "t.yaml").string());
+  const std::string errors = all_errors(loaded);
+  INFO(errors);
+  CHECK_FALSE(loaded.value);
+  REQUIRE(loaded.errors.size() == 2);
+  CHECK(loaded.errors[0].file == (dir.path / "p/b.yaml").string());
+  CHECK(loaded.errors[0].message.find("is a symlink to " + (dir.path / "p/gone.yaml.orig").string() +
+                                      ", which does not exist") == 0);
+  CHECK(loaded.errors[1].file == (dir.path / "p/c.yaml").string());
+  CHECK(loaded.errors[1].message.find("is a folder, not a pipeline file") == 0);
+
+  fs::remove(dir.path / "p/b.yaml");
+  fs::remove(dir.path / "p/c.yaml");
+  dir.write("t.yaml", "state: w\nconnections: { w: { dsn: x } }\npipelines_dir: p\nmax_concurrent_runs: many\n");
+  dir.write("p/z.yaml", "pipeline: z\nsource: w\ntarget: w\nschedule: 'every day'\ntables: []\n");
+  loaded = load_config((dir.path / "t.yaml").string());
+  const std::string both = all_errors(loaded);
+  INFO(both);
+  CHECK(both.find("t.yaml:4:22: max_concurrent_runs:") != std::string::npos);
+  CHECK(both.find("z.yaml:4:11: schedule:") != std::string::npos);
+  CHECK(both.find("z.yaml:5:9: tables:") != std::string::npos);
+  CHECK(loaded.errors.size() == 3);
+}
+
+// Issue 10, item 6: --config naming a folder said "expected a map of keys,
+// got nothing".
+TEST_CASE("regression: --config naming a folder, a FIFO or a huge file says so") {
+  TempDir dir;
+  auto loaded = load_config(dir.path.string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].message.find("is a folder, not a YAML file") == 0);
+  REQUIRE(::mkfifo((dir.path / "fifo.yaml").c_str(), 0600) == 0);
+  loaded = load_config((dir.path / "fifo.yaml").string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].message.find("is a FIFO, not a YAML file") == 0);
+  dir.write("big.yaml", "# " + std::string(kMaxConfigFileBytes, 'x') + "\n");
+  loaded = load_config((dir.path / "big.yaml").string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].message.find("a configuration file may hold") != std::string::npos);
+}
+
+}  // namespace tidemark
