@@ -1,5 +1,8 @@
 #include "core/config_schema.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <date/tz.h>
 
 #include <regex>
@@ -46,6 +49,24 @@ std::optional<std::string> read_cursor_literal(ConfigReader& r, const YAML::Node
   return text;
 }
 
+// Why `host` (brackets removed) cannot be listened on, or nothing: an IPv4
+// literal of four parts 0-255, an IPv6 literal, or a DNS name.
+std::optional<std::string> listen_host_problem(const std::string& host, bool bracketed) {
+  if (bracketed) {
+    in6_addr v6{};
+    if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1) return std::nullopt;
+    return "\"" + host + "\" in brackets is not an IPv6 address";
+  }
+  if (host.find_first_not_of("0123456789.") == std::string::npos) {
+    in_addr v4{};
+    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return std::nullopt;
+    return "\"" + host + "\" is not an IPv4 address (four numbers 0-255, such as 127.0.0.1)";
+  }
+  static const std::regex kName(R"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?)");
+  if (host.size() <= 253 && std::regex_match(host, kName)) return std::nullopt;
+  return "\"" + host + "\" is neither an IP address nor a host name";
+}
+
 std::optional<MetricsConfig> read_listen(ConfigReader& r, const YAML::Node& node) {
   auto text = read_string(r, node);
   if (!text) return std::nullopt;
@@ -70,6 +91,10 @@ std::optional<MetricsConfig> read_listen(ConfigReader& r, const YAML::Node& node
   }
   if (!ok) {
     r.error(node, "expected host:port such as 127.0.0.1:9464 or [::1]:9464, got \"" + *text + "\"");
+    return std::nullopt;
+  }
+  if (const auto problem = listen_host_problem(out.host, text->front() == '[')) {
+    r.error(node, *problem + ": expected host:port such as 127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464");
     return std::nullopt;
   }
   return out;

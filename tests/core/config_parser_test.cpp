@@ -499,6 +499,32 @@ connections:
 metrics: { listen: localhost }
 )",
      4, 20, "metrics.listen", "expected host:port"},
+    // Issue 10, item 3: this passed validate and the daemon bound 231.1.1.1.
+    {"regression: listen on an IPv4 address with a part above 255", R"(state: warehouse
+connections:
+  warehouse: { dsn: "dbname=warehouse" }
+metrics:
+  listen: "999.1.1.1:19471"
+)",
+     5, 11, "metrics.listen", "\"999.1.1.1\" is not an IPv4 address (four numbers 0-255, such as 127.0.0.1)"},
+    {"regression: listen on an IPv4 address of three parts", R"(state: warehouse
+connections:
+  warehouse: { dsn: "dbname=warehouse" }
+metrics: { listen: "10.1.1:9464" }
+)",
+     4, 20, "metrics.listen", "\"10.1.1\" is not an IPv4 address"},
+    {"regression: listen on a bracketed name", R"(state: warehouse
+connections:
+  warehouse: { dsn: "dbname=warehouse" }
+metrics: { listen: "[localhost]:9464" }
+)",
+     4, 20, "metrics.listen", "\"localhost\" in brackets is not an IPv6 address"},
+    {"regression: listen on a host name with a space", R"(state: warehouse
+connections:
+  warehouse: { dsn: "dbname=warehouse" }
+metrics: { listen: "my host:9464" }
+)",
+     4, 20, "metrics.listen", "\"my host\" is neither an IP address nor a host name"},
     {"unknown log level", R"(state: warehouse
 connections:
   warehouse: { dsn: "dbname=warehouse" }
@@ -688,6 +714,18 @@ metrics: { listen: "[::1]:9100" }
   CHECK(parsed.value->metrics.host == "::1");
   CHECK(parsed.value->metrics.port == 9100);
   CHECK(parsed.value->connections[0].source == DsnSource::File);
+}
+
+TEST_CASE("listen accepts IPv4, IPv6 and host names") {
+  for (const char* listen : {"0.0.0.0:9464", "127.0.0.1:1", "[::]:9464", "[::1]:9464", "localhost:9464",
+                             "metrics.example.com:65535"}) {
+    INFO(std::string(listen));
+    const auto parsed =
+        parse_daemon_config({"t.yaml", std::string("state: w\nconnections: { w: { dsn: x } }\nmetrics: { listen: \"") +
+                                           listen + "\" }\n"});
+    for (const auto& e : parsed.errors) MESSAGE(e.to_string());
+    CHECK(parsed.value);
+  }
 }
 
 // Issue 10, item 1: a second document after "---" was dropped without a
