@@ -7,6 +7,7 @@
 #include "daemon/command_support.h"
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
+#include "daemon/logging.h"
 
 namespace tidemark {
 
@@ -58,7 +59,7 @@ int run_history(const ConfigPtr& config, const CommandLine& command_line, std::o
   for (const auto& run : runs) {
     const std::string detail =
         !run["error"].is_null()
-            ? run["error"].get<std::string>()
+            ? escape_control_characters(run["error"].get<std::string>())
             : (run["watermark_before"].is_null() ? std::string("(none)") : run["watermark_before"].get<std::string>()) +
                   " -> " +
                   (run["watermark_after"].is_null() ? std::string("(none)") : run["watermark_after"].get<std::string>());
