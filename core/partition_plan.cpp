@@ -27,4 +27,13 @@ BackfillPartitions plan_backfill_partitions(Instant from, Instant to, Instant no
   return out;
 }
 
+std::size_t count_backfill_partitions(Instant from, Instant to, PartitionUnit unit, const TimeZone& zone,
+                                      std::size_t limit) {
+  std::size_t count = 0;
+  TimeWindow w = partition_containing(from, unit, zone);
+  if (w.lo < from) w = next_partition(w, unit, zone);
+  for (; w.lo < to && count <= limit; w = next_partition(w, unit, zone)) ++count;
+  return count;
+}
+
 }  // namespace tidemark

@@ -4,6 +4,7 @@
 // partitions of a backfill range. Pure; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -27,5 +28,12 @@ struct BackfillPartitions {
 // complete at `now`.
 BackfillPartitions plan_backfill_partitions(Instant from, Instant to, Instant now, PartitionUnit unit,
                                             const TimeZone& zone);
+
+// How many partitions start in [from, to), counting no further than
+// `limit` + 1: a result above `limit` means "more than limit". Lets a
+// backfill refuse a range typed wrong (0001-01-01 to 9999-12-31 is 3.65
+// million days) before planning it.
+std::size_t count_backfill_partitions(Instant from, Instant to, PartitionUnit unit, const TimeZone& zone,
+                                      std::size_t limit);
 
 }  // namespace tidemark

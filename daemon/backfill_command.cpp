@@ -62,6 +62,13 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   }
   const TableKey key{pipeline.name, table.name};
   const PartitionUnit unit = table.partition->unit;
+  const auto limit = static_cast<std::size_t>(cl.max_partitions);
+  if (count_backfill_partitions(*from, *to, unit, zone, limit) > limit) {
+    err << "tidemark backfill: --from " << cl.from << " --to " << cl.to << " spans more than " << limit
+        << " partitions of table " << key.display() << ": check the dates, split the range, or pass --max-partitions "
+        << "with a higher limit\n";
+    return kExitUsage;
+  }
 
   // Which partitions are complete is the source's word: its safe horizon.
   PipelineConnections connections;
@@ -75,8 +82,13 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
     return kExitFailure;
   }
   const BackfillPartitions plan = plan_backfill_partitions(*from, *to, **complete_before, unit, zone);
-  for (const TimeWindow& w : plan.incomplete) {
-    out << "skipping " << partition_label(w, unit, zone) << ": the partition is not complete yet\n";
+  if (plan.incomplete.size() == 1) {
+    out << "skipping " << partition_label(plan.incomplete.front(), unit, zone)
+        << ": the partition is not complete yet\n";
+  } else if (!plan.incomplete.empty()) {
+    out << "skipping " << partition_label(plan.incomplete.front(), unit, zone) << " through "
+        << partition_label(plan.incomplete.back(), unit, zone) << " (" << plan.incomplete.size()
+        << " partitions): they are not complete yet\n";
   }
 
   std::vector<TimeWindow> todo;

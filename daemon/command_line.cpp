@@ -38,6 +38,10 @@ std::optional<int> parse_command_line(int argc, char** argv, CommandLine& out) {
   backfill->add_option("--to", out.to, "last date, exclusive")->required();
   backfill->add_option("--parallel", out.parallel, "partitions in flight")->check(CLI::Range(1, 64))->capture_default_str();
   backfill->add_flag("--rerun", out.rerun, "redo partitions already done");
+  backfill->add_option("--max-partitions", out.max_partitions,
+                       "refuse a range of more partitions than this (a typo in --from or --to)")
+      ->check(CLI::Range(1L, 100000000L))
+      ->capture_default_str();
   CLI::App* status = subcommand("status", "every table's watermark, age, last run and stale flag");
   status->add_flag("--json", out.json, "print JSON");
   CLI::App* history = subcommand("history", "recent runs");

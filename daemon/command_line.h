@@ -23,6 +23,7 @@ struct CommandLine {
   std::string to;  // backfill --to, rewind --to
   int parallel = 1;
   bool rerun = false;
+  long max_partitions = 100000;  // backfill: more is refused as a likely typo
   bool json = false;
   int limit = 20;
   std::string reason;

@@ -63,6 +63,19 @@ TEST_CASE("backfill partitions start in [from, to); incomplete ones are set apar
   CHECK(p.complete[1].hi - p.complete[1].lo == std::chrono::hours(25));
 }
 
+TEST_CASE("counting backfill partitions stops just past the limit") {
+  const TimeZone& berlin = *date::locate_zone("Europe/Berlin");
+  const Instant from = *parse_time_in_zone("2026-10-24", berlin);
+  const Instant to = *parse_time_in_zone("2026-10-28", berlin);
+  CHECK(count_backfill_partitions(from, to, PartitionUnit::Day, berlin, 10) == 4);
+  CHECK(count_backfill_partitions(from, to, PartitionUnit::Day, berlin, 4) == 4);
+  CHECK(count_backfill_partitions(from, to, PartitionUnit::Day, berlin, 3) == 4);  // more than 3
+  CHECK(count_backfill_partitions(from, to, PartitionUnit::Hour, berlin, 1000) == 97);  // one 25-hour day
+  const Instant first = *parse_time_in_zone("0001-01-01", berlin);
+  const Instant last = *parse_time_in_zone("9999-12-31", berlin);
+  CHECK(count_backfill_partitions(first, last, PartitionUnit::Day, berlin, 100000) == 100001);
+}
+
 TEST_CASE("dates without an offset are local to the zone") {
   const TimeZone& ny = *date::locate_zone("America/New_York");
   CHECK(format_instant(*parse_time_in_zone("2026-01-01", ny)) == "2026-01-01T05:00:00Z");

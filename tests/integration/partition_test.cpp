@@ -148,10 +148,27 @@ TEST_CASE("an interrupted backfill resumes with only what is missing") {
   CHECK(shop.revenue() == PgTestEnv::rows(shop.env.source(), kDirectRevenue));
 }
 
+// Issue 10, item 7: this planned 3.65 million partitions and printed 2.9
+// million lines.
+TEST_CASE("regression: a backfill of more than --max-partitions is refused before anything is read") {
+  Shop shop;
+  CHECK(shop.backfill("daily_revenue", "0001-01-01", "9999-12-31") == 2);
+  CHECK(shop.err.str() ==
+        "tidemark backfill: --from 0001-01-01 --to 9999-12-31 spans more than 100000 partitions of table "
+        "shop.daily_revenue: check the dates, split the range, or pass --max-partitions with a higher limit\n");
+  CHECK(shop.out.str().empty());
+  CHECK(PgTestEnv::rows(shop.env.state(), "select count(*) from tidemark.runs")[0] == "0");
+  shop.cl.max_partitions = 3;
+  CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-03-31") == 2);
+  CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-03-30") == 0);
+}
+
 TEST_CASE("partitions that are not complete yet are skipped with a message") {
   Shop shop;
   REQUIRE(shop.backfill("daily_revenue", "2026-03-30", "2099-01-01") == 0);
-  CHECK(shop.out.str().find("is not complete yet") != std::string::npos);
+  // One line for all of them, not one per day up to 2099.
+  CHECK(shop.out.str().find(" through 2098-12-31 (") != std::string::npos);
+  CHECK(shop.out.str().find(" partitions): they are not complete yet\n") != std::string::npos);
   const auto today = PgTestEnv::rows(
       shop.env.target(),
       "select count(*) from mart.daily_revenue where day_start > now() - interval '1 day'");
