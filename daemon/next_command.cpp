@@ -30,9 +30,17 @@ int run_next(const CommandLine& command_line, Instant now, std::ostream& out, st
     }
     from = *parsed;
   }
+  // ISO-8601 years have four digits: firings past the end of 9999 are not
+  // printed (they would read "10000-01-01...").
+  const Instant last = date::sys_days{date::year{9999} / 12 / 31} + std::chrono::hours(24) - std::chrono::seconds(1);
   for (int i = 0; i < command_line.count; ++i) {
     const auto next = schedule->next_after(from, *zone);
     if (!next) break;
+    if (*next > last) {
+      err << "tidemark next: " << i << " of " << command_line.count
+          << " firings printed: the next falls after the year 9999, past what ISO-8601 dates can write\n";
+      break;
+    }
     out << format_instant(*next) << '\n';
     from = *next;
   }

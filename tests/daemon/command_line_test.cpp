@@ -87,4 +87,17 @@ TEST_CASE("tidemark next prints UTC ISO-8601 instants, one per line, or exits 2"
   CHECK(now_out.str() == "2026-01-01T00:01:00Z\n");
 }
 
+// Issue 10, item 6: this printed 10000-01-01T00:00:00Z.
+TEST_CASE("regression: tidemark next stops at the end of year 9999 and says so") {
+  CommandLine cl;
+  cl.cron = "* * * * *";
+  cl.from = "9999-12-31T23:58:00Z";
+  cl.count = 3;
+  std::ostringstream out, err;
+  CHECK(run_next(cl, Instant{}, out, err) == 0);
+  CHECK(out.str() == "9999-12-31T23:59:00Z\n");
+  CHECK(err.str() == "tidemark next: 1 of 3 firings printed: the next falls after the year 9999, past what ISO-8601 dates "
+                    "can write\n");
+}
+
 }  // namespace tidemark
