@@ -1,5 +1,7 @@
 #include "core/sql_identifier.h"
 
+#include <cctype>
+
 #include <vector>
 
 namespace tidemark {
@@ -108,6 +110,24 @@ std::string QualifiedName::quoted() const {
   return schema_ ? quote_identifier(*schema_) + "." + quote_identifier(name_) : quote_identifier(name_);
 }
 
-std::string QualifiedName::display() const { return schema_ ? *schema_ + "." + name_ : name_; }
+namespace {
+
+// A part as it would be written in the configuration: bare when it reads
+// back as itself unquoted (lower case, letters, digits, _ and $), quoted
+// otherwise, so what is shown is what runs.
+std::string display_part(const std::string& part) {
+  bool bare = !part.empty() && (std::islower(static_cast<unsigned char>(part[0])) || part[0] == '_');
+  for (const char c : part) {
+    const auto u = static_cast<unsigned char>(c);
+    bare = bare && (std::islower(u) || std::isdigit(u) || c == '_' || c == '$');
+  }
+  return bare ? part : quote_identifier(part);
+}
+
+}  // namespace
+
+std::string QualifiedName::display() const {
+  return schema_ ? display_part(*schema_) + "." + display_part(name_) : display_part(name_);
+}
 
 }  // namespace tidemark

@@ -39,7 +39,9 @@ class QualifiedName {
 
   // `"schema"."name"` or `"name"`: safe to splice into SQL text.
   std::string quoted() const;
-  // `schema.name` unquoted, for messages and labels only.
+  // `schema.name` for messages: each part bare when it reads back as
+  // itself unquoted (`raw.orders`), quoted otherwise (`public."Odd Name"`,
+  // `"We""ird; drop"`), so a message shows the name that runs.
   std::string display() const;
 
   friend bool operator==(const QualifiedName& a, const QualifiedName& b) {

@@ -4,6 +4,35 @@
 
 namespace tidemark {
 
+// Issue 10, item 6: validate showed public."We""ird; drop ..." as
+// public.We"ird; drop ..., not the name that runs.
+TEST_CASE("regression: names are displayed quoted wherever they do not read back unquoted") {
+  struct Row {
+    const char* text;
+    const char* displayed;
+  };
+  const Row rows[] = {
+      {"public.orders", "public.orders"},
+      {"Public.Orders", "public.orders"},
+      {"_x$1", "_x$1"},
+      {"public.\"Odd Name\"", "public.\"Odd Name\""},
+      {"public.\"Orders\"", "public.\"Orders\""},
+      {"public.\"We\"\"ird; drop table x\"", "public.\"We\"\"ird; drop table x\""},
+      {"\"a.b\"", "\"a.b\""},
+      {"\"1x\"", "\"1x\""},
+      {"\"é\"", "\"é\""},
+  };
+  for (const Row& row : rows) {
+    INFO(std::string(row.text));
+    const auto parsed = QualifiedName::parse(row.text);
+    REQUIRE(parsed.ok());
+    CHECK(parsed->display() == row.displayed);
+    const auto again = QualifiedName::parse(parsed->display());
+    REQUIRE(again.ok());
+    CHECK(*again == *parsed);
+  }
+}
+
 TEST_CASE("table names parse like PostgreSQL and quote safely") {
   struct Row {
     const char* text;
