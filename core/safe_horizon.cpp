@@ -27,7 +27,8 @@ std::optional<std::string> unknowable(const HorizonInput& input) {
     return "source " + input.source_name +
                  ": this role cannot see other sessions' transactions, so rows still in flight cannot be held "
                  "back and the run is refused with lookback 0s; grant the role pg_monitor (or "
-                 "pg_read_all_stats), or set a lookback longer than the longest write transaction";
+                 "pg_read_all_stats) with inheritance (a NOINHERIT role has its privileges only after SET ROLE), or "
+                 "set a lookback longer than the longest write transaction";
   }
   if (!r.unreported_session.empty()) {
     return "source " + input.source_name + ": " + r.unreported_session +

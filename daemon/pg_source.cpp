@@ -102,6 +102,8 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   // One statement: its snapshot (for max) is taken before clock_timestamp()
   // is evaluated, the order core/safe_horizon.h relies on. A partition
   // table has no source table to look up among logical replication's.
+  // Seeing other roles' sessions takes pg_read_all_stats's privileges
+  // ('usage'): a NOINHERIT member has them only after SET ROLE.
   const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
                                                             ")::bigint from " + table.source_table->quoted() + ")"
                                                       : std::string("null::bigint");
@@ -110,7 +112,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   const PgResult r = on.exec(
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
-      ", (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'member') from pg_roles r"
+      ", (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'usage') from pg_roles r"
       " where r.rolname = current_user)"
       ", pg_is_in_recovery()"
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"

@@ -88,7 +88,7 @@ SourceProbe probe_source(const Config& config, const std::string& name,
   try {
     const auto connection = connect_to_source(config, name);
     const PgResult r = connection->exec(
-        "select pg_is_in_recovery(), (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'member')"
+        "select pg_is_in_recovery(), (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'usage')"
         " from pg_roles r where r.rolname = current_user), current_database(),"
         " (select system_identifier::text from pg_control_system())");
     probe.in_recovery = r.boolean(0, 0);

@@ -238,6 +238,35 @@ TEST_CASE("a role that cannot see other sessions: lookback 0 is refused, a lookb
   admin.exec("drop owned by " + role + "; drop role " + role);
 }
 
+TEST_CASE("regression: a NOINHERIT role granted pg_monitor was taken to see every session, and saw none") {
+  PgTestEnv env;
+  PgConnection admin(env.dsn("source"), "admin");
+  const std::string role = "tidemark_noinherit_" + std::to_string(::getpid());
+  admin.exec("drop role if exists " + role + "; create role " + role + " login noinherit; grant pg_monitor to " + role);
+  admin.exec("create table public.events (id bigint primary key, updated_at timestamptz not null default now());"
+             "grant select on public.events to " + role + ";"
+             "insert into events values (1, now() - interval '1 hour')");
+  env.target().exec("create table public.events (id bigint primary key, updated_at timestamptz not null)");
+  env.set_dsn("source", env.dsn("source") + " user=" + role);
+  // Membership without inheritance: pg_stat_activity hides other roles'
+  // xact_start from it until it SETs ROLE, so this writer is invisible.
+  const auto late = std::make_unique<PgConnection>(env.dsn("source"), "late");
+  late->exec("begin");
+  late->exec("select now()");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  testing::TableRuns runs(env, env.config(events_pipeline("updated_at")));
+  const TimedSummary r = runs.run("app", "events");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(r.summary.error.find("pg_monitor") != std::string::npos);
+  CommandLine cl;
+  cl.config_path = env.write_config_files(events_pipeline("updated_at"));
+  std::ostringstream out, err;
+  CHECK(run_validate(cl, Instant{}, out, err) == 2);
+  CHECK(err.str().find("pg_monitor") != std::string::npos);
+  late->exec("rollback");
+  admin.exec("drop owned by " + role + "; drop role " + role);
+}
+
 TEST_CASE("an initial in the future is refused; a stored watermark ahead is reported and never moved") {
   {
     EventsFixture f(kTimeEvents, "updated_at", "    initial: \"2062-01-01T00:00:00Z\"\n");
