@@ -377,8 +377,13 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
            into(&PipelineConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
              return read_duration(r, n, seconds(1));
            })},
-          {"tables", Presence::Required, "", "list of tables", "the tables of this pipeline",
+          {"tables", Presence::Required, "", "list of 1 to 10000 tables", "the tables of this pipeline",
            [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
+             if (n.IsSequence() && n.size() > kMaxTablesPerPipeline) {
+               r.error(n, std::to_string(n.size()) + " tables; a pipeline holds at most " +
+                              std::to_string(kMaxTablesPerPipeline) + ": split it into several pipeline files");
+               return;
+             }
              r.read_list(n, [&](const YAML::Node& item) {
                TableConfig t;
                r.read_map(item, table_schema(), t);

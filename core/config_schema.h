@@ -4,12 +4,17 @@
 // Immutable static tables; thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "core/config_model.h"
 #include "core/config_reader.h"
 
 namespace tidemark {
+
+// The most tables one pipeline file may list (validating 400,000 took
+// half a minute): more is an error asking to split the file.
+inline constexpr std::size_t kMaxTablesPerPipeline = 10000;
 
 const MapSchema<DaemonConfig>& daemon_schema();
 const MapSchema<ConnectionConfig>& connection_schema();
