@@ -100,10 +100,10 @@ void make_read_only_source(PgConnection& connection) {
 
 HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin) {
   // One statement: its snapshot (for max) is taken before clock_timestamp()
-  // is evaluated, the order core/safe_horizon.h relies on. A partition
-  // table has no source table to look up among logical replication's.
-  // Seeing other roles' sessions takes pg_read_all_stats's privileges
-  // ('usage'): a NOINHERIT member has them only after SET ROLE.
+  // is evaluated, the order core/safe_horizon.h relies on. Seeing other
+  // roles' sessions takes pg_read_all_stats's privileges ('usage'): a
+  // NOINHERIT member has them only after SET ROLE. A partition table has
+  // no source table to look up among logical replication's.
   const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
                                                             ")::bigint from " + table.source_table->quoted() + ")"
                                                       : std::string("null::bigint");
@@ -128,11 +128,11 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   out.clock = r.integer(0, 1);
   out.sees_all_sessions = r.boolean(0, 2);
   origin.in_recovery = r.boolean(0, 3);
+  if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
+  if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
   origin.database = r.text(0, 6);
   origin.system_identifier = r.text(0, 7);
   if (!r.is_null(0, 8)) out.sequence_cache = r.integer(0, 8);
-  if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
-  if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
   return out;
 }
 

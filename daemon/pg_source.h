@@ -64,7 +64,9 @@ class PgSource final : public Source {
     std::string system_identifier;
   };
   // The clock (after max(cursor) for integer cursors), whether this role
-  // sees every session, and on `on` the standby's replay state. Throws.
+  // sees every session, the standby's replay state, the subscription that
+  // writes the table and its sequence's CACHE, as read on `on`; `origin`
+  // says where that was. Throws.
   HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin);
   // Sets out.oldest, the oldest open transaction on `on` that may still
   // write, and out.unreported_session. Throws.
