@@ -1,6 +1,7 @@
 #include "core/incremental_run.h"
 
 #include <cstdlib>
+#include <limits>
 
 namespace tidemark {
 
@@ -118,7 +119,21 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
       hi = *local;
     }
   }
+  if (decision->hold_at_watermark && start) {
+    // hi is the stored watermark: what is held back is everything after it.
+    if (const auto at = cursor_unix_seconds(*start)) {
+      summary.horizon.lag_seconds = static_cast<double>(input.reading.clock) / 1e6 - *at;
+    }
+  }
   if (hi && start && *hi < *start) {
+    // Below the start: either a transaction open since before it holds hi
+    // there (the start is fine; it waits), or the start is ahead of what
+    // the source has reached at all (its clock, its largest id).
+    const auto reached = unheld_horizon(type, input.reading);
+    if (!reached) return Error{reached.error()};
+    // Held: nothing between hi and the start moves. (An initial stays the
+    // user's claim: rows stamped below it, the holder's included, are not wanted.)
+    if (*reached && !(**reached < *start)) return hi;
     if (!summary.watermark_before) {
       return Error{"initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
                    cursor_to_text(*hi) +
@@ -133,6 +148,20 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
                               "watermark set in the future)";
   }
   return hi;
+}
+
+Result<std::optional<CursorValue>> IncrementalRun::unheld_horizon(CursorType type, const HorizonReading& reading) {
+  if (type == CursorType::Integer) {
+    if (!reading.max_cursor) return std::optional<CursorValue>();
+    const std::int64_t max = *reading.max_cursor;
+    return std::optional<CursorValue>(
+        CursorValue{type, max == std::numeric_limits<std::int64_t>::max() ? max : max + 1});
+  }
+  const SourceMicros at = reading.clock - kStartReportMargin;
+  if (type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{type, at});
+  const auto local = source_.cursor_at(at, type);
+  if (!local) return Error{local.error()};
+  return std::optional<CursorValue>(*local);
 }
 
 Status IncrementalRun::load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary) {

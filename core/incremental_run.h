@@ -37,6 +37,10 @@ class IncrementalRun {
   // table has no lookback, or `initial` is ahead of it.
   Result<std::optional<CursorValue>> safe_hi(const SourceTable& source_table, const std::optional<CursorValue>& initial,
                                              RunSummary& summary);
+  // What the source has reached with nothing held back: its clock less the
+  // margin (time cursors), its largest id + 1 (integer cursors); nothing
+  // for an empty integer table.
+  Result<std::optional<CursorValue>> unheld_horizon(CursorType type, const HorizonReading& reading);
   // Loads every planned chunk; returns the error that stopped it, if any.
   Status load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary);
 

@@ -219,3 +219,77 @@ TEST_CASE("initial sets the first window's start") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+constexpr std::int64_t kMinute = 60'000'000;
+constexpr std::int64_t kNoon = 1'790'000'000LL * 1'000'000;  // a time cursor's raw value
+
+struct TimeHarness : Harness {
+  TimeHarness() {
+    source.type = CursorType::TimestampTz;
+    source.now = Instant(std::chrono::seconds(kNoon / 1'000'000));  // hi with nothing open: noon
+  }
+  void open_since(std::int64_t started, bool prepared = false) {
+    OpenTransaction t;
+    t.started = started;
+    t.prepared = prepared;
+    t.pid = 9;
+    t.state = "idle in transaction";
+    source.open = t;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("regression: a past initial below an older open transaction failed the first run as ahead; it starts there") {
+  TimeHarness h;
+  h.table.initial = "2026-09-21T14:00:00Z";  // kNoon is 2026-09-21T14:13:20Z
+  h.source.rows = {{1, kNoon - 5 * kMinute}};
+  h.open_since(kNoon - 20 * kMinute);  // began before the initial
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_read == 0);
+  // Only the initial is claimed: rows below it are not wanted, the holder's included.
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon - 13 * kMinute - 20'000'000});
+  CHECK(s.horizon.held_by.find("pid 9") != std::string::npos);
+  CHECK_FALSE(s.horizon.watermark_ahead);
+  h.source.open.reset();
+  s = h.run();
+  CHECK(s.rows_read == 1);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon});
+}
+
+TEST_CASE("regression: a watermark above an older open transaction was reported ahead with rewind advice") {
+  TimeHarness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute};
+  h.open_since(kNoon - 30 * kMinute);  // e.g. seen only since pg_monitor was granted
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK_FALSE(s.horizon.watermark_ahead);
+  CHECK(s.horizon.held_by.find("rewind") == std::string::npos);
+  CHECK(s.horizon.held_by.find("pid 9") != std::string::npos);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute});  // unmoved
+}
+
+TEST_CASE("a watermark ahead of the source clock itself is reported ahead") {
+  TimeHarness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon + 60 * kMinute};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.horizon.watermark_ahead);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon + 60 * kMinute});
+}
+
+TEST_CASE("regression: a prepared transaction's hold understated the lag; it is the clock less the watermark") {
+  TimeHarness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute};
+  h.open_since(kNoon - kMinute, /*prepared=*/true);
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  REQUIRE(s.horizon.lag_seconds);
+  CHECK(*s.horizon.lag_seconds == doctest::Approx(601.0));  // 10 min, plus the margin on the clock
+}
+
+}  // namespace tidemark
