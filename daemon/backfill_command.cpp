@@ -31,7 +31,7 @@ int backfill_incremental(const std::shared_ptr<const Config>& config, const Pipe
   connections.open_state(*config);
   connections.open_data(*config, pipeline);
   PgStateStore state(*connections.state);
-  PgSource source = connections.make_source();
+  PgSource source = connections.make_source(nullptr, &cancel);
   PgTarget target(connections.target(), source, state, cancel);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
@@ -73,7 +73,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   // Which partitions are complete is the source's word: its safe horizon.
   PipelineConnections connections;
   connections.open_data(*config, pipeline);
-  PgSource source = connections.make_source();
+  PgSource source = connections.make_source(nullptr, &cancel);
   HorizonReport horizon;
   const auto complete_before = partitions_complete_before(source, table, horizon);
   if (!complete_before) throw std::runtime_error(complete_before.error());

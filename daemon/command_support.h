@@ -42,8 +42,8 @@ struct PipelineConnections {
 
   PgConnection& target() { return separate_target ? *separate_target : *state; }
   // The Source port over these connections; requires open_data.
-  PgSource make_source(std::function<void(const std::string&)> warn = nullptr) {
-    return PgSource(*source, std::move(warn), PrimaryLink{source_primary.get(), replay_timeout});
+  PgSource make_source(std::function<void(const std::string&)> warn = nullptr, const CancelToken* cancel = nullptr) {
+    return PgSource(*source, std::move(warn), PrimaryLink{source_primary.get(), replay_timeout, cancel});
   }
   // Opens the state connection. Throws.
   void open_state(const Config& config);

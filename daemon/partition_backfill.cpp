@@ -56,7 +56,7 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
         connections.open_data(*config_, pipeline_);
       }
       PgStateStore state(*connections.state);
-      PgSource source = connections.make_source();
+      PgSource source = connections.make_source(nullptr, &cancel);
       PgTarget target(connections.target(), source, state, cancel);
       summary = PartitionWriter(pipeline_, table_, state, target, observer)
                     .write(partition, RunTrigger::Backfill, /*wait=*/true);

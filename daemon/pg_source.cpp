@@ -1,8 +1,11 @@
 #include "daemon/pg_source.h"
 
 #include <algorithm>
+#include <mutex>
+#include <set>
 #include <thread>
 
+#include "core/cancel_token.h"
 #include "core/sql_identifier.h"
 
 namespace tidemark {
@@ -218,13 +221,21 @@ void PgSource::wait_for_replay(const std::string& lsn) {
                     " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
                     "s): the run stops before reading rows the standby may not have yet");
     }
+    if (primary_.cancel != nullptr && primary_.cancel->cancelled()) throw PgError(primary_.cancel->reason());
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 
 void PgSource::warn_once(const std::string& message) {
-  if (warned_ || !warn_) return;
-  warned_ = true;
+  if (!warn_) return;
+  // Once per process for each message: runs come and go on pooled
+  // sessions, and the condition does not change from one run to the next.
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!said.insert(message).second) return;
+  }
   warn_(message);
 }
 

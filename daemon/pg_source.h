@@ -13,6 +13,8 @@
 
 namespace tidemark {
 
+class CancelToken;
+
 // The application_name of tidemark's own source sessions. They are read
 // only, so they never hold a transaction id and cannot write a row: the
 // safe horizon ignores them (a session with this name that does hold a
@@ -37,12 +39,13 @@ std::string sequence_cache_sql(const std::string& table, const std::string& colu
 struct PrimaryLink {
   PgConnection* connection = nullptr;  // null: none configured
   std::chrono::seconds replay_timeout{60};
+  const CancelToken* cancel = nullptr;  // stops the wait for replay early
 };
 
 class PgSource final : public Source {
  public:
   // `warn`, when given, receives a message that deserves one log line per
-  // connection, such as missing permission to see other sessions' transactions.
+  // process, such as missing permission to see other sessions' transactions.
   explicit PgSource(PgConnection& connection, std::function<void(const std::string&)> warn = nullptr,
                     PrimaryLink primary = {})
       : connection_(connection), warn_(std::move(warn)), primary_(primary) {}
@@ -81,7 +84,6 @@ class PgSource final : public Source {
   PgConnection& connection_;
   std::function<void(const std::string&)> warn_;
   PrimaryLink primary_;
-  bool warned_ = false;
 };
 
 }  // namespace tidemark

@@ -69,7 +69,8 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
       UnreachableDatabase missing(unreachable);
       out.summary = execute(missing, missing);
     } else {
-      PgSource source = connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); });
+      PgSource source =
+          connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
       PgTarget target(connections.target(), source, state, cancel);
       if (fault_hook_) target.set_fault_hook(fault_hook_);
       out.summary = execute(source, target);
