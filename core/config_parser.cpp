@@ -1,6 +1,7 @@
 #include "core/config_parser.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <string_view>
 
@@ -21,21 +22,35 @@ ConfigError file_error_at(const ConfigText& file, const YAML::Mark& mark, std::s
   return error;
 }
 
-// The line of the second document's "---" (or "..."), 1-based; 0 when it
-// cannot be told (a document that starts with "---" is the first one).
+// The 1-based line where a second YAML document starts, or 0 when the text
+// holds one: a "---" line after the first document's content, or content
+// after a "..." line. yaml-cpp's LoadAll can loop forever on some broken
+// second documents, so they are found by their markers (which YAML allows
+// only at the start of a line) and never parsed.
 int second_document_line(std::string_view text) {
   int line = 1;
   bool content_seen = false;
+  bool ended = false;  // a "..." closed the first document
   for (std::size_t start = 0; start < text.size(); ++line) {
     std::size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view l = text.substr(start, end - start);
-    const bool marker = (l.rfind("---", 0) == 0 || l.rfind("...", 0) == 0) &&
-                        (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
-    if (marker && (content_seen || l.rfind("...", 0) == 0)) return line;
-    const std::size_t first = l.find_first_not_of(" \t\r");
-    if (!marker && first != std::string_view::npos && l[first] != '#' && l[first] != '%') content_seen = true;
     start = end + 1;
+    const auto is_marker = [&](std::string_view m) {
+      return l.rfind(m, 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    };
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    const bool blank = first == std::string_view::npos || l[first] == '#';
+    if (is_marker("---")) {
+      if (content_seen || ended) return line;
+      const std::size_t rest = l.find_first_not_of(" \t\r", 3);
+      content_seen = rest != std::string_view::npos && l[rest] != '#';  // "--- {a: 1}"
+    } else if (is_marker("...")) {
+      ended = ended || content_seen;
+    } else if (!blank && (content_seen || l[first] != '%')) {
+      if (ended) return line;
+      content_seen = true;
+    }
   }
   return 0;
 }
@@ -47,19 +62,42 @@ int second_document_line(std::string_view text) {
 // first document's own errors (they come first in the file).
 std::optional<YAML::Node> load_yaml(const ConfigText& file, std::vector<ConfigError>& errors,
                                     std::optional<ConfigError>& second_document) {
+  // YAML is text: a control character other than tab, newline and carriage
+  // return is not allowed, and a NUL byte makes yaml-cpp loop until memory
+  // runs out. Refuse them before parsing.
+  YAML::Mark at;
+  at.line = 0;
+  at.column = 0;
+  for (const char c : file.text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", byte);
+      errors.push_back(file_error_at(file, at,
+                                     std::string("a control character (") + code +
+                                         "): a configuration file is YAML text; is this the right file?"));
+      return std::nullopt;
+    }
+    if (c == '\n') {
+      ++at.line;
+      at.column = 0;
+    } else {
+      ++at.column;
+    }
+  }
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(file.text);
-    if (documents.size() > 1) {
-      ConfigError error = file_error_at(file, documents[1].Mark(),
-                                        "a second YAML document (after \"---\"): a file holds one document; "
-                                        "remove the \"---\" line or move what follows it to a file of its own");
-      if (const int line = second_document_line(file.text); line > 0) {
-        error.line = line;
-        error.column = 1;
-      }
+    YAML::Node root = YAML::Load(file.text);
+    if (const int line = second_document_line(file.text); line > 0) {
+      ConfigError error;
+      error.file = file.path;
+      error.line = line;
+      error.column = 1;
+      error.message =
+          "a second YAML document (after \"---\" or \"...\"): a file holds one document; remove the marker line "
+          "or move what follows it to a file of its own";
       second_document = std::move(error);
     }
-    return documents.empty() ? YAML::Node() : documents[0];
+    return root;
   } catch (const YAML::DeepRecursion& e) {
     errors.push_back(file_error_at(file, e.mark,
                                    "YAML nested too deeply: lists and maps inside one another stop at a few "

@@ -403,7 +403,9 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
           }
           if (!t.schedule) {
             // An invalid schedule was reported where it was written.
-            if (!p.schedule && !node["schedule"].IsDefined() && !tables[i]["schedule"].IsDefined()) {
+            // A table that is not a map was reported as such already.
+            if (!p.schedule && !node["schedule"].IsDefined() && tables[i].IsMap() &&
+                !tables[i]["schedule"].IsDefined()) {
               r.error(tables[i], "no schedule: set schedule on the table or on the pipeline");
             }
             t.schedule = p.schedule;

@@ -746,7 +746,19 @@ TEST_CASE("regression: a second YAML document in a daemon or pipeline file is an
   const auto empty_second = pipeline_errors("state: w\n...\n---\n");
   REQUIRE_FALSE(empty_second.empty());
   CHECK(empty_second.back().message.find("a second YAML document") == 0);
-  CHECK(empty_second.back().line == 2);
+  CHECK(empty_second.back().line == 3);
+  const auto after_end = pipeline_errors("state: w\n...\nmore: 1\n");
+  REQUIRE_FALSE(after_end.empty());
+  CHECK(after_end.back().line == 3);
+  // A "..." closing the only document, comments and directives are fine.
+  CHECK(parse_daemon_config({"t.yaml", "%YAML 1.2\n---\nstate: w\nconnections: { w: { dsn: x } }\n...\n# end\n"}).value);
+  CHECK(parse_daemon_config({"t.yaml", "--- {state: w, connections: { w: { dsn: x } }}\n"}).value);
+
+  // Found by tests/fuzz/config_fuzz: yaml-cpp's LoadAll never returned on
+  // this; the second document is now found by its marker, never parsed.
+  const auto looping = parse_daemon_config({"t.yaml", ",: w\nconn)'tions:columns}\n---\n: v\n"});
+  CHECK_FALSE(looping.value);
+  CHECK_FALSE(looping.errors.empty());
   // One document opened with "---" is fine.
   CHECK(parse_daemon_config({"t.yaml", "---\nstate: w\nconnections: { w: { dsn: x } }\n"}).value);
 }
@@ -770,6 +782,29 @@ TEST_CASE("regression: a pipeline of more than 10000 tables is an error saying t
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].to_string() ==
         "p.yaml:6:3: tables: 10001 tables; a pipeline holds at most 10000: split it into several pipeline files");
+}
+
+// Found by tests/fuzz/config_fuzz: a pipeline file holding NUL bytes made
+// yaml-cpp loop, eating memory, and `validate` never returned.
+TEST_CASE("regression: a control character in a file is an error at its line, and never reaches the YAML parser") {
+  const auto errors = pipeline_errors(std::string("pipeline: p\nsource: \0\0\0,\0e: x\0 \0\n", 29));
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].to_string() ==
+        "p.yaml:2:9: a control character (0x00): a configuration file is YAML text; is this the right file?");
+  const auto escape = parse_daemon_config({"t.yaml", "state: w\x1b[2J\n"});
+  REQUIRE(escape.errors.size() == 1);
+  CHECK(escape.errors[0].message.find("a control character (0x1b)") == 0);
+  // Tabs and CRLF line ends are text.
+  CHECK(parse_daemon_config({"t.yaml", "state: w\t\r\nconnections: { w: { dsn: x } }\r\n"}).value);
+}
+
+// Found by tests/fuzz/config_fuzz: a table that is not a map, in a
+// pipeline without a schedule, threw from yaml-cpp ("operator[] call on a
+// scalar") and validate exited 1 with that text.
+TEST_CASE("regression: a table that is not a map, without any schedule, is one clear error") {
+  const auto errors = pipeline_errors("pipeline: p\nsource: shop\ntarget: warehouse\ntables:\n  - x\n");
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].to_string() == "p.yaml:5:5: tables[0]: expected a map of keys, got \"x\"");
 }
 
 }  // namespace tidemark
