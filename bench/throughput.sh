@@ -301,12 +301,14 @@ printf 'per run: %s transactions, %s ms daemon CPU, %s ms PostgreSQL CPU\n' "$(p
 printf 'queue (tidemark_runs_queued): max %s in %s samples\n' "$queue_max" "$queue_samples"
 printf 'run of an unchanged table (log): %s\n' "${run_ms:-none}"
 if [ "$STATEMENTS" = 1 ] && [ "$trace_runs" -gt 0 ]; then
-  # One line per statement executed (simple query, or execute of an extended one); parse and bind
-  # add their durations; a new session logs "connection authorized".
+  # A statement is a simple query or the execute of an extended one; the
+  # parse and bind of an extended one (planning happens at bind) add their
+  # time to it. A new session logs "connection authorized".
   awk -v runs="$trace_runs" '
     function tally(text) {
       gsub(/\x27[^\x27]*\x27/, "?", text); gsub(/[0-9]+/, "N", text); gsub(/[ \t]+/, " ", text)
-      text = substr(text, 1, 90); n++; count[text]++; time[text] += ms
+      text = substr(text, 1, 90); time[text] += ms; accounted += ms
+      if (executed) { n++; count[text]++ }
     }
     # A statement that starts on a new line: its text is the next (tab-indented) line.
     pending && /^\t/ { pending = 0; tally($0); next }
@@ -315,13 +317,18 @@ if [ "$STATEMENTS" = 1 ] && [ "$trace_runs" -gt 0 ]; then
     !/^[0-9-]+ [0-9:.]+ [A-Z]+ \[[0-9]+\] bench_(source|target) tidemark/ { next }
     / duration: [0-9.]+ ms/ {
       match($0, /duration: [0-9.]+ ms/); ms = substr($0, RSTART + 10, RLENGTH - 13) + 0; total += ms
-      if ($0 !~ /  (statement|execute [^:]*): /) next
-      stmt = $0; sub(/^.*  (statement|execute [^:]*): /, "", stmt)
+      if ($0 !~ /  (statement|parse [^:]*|bind [^:]*|execute [^:]*): /) next
+      executed = $0 ~ /  (statement|execute [^:]*): /
+      stmt = $0; sub(/^.*  (statement|parse [^:]*|bind [^:]*|execute [^:]*): /, "", stmt)
       if (stmt ~ /^[ \t]*$/) pending = 1; else tally(stmt)
     }
     END {
       printf "per run (%d runs traced): %.1f statements, %.2f new sessions, %.2f ms in the server\n", runs, n / runs, conns / runs, total / runs
-      for (s in count) printf "  %6.2f x %7.3f ms  %s\n", count[s] / runs, time[s] / count[s], s | "sort -rn"
+      # Per run: ms in the statement, how often, how long each (sessions of the
+      # state monitor, which refreshes every table at once, count too).
+      for (s in count) printf "  %7.3f ms = %7.3f x %8.3f ms  %s\n", time[s] / runs, count[s] / runs, time[s] / count[s], s | "sort -rn"
+      close("sort -rn")
+      printf "  (statement time, parse and bind included: %.2f ms of the %.2f ms)\n", accounted / runs, total / runs
     }' "$dir/trace"
 fi
 printf 'failed runs: %s; daemon log: %s error, %s warning lines; serve exit %s\n' "$failed_runs" \
