@@ -82,11 +82,11 @@ Result<std::bitset<64>> parse_field(const FieldSpec& f, std::string_view field) 
     } else {
       const std::size_t dash = range.find('-');
       auto first = parse_value(f, field, range.substr(0, dash));
-      if (!first) return Error{first.error()};
+      if (!first) return first.failure();
       lo = hi = *first;
       if (dash != std::string_view::npos) {
         auto last = parse_value(f, field, range.substr(dash + 1));
-        if (!last) return Error{last.error()};
+        if (!last) return last.failure();
         hi = *last;
         if (hi < lo) return field_error(f, field, "range " + std::string(range) + " runs backwards");
       } else if (slash != std::string_view::npos) {
@@ -181,7 +181,7 @@ Result<CronSchedule> CronSchedule::parse(std::string_view expression) {
   std::size_t i = 0;
   if (fields.size() == 6) {
     auto seconds = parse_field(kSecond, fields[i++]);
-    if (!seconds) return Error{seconds.error()};
+    if (!seconds) return seconds.failure();
     s.seconds_ = narrow<60>(*seconds);
   } else {
     s.seconds_.set(0);
@@ -190,7 +190,7 @@ Result<CronSchedule> CronSchedule::parse(std::string_view expression) {
   std::bitset<64> parsed[5];
   for (int k = 0; k < 5; ++k) {
     auto bits = parse_field(*specs[k], fields[i + k]);
-    if (!bits) return Error{bits.error()};
+    if (!bits) return bits.failure();
     parsed[k] = *bits;
   }
   s.minutes_ = narrow<60>(parsed[0]);

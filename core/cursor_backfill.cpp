@@ -9,7 +9,7 @@ namespace {
 Result<CursorValue> parse_bound(CursorType type, const std::string& text, const TimeZone& zone) {
   if (type != CursorType::TimestampTz) return cursor_from_text(type, text);
   const auto instant = parse_time_in_zone(text, zone);
-  if (!instant) return Error{instant.error()};
+  if (!instant) return instant.failure();
   return CursorValue{type, std::chrono::duration_cast<std::chrono::microseconds>(instant->time_since_epoch()).count()};
 }
 
@@ -29,15 +29,15 @@ RunSummary CursorBackfill::execute(const std::string& from, const std::string& t
 
 Status CursorBackfill::reload(const std::string& from, const std::string& to, RunSummary& summary) {
   const auto run = state_.start_run(RunStart{summary.table, RunTrigger::Backfill, std::nullopt, std::nullopt});
-  if (!run) return Error{run.error()};
+  if (!run) return run.failure();
   summary.run = *run;
   const auto source_table = source_.inspect(table_);
-  if (!source_table) return Error{source_table.error()};
+  if (!source_table) return source_table.failure();
   const auto lo = parse_bound(source_table->cursor_type, from, *pipeline_.zone);
-  if (!lo) return Error{"--from: " + lo.error()};
+  if (!lo) return permanent_error("--from: " + lo.error());
   const auto hi = parse_bound(source_table->cursor_type, to, *pipeline_.zone);
-  if (!hi) return Error{"--to: " + hi.error()};
-  if (!(*lo < *hi)) return Error{"--from must be before --to"};
+  if (!hi) return permanent_error("--to: " + hi.error());
+  if (!(*lo < *hi)) return permanent_error("--from must be before --to");
   if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
 
   WindowPlanInput input;
@@ -45,14 +45,14 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to, Ru
   input.hi = *hi;
   input.max_window = table_.max_window;
   const auto plan = WindowPlan::make(input);
-  if (!plan) return Error{plan.error()};
+  if (!plan) return plan.failure();
   summary.range = plan->range();
   std::optional<Window> chunk;
   while ((chunk = plan->chunk_after(chunk))) {
     if (cancel_.cancelled()) return Error{"cancelled: the backfill was stopped before it finished"};
     const ChunkRequest request{summary.table, summary.run, *chunk, std::nullopt, chunk->hi, /*move_watermark=*/false};
     const auto counts = target_.load_chunk(table_, *source_table, request);
-    if (!counts) return Error{counts.error()};
+    if (!counts) return counts.failure();
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;
     ++summary.chunks;  // not reported as a committed chunk: no watermark moved

@@ -126,7 +126,7 @@ Result<CursorValue> cursor_from_text(CursorType type, std::string_view text) {
 
 Result<CursorValue> cursor_from_stored(std::string_view type_name, std::string_view text) {
   const auto type = cursor_type_from_name(type_name);
-  if (!type) return Error{type.error()};
+  if (!type) return type.failure();
   return cursor_from_text(*type, text);
 }
 
@@ -159,13 +159,13 @@ std::string cursor_range_predicate(const std::string& quoted_column, const Curso
 
 Result<CursorValue> cursor_minus(const CursorValue& value, const CursorSpan& span) {
   const auto units = span_in_units(value.type, span);
-  if (!units) return Error{units.error()};
+  if (!units) return units.failure();
   return CursorValue{value.type, saturating_add(value.raw, -*units)};
 }
 
 Result<CursorValue> cursor_plus(const CursorValue& value, const CursorSpan& span) {
   const auto units = span_in_units(value.type, span);
-  if (!units) return Error{units.error()};
+  if (!units) return units.failure();
   return CursorValue{value.type, saturating_add(value.raw, *units)};
 }
 

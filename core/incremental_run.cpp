@@ -32,12 +32,12 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
 
   const Status loaded = [&]() -> Status {
     const auto source_table = source_.inspect(table_);
-    if (!source_table) return Error{source_table.error()};
+    if (!source_table) return source_table.failure();
     const CursorType type = source_table->cursor_type;
     if (summary.watermark_before && summary.watermark_before->type != type) {
-      return Error{"the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
+      return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
                    " but cursor " + table_.cursor + " is a " + std::string(cursor_type_name(type)) +
-                   "; set a new one with tidemark rewind"};
+                   "; set a new one with tidemark rewind");
     }
     if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
 
@@ -47,24 +47,24 @@ void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
     input.max_window = table_.max_window;
     if (table_.initial) {
       const auto initial = cursor_from_text(type, *table_.initial);
-      if (!initial) return Error{"initial: " + initial.error()};
+      if (!initial) return permanent_error("initial: " + initial.error());
       input.initial = *initial;
     }
     const auto hi = safe_hi(*source_table, input.initial, summary);
-    if (!hi) return Error{hi.error()};
+    if (!hi) return hi.failure();
     input.hi = *hi;
     if (source_table->cursor_nullable) {
       const auto nulls = source_.null_cursor_rows(table_);
-      if (!nulls) return Error{nulls.error()};
+      if (!nulls) return nulls.failure();
       summary.horizon.null_cursor_rows = *nulls;
     }
     if (!input.watermark && !input.initial) {
       const auto lo = source_.lower_bound(table_, type);
-      if (!lo) return Error{lo.error()};
+      if (!lo) return lo.failure();
       input.source_min = *lo;
     }
     const auto plan = WindowPlan::make(input);
-    if (!plan) return Error{plan.error()};
+    if (!plan) return plan.failure();
     summary.range = plan->range();
     return load_chunks(*source_table, *plan, summary);
   }();
@@ -81,7 +81,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
                                                             RunSummary& summary) {
   const CursorType type = source_table.cursor_type;
   const auto reading = source_.read_horizon(table_, type);
-  if (!reading) return Error{reading.error()};
+  if (!reading) return reading.failure();
   HorizonInput input;
   input.type = type;
   input.reading = *reading;
@@ -91,15 +91,15 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   const std::string sampled = pipeline_.source + ":" + table_.source_table->quoted() + ":" + table_.cursor;
   if (type == CursorType::Integer) {
     const auto samples = state_.read_cursor_samples(summary.table, sampled);
-    if (!samples) return Error{samples.error()};
+    if (!samples) return samples.failure();
     input.samples = *samples;
   }
   const auto decision = decide_horizon(input);
-  if (!decision) return Error{decision.error()};
+  if (!decision) return decision.failure();
   if (type == CursorType::Integer && (decision->forget_samples_before || decision->keep_sample)) {
     const Status saved =
         state_.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
-    if (!saved) return Error{saved.error()};
+    if (!saved) return saved.failure();
   }
   summary.horizon.lag_seconds = decision->lag_seconds;
   summary.horizon.held_by = decision->held_by;
@@ -115,7 +115,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
       hi = CursorValue{type, *decision->instant};
     } else {
       const auto local = source_.cursor_at(*decision->instant, type);
-      if (!local) return Error{local.error()};
+      if (!local) return local.failure();
       hi = *local;
     }
   }
@@ -130,14 +130,14 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
     // there (the start is fine; it waits), or the start is ahead of what
     // the source has reached at all (its clock, its largest id).
     const auto reached = unheld_horizon(type, input.reading);
-    if (!reached) return Error{reached.error()};
+    if (!reached) return reached.failure();
     // Held: nothing between hi and the start moves. (An initial stays the
     // user's claim: rows stamped below it, the holder's included, are not wanted.)
     if (*reached && !(**reached < *start)) return hi;
     if (!summary.watermark_before) {
-      return Error{"initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
+      return permanent_error("initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
                    cursor_to_text(*hi) +
-                   ": it would claim rows that do not exist yet; set an initial in the past (or none)"};
+                   ": it would claim rows that do not exist yet; set an initial in the past (or none)");
     }
     // Runs never move a watermark that is ahead (a rewind or initial in the
     // future, a source clock that went back): it is reported, not accepted.
@@ -160,7 +160,7 @@ Result<std::optional<CursorValue>> IncrementalRun::unheld_horizon(CursorType typ
   const SourceMicros at = reading.clock - kStartReportMargin;
   if (type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{type, at});
   const auto local = source_.cursor_at(at, type);
-  if (!local) return Error{local.error()};
+  if (!local) return local.failure();
   return std::optional<CursorValue>(*local);
 }
 
@@ -172,7 +172,7 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
     if (cancel_.cancelled()) return Error{cancel_.reason()};
     ChunkRequest request{summary.table, summary.run, *chunk, watermark, plan.watermark_after(*chunk), true};
     const auto counts = target_.load_chunk(table_, source_table, request);
-    if (!counts) return Error{counts.error()};
+    if (!counts) return counts.failure();
     watermark = request.watermark_after;
     summary.watermark_after = watermark;
     summary.rows_read += counts->rows_read;

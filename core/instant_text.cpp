@@ -43,7 +43,7 @@ Result<IsoTime> parse_iso8601(std::string_view text) {
 
 Result<Instant> parse_instant(std::string_view text) {
   const auto iso = parse_iso8601(text);
-  if (!iso) return Error{iso.error()};
+  if (!iso) return iso.failure();
   const std::int64_t seconds = iso->wall_micros / 1'000'000 - (iso->wall_micros % 1'000'000 < 0 ? 1 : 0);
   return Instant(std::chrono::seconds(seconds)) - iso->offset.value_or(std::chrono::seconds(0));
 }

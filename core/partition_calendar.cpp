@@ -20,7 +20,7 @@ Instant first_instant_of(LocalTime local, const TimeZone& zone) {
 
 Result<Instant> parse_time_in_zone(std::string_view text, const TimeZone& zone) {
   const auto iso = parse_iso8601(text);
-  if (!iso) return Error{iso.error()};
+  if (!iso) return iso.failure();
   const auto wall = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::microseconds(iso->wall_micros));
   if (iso->offset) return Instant(wall) - *iso->offset;
   return first_instant_of(LocalTime(wall), zone);

@@ -7,13 +7,13 @@ namespace tidemark {
 Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
                                                           HorizonReport& report) {
   const auto reading = source.read_horizon(table, CursorType::TimestampTz);
-  if (!reading) return Error{reading.error()};
+  if (!reading) return reading.failure();
   HorizonInput input;
   input.type = CursorType::TimestampTz;
   input.reading = *reading;
   input.has_lookback = true;  // no refusal: partitions are replaced whole by a backfill
   const auto decision = decide_horizon(input);
-  if (!decision) return Error{decision.error()};
+  if (!decision) return decision.failure();
   report.lag_seconds = decision->lag_seconds;
   report.held_by = decision->held_by;
   if (decision->hold_at_watermark || !decision->instant) return std::optional<Instant>();
@@ -36,14 +36,14 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
 
 Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summary) {
   const auto now = partitions_complete_before(source_, table_, summary.horizon);
-  if (!now) return Error{now.error()};
+  if (!now) return now.failure();
   if (!*now) return ok_status();  // a prepared transaction holds every partition back
   const auto last_done = state_.last_done_partition(summary.table);
-  if (!last_done) return Error{last_done.error()};
+  if (!last_done) return last_done.failure();
   std::optional<Instant> initial;
   if (table_.initial) {
     const auto parsed = parse_time_in_zone(*table_.initial, *pipeline_.zone);
-    if (!parsed) return Error{"initial: " + parsed.error()};
+    if (!parsed) return permanent_error("initial: " + parsed.error());
     initial = *parsed;
   }
   const PartitionUnit unit = table_.partition->unit;

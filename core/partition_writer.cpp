@@ -30,10 +30,10 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
   if (lock_taken(state_.lock_partition(summary.table, partition, wait), "partition", summary)) {
     const Status written = [&]() -> Status {
       if (const auto abandoned = state_.fail_abandoned_runs(summary.table, summary.range); !abandoned) {
-        return Error{abandoned.error()};
+        return abandoned.failure();
       }
       const auto run = state_.start_run(RunStart{summary.table, trigger, std::nullopt, summary.range});
-      if (!run) return Error{run.error()};
+      if (!run) return run.failure();
       summary.run = *run;
       const TimeZone& zone = *pipeline_.zone;
       PartitionRequest request{summary.table,
@@ -45,7 +45,7 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
                                local_time(partition.hi, zone),
                                table_.partition->unit == PartitionUnit::Hour};
       const auto counts = target_.write_partition(table_, request);
-      if (!counts) return Error{counts.error()};
+      if (!counts) return counts.failure();
       summary.rows_read = counts->rows_read;
       summary.rows_written = counts->rows_written;
       summary.chunks = 1;

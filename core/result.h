@@ -10,9 +10,18 @@
 
 namespace tidemark {
 
+// Whether trying again can help. A transient failure (a connection lost,
+// a timeout, a serialization conflict, a lock taken) may pass by itself; a
+// permanent one (the configuration, the schema, a query) needs a person,
+// so retrying it only adds load and noise.
+enum class ErrorKind { Transient, Permanent };
+
 struct Error {
   std::string message;
+  ErrorKind kind = ErrorKind::Transient;
 };
+
+inline Error permanent_error(std::string message) { return Error{std::move(message), ErrorKind::Permanent}; }
 
 template <class T>
 class Result {
@@ -20,7 +29,7 @@ class Result {
   using value_type = T;
 
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Error error) : error_(std::move(error.message)) {}  // NOLINT
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT
 
   bool ok() const { return value_.has_value(); }
   explicit operator bool() const { return ok(); }
@@ -38,14 +47,16 @@ class Result {
   const T* operator->() const { return &value(); }
 
   // Requires !ok().
-  const std::string& error() const {
+  const std::string& error() const { return failure().message; }
+  ErrorKind error_kind() const { return failure().kind; }
+  const Error& failure() const {
     if (value_) std::abort();
     return error_;
   }
 
  private:
   std::optional<T> value_;
-  std::string error_;
+  Error error_;
 };
 
 }  // namespace tidemark

@@ -29,6 +29,7 @@ void conclude(RunSummary& summary, const Status& outcome, bool cancelled) {
   }
   summary.status = cancelled ? RunStatus::Cancelled : RunStatus::Failed;
   summary.error = outcome.error();
+  summary.error_kind = outcome.error_kind();
 }
 
 RunEnd run_end(const RunSummary& summary) {

@@ -27,6 +27,7 @@ struct RunSummary {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::string error;
+  ErrorKind error_kind = ErrorKind::Transient;  // of a failed run: whether a retry can help
   HorizonReport horizon;  // incremental runs
 };
 

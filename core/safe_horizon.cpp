@@ -138,7 +138,7 @@ HorizonDecision integer_horizon(const HorizonReading& r, const std::vector<Curso
 }  // namespace
 
 Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
-  if (auto why = unknowable(input)) return Error{*why};
+  if (auto why = unknowable(input)) return permanent_error(*why);
   HorizonDecision d = input.type == CursorType::Integer ? integer_horizon(input.reading, input.samples)
                                                         : time_horizon(input.reading);
   // With a lookback the run goes on, but status says what it cannot see.

@@ -90,7 +90,7 @@ Result<QualifiedName> QualifiedName::parse(std::string_view text) {
   std::size_t pos = 0;
   for (;;) {
     auto part = read_identifier(text, pos);
-    if (!part) return Error{part.error()};
+    if (!part) return part.failure();
     parts.push_back(std::move(part).value());
     if (pos == text.size()) break;
     if (text[pos] != '.') {

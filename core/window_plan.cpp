@@ -14,12 +14,12 @@ Result<WindowPlan> WindowPlan::make(const WindowPlanInput& input) {
   if (input.hi && input.max_window) {
     // Checks that max_window fits the cursor type before any chunk is cut.
     const auto probe = cursor_plus(*input.hi, *input.max_window);
-    if (!probe) return Error{"max_window: " + probe.error()};
+    if (!probe) return permanent_error("max_window: " + probe.error());
   }
   std::optional<CursorValue> lo;
   if (input.watermark) {
     const auto start = cursor_minus(*input.watermark, input.lookback);
-    if (!start) return Error{"lookback: " + start.error()};
+    if (!start) return permanent_error("lookback: " + start.error());
     lo = *start;
   } else if (input.initial) {
     lo = input.initial;

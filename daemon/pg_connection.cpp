@@ -8,6 +8,27 @@
 #include "core/dsn_mask.h"
 
 namespace tidemark {
+
+Error PgError::as_error() const {
+  // SQLSTATE classes (PostgreSQL Appendix A) that no retry can fix.
+  static constexpr std::string_view kPermanentClasses[] = {
+      "0A",  // feature not supported
+      "22",  // data exception
+      "23",  // integrity constraint violation
+      "28",  // invalid authorization specification
+      "2B",  // dependent privilege descriptors still exist
+      "3D",  // invalid catalog name (no such database)
+      "3F",  // invalid schema name
+      "42",  // syntax error or access rule violation
+      "44",  // WITH CHECK OPTION violation
+  };
+  const std::string_view state(sqlstate_);
+  for (const std::string_view c : kPermanentClasses) {
+    if (state.substr(0, 2) == c) return permanent_error(what());
+  }
+  return Error{what(), ErrorKind::Transient};
+}
+
 namespace {
 
 std::string trimmed(const char* message) {

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/result.h"
+
 namespace tidemark {
 
 class CancelToken;
@@ -28,6 +30,14 @@ class PgError : public std::runtime_error {
   // Where in the statement the server found the error: a 1-based count of
   // characters, 0 when it did not say.
   int position() const { return position_; }
+  // The failure as a value, typed by its SQLSTATE: connection loss,
+  // timeouts, cancellation, serialization failures, lock waits and
+  // resource shortages are transient; errors in a statement or its data
+  // (syntax, missing table or column, privileges, type or constraint
+  // violations) and a missing database or role are permanent. Errors
+  // without a SQLSTATE come from the client library (a connection that
+  // could not be made or broke) and are transient.
+  Error as_error() const;
 
  private:
   std::string sqlstate_;

@@ -40,7 +40,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
         " order by a.attnum",
         {table.source_table->quoted()});
     if (r.rows() == 0 || r.is_null(0, 0)) {
-      return Error{"source table " + name + " does not exist (or is not visible to this role)"};
+      return permanent_error("source table " + name + " does not exist (or is not visible to this role)");
     }
     SourceTable out;
     std::vector<std::string> all;
@@ -52,28 +52,28 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
         out.cursor_nullable = !r.boolean(i, 3);
       }
     }
-    if (cursor_type.empty()) return Error{"source table " + name + " has no cursor column " + table.cursor};
+    if (cursor_type.empty()) return permanent_error("source table " + name + " has no cursor column " + table.cursor);
     const auto type = cursor_type_from_postgres(cursor_type);
-    if (!type) return Error{"source table " + name + ": " + type.error()};
+    if (!type) return permanent_error("source table " + name + ": " + type.error());
     out.cursor_type = *type;
     if (table.columns.empty()) {
       out.columns = all;
     } else {
       for (const std::string& c : table.columns) {
         if (std::find(all.begin(), all.end(), c) == all.end()) {
-          return Error{"source table " + name + " has no column " + c};
+          return permanent_error("source table " + name + " has no column " + c);
         }
       }
       out.columns = table.columns;
     }
     for (const std::string& k : table.key) {
       if (std::find(out.columns.begin(), out.columns.end(), k) == out.columns.end()) {
-        return Error{"source table " + name + " has no key column " + k};
+        return permanent_error("source table " + name + " has no key column " + k);
       }
     }
     return out;
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -253,17 +253,17 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
       reader = primary_.connection;
       if (primary.in_recovery) {
         // Its open transactions would be no more visible than the standby's.
-        return Error{"the primary: of source " + connection_.label() + ", " + reader->label() +
-                     ", is itself in recovery; point it at the database that takes the writes"};
+        return permanent_error("the primary: of source " + connection_.label() + ", " + reader->label() +
+                     ", is itself in recovery; point it at the database that takes the writes");
       }
       if (primary.system_identifier != standby.system_identifier || primary.database != standby.database) {
         // Another server's or another database's sessions are not the
         // writers of this one: their horizon would hold nothing back.
-        return Error{"the primary: of source " + connection_.label() + ", " + reader->label() + ", is database " +
+        return permanent_error("the primary: of source " + connection_.label() + ", " + reader->label() + ", is database " +
                      primary.database + " of the server with system identifier " + primary.system_identifier +
                      ", but the standby serves database " + standby.database + " of system identifier " +
                      standby.system_identifier + "; point it at database " + standby.database +
-                     " on the standby's primary"};
+                     " on the standby's primary");
       }
     } else if (standby.in_recovery) {
       out.standby_without_primary = true;
@@ -282,7 +282,7 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
     }
     return out;
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -311,7 +311,7 @@ Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
     const PgResult r = connection_.exec("select " + raw_of(type, expr), {std::to_string(instant)});
     return CursorValue{type, r.integer(0, 0)};
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -322,7 +322,7 @@ Result<std::int64_t> PgSource::null_cursor_rows(const TableConfig& table) {
               " is null")
         .integer(0, 0);
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -332,7 +332,7 @@ Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& tabl
     return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
                           type);
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 

@@ -34,7 +34,7 @@ Result<bool> PgStateStore::try_lock(const TableKey& table) {
   try {
     return connection_.exec("select pg_try_advisory_lock($1::bigint)", {lock_key_text(table)}).boolean(0, 0);
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -63,7 +63,7 @@ Result<int> PgStateStore::fail_abandoned_runs(const TableKey& table, const std::
         {table.pipeline, table.table, only ? std::optional<std::string>(cursor_to_text(only->lo)) : std::nullopt});
     return static_cast<int>(r.affected());
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -74,10 +74,10 @@ Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableK
         {table.pipeline, table.table});
     if (r.rows() == 0) return std::optional<StoredWatermark>();
     const auto value = cursor_from_stored(r.text(0, 1), r.text(0, 0));
-    if (!value) return Error{"stored watermark of " + table.display() + ": " + value.error()};
+    if (!value) return permanent_error("stored watermark of " + table.display() + ": " + value.error());
     return std::optional<StoredWatermark>(StoredWatermark{*value});
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -93,7 +93,7 @@ Result<RunId> PgStateStore::start_run(const RunStart& start) {
              start.window ? std::optional<std::string>(cursor_to_text(start.window->hi)) : std::nullopt})
         .integer(0, 0);
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -134,7 +134,7 @@ from (select 1) one left join stored on true
     }
     return out;
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -215,7 +215,7 @@ Status PgStateStore::move_watermark(const TableKey& table, RunId run, const std:
     record_progress(connection_, table, run, expected, next, std::nullopt, ChunkCounts{});
     return ok_status();
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -239,7 +239,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
                                       : std::nullopt});
     return ok_status();
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -253,7 +253,7 @@ Result<std::vector<CursorSample>> PgStateStore::read_cursor_samples(const TableK
     for (int i = 0; i < r.rows(); ++i) out.push_back(CursorSample{r.integer(i, 0), r.integer(i, 1)});
     return out;
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -274,7 +274,7 @@ Status PgStateStore::save_cursor_samples(const TableKey& table, const std::strin
          add ? std::optional<std::string>(std::to_string(add->max)) : std::nullopt});
     return ok_status();
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -311,7 +311,7 @@ Result<bool> PgStateStore::lock_partition(const TableKey& table, const TimeWindo
     connection_.exec("select set_config('lock_timeout', '0', false)");
     return true;
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -328,7 +328,7 @@ Result<std::optional<Instant>> PgStateStore::last_done_partition(const TableKey&
     if (r.is_null(0, 0)) return std::optional<Instant>();
     return std::optional<Instant>(Instant(std::chrono::seconds(r.integer(0, 0))));
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -343,7 +343,7 @@ Result<std::vector<Instant>> PgStateStore::done_partitions(const TableKey& table
     for (int i = 0; i < r.rows(); ++i) out.emplace_back(std::chrono::seconds(r.integer(i, 0)));
     return out;
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -358,7 +358,7 @@ Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWind
         {table.pipeline, table.table, epoch_text(partition.lo), epoch_text(partition.hi), std::to_string(run)});
     return ok_status();
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 

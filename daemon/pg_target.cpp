@@ -46,9 +46,9 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
     for (int i = 0; i < r.rows(); ++i) {
       if (r.text(i, 0) == "c") present.insert(r.text(i, 1));
     }
-    if (present.empty()) return Error{"target table " + name + " does not exist (create it before loading)"};
+    if (present.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
     for (const std::string& c : source.columns) {
-      if (!present.count(c)) return Error{"target table " + name + " has no column " + c};
+      if (!present.count(c)) return permanent_error("target table " + name + " has no column " + c);
     }
     std::map<std::string, std::set<std::string>> unique_columns;
     for (int i = 0; i < r.rows(); ++i) {
@@ -60,11 +60,11 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
     if (!has_key) {
       std::string list;
       for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
-      return Error{"target table " + name + " has no unique index or primary key on exactly (" + list + ")"};
+      return permanent_error("target table " + name + " has no unique index or primary key on exactly (" + list + ")");
     }
     return ok_status();
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
 }
 
@@ -110,6 +110,9 @@ Result<ChunkCounts> PgTarget::in_transaction(const std::function<ChunkCounts()>&
     commit_with_state([&](PgConnection& tx) { record(tx, counts); });
     step(ChunkStep::AfterCommit);
     return counts;
+  } catch (const PgError& e) {
+    target_.rollback_quietly();
+    return e.as_error();
   } catch (const std::exception& e) {
     target_.rollback_quietly();
     return Error{e.what()};
@@ -153,15 +156,15 @@ Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const Pa
         "select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
         " where a.attrelid = to_regclass($1) and a.attname = $2 and a.attnum > 0 and not a.attisdropped",
         {table.target_table.quoted(), column});
-    if (type.rows() == 0) return Error{"target table " + name + " does not exist or has no column " + column};
+    if (type.rows() == 0) return permanent_error("target table " + name + " does not exist or has no column " + column);
     const auto column_type = cursor_type_from_postgres(type.text(0, 0));
     if (!column_type || *column_type == CursorType::Integer) {
-      return Error{"partition column " + column + " of " + name + " has type " + type.text(0, 0) +
-                   "; it must be timestamptz, timestamp or date"};
+      return permanent_error("partition column " + column + " of " + name + " has type " + type.text(0, 0) +
+                   "; it must be timestamptz, timestamp or date");
     }
     switch (*column_type) {
       case CursorType::Date:
-        if (request.hourly) return Error{"partition column " + column + " is a date; hour partitions need a timestamp"};
+        if (request.hourly) return permanent_error("partition column " + column + " is a date; hour partitions need a timestamp");
         params = {request.lo_date, request.hi_date};
         types = {kDateOid, kDateOid};
         cast = "date";
@@ -177,7 +180,7 @@ Result<ChunkCounts> PgTarget::write_partition(const TableConfig& table, const Pa
         cast = "timestamptz";
     }
   } catch (const PgError& e) {
-    return Error{e.what()};
+    return e.as_error();
   }
   // Every row must fall inside the partition, checked on the source as the
   // rows stream (an extra boolean column, not copied): a query that

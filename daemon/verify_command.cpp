@@ -41,7 +41,7 @@ Result<Window> verify_window(const CursorValue& watermark, const CursorSpan& loo
                                                  : CursorSpan{CursorSpan::Kind::Duration, 86400};
   }
   const auto lo = cursor_minus(watermark, span);
-  if (!lo) return Error{lo.error()};
+  if (!lo) return lo.failure();
   return Window{*lo, watermark};
 }
 
