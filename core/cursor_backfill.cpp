@@ -1,6 +1,8 @@
 #include "core/cursor_backfill.h"
 
 #include "core/partition_calendar.h"
+#include "core/run_lifecycle.h"
+#include "core/run_step.h"
 #include "core/window_plan.h"
 
 namespace tidemark {
@@ -16,21 +18,13 @@ Result<CursorValue> parse_bound(CursorType type, const std::string& text, const 
 }  // namespace
 
 RunSummary CursorBackfill::execute(const std::string& from, const std::string& to) {
-  RunSummary summary;
-  summary.table = TableKey{pipeline_.name, table_.name};
-  if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
-    conclude(summary, reload(from, to, summary), cancel_.cancelled());
-    if (summary.run != 0) state_.finish_run(summary.run, run_end(summary));
-    state_.unlock(summary.table);
-  }
-  observer_.on_run_finished(summary);
-  return summary;
+  RunLifecycle run(state_, observer_, RunLock{TableKey{pipeline_.name, table_.name}, std::nullopt},
+                   RunTrigger::Backfill);
+  const Status outcome = run.open(/*wait=*/false) ? reload(from, to, run.summary()) : ok_status();
+  return run.finish(outcome, cancel_.cancelled());
 }
 
 Status CursorBackfill::reload(const std::string& from, const std::string& to, RunSummary& summary) {
-  const auto run = state_.start_run(RunStart{summary.table, RunTrigger::Backfill, std::nullopt, std::nullopt});
-  if (!run) return run.failure();
-  summary.run = *run;
   const auto source_table = source_.inspect(table_);
   if (!source_table) return source_table.failure();
   const auto lo = parse_bound(source_table->cursor_type, from, *pipeline_.zone);
@@ -50,8 +44,12 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to, Ru
   std::optional<Window> chunk;
   while ((chunk = plan->chunk_after(chunk))) {
     if (cancel_.cancelled()) return Error{"cancelled: the backfill was stopped before it finished"};
-    const ChunkRequest request{summary.table, summary.run, *chunk, std::nullopt, chunk->hi, /*move_watermark=*/false};
-    const auto counts = target_.load_chunk(table_, *source_table, request);
+    // The watermark stays: the record only adds the rows to the run row.
+    StepRecord record;
+    record.lock = RunLock{summary.table, std::nullopt};
+    record.run = summary.run;
+    record.window = *chunk;
+    const auto counts = commit_chunk(target_, table_, *source_table, record);
     if (!counts) return counts.failure();
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;

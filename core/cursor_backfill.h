@@ -7,24 +7,20 @@
 
 #include <string>
 
-#include "core/cancel_token.h"
-#include "core/config_model.h"
-#include "core/run_observer.h"
-#include "core/run_ports.h"
+#include "core/run_context.h"
 
 namespace tidemark {
 
 class CursorBackfill {
  public:
-  CursorBackfill(const PipelineConfig& pipeline, const TableConfig& table, StateStore& state, Source& source,
-                 Target& target, RunObserver& observer, const CancelToken& cancel)
-      : pipeline_(pipeline),
-        table_(table),
-        state_(state),
-        source_(source),
-        target_(target),
-        observer_(observer),
-        cancel_(cancel) {}
+  explicit CursorBackfill(const RunContext& context)
+      : pipeline_(context.pipeline),
+        table_(context.table),
+        state_(context.state),
+        source_(context.source),
+        target_(context.target),
+        observer_(context.observer),
+        cancel_(context.cancel) {}
 
   // `from` and `to` are values of the cursor's type; for timestamptz
   // cursors a date or time without an offset is in the pipeline's zone.

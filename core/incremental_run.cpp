@@ -3,77 +3,55 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/run_lifecycle.h"
+#include "core/run_step.h"
+
 namespace tidemark {
 
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
   if (table_.mode != TableMode::Incremental) std::abort();
-  RunSummary summary;
-  summary.table = TableKey{pipeline_.name, table_.name};
-  if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
-    run_locked(trigger, summary);
-    state_.unlock(summary.table);
-  }
-  observer_.on_run_finished(summary);
-  return summary;
+  RunLifecycle run(state_, observer_, RunLock{TableKey{pipeline_.name, table_.name}, std::nullopt}, trigger);
+  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.summary()) : ok_status();
+  return run.finish(outcome, cancel_.cancelled());
 }
 
-void IncrementalRun::run_locked(RunTrigger trigger, RunSummary& summary) {
-  const TableKey& key = summary.table;
-  const auto fail = [&](const std::string& error) {
-    summary.status = RunStatus::Failed;
-    summary.error = error;
-  };
-
-  const auto opened = state_.open_run(key, trigger);
-  if (!opened) return fail(opened.error());
-  if (opened->watermark) summary.watermark_before = opened->watermark->value;
-  summary.watermark_after = summary.watermark_before;  // until a chunk commits
-  summary.run = opened->run;
-
-  const Status loaded = [&]() -> Status {
-    const auto source_table = source_.inspect(table_);
-    if (!source_table) return source_table.failure();
-    const CursorType type = source_table->cursor_type;
-    if (summary.watermark_before && summary.watermark_before->type != type) {
-      return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
-                   " but cursor " + table_.cursor + " is a " + std::string(cursor_type_name(type)) +
-                   "; set a new one with tidemark rewind");
-    }
-    if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
-
-    WindowPlanInput input;
-    input.watermark = summary.watermark_before;
-    input.lookback = table_.lookback;
-    input.max_window = table_.max_window;
-    if (table_.initial) {
-      const auto initial = cursor_from_text(type, *table_.initial);
-      if (!initial) return permanent_error("initial: " + initial.error());
-      input.initial = *initial;
-    }
-    const auto hi = safe_hi(*source_table, input.initial, summary);
-    if (!hi) return hi.failure();
-    input.hi = *hi;
-    if (source_table->cursor_nullable) {
-      const auto nulls = source_.null_cursor_rows(table_);
-      if (!nulls) return nulls.failure();
-      summary.horizon.null_cursor_rows = *nulls;
-    }
-    if (!input.watermark && !input.initial) {
-      const auto lo = source_.lower_bound(table_, type);
-      if (!lo) return lo.failure();
-      input.source_min = *lo;
-    }
-    const auto plan = WindowPlan::make(input);
-    if (!plan) return plan.failure();
-    summary.range = plan->range();
-    return load_chunks(*source_table, *plan, summary);
-  }();
-
-  conclude(summary, loaded, cancel_.cancelled());
-  if (const Status recorded = state_.finish_run(summary.run, run_end(summary)); !recorded && loaded) {
-    // The data and watermark are committed; only the run row is stale.
-    summary.error = "the run succeeded but its run row could not be updated: " + recorded.error();
+Status IncrementalRun::run_locked(RunSummary& summary) {
+  const auto source_table = source_.inspect(table_);
+  if (!source_table) return source_table.failure();
+  const CursorType type = source_table->cursor_type;
+  if (summary.watermark_before && summary.watermark_before->type != type) {
+    return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
+                 " but cursor " + table_.cursor + " is a " + std::string(cursor_type_name(type)) +
+                 "; set a new one with tidemark rewind");
   }
+  if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
+
+  WindowPlanInput input;
+  input.watermark = summary.watermark_before;
+  input.lookback = table_.lookback;
+  input.max_window = table_.max_window;
+  if (table_.initial) {
+    const auto initial = cursor_from_text(type, *table_.initial);
+    if (!initial) return permanent_error("initial: " + initial.error());
+    input.initial = *initial;
+  }
+  const auto hi = safe_hi(*source_table, input.initial, summary);
+  if (!hi) return hi.failure();
+  input.hi = *hi;
+  if (source_table->cursor_nullable) {
+    const auto nulls = source_.null_cursor_rows(table_);
+    if (!nulls) return nulls.failure();
+    summary.horizon.null_cursor_rows = *nulls;
+  }
+  if (!input.watermark && !input.initial) {
+    const auto lo = source_.lower_bound(table_, type);
+    if (!lo) return lo.failure();
+    input.source_min = *lo;
+  }
+  const auto plan = WindowPlan::make(input);
+  if (!plan) return plan.failure();
+  summary.range = plan->range();
+  return load_chunks(*source_table, *plan, summary);
 }
 
 Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& source_table,
@@ -170,10 +148,14 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
   std::optional<Window> chunk;
   while ((chunk = plan.chunk_after(chunk))) {
     if (cancel_.cancelled()) return Error{cancel_.reason()};
-    ChunkRequest request{summary.table, summary.run, *chunk, watermark, plan.watermark_after(*chunk), true};
-    const auto counts = target_.load_chunk(table_, source_table, request);
+    StepRecord record;
+    record.lock = RunLock{summary.table, std::nullopt};
+    record.run = summary.run;
+    record.window = *chunk;
+    record.move = WatermarkMove{watermark, plan.watermark_after(*chunk)};
+    const auto counts = commit_chunk(target_, table_, source_table, record);
     if (!counts) return counts.failure();
-    watermark = request.watermark_after;
+    watermark = record.move->next;
     summary.watermark_after = watermark;
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;
@@ -183,9 +165,11 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
   if (summary.chunks == 0) {
     const auto next = plan.watermark_without_chunks();
     if (next && next != watermark) {
-      if (const Status moved = state_.move_watermark(summary.table, summary.run, watermark, *next); !moved) {
-        return moved;
-      }
+      StepRecord record;
+      record.lock = RunLock{summary.table, std::nullopt};
+      record.run = summary.run;
+      record.move = WatermarkMove{watermark, *next};
+      if (const Status moved = commit_record(target_, record); !moved) return moved;
       summary.watermark_after = next;
     }
   }

@@ -6,32 +6,28 @@
 // they end up in the RunSummary and the run row.
 #pragma once
 
-#include "core/cancel_token.h"
-#include "core/config_model.h"
-#include "core/run_observer.h"
-#include "core/run_ports.h"
+#include "core/run_context.h"
 
 namespace tidemark {
 
 class IncrementalRun {
  public:
-  IncrementalRun(const PipelineConfig& pipeline, const TableConfig& table, StateStore& state, Source& source,
-                 Target& target, RunObserver& observer, const CancelToken& cancel)
-      : pipeline_(pipeline),
-        table_(table),
-        state_(state),
-        source_(source),
-        target_(target),
-        observer_(observer),
-        cancel_(cancel) {}
+  explicit IncrementalRun(const RunContext& context)
+      : pipeline_(context.pipeline),
+        table_(context.table),
+        state_(context.state),
+        source_(context.source),
+        target_(context.target),
+        observer_(context.observer),
+        cancel_(context.cancel) {}
 
   // Requires table.mode == Incremental. Reports the summary to the
   // observer before returning it.
   RunSummary execute(RunTrigger trigger);
 
  private:
-  // The part that runs under the lock; fills `summary`.
-  void run_locked(RunTrigger trigger, RunSummary& summary);
+  // The part that runs under the lock, its run row open; fills `summary`.
+  Status run_locked(RunSummary& summary);
   // hi from the source's safe horizon (core/safe_horizon.h); records the
   // horizon in the summary. Fails when the horizon is unknowable and the
   // table has no lookback, or `initial` is ahead of it.

@@ -1,6 +1,7 @@
 #include "core/partition_run.h"
 
 #include "core/partition_plan.h"
+#include "core/scoped_run_lock.h"
 
 namespace tidemark {
 
@@ -25,9 +26,11 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
   RunSummary summary;
   summary.table = TableKey{pipeline_.name, table_.name};
   summary.partitions = true;
-  if (lock_taken(state_.try_lock(summary.table), "table", summary)) {
+  // The table's lock only orders firings; each partition is a run of its
+  // own (PartitionWriter) and reports itself.
+  ScopedRunLock lock(state_, RunLock{summary.table, std::nullopt});
+  if (lock_taken(lock.acquire(/*wait=*/false), "table", summary)) {
     conclude(summary, write_due_partitions(trigger, summary), cancel_.cancelled());
-    state_.unlock(summary.table);
   } else {
     observer_.on_run_finished(summary);
   }
@@ -56,7 +59,7 @@ Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summar
     summary.run = one.run;
     summary.rows_read += one.rows_read;
     summary.rows_written += one.rows_written;
-    if (one.status != RunStatus::Success) return Error{one.error};
+    if (one.status != RunStatus::Success) return Error{one.error, one.error_kind};
     ++summary.chunks;
   }
   return ok_status();

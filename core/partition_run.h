@@ -5,8 +5,8 @@
 // in order. One instance per firing, on one worker thread.
 #pragma once
 
-#include "core/cancel_token.h"
 #include "core/partition_writer.h"
+#include "core/run_context.h"
 
 namespace tidemark {
 
@@ -21,15 +21,14 @@ Result<std::optional<Instant>> partitions_complete_before(Source& source, const 
 
 class PartitionRun {
  public:
-  PartitionRun(const PipelineConfig& pipeline, const TableConfig& table, StateStore& state, Source& source,
-               Target& target, RunObserver& observer, const CancelToken& cancel)
-      : pipeline_(pipeline),
-        table_(table),
-        state_(state),
-        source_(source),
-        writer_(pipeline, table, state, target, observer),
-        observer_(observer),
-        cancel_(cancel) {}
+  explicit PartitionRun(const RunContext& context)
+      : pipeline_(context.pipeline),
+        table_(context.table),
+        state_(context.state),
+        source_(context.source),
+        writer_(context),
+        observer_(context.observer),
+        cancel_(context.cancel) {}
 
   // The summary spans every partition written: range from the first lo to
   // the last hi, rows summed, chunks = partitions written. Success with no

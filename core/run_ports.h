@@ -1,11 +1,14 @@
-// The effects one incremental run needs, as small interfaces: the state
-// store (lock, watermark, run rows), the source and the target. daemon/
-// implements them over libpq; tests/ has fakes. Every method reports an
-// expected failure (database down, missing table, lost race) as a value.
+// The effects a run needs, as small interfaces: the state store (locks,
+// run rows), the source, and the target with its unit of work (the rows
+// and the watermark, committed together). daemon/ implements them over
+// libpq; tests/ has fakes. Every method reports an expected failure
+// (database down, missing table) as a value; the rules (when to commit,
+// what a lost lock or a moved watermark means) are core's, not theirs.
 // An instance serves one run at a time and is not shared between threads.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,12 +43,12 @@ struct OpenedRun {
   int abandoned = 0;  // earlier `running` rows marked failed
 };
 
-// What a run row records when it starts.
+// What a run row records when it starts. A partition's run has its
+// window from the start.
 struct RunStart {
   TableKey table;
   RunTrigger trigger = RunTrigger::Manual;
-  std::optional<CursorValue> watermark_before;
-  std::optional<Window> window;  // known at the start for a partition
+  std::optional<Window> window;
 };
 
 // What an incremental run learned about its safe horizon: how far hi was
@@ -70,30 +73,27 @@ struct RunEnd {
   HorizonReport horizon;
 };
 
+// Which advisory lock guards a run: the table's, or one partition's.
+struct RunLock {
+  TableKey table;
+  std::optional<TimeWindow> partition;
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
-  // Takes the table's session advisory lock without waiting; false if held elsewhere.
-  virtual Result<bool> try_lock(const TableKey& table) = 0;
+  // Takes the lock, without waiting unless `wait` (then bounded by the
+  // store's lock timeout); false when it is held elsewhere.
+  virtual Result<bool> lock(const RunLock& lock, bool wait) = 0;
   // Releases it; a no-op when not held. Never fails loudly: a lost session
   // has released it already.
-  virtual void unlock(const TableKey& table) = 0;
-  // Marks `running` rows of the table failed (abandoned); returns how many.
-  // Requires the lock, so none of them can still be alive. With `only`,
-  // just the rows of that window (a partition, under its own lock).
-  virtual Result<int> fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) = 0;
-  virtual Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) = 0;
-  // Inserts the `running` row, committed at once so it is visible during the run.
-  virtual Result<RunId> start_run(const RunStart& start) = 0;
-  // An incremental run's first step, as one: fail_abandoned_runs (for the
-  // whole table), read_watermark, and start_run with that watermark.
+  virtual void unlock(const RunLock& lock) = 0;
+  // A run's first step, as one: marks the `running` rows the lock covers
+  // failed (abandoned: the lock proves none is alive; a partition's lock
+  // covers the rows of its window only), reads the watermark, and inserts
+  // the `running` row, committed at once so it is visible during the run.
   // Requires the lock.
-  virtual Result<OpenedRun> open_run(const TableKey& table, RunTrigger trigger) = 0;
-  // Moves the watermark alone (a run that read nothing but learned a later
-  // hi), compare-and-set on `expected`. Fails, changing nothing, when the
-  // stored value is not `expected` or the lock is no longer held.
-  virtual Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
-                                const CursorValue& next) = 0;
+  virtual Result<OpenedRun> open_run(const RunStart& start) = 0;
   // Records the end of the run; best effort on an already failing path.
   virtual Status finish_run(RunId run, const RunEnd& end) = 0;
 
@@ -107,12 +107,7 @@ class StateStore {
                                      std::optional<SourceMicros> forget_before,
                                      const std::optional<CursorSample>& add) = 0;
 
-  // Partition tables. A partition's own advisory lock, taken by scheduled
-  // runs and backfills alike; `wait` blocks (bounded by the store's lock
-  // timeout) instead of returning false.
-  virtual Result<bool> lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) = 0;
-  virtual void unlock_partition(const TableKey& table, const TimeWindow& partition) = 0;
-  // hi of the latest partition marked done; nothing when none is.
+  // Partition tables: hi of the latest partition marked done; nothing when none is.
   virtual Result<std::optional<Instant>> last_done_partition(const TableKey& table) = 0;
   // lo of every partition marked done that starts in [from, to).
   virtual Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) = 0;
@@ -148,16 +143,6 @@ class Source {
   virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
 };
 
-struct ChunkRequest {
-  TableKey table;
-  RunId run = 0;
-  Window window;
-  std::optional<CursorValue> watermark_before;  // compare-and-set expects this
-  CursorValue watermark_after;
-  // False for a backfill re-read: the rows are written, the watermark stays.
-  bool move_watermark = true;
-};
-
 struct ChunkCounts {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
@@ -176,22 +161,64 @@ struct PartitionRequest {
   bool hourly = false;
 };
 
+// A compare-and-set of the watermark: from `expected` (nothing: no
+// watermark yet) to `next`.
+struct WatermarkMove {
+  std::optional<CursorValue> expected;
+  CursorValue next;
+};
+
+// What one step of a run records beside the rows it wrote.
+struct StepRecord {
+  RunLock lock;  // must still be held when the step commits
+  RunId run = 0;
+  std::optional<Window> window;  // the rows read, added to the run row's range
+  ChunkCounts counts;            // added to the run row's counts
+  std::optional<WatermarkMove> move;
+  bool partition_done = false;  // marks lock.partition done by this run
+};
+
+// What recording a step found. It is written (all of it) only when the
+// lock is still held and, for a move, the stored watermark is `expected`.
+struct StepRecorded {
+  bool lock_held = false;
+  bool written = false;
+  std::optional<CursorValue> found;  // the stored watermark, for a move that was not written
+};
+
+// One transaction of the target (and of the state, with it): the rows a
+// step writes and its record commit together or not at all. When the
+// state lives in another database the target commits first, then the
+// state; should the second commit fail, the next run writes the same rows
+// again, which the keyed write makes harmless. Rolled back when destroyed
+// uncommitted. core/run_step.h holds the rule for driving it.
+class UnitOfWork {
+ public:
+  virtual ~UnitOfWork() = default;
+  // Copies the window's rows from the source and upserts them on the key.
+  virtual Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source,
+                                          const Window& window) = 0;
+  // Replaces one partition: deletes the target's rows in the window and
+  // inserts the query's rows (run on the source with $1 = lo, $2 = hi),
+  // each of which must lie in the window. Touches nothing outside it.
+  virtual Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) = 0;
+  // Checks the lock, compares and sets the watermark and writes the record
+  // (run row, partition done), as StepRecorded says; fails, writing
+  // nothing, when the state cannot be reached.
+  virtual Result<StepRecorded> record(const StepRecord& record) = 0;
+  // Makes everything above durable. On failure nothing of it holds (with
+  // separate databases: nothing of the state).
+  virtual Status commit() = 0;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
   // Checks the target table: it exists, has every column, and a unique
   // index on exactly the key. The message names the table.
   virtual Status check(const TableConfig& table, const SourceTable& source) = 0;
-  // Copies the window's rows from the source, upserts them on the key and
-  // moves the watermark by compare-and-set, in one transaction when the
-  // state lives in the target database (else: load commits, then state).
-  // On failure nothing after the last commit holds.
-  virtual Result<ChunkCounts> load_chunk(const TableConfig& table, const SourceTable& source,
-                                         const ChunkRequest& request) = 0;
-  // Replaces one partition in one transaction: deletes the target's rows in
-  // the window, inserts the query's rows (run on the source with $1 = lo,
-  // $2 = hi), marks the partition done. Touches nothing outside the window.
-  virtual Result<ChunkCounts> write_partition(const TableConfig& table, const PartitionRequest& request) = 0;
+  // A new unit of work; nothing is sent until it is used.
+  virtual std::unique_ptr<UnitOfWork> begin() = 0;
 };
 
 }  // namespace tidemark

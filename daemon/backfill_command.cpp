@@ -36,7 +36,7 @@ int backfill_incremental(const std::shared_ptr<const Config>& config, const Pipe
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
   TimedSummary result;
-  result.summary = CursorBackfill(pipeline, table, state, source, target, observer, cancel).execute(cl.from, cl.to);
+  result.summary = CursorBackfill(RunContext{pipeline, table, state, source, target, observer, cancel}).execute(cl.from, cl.to);
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   out << describe_run(result) << '\n';

@@ -58,7 +58,7 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
       PgStateStore state(*connections.state);
       PgSource source = connections.make_source(nullptr, &cancel);
       PgTarget target(connections.target(), source, state, cancel);
-      summary = PartitionWriter(pipeline_, table_, state, target, observer)
+      summary = PartitionWriter(RunContext{pipeline_, table_, state, source, target, observer, cancel})
                     .write(partition, RunTrigger::Backfill, /*wait=*/true);
     } catch (const std::exception& e) {
       summary.status = RunStatus::Failed;

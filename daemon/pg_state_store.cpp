@@ -23,6 +23,12 @@ std::optional<std::string> optional_cursor_text(const std::optional<CursorValue>
   return cursor_to_text(*value);
 }
 
+// One bound of an optional window, as text; nothing without a window.
+std::optional<std::string> window_text(const std::optional<Window>& window, CursorValue Window::*bound) {
+  if (!window) return std::nullopt;
+  return cursor_to_text((*window).*bound);
+}
+
 }  // namespace
 
 PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
@@ -30,17 +36,34 @@ PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
   if (::gethostname(name, sizeof name - 1) == 0) host_ = name;
 }
 
-Result<bool> PgStateStore::try_lock(const TableKey& table) {
+Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
+  const std::string key = lock.partition ? partition_key_text(lock.table, *lock.partition) : lock_key_text(lock.table);
   try {
-    return connection_.exec("select pg_try_advisory_lock($1::bigint)", {lock_key_text(table)}).boolean(0, 0);
+    if (!wait) return connection_.exec("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
+    // Waits for a scheduled run or a backfill holding the same lock, but
+    // not for ever.
+    connection_.exec("select set_config('lock_timeout', '300s', false)");
+    try {
+      connection_.exec("select pg_advisory_lock($1::bigint)", {key});
+    } catch (const PgError& e) {
+      connection_.exec("select set_config('lock_timeout', '0', false)");
+      if (e.sqlstate() == "55P03") return false;  // lock_not_available
+      throw;
+    }
+    connection_.exec("select set_config('lock_timeout', '0', false)");
+    return true;
   } catch (const PgError& e) {
     return e.as_error();
   }
 }
 
-void PgStateStore::unlock(const TableKey& table) {
-  release_lock(lock_key_text(table));
+void PgStateStore::unlock(const RunLock& lock) {
+  release_lock(lock.partition ? partition_key_text(lock.table, *lock.partition) : lock_key_text(lock.table));
 }
+
+Result<bool> PgStateStore::try_lock(const TableKey& table) { return lock(RunLock{table, std::nullopt}, false); }
+
+void PgStateStore::unlock(const TableKey& table) { unlock(RunLock{table, std::nullopt}); }
 
 void PgStateStore::release_lock(const std::string& key) {
   try {
@@ -50,20 +73,6 @@ void PgStateStore::release_lock(const std::string& key) {
     if (!connection_.exec("select pg_advisory_unlock($1::bigint)", {key}).boolean(0, 0)) connection_.poison();
   } catch (const PgError&) {
     connection_.poison();  // the session is gone, and its lock with it; never reuse it
-  }
-}
-
-Result<int> PgStateStore::fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) {
-  try {
-    const PgResult r = connection_.exec(
-        "update tidemark.runs set status = 'failed', finished_at = now(),"
-        "  error = 'abandoned: found running by a later run that holds the lock'"
-        " where pipeline = $1 and table_name = $2 and status = 'running'"
-        " and ($3::text is null or window_lo = $3)",
-        {table.pipeline, table.table, only ? std::optional<std::string>(cursor_to_text(only->lo)) : std::nullopt});
-    return static_cast<int>(r.affected());
-  } catch (const PgError& e) {
-    return e.as_error();
   }
 }
 
@@ -81,43 +90,30 @@ Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableK
   }
 }
 
-Result<RunId> PgStateStore::start_run(const RunStart& start) {
-  try {
-    return connection_
-        .exec(
-            "insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid,"
-            " window_lo, window_hi) values ($1, $2, $3, $4, 'running', $5, $6, $7, $8) returning run_id",
-            {start.table.pipeline, start.table.table, std::string(run_trigger_name(start.trigger)),
-             optional_cursor_text(start.watermark_before), host_, std::to_string(::getpid()),
-             start.window ? std::optional<std::string>(cursor_to_text(start.window->lo)) : std::nullopt,
-             start.window ? std::optional<std::string>(cursor_to_text(start.window->hi)) : std::nullopt})
-        .integer(0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
-}
-
-Result<OpenedRun> PgStateStore::open_run(const TableKey& table, RunTrigger trigger) {
+Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
   try {
     // One round trip. The statement's snapshot does not see the row it
-    // inserts, so the new run is never counted as abandoned.
+    // inserts, so the new run is never counted as abandoned. A partition's
+    // lock proves dead only the runs of its own window.
+    const TableKey& table = start.table;
     const PgResult r = connection_.exec(R"SQL(
 with abandoned as (
   update tidemark.runs set status = 'failed', finished_at = now(),
          error = 'abandoned: found running by a later run that holds the lock'
-  where pipeline = $1 and table_name = $2 and status = 'running'
+  where pipeline = $1 and table_name = $2 and status = 'running' and ($6::text is null or window_lo = $6)
   returning 1),
 stored as (
   select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
 started as (
-  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid)
-  values ($1, $2, $3, (select value from stored), 'running', $4, $5)
+  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi)
+  values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7)
   returning run_id)
 select (select run_id from started), (select count(*) from abandoned), value, value_type
 from (select 1) one left join stored on true
 )SQL",
-                                        {table.pipeline, table.table, std::string(run_trigger_name(trigger)), host_,
-                                         std::to_string(::getpid())});
+                                        {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
+                                         host_, std::to_string(::getpid()), window_text(start.window, &Window::lo),
+                                         window_text(start.window, &Window::hi)});
     OpenedRun out;
     out.run = r.integer(0, 0);
     out.abandoned = static_cast<int>(r.integer(0, 1));
@@ -138,35 +134,34 @@ from (select 1) one left join stored on true
   }
 }
 
-void PgStateStore::check_lock_held(PgConnection& tx, std::int64_t signed_key, const std::string& what) {
+Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecord& step) {
+  // One statement, one round trip: the lock check, the compare-and-set of
+  // the watermark, the partition marked done and the run row, every write
+  // conditional on the lock and on the compare-and-set, so that even on
+  // its own (no transaction open) the statement writes all or nothing.
+  const std::int64_t signed_key = step.lock.partition
+                                      ? partition_lock_key(step.lock.table, unix_seconds(step.lock.partition->lo))
+                                      : advisory_lock_key(step.lock.table);
   // A bigint advisory key shows in pg_locks as classid (high half), objid
   // (low half) and objsubid 1.
   const auto key = static_cast<std::uint64_t>(signed_key);
-  const bool held = tx.exec(
-                          "select exists (select 1 from pg_locks where locktype = 'advisory'"
-                          " and pid = pg_backend_pid() and granted and database = (select oid from pg_database"
-                          " where datname = current_database()) and classid = $1::bigint::oid"
-                          " and objid = $2::bigint::oid and objsubid = 1)",
-                          {std::to_string(key >> 32), std::to_string(key & 0xffffffffULL)})
-                        .boolean(0, 0);
-  if (!held) throw PgError("the lock of " + what + " is no longer held by this run; nothing committed");
-}
-
-void PgStateStore::record_progress(PgConnection& tx, const TableKey& table, RunId run,
-                                   const std::optional<CursorValue>& expected, const std::optional<CursorValue>& next,
-                                   const std::optional<Window>& window, const ChunkCounts& counts) {
-  // One statement, one round trip: the lock check, the compare-and-set of
-  // the watermark and the run row, each write conditional on the lock.
-  const auto key = static_cast<std::uint64_t>(advisory_lock_key(table));
-  const char* mode = !next ? "none" : expected ? "update" : "insert";
-  const auto text = [](const std::optional<CursorValue>& v) {
-    return v ? std::optional<std::string>(cursor_to_text(*v)) : std::nullopt;
-  };
-  const PgResult r = tx.exec(R"SQL(
+  const char* mode = !step.move ? "none" : step.move->expected ? "update" : "insert";
+  const std::optional<CursorValue> next = step.move ? std::optional<CursorValue>(step.move->next) : std::nullopt;
+  const std::optional<CursorValue> expected = step.move ? step.move->expected : std::nullopt;
+  std::optional<std::string> done_lo;
+  std::optional<std::string> done_hi;
+  if (step.partition_done && step.lock.partition) {
+    done_lo = epoch_text(step.lock.partition->lo);
+    done_hi = epoch_text(step.lock.partition->hi);
+  }
+  try {
+    const PgResult r = tx.exec(R"SQL(
 with lock as (
   select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted
                  and database = (select oid from pg_database where datname = current_database())
                  and classid = $7::bigint::oid and objid = $8::bigint::oid and objsubid = 1) as held),
+stored as (
+  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
 moved as (
   update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,
          moved_at = case when value is distinct from $3 then now() else moved_at end
@@ -178,42 +173,39 @@ created as (
   select $1, $2, $3, $4, now(), now(), $5 where $14 = 'insert' and (select held from lock)
   on conflict do nothing
   returning 1),
+written as (
+  select (select held from lock) and ($14 = 'none' or exists (select 1 from moved) or exists (select 1 from created))
+         as ok),
+done as (
+  insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)
+  select $1, $2, to_timestamp($15), to_timestamp($16), 'done', $5, now()
+  where $15::bigint is not null and (select ok from written)
+  on conflict (pipeline, table_name, partition_lo) do update
+  set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()),
 run as (
   update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
          watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
          rows_written = rows_written + $13
-  where run_id = $5 and (select held from lock)
-  returning 1)
-select (select held from lock), (select count(*) from moved) + (select count(*) from created)
+  where run_id = $5 and (select ok from written))
+select (select held from lock), (select ok from written), (select value from stored), (select value_type from stored)
 )SQL",
-                             {table.pipeline, table.table, text(next),
-                              next ? std::optional<std::string>(std::string(cursor_type_name(next->type))) : std::nullopt,
-                              std::to_string(run), text(expected), std::to_string(key >> 32),
-                              std::to_string(key & 0xffffffffULL), window ? text(window->lo) : std::nullopt,
-                              window ? text(window->hi) : std::nullopt, text(next), std::to_string(counts.rows_read),
-                              std::to_string(counts.rows_written), std::string(mode)});
-  if (!r.boolean(0, 0)) {
-    throw PgError("the lock of " + table.display() + " is no longer held by this run; nothing committed");
-  }
-  if (next && r.integer(0, 1) != 1) {
-    throw PgError("the watermark of " + table.display() + " is no longer " +
-                  (expected ? cursor_to_text(*expected) : std::string("unset")) +
-                  ": another writer moved it; nothing committed");
-  }
-}
-
-void PgStateStore::record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts) {
-  record_progress(tx, chunk.table, chunk.run, chunk.watermark_before,
-                  chunk.move_watermark ? std::optional<CursorValue>(chunk.watermark_after) : std::nullopt,
-                  chunk.window, counts);
-}
-
-Status PgStateStore::move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
-                                    const CursorValue& next) {
-  try {
-    // A single statement commits on its own: all of it or nothing.
-    record_progress(connection_, table, run, expected, next, std::nullopt, ChunkCounts{});
-    return ok_status();
+                               {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
+                                next ? std::optional<std::string>(std::string(cursor_type_name(next->type)))
+                                     : std::nullopt,
+                                std::to_string(step.run), optional_cursor_text(expected),
+                                std::to_string(key >> 32), std::to_string(key & 0xffffffffULL),
+                                window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
+                                optional_cursor_text(next), std::to_string(step.counts.rows_read),
+                                std::to_string(step.counts.rows_written), std::string(mode),
+                                done_lo, done_hi});
+    StepRecorded out;
+    out.lock_held = r.boolean(0, 0);
+    out.written = r.boolean(0, 1);
+    if (!out.written && !r.is_null(0, 2)) {
+      const auto found = cursor_from_stored(r.text(0, 3), r.text(0, 2));
+      if (found) out.found = *found;
+    }
+    return out;
   } catch (const PgError& e) {
     return e.as_error();
   }
@@ -276,47 +268,6 @@ Status PgStateStore::save_cursor_samples(const TableKey& table, const std::strin
   } catch (const PgError& e) {
     return e.as_error();
   }
-}
-
-void PgStateStore::record_partition(PgConnection& tx, const PartitionRequest& partition, const ChunkCounts& counts) {
-  check_lock_held(tx, partition_lock_key(partition.table, unix_seconds(partition.window.lo)),
-                  partition.table.display() + " partition " + partition.lo_date);
-  tx.exec(
-      "insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)"
-      " values ($1, $2, to_timestamp($3), to_timestamp($4), 'done', $5, now())"
-      " on conflict (pipeline, table_name, partition_lo) do update"
-      " set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()",
-      {partition.table.pipeline, partition.table.table, epoch_text(partition.window.lo),
-       epoch_text(partition.window.hi), std::to_string(partition.run)});
-  tx.exec("update tidemark.runs set rows_read = $2, rows_written = $3 where run_id = $1",
-          {std::to_string(partition.run), std::to_string(counts.rows_read), std::to_string(counts.rows_written)});
-}
-
-Result<bool> PgStateStore::lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) {
-  try {
-    if (!wait) {
-      return connection_.exec("select pg_try_advisory_lock($1::bigint)", {partition_key_text(table, partition)})
-          .boolean(0, 0);
-    }
-    // Waits for a scheduled run or another backfill writing the same
-    // partition, but not for ever.
-    connection_.exec("select set_config('lock_timeout', '300s', false)");
-    try {
-      connection_.exec("select pg_advisory_lock($1::bigint)", {partition_key_text(table, partition)});
-    } catch (const PgError& e) {
-      connection_.exec("select set_config('lock_timeout', '0', false)");
-      if (e.sqlstate() == "55P03") return false;  // lock_not_available
-      throw;
-    }
-    connection_.exec("select set_config('lock_timeout', '0', false)");
-    return true;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
-}
-
-void PgStateStore::unlock_partition(const TableKey& table, const TimeWindow& partition) {
-  release_lock(partition_key_text(table, partition));
 }
 
 Result<std::optional<Instant>> PgStateStore::last_done_partition(const TableKey& table) {

@@ -15,49 +15,35 @@ class PgStateStore final : public StateStore {
  public:
   explicit PgStateStore(PgConnection& connection);
 
-  Result<bool> try_lock(const TableKey& table) override;
-  void unlock(const TableKey& table) override;
-  Result<int> fail_abandoned_runs(const TableKey& table, const std::optional<Window>& only) override;
-  Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
-  Result<RunId> start_run(const RunStart& start) override;
-  Result<OpenedRun> open_run(const TableKey& table, RunTrigger trigger) override;
-  Status move_watermark(const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
-                        const CursorValue& next) override;
+  Result<bool> lock(const RunLock& lock, bool wait) override;
+  void unlock(const RunLock& lock) override;
+  Result<OpenedRun> open_run(const RunStart& start) override;
   Status finish_run(RunId run, const RunEnd& end) override;
   Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) override;
   Status save_cursor_samples(const TableKey& table, const std::string& source,
                              std::optional<SourceMicros> forget_before,
                              const std::optional<CursorSample>& add) override;
-  Result<bool> lock_partition(const TableKey& table, const TimeWindow& partition, bool wait) override;
-  void unlock_partition(const TableKey& table, const TimeWindow& partition) override;
   Result<std::optional<Instant>> last_done_partition(const TableKey& table) override;
   Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
   Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
 
-  // Inside a transaction already open on `tx` (the state connection, or
-  // the target connection when the two are one): checks that this
-  // connection still holds the table's lock, moves the watermark from
-  // `expected` to `next` by compare-and-set and adds the chunk to the run
-  // row. Throws PgError when the lock is gone or the watermark moved.
-  void record_chunk(PgConnection& tx, const ChunkRequest& chunk, const ChunkCounts& counts);
+  // The table's lock, without waiting, for commands that are not runs.
+  Result<bool> try_lock(const TableKey& table);
+  void unlock(const TableKey& table);
+  Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table);
 
-  // The same for a partition: checks its lock, marks it done with this
-  // run, and records the counts in the run row.
-  void record_partition(PgConnection& tx, const PartitionRequest& partition, const ChunkCounts& counts);
+  // A step's record (core/run_ports.h StepRecord), as one statement on
+  // `tx`: the state connection, or the target connection when the two are
+  // one, inside the unit of work's transaction or on its own. Reports what
+  // it found; writes nothing unless the lock is held and the
+  // compare-and-set holds. Fails when the statement fails.
+  Result<StepRecorded> record_step(PgConnection& tx, const StepRecord& step);
 
   PgConnection& connection() { return connection_; }
 
  private:
-  void check_lock_held(PgConnection& tx, std::int64_t key, const std::string& what);
   // pg_advisory_unlock; poisons the session when the lock was not released.
   void release_lock(const std::string& key);
-  // On `tx`: checks the table's lock, moves the watermark from `expected`
-  // to `next` by compare-and-set (not at all without `next`) and adds the
-  // window and counts to the run row, in one statement. Throws PgError,
-  // having written nothing, when the lock is gone or the watermark moved.
-  void record_progress(PgConnection& tx, const TableKey& table, RunId run, const std::optional<CursorValue>& expected,
-                       const std::optional<CursorValue>& next, const std::optional<Window>& window,
-                       const ChunkCounts& counts);
 
   PgConnection& connection_;
   std::string host_;

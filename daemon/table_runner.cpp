@@ -12,6 +12,21 @@
 namespace tidemark {
 namespace {
 
+// A unit of work on a database that could not be reached: every step fails.
+class UnreachableWork final : public UnitOfWork {
+ public:
+  explicit UnreachableWork(std::string error) : error_(std::move(error)) {}
+  Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
+    return Error{error_};
+  }
+  Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
+  Result<StepRecorded> record(const StepRecord&) override { return Error{error_}; }
+  Status commit() override { return Error{error_}; }
+
+ private:
+  std::string error_;
+};
+
 // Stands in for a source or target that could not be reached, so that the
 // run still takes its lock and records the failure in its run row.
 class UnreachableDatabase final : public Source, public Target {
@@ -23,10 +38,7 @@ class UnreachableDatabase final : public Source, public Target {
   Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
   Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
-  Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest&) override {
-    return Error{error_};
-  }
-  Result<ChunkCounts> write_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
+  std::unique_ptr<UnitOfWork> begin() override { return std::make_unique<UnreachableWork>(error_); }
 
  private:
   std::string error_;
@@ -60,10 +72,9 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
       unreachable = e.what();
     }
     const auto execute = [&](Source& source, Target& target) {
-      if (table.mode == TableMode::Partition) {
-        return PartitionRun(pipeline, table, state, source, target, observer_, cancel).execute(trigger);
-      }
-      return IncrementalRun(pipeline, table, state, source, target, observer_, cancel).execute(trigger);
+      const RunContext context{pipeline, table, state, source, target, observer_, cancel};
+      if (table.mode == TableMode::Partition) return PartitionRun(context).execute(trigger);
+      return IncrementalRun(context).execute(trigger);
     };
     if (!unreachable.empty()) {
       UnreachableDatabase missing(unreachable);

@@ -1,16 +1,20 @@
-// In-memory stand-ins for the run ports: a state store with a watermark
-// map and run rows, a source of (key, cursor) rows, and a target that
-// copies the rows of a window and moves the watermark by compare-and-set,
-// as the real one does, failing where a test asks it to.
+// In-memory stand-ins for the run ports: a state store with a watermark,
+// locks and run rows, a source of (key, cursor) rows, and a target whose
+// unit of work stages rows and records and lands them together on commit,
+// failing where a test asks it to. They implement the ports, not the
+// rules: when to commit is core's decision.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/cancel_token.h"
+#include "core/run_context.h"
 #include "core/run_observer.h"
 #include "core/run_ports.h"
 
@@ -28,54 +32,51 @@ class FakeState final : public StateStore {
   bool locked = false;
   std::vector<FakeRunRow> runs;
   int abandoned_marked = 0;
+  std::set<Instant> partition_locks_elsewhere;  // partitions a "backfill" holds
+  std::set<Instant> partition_locks;            // partitions this run holds
+  std::map<Instant, std::pair<Instant, std::string>> partitions;  // lo -> (hi, status)
 
-  Result<bool> try_lock(const TableKey&) override {
+  Result<bool> lock(const RunLock& lock, bool) override {
+    if (lock.partition) {
+      if (partition_locks_elsewhere.count(lock.partition->lo) || partition_locks.count(lock.partition->lo)) {
+        return false;
+      }
+      partition_locks.insert(lock.partition->lo);
+      return true;
+    }
     if (held_elsewhere || locked) return false;
     locked = true;
     return true;
   }
-  void unlock(const TableKey&) override { locked = false; }
-  std::set<Instant> partition_locks_elsewhere;  // partitions a "backfill" holds
-  std::map<Instant, std::pair<Instant, std::string>> partitions;  // lo -> (hi, status)
-
-  Result<int> fail_abandoned_runs(const TableKey&, const std::optional<Window>& only) override {
-    int n = 0;
+  void unlock(const RunLock& lock) override {
+    if (lock.partition) {
+      partition_locks.erase(lock.partition->lo);
+    } else {
+      locked = false;
+    }
+  }
+  bool holds(const RunLock& lock) const {
+    return lock.partition ? partition_locks.count(lock.partition->lo) > 0 : locked;
+  }
+  std::string fail_open;  // open_run fails with this, when set
+  Result<OpenedRun> open_run(const RunStart& start) override {
+    if (!fail_open.empty()) return Error{fail_open};
+    OpenedRun out;
     for (auto& r : runs) {
-      if (!r.end && (!only || (r.start.window && r.start.window->lo == only->lo))) {
+      if (!r.end && (!start.window || (r.start.window && r.start.window->lo == start.window->lo))) {
         r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", {}};
-        ++n;
+        ++out.abandoned;
       }
     }
-    abandoned_marked += n;
-    return n;
-  }
-  Result<std::optional<StoredWatermark>> read_watermark(const TableKey&) override {
-    if (!watermark) return std::optional<StoredWatermark>();
-    return std::optional<StoredWatermark>(StoredWatermark{*watermark});
-  }
-  Result<RunId> start_run(const RunStart& start) override {
-    runs.push_back({start, std::nullopt});
-    return static_cast<RunId>(runs.size());
-  }
-  Result<OpenedRun> open_run(const TableKey& table, RunTrigger trigger) override {
-    const auto abandoned = fail_abandoned_runs(table, std::nullopt);
-    OpenedRun out;
-    out.abandoned = *abandoned;
+    abandoned_marked += out.abandoned;
     if (watermark) out.watermark = StoredWatermark{*watermark};
-    out.run = *start_run(RunStart{table, trigger, watermark, std::nullopt});
+    runs.push_back({start, std::nullopt});
+    out.run = static_cast<RunId>(runs.size());
     return out;
   }
-  Status compare_and_set(const std::optional<CursorValue>& expected, const CursorValue& next) {
-    if (!locked) return Error{"lock lost"};
-    if (watermark != expected) return Error{"the watermark moved: another writer"};
-    watermark = next;
-    return ok_status();
-  }
-  Status move_watermark(const TableKey&, RunId, const std::optional<CursorValue>& expected,
-                        const CursorValue& next) override {
-    return compare_and_set(expected, next);
-  }
+  std::string fail_finish;  // finish_run fails with this, when set
   Status finish_run(RunId run, const RunEnd& end) override {
+    if (!fail_finish.empty()) return Error{fail_finish};
     runs.at(static_cast<std::size_t>(run - 1)).end = end;
     return ok_status();
   }
@@ -96,10 +97,6 @@ class FakeState final : public StateStore {
     if (add) samples[add->taken_at] = {source, add->max};
     return ok_status();
   }
-  Result<bool> lock_partition(const TableKey&, const TimeWindow& p, bool) override {
-    return partition_locks_elsewhere.count(p.lo) == 0;
-  }
-  void unlock_partition(const TableKey&, const TimeWindow&) override {}
   Result<std::optional<Instant>> last_done_partition(const TableKey&) override {
     std::optional<Instant> out;
     for (const auto& [lo, entry] : partitions) {
@@ -183,6 +180,12 @@ class FakeSource final : public Source {
   }
 };
 
+// A unit of work over the fakes: rows and records are staged and land
+// together on commit, as in one transaction. record() is the port's
+// compare-and-set primitive and nothing more; what to do with its outcome
+// is core's rule, which the tests check.
+class FakeUnitOfWork;
+
 class FakeTarget final : public Target {
  public:
   FakeTarget(FakeSource& source, FakeState& state) : source_(source), state_(state) {}
@@ -193,41 +196,79 @@ class FakeTarget final : public Target {
   std::vector<Window> chunks;
   std::vector<TimeWindow> partitions_written;
   std::optional<Instant> fail_partition;  // lo of a partition whose write fails
+  // Called between a step's write and its record: a test plays another
+  // writer or a lost session there.
+  std::function<void()> before_record;
+  int commits = 0;
 
   Status check(const TableConfig&, const SourceTable&) override { return ok_status(); }
-  Result<ChunkCounts> load_chunk(const TableConfig&, const SourceTable&, const ChunkRequest& request) override {
-    const int index = static_cast<int>(chunks.size());
-    chunks.push_back(request.window);
-    if (index == fail_at_chunk) return Error{"injected failure"};
-    // One transaction: stage the rows, then compare-and-set; all or nothing.
-    std::map<std::int64_t, std::int64_t> staged = rows;
+  std::unique_ptr<UnitOfWork> begin() override;
+
+ private:
+  friend class FakeUnitOfWork;
+  FakeSource& source_;
+  FakeState& state_;
+};
+
+class FakeUnitOfWork final : public UnitOfWork {
+ public:
+  explicit FakeUnitOfWork(FakeTarget& target) : target_(target), staged_(target.rows) {}
+
+  Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window& window) override {
+    const int index = static_cast<int>(target_.chunks.size());
+    target_.chunks.push_back(window);
+    if (index == target_.fail_at_chunk) return Error{"injected failure"};
     ChunkCounts counts;
-    for (const FakeRow& r : source_.rows) {
-      if (r.cursor >= request.window.lo.raw && r.cursor < request.window.hi.raw) {
+    for (const FakeRow& r : target_.source_.rows) {
+      if (r.cursor >= window.lo.raw && r.cursor < window.hi.raw) {
         ++counts.rows_read;
-        auto [it, inserted] = staged.emplace(r.key, r.cursor);
+        auto [it, inserted] = staged_.emplace(r.key, r.cursor);
         if (inserted || it->second != r.cursor) ++counts.rows_written;
         it->second = r.cursor;
       }
     }
-    if (const Status cas = state_.compare_and_set(request.watermark_before, request.watermark_after); !cas) {
-      return Error{cas.error()};
-    }
-    rows = std::move(staged);
-    if (cancel_after_first) cancel_after_first->cancel();
     return counts;
   }
-  Result<ChunkCounts> write_partition(const TableConfig&, const PartitionRequest& request) override {
-    if (fail_partition == request.window.lo) return Error{"injected failure"};
-    partitions_written.push_back(request.window);
-    state_.partitions[request.window.lo] = {request.window.hi, "done"};
+  Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest& request) override {
+    if (target_.fail_partition == request.window.lo) return Error{"injected failure"};
+    partition_ = request.window;
     return ChunkCounts{1, 1};
+  }
+  Result<StepRecorded> record(const StepRecord& record) override {
+    if (target_.before_record) target_.before_record();
+    StepRecorded out;
+    out.lock_held = target_.state_.holds(record.lock);
+    if (!out.lock_held) return out;
+    if (record.move && target_.state_.watermark != record.move->expected) {
+      out.found = target_.state_.watermark;
+      return out;
+    }
+    out.written = true;
+    record_ = record;
+    return out;
+  }
+  Status commit() override {
+    if (!record_) std::abort();  // core commits only a written record
+    FakeState& state = target_.state_;
+    target_.rows = std::move(staged_);
+    if (record_->move) state.watermark = record_->move->next;
+    if (record_->partition_done && partition_) {
+      target_.partitions_written.push_back(*partition_);
+      state.partitions[partition_->lo] = {partition_->hi, "done"};
+    }
+    ++target_.commits;
+    if (target_.cancel_after_first) target_.cancel_after_first->cancel();
+    return ok_status();
   }
 
  private:
-  FakeSource& source_;
-  FakeState& state_;
+  FakeTarget& target_;
+  std::map<std::int64_t, std::int64_t> staged_;
+  std::optional<TimeWindow> partition_;
+  std::optional<StepRecord> record_;
 };
+
+inline std::unique_ptr<UnitOfWork> FakeTarget::begin() { return std::make_unique<FakeUnitOfWork>(*this); }
 
 class RecordingObserver final : public RunObserver {
  public:
@@ -248,6 +289,8 @@ struct FakeRunPorts {
   FakeTarget target{source, state};
   RecordingObserver observer;
   CancelToken cancel;
+
+  RunContext context() { return RunContext{pipeline, table, state, source, target, observer, cancel}; }
 };
 
 }  // namespace tidemark

@@ -19,7 +19,7 @@ struct Harness : FakeRunPorts {
     table.key = {"id"};
   }
   RunSummary run() {
-    return IncrementalRun(pipeline, table, state, source, target, observer, cancel).execute(RunTrigger::Manual);
+    return IncrementalRun(context()).execute(RunTrigger::Manual);
   }
   // Every source row is in the target with its latest cursor value.
   bool target_matches_source() const {
@@ -125,7 +125,7 @@ TEST_CASE("a run skips when another holds the lock, and writes no run row") {
 
 TEST_CASE("a run that finds a running row while holding the lock marks it abandoned first") {
   Harness h;
-  h.state.runs.push_back({RunStart{{"p", "t"}, RunTrigger::Schedule, std::nullopt, std::nullopt}, std::nullopt});
+  h.state.runs.push_back({RunStart{{"p", "t"}, RunTrigger::Schedule, std::nullopt}, std::nullopt});
   h.source.rows = {{1, 1}};
   h.run();
   CHECK(h.state.abandoned_marked == 1);
@@ -140,24 +140,11 @@ TEST_CASE("compare-and-set: a watermark moved by another writer fails the chunk 
   h.run();
 
   // A second writer moves the watermark between our read and our commit.
-  struct Racer final : Target {
-    FakeTarget& inner;
-    FakeState& state;
-    Racer(FakeTarget& t, FakeState& s) : inner(t), state(s) {}
-    Status check(const TableConfig& t, const SourceTable& s) override { return inner.check(t, s); }
-    Result<ChunkCounts> write_partition(const TableConfig& t, const PartitionRequest& r) override {
-      return inner.write_partition(t, r);
-    }
-    Result<ChunkCounts> load_chunk(const TableConfig& t, const SourceTable& s, const ChunkRequest& r) override {
-      state.watermark = n(99);
-      return inner.load_chunk(t, s, r);
-    }
-  } racer(h.target, h.state);
+  h.target.before_record = [&] { h.state.watermark = n(99); };
   h.source.rows.push_back({2, 25});
   h.source.hi = 30;
   const auto before = h.target.rows;
-  const RunSummary s = IncrementalRun(h.pipeline, h.table, h.state, h.source, racer, h.observer, h.cancel)
-                           .execute(RunTrigger::Manual);
+  const RunSummary s = h.run();
   CHECK(s.status == RunStatus::Failed);
   CHECK(s.error.find("another writer") != std::string::npos);
   CHECK(h.state.watermark == n(99));  // the other writer's value stands

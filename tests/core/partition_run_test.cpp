@@ -19,7 +19,7 @@ struct Harness : FakeRunPorts {
     table.partition = PartitionSpec{"day", PartitionUnit::Day};
   }
   RunSummary run() {
-    return PartitionRun(pipeline, table, state, source, target, observer, cancel).execute(RunTrigger::Schedule);
+    return PartitionRun(context()).execute(RunTrigger::Schedule);
   }
   std::string written() const {
     std::string out;
