@@ -62,9 +62,10 @@ class TableScheduler {
   // (early, or raced by a reload) only re-arms.
   void wake();
 
-  // A run the launcher started has ended (requires one in flight for
-  // `table`): its worker goes to the oldest waiting firing, and a failed
-  // run is retried or not, by its error kind.
+  // A run the launcher started has ended: its worker goes to the oldest
+  // waiting firing, and a failed run is retried or not, by its error kind.
+  // Requires a run of `table` in flight (aborts otherwise: the launcher
+  // reported a run it never got).
   void run_finished(const TableKey& table, const RunSummary& summary);
 
   std::size_t in_flight() const { return queue_.running(); }
