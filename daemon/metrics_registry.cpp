@@ -27,7 +27,8 @@ struct MetricsRegistry::TableSeries {
   prometheus::Gauge* last_rows = nullptr;
   prometheus::Counter* rows_written = nullptr;
   prometheus::Counter* runs_success = nullptr;
-  prometheus::Counter* runs_failed = nullptr;
+  prometheus::Counter* runs_failed_transient = nullptr;  // label error: whether a retry can help
+  prometheus::Counter* runs_failed_permanent = nullptr;
   prometheus::Counter* skipped_locked = nullptr;
   prometheus::Counter* skipped_overrun = nullptr;
   prometheus::Gauge* last_duration = nullptr;
@@ -88,7 +89,7 @@ MetricsRegistry::MetricsRegistry()
                         .Name("tidemark_rows_written_total")
                         .Help("Rows written to the target")
                         .Register(*registry_)),
-      runs_(prometheus::BuildCounter().Name("tidemark_runs_total").Help("Finished runs by status").Register(*registry_)),
+      runs_(prometheus::BuildCounter().Name("tidemark_runs_total").Help("Finished runs by status; failed ones by error kind (transient: retried; permanent: not)").Register(*registry_)),
       runs_skipped_(prometheus::BuildCounter()
                         .Name("tidemark_runs_skipped_total")
                         .Help("Firings that did not start a run, by reason")
@@ -216,7 +217,8 @@ void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfi
   s->last_rows = &last_run_rows_.Add(labels);
   s->rows_written = &rows_written_.Add(labels);
   s->runs_success = &runs_.Add(with(labels, "status", "success"));
-  s->runs_failed = &runs_.Add(with(labels, "status", "failed"));
+  s->runs_failed_transient = &runs_.Add(with(with(labels, "status", "failed"), "error", "transient"));
+  s->runs_failed_permanent = &runs_.Add(with(with(labels, "status", "failed"), "error", "permanent"));
   s->skipped_locked = &runs_skipped_.Add(with(labels, "reason", "locked"));
   s->skipped_overrun = &runs_skipped_.Add(with(labels, "reason", "overrun"));
   s->last_duration = &last_run_duration_.Add(labels);
@@ -248,7 +250,8 @@ void MetricsRegistry::remove_table(const TableKey& key) {
   last_run_rows_.Remove(s.last_rows);
   rows_written_.Remove(s.rows_written);
   runs_.Remove(s.runs_success);
-  runs_.Remove(s.runs_failed);
+  runs_.Remove(s.runs_failed_transient);
+  runs_.Remove(s.runs_failed_permanent);
   runs_skipped_.Remove(s.skipped_locked);
   runs_skipped_.Remove(s.skipped_overrun);
   last_run_duration_.Remove(s.last_duration);
@@ -320,7 +323,10 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
       break;
     case RunStatus::SkippedLocked: s->skipped_locked->Increment(); break;
     case RunStatus::Failed:
-    case RunStatus::Cancelled: s->runs_failed->Increment(); break;
+      (summary.error_kind == ErrorKind::Permanent ? s->runs_failed_permanent : s->runs_failed_transient)->Increment();
+      break;
+    // Stopped by a shutdown: another run would have gone on.
+    case RunStatus::Cancelled: s->runs_failed_transient->Increment(); break;
   }
   s->rows_written->Increment(static_cast<double>(summary.rows_written));
   if (summary.horizon.lag_seconds) s->horizon_lag->Set(*summary.horizon.lag_seconds);

@@ -98,6 +98,8 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
 std::string describe_run(const TimedSummary& run) {
   const RunSummary& s = run.summary;
   std::string line = s.table.display() + ": " + std::string(run_status_name(s.status));
+  // The kind decides whether the daemon retries, so the operator sees it too.
+  if (s.status == RunStatus::Failed) line += s.error_kind == ErrorKind::Permanent ? " (permanent)" : " (transient)";
   if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
   if (s.run != 0) line += " run " + std::to_string(s.run);
   if (!s.partitions) {

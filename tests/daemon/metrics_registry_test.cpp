@@ -36,7 +36,9 @@ TEST_CASE("every series of a configured table exists from the start, counters at
   metrics.set_config(config_with(kOrders));
   const std::string text = metrics.scrape_text();
   CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 0)"));
-  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="failed",table="orders"} 0)"));
+  // Failed runs by error kind; a success has none.
+  CHECK(has(text, R"(tidemark_runs_total{error="transient",pipeline="p",status="failed",table="orders"} 0)"));
+  CHECK(has(text, R"(tidemark_runs_total{error="permanent",pipeline="p",status="failed",table="orders"} 0)"));
   for (const char* reason : {"locked", "overrun"}) {
     CHECK(has(text, std::string(R"(tidemark_runs_skipped_total{pipeline="p",reason=")") + reason +
                         R"(",table="orders"} 0)"));
@@ -66,10 +68,14 @@ TEST_CASE("runs are counted; a reload adds and removes whole tables") {
   run.status = RunStatus::Failed;
   run.rows_written = 0;
   metrics.on_run_finished(run);
+  run.error_kind = ErrorKind::Permanent;
+  metrics.on_run_finished(run);
+  metrics.on_run_finished(run);
   metrics.run_skipped({"p", "orders"}, SkipReason::Overrun);
   std::string text = metrics.scrape_text();
   CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 1)"));
-  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="failed",table="orders"} 1)"));
+  CHECK(has(text, R"(tidemark_runs_total{error="transient",pipeline="p",status="failed",table="orders"} 1)"));
+  CHECK(has(text, R"(tidemark_runs_total{error="permanent",pipeline="p",status="failed",table="orders"} 2)"));
   CHECK(has(text, R"(tidemark_rows_written_total{pipeline="p",table="orders"} 42)"));
   CHECK(has(text, R"(tidemark_last_run_rows{pipeline="p",table="orders"} 42)"));
   CHECK(has(text, R"(tidemark_runs_skipped_total{pipeline="p",reason="overrun",table="orders"} 1)"));

@@ -111,7 +111,7 @@ while IFS= read -r expr; do
   check "dashboard query: $expr" eventually 15 answers
 done < <(jq -r '.panels[].targets[].expr' "$root/config/grafana/tidemark.json")
 check "the alert rules load in prometheus" bash -c \
-  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 9' >/dev/null"
+  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 10' >/dev/null"
 
 # SIGHUP: an invalid configuration is rejected and the old one stays.
 echo "pipeline: [" >"$work/pipelines/broken.yaml"
@@ -216,13 +216,31 @@ check "none of them was skipped" bash -c "! curl -sf http://127.0.0.1:$metrics_p
   grep -E '^tidemark_runs_skipped_total.*table=\"t[0-9]+\"' | grep -qv ' 0$'"
 stop_busy
 
+# A source table that does not exist is a permanent failure: labelled so in
+# tidemark_runs_total and in the run's log line, and never retried (a
+# transient one would be, 10 s later, before the next firing 30 s later).
+{ echo 'pipeline: shop'; echo 'source: source'; echo 'target: target'; echo 'schedule: "*/30 * * * * *"'
+  echo 'tables:'
+  echo "  - { name: missing, source_table: no_such_table, target_table: orders_copy, key: [id], cursor: updated_at }"
+} >"$work/pipelines/shop.yaml"
+busy_daemon 2
+failed_permanently() {
+  [ "$(value 'tidemark_runs_total{error="permanent",pipeline="shop",status="failed",table="missing"}')" -ge 1 ] 2>/dev/null
+}
+check "a run against a missing source table fails permanently" eventually 40 failed_permanently
+check "its log line says permanent" grep -q 'shop.missing: failed (permanent)' "$work/busy.log"
+sleep 12
+check "a permanent failure is not retried" bash -c "psql -X -At -d '${db}_target' -c \"select count(*) > 0 and
+  count(*) filter (where trigger = 'retry') = 0 from tidemark.runs where table_name = 'missing'\" | grep -q t"
+stop_busy
+
 # A database that is down: runs fail and are retried, the daemon keeps
 # serving, and tidemark_db_up says which connection is down.
 pipeline orders >"$work/pipelines/shop.yaml"
 sed -i "s|source: { dsn: \"[^\"]*\" }|source: { dsn: \"host=$work/nowhere dbname=x connect_timeout=2\" }|" "$work/tidemark.yaml"
 busy_daemon 2
-failing() { [ "$(value 'tidemark_runs_total{pipeline="shop",status="failed",table="orders"}')" -ge 2 ] 2>/dev/null; }
-check "runs against a database that is down fail and are retried" eventually 20 failing
+failing() { [ "$(value 'tidemark_runs_total{error="transient",pipeline="shop",status="failed",table="orders"}')" -ge 2 ] 2>/dev/null; }
+check "runs against a database that is down fail (transient) and are retried" eventually 20 failing
 source_down() { [ "$(value 'tidemark_db_up{connection="source"}')" = "0" ]; }
 check "tidemark_db_up reports the connection that is down" eventually 30 source_down
 check "the daemon keeps running" kill -0 "$busy"
