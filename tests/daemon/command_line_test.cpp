@@ -231,7 +231,8 @@ TEST_CASE("a parsed command runs its row's handler on its options") {
   std::ostringstream validate_out, validate_err;
   CHECK(validate.run({Instant{}, validate_out, validate_err}) == 2);
   CHECK(validate_err.str() ==
-        "/nonexistent/tidemark.yaml: cannot read file: No such file or directory\n1 error found; configuration is invalid\n");
+        "/nonexistent/tidemark.yaml: cannot read file: No such file or directory\n"
+        "1 error found; configuration is invalid\n");
 
   // A database command never starts on a configuration that does not load.
   ParsedCommand status;
