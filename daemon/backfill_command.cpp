@@ -25,7 +25,7 @@ namespace tidemark {
 namespace {
 
 int backfill_incremental(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
-                         const TableConfig& table, const CommandLine& cl, const CancelToken& cancel,
+                         const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
                          std::ostream& out) {
   PipelineConnections connections;
   connections.open_state(*config);
@@ -47,7 +47,7 @@ int backfill_incremental(const std::shared_ptr<const Config>& config, const Pipe
 }
 
 int backfill_partitions(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
-                        const TableConfig& table, const CommandLine& cl, const CancelToken& cancel,
+                        const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
                         std::ostream& out, std::ostream& err) {
   const TimeZone& zone = *pipeline.zone;
   const auto from = parse_time_in_zone(cl.from, zone);
@@ -123,7 +123,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
 
 }  // namespace
 
-int run_backfill(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, std::ostream& out, std::ostream& err) {
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
   if (table == nullptr) {

@@ -11,7 +11,7 @@
 
 namespace tidemark {
 
-int run_history(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std::ostream& out, std::ostream& err) {
   nlohmann::json runs = nlohmann::json::array();
   try {
     const auto state = connect_to(*config, config->daemon.state);

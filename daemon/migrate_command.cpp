@@ -7,7 +7,7 @@
 
 namespace tidemark {
 
-int run_migrate(const ConfigPtr& config, const CommandLine&, std::ostream& out, std::ostream& err) {
+int run_migrate(const ConfigPtr& config, const MigrateOptions&, std::ostream& out, std::ostream& err) {
   try {
     const auto state = connect_to(*config, config->daemon.state);
     const std::vector<int> applied = migrate_state_schema(*state);

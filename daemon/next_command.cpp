@@ -8,7 +8,7 @@
 
 namespace tidemark {
 
-int run_next(const CommandLine& command_line, Instant now, std::ostream& out, std::ostream& err) {
+int run_next(const NextOptions& command_line, Instant now, std::ostream& out, std::ostream& err) {
   const auto schedule = CronSchedule::parse(command_line.cron);
   if (!schedule) {
     err << "tidemark next: " << schedule.error() << '\n';

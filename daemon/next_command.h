@@ -3,13 +3,21 @@
 #pragma once
 
 #include <iosfwd>
+#include <string>
 
 #include "core/time_types.h"
-#include "daemon/command_line.h"
+#include "daemon/common_options.h"
 
 namespace tidemark {
 
+struct NextOptions : CommonOptions {
+  std::string cron;
+  std::string tz = "UTC";
+  std::string from;  // empty: now
+  int count = 5;
+};
+
 // `now` is used when --from is absent. Exit 2 on a bad expression, zone or time.
-int run_next(const CommandLine& command_line, Instant now, std::ostream& out, std::ostream& err);
+int run_next(const NextOptions& command_line, Instant now, std::ostream& out, std::ostream& err);
 
 }  // namespace tidemark

@@ -39,7 +39,7 @@ CursorValue source_clock(PgConnection& source, CursorType type) {
 
 }  // namespace
 
-int run_rewind(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err) {
   if (blank(command_line.reason)) {
     err << "tidemark rewind: --reason must say why; it is kept forever in tidemark.watermark_resets\n";
     return kExitUsage;

@@ -11,7 +11,7 @@
 
 namespace tidemark {
 
-int run_run(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostream& out, std::ostream& err) {
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   if (pipeline == nullptr) {
     err << "tidemark run: no pipeline named \"" << command_line.pipeline << "\"\n";

@@ -48,7 +48,7 @@ std::string status_line(const Config& config) {
 
 }  // namespace
 
-int run_serve(const ConfigPtr& initial, const CommandLine& command_line, std::ostream&, std::ostream&) {
+int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::ostream&, std::ostream&) {
   ConfigPtr config = initial;  // replaced by each valid reload
   if (const auto refusal = state_session_refusal(*config)) {
     spdlog::critical("{}", *refusal);

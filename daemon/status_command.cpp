@@ -60,7 +60,7 @@ std::string human_age(std::int64_t seconds) {
 
 }  // namespace
 
-int run_status(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::ostream& out, std::ostream& err) {
   std::map<std::pair<std::string, std::string>, TableState> states;
   std::int64_t now = 0;
   try {

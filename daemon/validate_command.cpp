@@ -258,7 +258,7 @@ int check_initials(const Config& config, Instant now, std::ostream& err) {
 
 }  // namespace
 
-int run_validate(const CommandLine& command_line, Instant now, std::ostream& out, std::ostream& err) {
+int run_validate(const ValidateOptions& command_line, Instant now, std::ostream& out, std::ostream& err) {
   const auto loaded = load_config(command_line.config_path);
   if (!loaded.value) {
     for (const ConfigError& e : loaded.errors) err << e.to_string() << '\n';

@@ -6,10 +6,14 @@
 #include <iosfwd>
 
 #include "core/time_types.h"
-#include "daemon/command_line.h"
+#include "daemon/common_options.h"
 
 namespace tidemark {
 
-int run_validate(const CommandLine& command_line, Instant now, std::ostream& out, std::ostream& err);
+// Validate reads config_path itself: it reports a broken file rather than
+// being handed a loaded one.
+struct ValidateOptions : CommonOptions {};
+
+int run_validate(const ValidateOptions& command_line, Instant now, std::ostream& out, std::ostream& err);
 
 }  // namespace tidemark

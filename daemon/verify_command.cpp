@@ -91,7 +91,7 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
 
 }  // namespace
 
-int run_verify(const ConfigPtr& config, const CommandLine& command_line, std::ostream& out, std::ostream& err) {
+int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::ostream& out, std::ostream& err) {
   const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
   if (pipeline == nullptr || (!command_line.table.empty() && pipeline->find_table(command_line.table) == nullptr)) {
     err << "tidemark verify: no table " << command_line.pipeline

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "core/config_schema.h"
-#include "daemon/command_line.h"
 #include "daemon/config_loader.h"
 #include "daemon/dsn_resolver.h"
 #include "daemon/validate_command.h"
@@ -77,7 +76,7 @@ TEST_CASE("validate prints errors and exits 2, or a summary without passwords an
   TempDir dir;
   dir.write("t.yaml", "state: w\nconnections: { w: { dsn: \"host=db password=hunter2\" } }\npipelines_dir: p\n");
   dir.write("p/.keep", "");
-  CommandLine cl;
+  ValidateOptions cl;
   cl.config_path = (dir.path / "t.yaml").string();
   std::ostringstream out, err;
   CHECK(run_validate(cl, Instant{}, out, err) == 0);

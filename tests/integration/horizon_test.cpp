@@ -163,7 +163,7 @@ TEST_CASE("regression: ids cached by a session (sequence CACHE > 1) committed be
 TEST_CASE("regression: validate passed lookback 0 for tables every run refuses: CACHE above 1, logical replication") {
   EventsFixture f(kIdEvents, "id");
   const auto validate = [&](std::string& err) {
-    CommandLine cl;
+    ValidateOptions cl;
     cl.config_path = f.env.write_config_files(events_pipeline("id"));
     std::ostringstream out, e;
     const int code = run_validate(cl, Instant{}, out, e);
@@ -216,7 +216,7 @@ TEST_CASE("a role that cannot see other sessions: lookback 0 is refused, a lookb
     CHECK(refused.summary.error.find("lookback") != std::string::npos);
   }
   // validate says so before any run does.
-  CommandLine cl;
+  ValidateOptions cl;
   cl.config_path = env.write_config_files(events_pipeline("updated_at"));
   std::ostringstream out, err;
   CHECK(run_validate(cl, Instant{}, out, err) == 2);
@@ -258,7 +258,7 @@ TEST_CASE("regression: a NOINHERIT role granted pg_monitor was taken to see ever
   const TimedSummary r = runs.run("app", "events");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error.find("pg_monitor") != std::string::npos);
-  CommandLine cl;
+  ValidateOptions cl;
   cl.config_path = env.write_config_files(events_pipeline("updated_at"));
   std::ostringstream out, err;
   CHECK(run_validate(cl, Instant{}, out, err) == 2);
@@ -289,9 +289,10 @@ TEST_CASE("an initial in the future is refused; a stored watermark ahead is repo
         "t");
   // status calls it ahead, and stale, so the stale alert fires.
   testing::CommandRunner status;
-  status.cl.config_path = f.env.write_config_files(events_pipeline("updated_at"));
-  status.cl.json = true;
-  REQUIRE(status.run(run_status) == 0);
+  status.config_path = f.env.write_config_files(events_pipeline("updated_at"));
+  StatusOptions json;
+  json.json = true;
+  REQUIRE(status.run(run_status, json) == 0);
   const auto rows = nlohmann::json::parse(status.out.str());
   CHECK(rows[0]["ahead"] == true);
   CHECK(rows[0]["stale"] == true);
@@ -524,7 +525,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
     CHECK(refused.summary.status == RunStatus::Failed);
     CHECK(refused.summary.error.find("hot standby") != std::string::npos);
     CHECK(refused.summary.error.find("primary:") != std::string::npos);
-    CommandLine cl;
+    ValidateOptions cl;
     cl.config_path = env.write_config_files(replica_pipeline());
     std::ostringstream out, err;
     CHECK(run_validate(cl, Instant{}, out, err) == 2);
@@ -646,7 +647,7 @@ TEST_CASE("regression: validate checked a standby's own role, not its primary:, 
   const auto validate = [&](const std::string& connection, std::string& out, std::string& err) {
     std::string pipeline = replica_pipeline();
     pipeline.replace(pipeline.find("source: replica"), std::string("source: replica").size(), "source: " + connection);
-    CommandLine cl;
+    ValidateOptions cl;
     cl.config_path = env.write_config_files(pipeline);
     std::ostringstream o, e;
     const int code = run_validate(cl, Instant{}, o, e);

@@ -48,6 +48,7 @@ const char* const kDirectRevenue =
 
 struct Shop : testing::CommandRunner {
   PgTestEnv env;
+  BackfillOptions options;
 
   Shop() {
     // One order every real hour around both changes of 2026, every third one open.
@@ -65,15 +66,15 @@ struct Shop : testing::CommandRunner {
         "create schema mart;"
         "create table mart.daily_revenue (day_start timestamptz not null, orders bigint not null, revenue numeric);"
         "create table mart.hours_per_day (day date not null, hours bigint not null)");
-    cl.config_path = env.write_config_files(kPipeline);
-    cl.pipeline = "shop";
-    cl.parallel = 2;
+    config_path = env.write_config_files(kPipeline);
+    options.pipeline = "shop";
+    options.parallel = 2;
   }
   int backfill(const std::string& table, const std::string& from, const std::string& to) {
-    cl.table = table;
-    cl.from = from;
-    cl.to = to;
-    return run(run_backfill);
+    options.table = table;
+    options.from = from;
+    options.to = to;
+    return run(run_backfill, options);
   }
   std::vector<std::string> revenue() {
     return PgTestEnv::rows(env.target(), "select day_start, orders, revenue from mart.daily_revenue order by 1");
@@ -90,11 +91,11 @@ TEST_CASE("a backfill writes exact aggregates for every day, and re-running it c
   CHECK(shop.revenue() == expected);
 
   // Idempotent: --rerun replaces every partition with the same rows.
-  shop.cl.rerun = true;
+  shop.options.rerun = true;
   REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
   CHECK(shop.revenue() == expected);
   // Without --rerun a second invocation has nothing left to do.
-  shop.cl.rerun = false;
+  shop.options.rerun = false;
   REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
   CHECK(shop.out.str().find("0 partitions to write (5 already done") != std::string::npos);
 }
@@ -107,7 +108,7 @@ TEST_CASE("a correction in one past day is fixed by a one-day backfill; other da
   shop.env.source().exec(
       "update orders set amount = amount + 100 where order_id = (select min(order_id) from orders"
       " where status = 'completed' and ordered_at >= '2026-03-29 00:00+01' and ordered_at < '2026-03-30 00:00+02')");
-  shop.cl.rerun = true;
+  shop.options.rerun = true;
   REQUIRE(shop.backfill("daily_revenue", "2026-03-29", "2026-03-30") == 0);
   CHECK(shop.revenue() == PgTestEnv::rows(shop.env.source(), kDirectRevenue));
   CHECK(PgTestEnv::rows(shop.env.target(),
@@ -134,7 +135,7 @@ TEST_CASE("an interrupted backfill resumes with only what is missing") {
   const std::string fragile = std::string(kPipeline).replace(
       std::string(kPipeline).find("coalesce(sum(amount), 0) as revenue"), 35,
       "coalesce(sum(amount), 0) * fragile($1) as revenue");
-  shop.cl.config_path = shop.env.write_config_files(fragile);
+  shop.config_path = shop.env.write_config_files(fragile);
   CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 1);
   CHECK(shop.out.str().find("4 done, 1 failed") != std::string::npos);
   CHECK(shop.out.str().find("2026-03-29: failed") != std::string::npos);
@@ -158,7 +159,7 @@ TEST_CASE("regression: a backfill of more than --max-partitions is refused befor
         "shop.daily_revenue: check the dates, split the range, or pass --max-partitions with a higher limit\n");
   CHECK(shop.out.str().empty());
   CHECK(PgTestEnv::rows(shop.env.state(), "select count(*) from tidemark.runs")[0] == "0");
-  shop.cl.max_partitions = 3;
+  shop.options.max_partitions = 3;
   CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-03-31") == 2);
   CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-03-30") == 0);
 }
@@ -226,13 +227,13 @@ TEST_CASE("a partition query that returns rows outside its partition fails it an
   REQUIRE(before.size() == 2);
 
   // $1 and $2 only in a comment: every day comes back for every partition.
-  shop.cl.config_path = shop.env.write_config_files(daily_revenue_with(
+  shop.config_path = shop.env.write_config_files(daily_revenue_with(
       "      -- meant to be filtered on [$1, $2)\n"
       "      select date_trunc('day', ordered_at, 'Europe/Berlin') as day_start, count(*) as orders,\n"
       "             coalesce(sum(amount), 0) as revenue\n"
       "      from orders where status = 'completed' group by 1 order by 1;\n"));
-  shop.cl.rerun = true;
-  shop.cl.parallel = 1;
+  shop.options.rerun = true;
+  shop.options.parallel = 1;
   CHECK(shop.backfill("daily_revenue", "2026-03-29", "2026-03-31") == 1);
   CHECK(shop.out.str().find("0 done, 2 failed") != std::string::npos);
   // Nothing written: the day done before keeps its rows, no other day appears.
@@ -250,7 +251,7 @@ TEST_CASE("a partition query that returns rows outside its partition fails it an
 
 TEST_CASE("a partition row whose partition column is NULL is outside its partition") {
   Shop shop;
-  shop.cl.config_path = shop.env.write_config_files(daily_revenue_with(
+  shop.config_path = shop.env.write_config_files(daily_revenue_with(
       "      select case when n = 2 then null else $1::timestamptz end as day_start, n as orders, 0 as revenue\n"
       "      from generate_series(1, 3) n where $1::timestamptz < $2\n"));
   CHECK(shop.backfill("daily_revenue", "2026-03-29", "2026-03-30") == 1);
@@ -260,7 +261,7 @@ TEST_CASE("a partition row whose partition column is NULL is outside its partiti
 
 TEST_CASE("a partition query that does not return the partition column is told so") {
   Shop shop;
-  shop.cl.config_path = shop.env.write_config_files(daily_revenue_with(
+  shop.config_path = shop.env.write_config_files(daily_revenue_with(
       "      select $1::timestamptz as day, count(*) as orders, 0 as revenue\n"
       "      from orders where ordered_at >= $1 and ordered_at < $2\n"));
   CHECK(shop.backfill("daily_revenue", "2026-03-29", "2026-03-30") == 1);

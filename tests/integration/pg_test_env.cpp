@@ -127,12 +127,12 @@ TimedSummary TableRuns::run(const std::string& pipeline, const std::string& tabl
   return runner.run(*p, *t, trigger, cancel_);
 }
 
-int CommandRunner::run(Command command) {
+int CommandRunner::run_loaded(const std::string& path, const std::function<int(const ConfigPtr&)>& command) {
   out.str("");
   err.str("");
-  const auto config = load_config_or_report(cl.config_path, err);
+  const auto config = load_config_or_report(path, err);
   if (!config) return 2;
-  return command(config, cl, out, err);
+  return command(config);
 }
 
 }  // namespace tidemark::testing

@@ -3,6 +3,7 @@
 // Each PgTestEnv creates its own databases and drops them when it ends.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -88,14 +89,23 @@ class TableRuns {
   ConnectionPool pool_{2, std::chrono::seconds(60)};
 };
 
-// Runs commands the way the binary does: loads cl.config_path (exit 2 with
+// Runs commands the way the binary does: loads config_path (exit 2 with
 // the errors when invalid) and captures what the command prints.
 struct CommandRunner {
-  CommandLine cl;
+  std::string config_path;
   std::ostringstream out;
   std::ostringstream err;
 
-  int run(Command command);
+  // Runs `command` on `options`, with config_path as their --config.
+  template <class Options>
+  int run(DatabaseCommand<Options> command, Options options) {
+    options.config_path = config_path;
+    return run_loaded(options.config_path,
+                      [&](const ConfigPtr& config) { return command(config, options, out, err); });
+  }
+
+ private:
+  int run_loaded(const std::string& path, const std::function<int(const ConfigPtr&)>& command);
 };
 
 }  // namespace tidemark::testing

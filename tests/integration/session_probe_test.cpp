@@ -301,18 +301,18 @@ tables:
   const std::string target_db = database_of(env.target());
 
   env.set_dsn("target", bouncer_dsn(Pooling::Transaction, target_db));
+  RunOptions run_app;
+  run_app.pipeline = "app";
   CommandRunner refused;
-  refused.cl.config_path = env.write_config_files(pipeline);
-  refused.cl.pipeline = "app";
-  CHECK(refused.run(run_run) == 2);
+  refused.config_path = env.write_config_files(pipeline);
+  CHECK(refused.run(run_run, run_app) == 2);
   CHECK(refused.err.str().find("pool_mode = session") != std::string::npos);
   CHECK(PgTestEnv::rows(env.target(), "select to_regclass('tidemark.runs') is null")[0] == "t");  // nothing ran
 
   env.set_dsn("target", bouncer_dsn(Pooling::Session, target_db));
   CommandRunner works;
-  works.cl.config_path = env.write_config_files(pipeline);
-  works.cl.pipeline = "app";
-  CHECK(works.run(run_run) == 0);
+  works.config_path = env.write_config_files(pipeline);
+  CHECK(works.run(run_run, run_app) == 0);
   CHECK(PgTestEnv::rows(env.target(), "select count(*) from events")[0] == "1");
 }
 
