@@ -384,7 +384,7 @@ tables:
   CHECK(types[1].find('Z') == std::string::npos);  // wall-clock time, no offset
 }
 
-TEST_CASE("a run whose lock session dies before the state commit fails; the next run repairs it") {
+TEST_CASE("a run whose lock session dies before the state commit fails, its rows not landed; the next run repairs it") {
   OrdersFixture f("5m", /*state_in_target=*/false);
   for (int id = 1; id <= 10; ++id) f.insert(id, "new", "clock_timestamp() - interval '1 minute'");
   const auto key = static_cast<std::uint64_t>(advisory_lock_key({"shop", "orders"}));
@@ -396,6 +396,10 @@ TEST_CASE("a run whose lock session dies before the state commit fails; the next
   });
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(f.watermark().empty());  // the state never moved
+  // Regression: the target committed before the state's record found the
+  // lock gone, so rows landed that another holder of the lock could be
+  // writing at the same moment. The record now comes before either commit.
+  CHECK(f.target_rows().empty());
   const TimedSummary repaired = f.run();
   CHECK(repaired.summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());
