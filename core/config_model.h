@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/cron_schedule.h"
+#include "core/cursor_value.h"
+#include "core/partition_calendar.h"
 #include "core/sql_identifier.h"
 #include "core/time_types.h"
 
@@ -68,21 +70,6 @@ struct DaemonConfig {
 };
 
 enum class TableMode { Incremental, Partition };
-enum class PartitionUnit { Hour, Day, Month };
-
-// An amount of cursor space: a duration for time cursors (timestamptz,
-// timestamp, date) or a count for integer cursors. Which one a cursor needs
-// is known only once its column type is read from the source.
-struct CursorSpan {
-  enum class Kind { Duration, Count };
-  Kind kind = Kind::Duration;
-  std::int64_t amount = 0;  // seconds for Duration
-
-  bool is_zero() const { return amount == 0; }
-  friend bool operator==(const CursorSpan& a, const CursorSpan& b) {
-    return a.kind == b.kind && a.amount == b.amount;
-  }
-};
 
 struct PartitionSpec {
   std::string column;

@@ -10,7 +10,6 @@
 #include <string>
 #include <string_view>
 
-#include "core/config_model.h"
 #include "core/result.h"
 
 namespace tidemark {
@@ -62,6 +61,26 @@ std::string cursor_sql_literal(const CursorValue& value);
 // maximum stands for "no end" (max + 1 does not exist), so the upper
 // bound is left out and the largest id is still read.
 std::string cursor_range_predicate(const std::string& quoted_column, const CursorValue& lo, const CursorValue& hi);
+
+// An amount of cursor space: a duration for time cursors (timestamptz,
+// timestamp, date) or a count for integer cursors. Which one a cursor needs
+// is known only once its column type is read from the source.
+struct CursorSpan {
+  enum class Kind { Duration, Count };
+  Kind kind = Kind::Duration;
+  std::int64_t amount = 0;  // seconds for Duration
+
+  bool is_zero() const { return amount == 0; }
+  friend bool operator==(const CursorSpan& a, const CursorSpan& b) {
+    return a.kind == b.kind && a.amount == b.amount;
+  }
+};
+
+// A half-open range of cursor values.
+struct Window {
+  CursorValue lo;
+  CursorValue hi;  // exclusive: cursor >= lo AND cursor < hi
+};
 
 // value - span (lookback) and value + span (max_window), saturating at the
 // type's range. Durations apply to time cursors (rounded up to whole days

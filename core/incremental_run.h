@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/run_context.h"
+#include "core/window_plan.h"
 
 namespace tidemark {
 

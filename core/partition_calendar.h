@@ -6,11 +6,12 @@
 
 #include <string_view>
 
-#include "core/config_model.h"
 #include "core/result.h"
 #include "core/time_types.h"
 
 namespace tidemark {
+
+enum class PartitionUnit { Hour, Day, Month };
 
 struct TimeWindow {
   Instant lo;

@@ -19,7 +19,6 @@
 #include "core/result.h"
 #include "core/safe_horizon.h"
 #include "core/table_key.h"
-#include "core/window_plan.h"
 
 namespace tidemark {
 

@@ -6,16 +6,10 @@
 
 #include <optional>
 
-#include "core/config_model.h"
 #include "core/cursor_value.h"
 #include "core/result.h"
 
 namespace tidemark {
-
-struct Window {
-  CursorValue lo;
-  CursorValue hi;  // exclusive: cursor >= lo AND cursor < hi
-};
 
 struct WindowPlanInput {
   std::optional<CursorValue> watermark;   // stored; absent on a first run
