@@ -24,6 +24,7 @@ int run_history(const ConfigPtr& config, const CommandLine& command_line, std::o
       const auto text = [](const std::optional<std::string>& value) {
         return value ? nlohmann::json(*value) : nlohmann::json();
       };
+      const auto number = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
       for (const RunRecord& run : *recent) {
         runs.push_back({{"run_id", run.run_id},
                         {"pipeline", run.pipeline},
@@ -31,7 +32,7 @@ int run_history(const ConfigPtr& config, const CommandLine& command_line, std::o
                         {"trigger", run.trigger},
                         {"status", run.status},
                         {"started_at", run.started_at},
-                        {"duration_seconds", run.duration_seconds ? nlohmann::json(*run.duration_seconds) : nlohmann::json()},
+                        {"duration_seconds", number(run.duration_seconds)},
                         {"window_lo", text(run.window_lo)},
                         {"window_hi", text(run.window_hi)},
                         {"watermark_before", text(run.watermark_before)},
@@ -40,7 +41,7 @@ int run_history(const ConfigPtr& config, const CommandLine& command_line, std::o
                         {"rows_written", run.rows_written},
                         {"error", text(run.error)},
                         {"host", text(run.host)},
-                        {"pid", run.pid ? nlohmann::json(*run.pid) : nlohmann::json()}});
+                        {"pid", number(run.pid)}});
       }
     }
   } catch (const std::exception& e) {

@@ -49,7 +49,8 @@ struct Gateway : testing::CommandRunner {
         "create table public.orders (order_id int primary key, updated_at timestamptz not null);"
         "insert into public.orders select g, timestamptz '2026-01-01' + g * interval '1 hour'"
         " from generate_series(1, 48) g");
-    env.target().exec("create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null)");
+    env.target().exec(
+        "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null)");
     cl.config_path = env.write_config_files(kPipeline);
     migrate_state_schema(env.state());
   }
