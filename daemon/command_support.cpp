@@ -6,6 +6,7 @@
 #include "daemon/config_loader.h"
 #include "daemon/dsn_resolver.h"
 #include "daemon/session_probe.h"
+#include "daemon/state_reader.h"
 
 namespace tidemark {
 
@@ -73,7 +74,9 @@ std::optional<std::string> state_session_refusal(const Config& config) {
 }
 
 bool state_schema_exists(PgConnection& state) {
-  return state.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
+  const auto exists = StateReader(state).schema_exists();
+  if (!exists) throw std::runtime_error(exists.error());
+  return *exists;
 }
 
 bool state_schema_exists_or_say(PgConnection& state, const Config& config, std::ostream& err) {

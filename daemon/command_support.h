@@ -60,7 +60,8 @@ struct PipelineConnections {
 std::optional<std::string> state_session_refusal(const Config& config);
 
 // True when the tidemark schema exists: read-only commands report an
-// empty state instead of creating it.
+// empty state instead of creating it. Throws std::runtime_error when the
+// state database cannot say.
 bool state_schema_exists(PgConnection& state);
 
 // state_schema_exists, telling `err` when there is no state yet.

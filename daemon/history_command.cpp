@@ -8,6 +8,7 @@
 #include "daemon/commands.h"
 #include "daemon/exit_code.h"
 #include "daemon/logging.h"
+#include "daemon/state_reader.h"
 
 namespace tidemark {
 
@@ -16,34 +17,31 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
   try {
     const auto state = connect_to(*config, config->daemon.state);
     if (state_schema_exists_or_say(*state, *config, err)) {
-      const PgResult r = state->exec(
-          "select run_id, pipeline, table_name, trigger, status,"
-          " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-          " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
-          " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid"
-          " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
-          {command_line.pipeline.empty() ? std::nullopt : std::optional<std::string>(command_line.pipeline),
-           std::to_string(command_line.limit)});
-      const auto text = [&](int row, int column) {
-        return r.is_null(row, column) ? nlohmann::json() : nlohmann::json(r.text(row, column));
+      const auto recent = StateReader(*state).recent_runs(
+          command_line.pipeline.empty() ? std::nullopt : std::optional<std::string>(command_line.pipeline),
+          command_line.limit);
+      if (!recent) throw std::runtime_error(recent.error());
+      const auto text = [](const std::optional<std::string>& value) {
+        return value ? nlohmann::json(*value) : nlohmann::json();
       };
-      for (int i = 0; i < r.rows(); ++i) {
-        runs.push_back({{"run_id", r.integer(i, 0)},
-                        {"pipeline", r.text(i, 1)},
-                        {"table", r.text(i, 2)},
-                        {"trigger", r.text(i, 3)},
-                        {"status", r.text(i, 4)},
-                        {"started_at", r.text(i, 5)},
-                        {"duration_seconds", r.is_null(i, 6) ? nlohmann::json() : nlohmann::json(std::stod(r.text(i, 6)))},
-                        {"window_lo", text(i, 7)},
-                        {"window_hi", text(i, 8)},
-                        {"watermark_before", text(i, 9)},
-                        {"watermark_after", text(i, 10)},
-                        {"rows_read", r.integer(i, 11)},
-                        {"rows_written", r.integer(i, 12)},
-                        {"error", text(i, 13)},
-                        {"host", text(i, 14)},
-                        {"pid", r.is_null(i, 15) ? nlohmann::json() : nlohmann::json(r.integer(i, 15))}});
+      const auto number = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
+      for (const RunRecord& run : *recent) {
+        runs.push_back({{"run_id", run.run_id},
+                        {"pipeline", run.pipeline},
+                        {"table", run.table},
+                        {"trigger", run.trigger},
+                        {"status", run.status},
+                        {"started_at", run.started_at},
+                        {"duration_seconds", number(run.duration_seconds)},
+                        {"window_lo", text(run.window_lo)},
+                        {"window_hi", text(run.window_hi)},
+                        {"watermark_before", text(run.watermark_before)},
+                        {"watermark_after", text(run.watermark_after)},
+                        {"rows_read", run.rows_read},
+                        {"rows_written", run.rows_written},
+                        {"error", text(run.error)},
+                        {"host", text(run.host)},
+                        {"pid", number(run.pid)}});
       }
     }
   } catch (const std::exception& e) {

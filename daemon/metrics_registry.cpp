@@ -12,7 +12,7 @@
 #include <memory>
 #include <sstream>
 
-#include "core/safe_horizon.h"
+#include "core/watermark_health.h"
 #include "daemon/version.h"
 
 namespace tidemark {
@@ -370,13 +370,15 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
     watermark_timestamp_.Remove(s->watermark_timestamp);
     s->watermark_timestamp = nullptr;
   }
-  const std::optional<double> reference = progress.watermark_unix ? progress.watermark_unix : progress.moved_unix;
-  s->age->Set(reference ? now - *reference : std::nan(""));
+  WatermarkReading reading;
+  reading.watermark_unix = progress.watermark_unix;
+  reading.moved_unix = progress.moved_unix;
+  reading.ahead_of_source = progress.ahead;
+  const WatermarkHealth health = assess_watermark(
+      reading, now, std::chrono::seconds(static_cast<std::int64_t>(s->stale_after_seconds)));
+  s->age->Set(health.age_seconds ? *health.age_seconds : std::nan(""));
   s->moved->Set(progress.moved_unix ? *progress.moved_unix : std::nan(""));
-  // A watermark ahead of the source claims rows that do not exist yet:
-  // as much a reason to page as one that stopped moving.
-  const bool ahead = progress.ahead || (progress.watermark_unix && *progress.watermark_unix - now > kAheadToleranceSeconds);
-  s->stale->Set(ahead || (reference && now - *reference > s->stale_after_seconds) ? 1 : 0);
+  s->stale->Set(health.stale() ? 1 : 0);
   if (progress.last_success_unix) s->last_success->Set(*progress.last_success_unix);
 }
 

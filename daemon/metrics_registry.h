@@ -59,7 +59,9 @@ class MetricsRegistry final : public RunObserver {
   void run_skipped(const TableKey& table, SkipReason reason);
   // How many firings wait for a free worker.
   void set_queued(std::size_t waiting);
-  // Recomputes age and stale against `now` (Unix seconds).
+  // Recomputes age and stale (core/watermark_health.h) against `now`:
+  // Unix seconds on the clock `progress` was read with, the state
+  // database's.
   void table_progress(const TableKey& table, const TableProgress& progress, double now);
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);

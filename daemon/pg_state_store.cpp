@@ -313,4 +313,43 @@ Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWind
   }
 }
 
+Result<WatermarkRewound> PgStateStore::rewind_watermark(const WatermarkRewind& rewind) {
+  const TableKey& table = rewind.table;
+  try {
+    connection_.exec("begin");
+    // The lock first, then the read: under READ COMMITTED each statement
+    // takes a new snapshot, so the read below sees every watermark a run
+    // committed before it let the lock go.
+    if (!connection_.exec("select pg_try_advisory_xact_lock($1::bigint)", {lock_key_text(table)}).boolean(0, 0)) {
+      connection_.exec("rollback");
+      return WatermarkRewound{};
+    }
+    const PgResult r = connection_.exec(R"SQL(
+with previous as (
+  select value from tidemark.watermarks where pipeline = $1 and table_name = $2 for update),
+written as (
+  insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at)
+  values ($1, $2, $3, $4, now(), now()) on conflict (pipeline, table_name) do update
+  set value = excluded.value, value_type = excluded.value_type, moved_at = now(), updated_at = now()
+  returning 1),
+audit as (
+  insert into tidemark.watermark_resets (pipeline, table_name, old_value, new_value, reason, reset_by)
+  values ($1, $2, (select value from previous), $3, $5, $6)
+  returning 1)
+select (select value from previous), (select count(*) from written), (select count(*) from audit)
+)SQL",
+                                        {table.pipeline, table.table, cursor_to_text(rewind.to),
+                                         std::string(cursor_type_name(rewind.to.type)), rewind.reason,
+                                         rewind.reset_by});
+    connection_.exec("commit");
+    WatermarkRewound out;
+    out.done = true;
+    out.old_value = r.optional_text(0, 0);
+    return out;
+  } catch (const PgError& e) {
+    connection_.rollback_quietly();
+    return e.as_error();
+  }
+}
+
 }  // namespace tidemark

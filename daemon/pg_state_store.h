@@ -11,6 +11,24 @@
 
 namespace tidemark {
 
+// An audited rewind: what `tidemark rewind` asks the store to do.
+struct WatermarkRewind {
+  TableKey table;
+  CursorValue to;
+  std::string reason;    // kept forever in tidemark.watermark_resets
+  std::string reset_by;  // who asked (the operating system user)
+};
+
+// What a rewind did.
+struct WatermarkRewound {
+  // False when a run holds the table's lock: nothing was changed.
+  bool done = false;
+  // The value replaced, read under the lock in the rewind's own
+  // transaction, so it is exactly what the audit row records; nothing
+  // when the table had no watermark.
+  std::optional<std::string> old_value;
+};
+
 class PgStateStore final : public StateStore {
  public:
   explicit PgStateStore(PgConnection& connection);
@@ -47,6 +65,17 @@ class PgStateStore final : public StateStore {
 
   PgConnection& connection_;
   std::string host_;
+
+ public:
+  // Sets the table's watermark to `rewind.to` and records the change in
+  // tidemark.watermark_resets, in one transaction under the table's
+  // advisory lock (a transaction-level lock: it ends with the
+  // transaction), so no run moves the watermark between the read of the
+  // old value and the write, and the audit row's old_value is exact. Does
+  // not wait: when a run holds the lock, returns done = false having
+  // changed nothing. Requires no transaction open on the connection.
+  // Fails, having changed nothing, when a statement does.
+  Result<WatermarkRewound> rewind_watermark(const WatermarkRewind& rewind);
 };
 
 }  // namespace tidemark

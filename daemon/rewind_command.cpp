@@ -11,6 +11,7 @@
 #include "daemon/exit_code.h"
 #include "daemon/pg_source.h"
 #include "daemon/pg_state_store.h"
+#include "daemon/state_reader.h"
 #include "daemon/state_schema.h"
 
 namespace tidemark {
@@ -88,11 +89,11 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
 
     const auto state = connect_to(*config, config->daemon.state);
     migrate_state_schema(*state);
-    const PgResult current = state->exec(
-        "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
-        {key.pipeline, key.table});
-    const std::optional<std::string> old_value =
-        current.rows() ? std::optional<std::string>(current.text(0, 0)) : std::nullopt;
+    // For the preview only: the value the rewind replaces is read again
+    // under the lock, and that one is what the audit records.
+    const auto current = StateReader(*state).stored_watermark(key);
+    if (!current) throw std::runtime_error(current.error());
+    const std::optional<std::string> old_value = *current;
     const std::string new_value = cursor_to_text(*to);
 
     // The next run reads from the new value minus the lookback.
@@ -123,26 +124,17 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     }
 
     // Under the table's lock, so no run is in flight while the value changes.
-    PgStateStore store(*state);
-    const auto locked = store.try_lock(key);
-    if (!locked) throw std::runtime_error(locked.error());
-    if (!*locked) {
+    WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user()};
+    const auto rewound = PgStateStore(*state).rewind_watermark(rewind);
+    if (!rewound) throw std::runtime_error(rewound.error());
+    if (!rewound->done) {
       err << "tidemark rewind: a run of " << key.display() << " holds the lock; try again when it has finished\n";
       return kExitFailure;
     }
-    state->exec("BEGIN");
-    state->exec(
-        "insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at)"
-        " values ($1, $2, $3, $4, now(), now()) on conflict (pipeline, table_name) do update"
-        " set value = excluded.value, value_type = excluded.value_type, moved_at = now(), updated_at = now()",
-        {key.pipeline, key.table, new_value, std::string(cursor_type_name(to->type))});
-    state->exec(
-        "insert into tidemark.watermark_resets (pipeline, table_name, old_value, new_value, reason, reset_by)"
-        " values ($1, $2, $3, $4, $5, $6)",
-        {key.pipeline, key.table, old_value, new_value, command_line.reason + (passed_clock ? kForcedNote : ""),
-         os_user()});
-    state->exec("COMMIT");
-    store.unlock(key);
+    if (rewound->old_value != old_value) {
+      out << "note: the watermark was " << rewound->old_value.value_or("(none)")
+          << " when the rewind took the lock (a run moved it meanwhile); that is the old value recorded\n";
+    }
     out << "done; recorded in tidemark.watermark_resets" << (passed_clock ? " as forced past the source clock" : "")
         << '\n';
     return kExitOk;

@@ -12,6 +12,7 @@
 #include "daemon/metrics_registry.h"
 #include "daemon/scheduler.h"
 #include "daemon/state_monitor.h"
+#include "daemon/state_reader.h"
 #include "daemon/systemd_notifier.h"
 #include "daemon/version.h"
 
@@ -27,12 +28,9 @@ LastStarts read_last_starts(const Config& config) {
   try {
     const auto state = connect_to(config, config.daemon.state);
     if (!state_schema_exists(*state)) return out;
-    const PgResult r = state->exec(
-        "select pipeline, table_name, extract(epoch from max(started_at))::bigint from tidemark.runs"
-        " where trigger <> 'backfill' group by 1, 2");
-    for (int i = 0; i < r.rows(); ++i) {
-      out[{r.text(i, 0), r.text(i, 1)}] = Instant(std::chrono::seconds(r.integer(i, 2)));
-    }
+    auto starts = StateReader(*state).last_run_starts();
+    if (!starts) throw std::runtime_error(starts.error());
+    out = std::move(starts).value();
   } catch (const std::exception& e) {
     spdlog::warn("cannot read past runs from {} ({}); missed firings are not caught up", config.daemon.state,
                  e.what());

@@ -1,7 +1,7 @@
 // Keeps the watermark gauges true: every interval (and when asked after a
 // run) it reads each table's watermark, when it moved and its last success
-// from the state database, and tries a connection to every database for
-// tidemark_db_up. It also applies the state schema until that succeeds
+// from the state database, with that database's clock (StateReader), and
+// tries a connection to every database for tidemark_db_up. It also applies the state schema until that succeeds
 // once. Owns one background thread; every public method is thread-safe.
 #pragma once
 
