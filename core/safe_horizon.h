@@ -117,9 +117,10 @@ struct HorizonInput {
 // replication writes, or ids from a sequence with CACHE above 1.
 Result<HorizonDecision> decide_horizon(const HorizonInput& input);
 
-// How far a time watermark may be ahead of a host's clock before status
-// and the stale gauge call it ahead on their own (clocks of hosts differ a
-// little); a run compares it with the source's horizon exactly.
+// How far a time watermark may be ahead of the state database's clock
+// before status and the stale gauge call it ahead on their own (the source
+// and state databases' clocks differ a little); a run compares it with the
+// source's horizon exactly.
 constexpr double kAheadToleranceSeconds = 60;
 
 // How many samples a table keeps at most: a long-open transaction makes

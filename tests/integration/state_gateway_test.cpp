@@ -51,7 +51,7 @@ struct Gateway : testing::CommandRunner {
         " from generate_series(1, 48) g");
     env.target().exec(
         "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null)");
-    cl.config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kPipeline);
     migrate_state_schema(env.state());
   }
 
@@ -76,22 +76,24 @@ CursorValue instant(const char* text) {
 // longer there.
 TEST_CASE("regression: rewind read the old value before taking the lock, so its audit row could be stale") {
   Gateway g;
-  g.cl.pipeline = "shop";
-  g.cl.table = "orders";
-  g.cl.reason = "first watermark";
-  g.cl.to = "2026-01-02T00:00:00Z";
-  REQUIRE_MESSAGE(g.run(run_rewind) == 0, g.err.str());
+  RewindOptions first;
+  first.pipeline = "shop";
+  first.table = "orders";
+  first.reason = "first watermark";
+  first.to = "2026-01-02T00:00:00Z";
+  REQUIRE_MESSAGE(g.run(run_rewind, first) == 0, g.err.str());
 
   // The rewind's source row count waits on this lock: after its preview
   // read the watermark, before it takes the table's lock.
   g.env.source().exec("begin");
   g.env.source().exec("lock table public.orders in access exclusive mode");
   testing::CommandRunner rewinding;
-  rewinding.cl = g.cl;
-  rewinding.cl.reason = "re-read the first day";
-  rewinding.cl.to = "2026-01-01T00:00:00Z";
+  rewinding.config_path = g.config_path;
+  RewindOptions back = first;
+  back.reason = "re-read the first day";
+  back.to = "2026-01-01T00:00:00Z";
   int exit_code = -1;
-  std::thread rewind([&] { exit_code = rewinding.run(run_rewind); });
+  std::thread rewind([&] { exit_code = rewinding.run(run_rewind, back); });
 
   PgConnection watcher(testing::test_dsn("postgres"), "watcher");
   bool waiting = false;
@@ -225,8 +227,9 @@ TEST_CASE("status and the gauges judge age and stale alike, from the same state"
       "insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at)"
       " select 'shop', 'orders', to_char(now() at time zone 'UTC' - interval '2 hours',"
       " 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'), 'timestamptz', now(), now()");
-  g.cl.json = true;
-  REQUIRE(g.run(run_status) == 0);
+  StatusOptions json;
+  json.json = true;
+  REQUIRE(g.run(run_status, json) == 0);
   const auto status = nlohmann::json::parse(g.out.str());
   REQUIRE(status.size() == 2);
   CHECK(status[0]["stale"] == true);
