@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/config_parser.h"
+#include "core/config/config_parser.h"
 
 namespace tidemark {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/config_model.h"
+#include "core/config/config_model.h"
 
 namespace tidemark {
 

@@ -2,9 +2,9 @@
 #include <csignal>
 #include <iostream>
 
-#include "core/time_types.h"
-#include "daemon/command_line.h"
-#include "daemon/exit_code.h"
+#include "core/time/time_types.h"
+#include "daemon/commands/command_line.h"
+#include "daemon/commands/exit_code.h"
 
 int main(int argc, char** argv) {
   // A peer closing a socket must be an error on that socket, not process death.

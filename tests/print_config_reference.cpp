@@ -1,7 +1,7 @@
 // Prints the configuration schema as Markdown, for docs/configuration.md.
 #include <iostream>
 
-#include "core/config_schema.h"
+#include "core/config/config_schema.h"
 
 int main() {
   std::cout << tidemark::render_schema_reference();

@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/cancel_token.h"
-#include "core/run_context.h"
-#include "core/run_observer.h"
-#include "core/run_ports.h"
+#include "core/run/cancel_token.h"
+#include "core/run/run_context.h"
+#include "core/run/run_observer.h"
+#include "core/run/run_ports.h"
 
 namespace tidemark {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "core/run_observer.h"
-#include "core/scheduler_ports.h"
-#include "core/table_scheduler.h"
+#include "core/run/run_observer.h"
+#include "core/schedule/scheduler_ports.h"
+#include "core/schedule/table_scheduler.h"
 
 namespace tidemark {
 

@@ -7,10 +7,10 @@
 #include <sstream>
 #include <vector>
 
-#include "core/instant_text.h"
-#include "daemon/command_line.h"
-#include "daemon/next_command.h"
-#include "daemon/validate_command.h"
+#include "core/time/instant_text.h"
+#include "daemon/commands/command_line.h"
+#include "daemon/commands/next_command.h"
+#include "daemon/commands/validate_command.h"
 
 namespace tidemark {
 namespace {

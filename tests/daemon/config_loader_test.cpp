@@ -6,10 +6,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/config_schema.h"
+#include "core/config/config_schema.h"
 #include "daemon/config_loader.h"
-#include "daemon/dsn_resolver.h"
-#include "daemon/validate_command.h"
+#include "daemon/pg/dsn_resolver.h"
+#include "daemon/commands/validate_command.h"
 
 namespace tidemark {
 namespace {

@@ -8,8 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/config_parser.h"
-#include "daemon/metrics_registry.h"
+#include "core/config/config_parser.h"
+#include "daemon/serve/metrics_registry.h"
 
 namespace tidemark {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/config_parser.h"
+#include "core/config/config_parser.h"
 
 namespace {
 

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "core/table_key.h"
-#include "daemon/commands.h"
+#include "core/run/table_key.h"
+#include "daemon/commands/commands.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

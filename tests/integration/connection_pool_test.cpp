@@ -5,8 +5,8 @@
 
 #include <thread>
 
-#include "core/safe_horizon.h"
-#include "daemon/connection_pool.h"
+#include "core/watermark/safe_horizon.h"
+#include "daemon/pg/connection_pool.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -5,11 +5,11 @@
 
 #include <thread>
 
-#include "core/cancel_token.h"
-#include "core/table_key.h"
-#include "daemon/chunk_logger.h"
-#include "daemon/state_schema.h"
-#include "daemon/table_runner.h"
+#include "core/run/cancel_token.h"
+#include "core/run/table_key.h"
+#include "daemon/commands/chunk_logger.h"
+#include "daemon/pg/state_schema.h"
+#include "daemon/serve/table_runner.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -10,10 +10,10 @@
 #include <sstream>
 #include <thread>
 
-#include "core/safe_horizon.h"
-#include "daemon/command_support.h"
-#include "daemon/commands.h"
-#include "daemon/validate_command.h"
+#include "core/watermark/safe_horizon.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/validate_command.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -4,11 +4,11 @@
 
 #include <sstream>
 
-#include "core/cancel_token.h"
-#include "daemon/chunk_logger.h"
-#include "daemon/commands.h"
-#include "daemon/state_schema.h"
-#include "daemon/table_runner.h"
+#include "core/run/cancel_token.h"
+#include "daemon/commands/chunk_logger.h"
+#include "daemon/commands/commands.h"
+#include "daemon/pg/state_schema.h"
+#include "daemon/serve/table_runner.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/config_parser.h"
-#include "daemon/command_support.h"
-#include "daemon/state_schema.h"
+#include "core/config/config_parser.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/pg/state_schema.h"
 
 namespace tidemark::testing {
 namespace {

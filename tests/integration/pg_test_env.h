@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "core/cancel_token.h"
-#include "core/config_model.h"
-#include "daemon/chunk_logger.h"
-#include "daemon/commands.h"
-#include "daemon/table_runner.h"
-#include "daemon/pg_connection.h"
+#include "core/run/cancel_token.h"
+#include "core/config/config_model.h"
+#include "daemon/commands/chunk_logger.h"
+#include "daemon/commands/commands.h"
+#include "daemon/serve/table_runner.h"
+#include "daemon/pg/pg_connection.h"
 
 namespace tidemark::testing {
 

@@ -13,10 +13,10 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/commands.h"
-#include "daemon/pg_state_store.h"
-#include "daemon/session_probe.h"
-#include "daemon/state_schema.h"
+#include "daemon/commands/commands.h"
+#include "daemon/pg/pg_state_store.h"
+#include "daemon/pg/session_probe.h"
+#include "daemon/pg/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark::testing {

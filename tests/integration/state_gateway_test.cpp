@@ -8,13 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "core/table_key.h"
-#include "daemon/commands.h"
-#include "daemon/metrics_registry.h"
-#include "daemon/pg_state_store.h"
-#include "daemon/state_monitor.h"
-#include "daemon/state_reader.h"
-#include "daemon/state_schema.h"
+#include "core/run/table_key.h"
+#include "daemon/commands/commands.h"
+#include "daemon/serve/metrics_registry.h"
+#include "daemon/pg/pg_state_store.h"
+#include "daemon/serve/state_monitor.h"
+#include "daemon/pg/state_reader.h"
+#include "daemon/pg/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

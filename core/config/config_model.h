@@ -1,0 +1,119 @@
+// The validated configuration: the daemon file and every pipeline file.
+// Built only by ConfigParser, immutable afterwards and shared read-only
+// (std::shared_ptr<const Config>) between the loop and the workers; a
+// reload builds a new one.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time/cron_schedule.h"
+#include "core/watermark/cursor_value.h"
+#include "core/time/partition_calendar.h"
+#include "core/sql/sql_identifier.h"
+#include "core/time/time_types.h"
+
+namespace tidemark {
+
+// Where a value came from, for messages about it. line and column are 1-based.
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+enum class DsnSource { Inline, Environment, File };
+
+struct ConnectionConfig {
+  std::string name;
+  DsnSource source = DsnSource::Inline;
+  // The DSN itself (Inline), an environment variable name (Environment) or
+  // a file path (File). Resolving the last two is the daemon's job.
+  std::string value;
+  // A hot standby's primary (another connection's name), where the safe
+  // horizon is read; empty when none is configured.
+  std::string primary;
+  // How long a run waits for the standby to replay up to the primary's
+  // position read with the horizon.
+  std::chrono::seconds replay_timeout{60};
+};
+
+struct MetricsConfig {
+  std::string listen;  // as written, "host:port"
+  std::string host;    // without brackets for IPv6
+  std::uint16_t port = 0;
+};
+
+enum class LogLevel { Trace, Debug, Info, Warn, Error, Off };
+enum class LogFormat { Text, Json };
+
+struct LogConfig {
+  LogLevel level = LogLevel::Info;
+  LogFormat format = LogFormat::Text;
+};
+
+struct DaemonConfig {
+  std::string file;
+  std::string state;  // names one of connections
+  std::vector<ConnectionConfig> connections;
+  std::string pipelines_dir;  // as written; relative to the file's folder
+  MetricsConfig metrics;
+  int max_concurrent_runs = 0;
+  std::chrono::seconds shutdown_grace{0};  // how long SIGTERM waits for runs in flight
+  LogConfig log;
+
+  // nullptr when no connection has that name.
+  const ConnectionConfig* find_connection(const std::string& wanted) const;
+};
+
+enum class TableMode { Incremental, Partition };
+
+struct PartitionSpec {
+  std::string column;
+  PartitionUnit unit = PartitionUnit::Day;
+};
+
+struct TableConfig {
+  std::string name;  // unique within the pipeline; state key is (pipeline, name)
+  TableMode mode = TableMode::Incremental;
+  SourceLocation location;
+
+  std::optional<QualifiedName> source_table;  // incremental only
+  QualifiedName target_table;
+  std::vector<std::string> columns;  // empty: every source column
+  std::vector<std::string> key;      // incremental only
+  std::string cursor;                // incremental only
+  CursorSpan lookback;
+  std::optional<CursorSpan> max_window;
+  std::optional<std::string> initial;  // ISO-8601 date/timestamp or an integer
+  std::optional<CronSchedule> schedule;  // own, or the pipeline's; always set once valid
+  std::chrono::seconds stale_after{0};   // own, or the pipeline's
+  std::optional<PartitionSpec> partition;  // partition only
+  std::string query;                       // partition only; $1 = lo, $2 = hi
+};
+
+struct PipelineConfig {
+  std::string name;
+  SourceLocation location;
+  std::string source;  // connection names
+  std::string target;
+  std::optional<CronSchedule> schedule;  // default for tables; may be absent if each table has one
+  std::string timezone;                  // IANA name
+  const TimeZone* zone = nullptr;        // from the tz database; never null once valid
+  std::chrono::seconds stale_after{0};
+  std::vector<TableConfig> tables;
+
+  const TableConfig* find_table(const std::string& wanted) const;
+};
+
+struct Config {
+  DaemonConfig daemon;
+  std::vector<PipelineConfig> pipelines;  // sorted by name
+
+  const PipelineConfig* find_pipeline(const std::string& wanted) const;
+};
+
+}  // namespace tidemark

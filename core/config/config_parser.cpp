@@ -1,0 +1,179 @@
+#include "core/config/config_parser.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <string_view>
+
+#include <yaml-cpp/depthguard.h>
+
+#include "core/config/config_reader.h"
+#include "core/config/config_schema.h"
+
+namespace tidemark {
+namespace {
+
+ConfigError file_error_at(const ConfigText& file, const YAML::Mark& mark, std::string message) {
+  ConfigError error;
+  error.file = file.path;
+  error.line = mark.is_null() ? 0 : mark.line + 1;
+  error.column = mark.is_null() ? 0 : mark.column + 1;
+  error.message = std::move(message);
+  return error;
+}
+
+// The 1-based line where a second YAML document starts, or 0 when the text
+// holds one: a "---" line after the first document's content, or content
+// after a "..." line. yaml-cpp's LoadAll can loop forever on some broken
+// second documents, so they are found by their markers (which YAML allows
+// only at the start of a line) and never parsed.
+int second_document_line(std::string_view text) {
+  int line = 1;
+  bool content_seen = false;
+  bool ended = false;  // a "..." closed the first document
+  for (std::size_t start = 0; start < text.size(); ++line) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view l = text.substr(start, end - start);
+    start = end + 1;
+    const auto is_marker = [&](std::string_view m) {
+      return l.rfind(m, 0) == 0 && (l.size() == 3 || l[3] == ' ' || l[3] == '\t' || l[3] == '\r');
+    };
+    const std::size_t first = l.find_first_not_of(" \t\r");
+    const bool blank = first == std::string_view::npos || l[first] == '#';
+    if (is_marker("---")) {
+      if (content_seen || ended) return line;
+      const std::size_t rest = l.find_first_not_of(" \t\r", 3);
+      content_seen = rest != std::string_view::npos && l[rest] != '#';  // "--- {a: 1}"
+    } else if (is_marker("...")) {
+      ended = ended || content_seen;
+    } else if (!blank && (content_seen || l[first] != '%')) {
+      if (ended) return line;
+      content_seen = true;
+    }
+  }
+  return 0;
+}
+
+// Parses YAML text holding one document; on a syntax error records it and
+// returns nothing. A second document is an error too (it would otherwise be
+// dropped without a word), but the first is still returned and checked.
+// `second_document` receives that error, for the caller to add after the
+// first document's own errors (they come first in the file).
+std::optional<YAML::Node> load_yaml(const ConfigText& file, std::vector<ConfigError>& errors,
+                                    std::optional<ConfigError>& second_document) {
+  // YAML is text: a control character other than tab, newline and carriage
+  // return is not allowed, and a NUL byte makes yaml-cpp loop until memory
+  // runs out. Refuse them before parsing.
+  YAML::Mark at;
+  at.line = 0;
+  at.column = 0;
+  for (const char c : file.text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "0x%02x", byte);
+      errors.push_back(file_error_at(file, at,
+                                     std::string("a control character (") + code +
+                                         "): a configuration file is YAML text; is this the right file?"));
+      return std::nullopt;
+    }
+    if (c == '\n') {
+      ++at.line;
+      at.column = 0;
+    } else {
+      ++at.column;
+    }
+  }
+  try {
+    YAML::Node root = YAML::Load(file.text);
+    if (const int line = second_document_line(file.text); line > 0) {
+      ConfigError error;
+      error.file = file.path;
+      error.line = line;
+      error.column = 1;
+      error.message =
+          "a second YAML document (after \"---\" or \"...\"): a file holds one document; remove the marker line "
+          "or move what follows it to a file of its own";
+      second_document = std::move(error);
+    }
+    return root;
+  } catch (const YAML::DeepRecursion& e) {
+    errors.push_back(file_error_at(file, e.mark,
+                                   "YAML nested too deeply: lists and maps inside one another stop at a few "
+                                   "hundred levels (a configuration needs a handful)"));
+    return std::nullopt;
+  } catch (const YAML::ParserException& e) {
+    errors.push_back(file_error_at(file, e.mark, "YAML syntax error: " + e.msg));
+    return std::nullopt;
+  }
+}
+
+void check_connection(ConfigReader& r, const YAML::Node& root, const DaemonConfig& daemon, const char* key,
+                      const std::string& name) {
+  if (name.empty() || daemon.find_connection(name) != nullptr) return;
+  std::string known;
+  for (const auto& c : daemon.connections) known += (known.empty() ? "" : ", ") + c.name;
+  ConfigReader::Scope scope(r, key);
+  r.error(root[key], "no connection named \"" + name + "\" in " + daemon.file + " (known: " + known + ")");
+}
+
+}  // namespace
+
+ParseOutcome<DaemonConfig> parse_daemon_config(const ConfigText& file) {
+  ParseOutcome<DaemonConfig> out;
+  std::optional<ConfigError> second_document;
+  const auto root = load_yaml(file, out.errors, second_document);
+  if (!root) return out;
+  DaemonConfig config;
+  config.file = file.path;
+  ConfigReader reader(file.path, out.errors);
+  reader.read_map(*root, daemon_schema(), config);
+  if (second_document) out.errors.push_back(std::move(*second_document));
+  if (out.errors.empty()) {
+    out.value = std::move(config);
+  } else if (root->IsMap()) {
+    out.partial = std::move(config);
+  }
+  return out;
+}
+
+ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<ConfigText>& pipeline_files,
+                                  DaemonCheck daemon_check) {
+  ParseOutcome<Config> out;
+  Config config;
+  config.daemon = daemon;
+  std::map<std::string, std::string> first_file_of;  // pipeline name -> file
+  for (const ConfigText& file : pipeline_files) {
+    std::optional<ConfigError> second_document;
+    const auto root = load_yaml(file, out.errors, second_document);
+    if (!root) continue;
+    ConfigReader reader(file.path, out.errors);
+    const std::size_t errors_before = out.errors.size();
+    PipelineConfig pipeline;
+    reader.read_map(*root, pipeline_schema(), pipeline);
+    if (!root->IsMap()) {
+      if (second_document) out.errors.push_back(std::move(*second_document));
+      continue;
+    }
+    if (daemon_check == DaemonCheck::Connections) {
+      check_connection(reader, *root, daemon, "source", pipeline.source);
+      check_connection(reader, *root, daemon, "target", pipeline.target);
+    }
+    if (!pipeline.name.empty()) {
+      const auto [it, inserted] = first_file_of.emplace(pipeline.name, file.path);
+      if (!inserted) {
+        ConfigReader::Scope scope(reader, "pipeline");
+        reader.error((*root)["pipeline"], "pipeline \"" + pipeline.name + "\" is already defined in " + it->second);
+      }
+    }
+    if (second_document) out.errors.push_back(std::move(*second_document));
+    if (out.errors.size() == errors_before) config.pipelines.push_back(std::move(pipeline));
+  }
+  std::sort(config.pipelines.begin(), config.pipelines.end(),
+            [](const PipelineConfig& a, const PipelineConfig& b) { return a.name < b.name; });
+  if (out.errors.empty()) out.value = std::move(config);
+  return out;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,448 @@
+#include "core/config/config_schema.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <date/tz.h>
+
+#include <regex>
+#include <set>
+
+#include "core/time/cron_schedule.h"
+#include "core/time/duration.h"
+
+namespace tidemark {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr std::string_view kDurationType = "duration: 30s, 15m, 2h, 1d";
+
+// ---- scalar readers that exist only for one key ----
+
+void read_timezone(ConfigReader& r, const YAML::Node& node, PipelineConfig& p) {
+  auto name = read_string(r, node);
+  if (!name) return;
+  try {
+    p.zone = date::locate_zone(*name);
+    p.timezone = *name;
+  } catch (const std::exception&) {
+    r.error(node, "unknown time zone \"" + *name + "\"; use an IANA name such as UTC or Europe/Berlin");
+  }
+}
+
+std::optional<CronSchedule> read_schedule(ConfigReader& r, const YAML::Node& node) {
+  return read_parsed(r, node, CronSchedule::parse);
+}
+
+// ISO-8601 date or timestamp (with optional offset), or an integer.
+std::optional<std::string> read_cursor_literal(ConfigReader& r, const YAML::Node& node) {
+  static const std::regex kLiteral(
+      R"(-?[0-9]{1,19}|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?)");
+  auto text = read_string(r, node);
+  if (!text) return std::nullopt;
+  if (!std::regex_match(*text, kLiteral)) {
+    r.error(node, "expected an ISO-8601 date or timestamp (2026-01-01, 2026-01-01T00:00:00Z) or an integer, got \"" +
+                      *text + "\"");
+    return std::nullopt;
+  }
+  return text;
+}
+
+// Why `host` (brackets removed) cannot be listened on, or nothing: an IPv4
+// literal of four parts 0-255, an IPv6 literal, or a DNS name.
+std::optional<std::string> listen_host_problem(const std::string& host, bool bracketed) {
+  if (bracketed) {
+    in6_addr v6{};
+    if (::inet_pton(AF_INET6, host.c_str(), &v6) == 1) return std::nullopt;
+    return "\"" + host + "\" in brackets is not an IPv6 address";
+  }
+  if (host.find_first_not_of("0123456789.") == std::string::npos) {
+    in_addr v4{};
+    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1) return std::nullopt;
+    return "\"" + host + "\" is not an IPv4 address (four numbers 0-255, such as 127.0.0.1)";
+  }
+  static const std::regex kName(R"([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?)");
+  if (host.size() <= 253 && std::regex_match(host, kName)) return std::nullopt;
+  return "\"" + host + "\" is neither an IP address nor a host name";
+}
+
+std::optional<MetricsConfig> read_listen(ConfigReader& r, const YAML::Node& node) {
+  auto text = read_string(r, node);
+  if (!text) return std::nullopt;
+  MetricsConfig out;
+  out.listen = *text;
+  const std::size_t colon = text->rfind(':');
+  bool ok = colon != std::string::npos && colon > 0;
+  if (ok) {
+    out.host = text->substr(0, colon);
+    if (out.host.front() == '[') {
+      ok = out.host.size() > 2 && out.host.back() == ']';
+      out.host = out.host.substr(1, out.host.size() - 2);
+    } else {
+      ok = out.host.find(':') == std::string::npos;
+    }
+    const std::string port = text->substr(colon + 1);
+    unsigned long value = 0;
+    ok = ok && !port.empty() && port.size() <= 5 &&
+         port.find_first_not_of("0123456789") == std::string::npos && (value = std::stoul(port)) >= 1 &&
+         value <= 65535;
+    out.port = static_cast<std::uint16_t>(value);
+  }
+  if (!ok) {
+    r.error(node, "expected host:port such as 127.0.0.1:9464 or [::1]:9464, got \"" + *text + "\"");
+    return std::nullopt;
+  }
+  if (const auto problem = listen_host_problem(out.host, text->front() == '[')) {
+    r.error(node, *problem + ": expected host:port such as 127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464");
+    return std::nullopt;
+  }
+  return out;
+}
+
+// Marks a key that a table of the other mode must not have.
+void reject_key(ConfigReader& r, const YAML::Node& table, const char* key, const char* why) {
+  const YAML::Node value = table[key];
+  if (!value.IsDefined()) return;
+  ConfigReader::Scope scope(r, key);
+  r.error(value, why);
+}
+
+void require_key(ConfigReader& r, const YAML::Node& table, const char* key, const char* why) {
+  if (table[key].IsDefined()) return;
+  r.error(table, std::string("missing required key \"") + key + "\": " + why);
+}
+
+void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
+  if (t.mode == TableMode::Incremental) {
+    require_key(r, node, "source_table", "an incremental table reads from a source table");
+    require_key(r, node, "key", "an incremental table upserts on its key columns");
+    require_key(r, node, "cursor", "an incremental table needs a cursor column to read changes by");
+    reject_key(r, node, "partition", "only for mode: partition");
+    reject_key(r, node, "query", "only for mode: partition (incremental tables read source_table)");
+    if (!t.columns.empty()) {
+      for (const std::string& k : t.key) {
+        if (std::find(t.columns.begin(), t.columns.end(), k) == t.columns.end()) {
+          ConfigReader::Scope scope(r, "columns");
+          r.error(node["columns"], "key column \"" + k + "\" must be one of the columns");
+        }
+      }
+      if (!t.cursor.empty() && std::find(t.columns.begin(), t.columns.end(), t.cursor) == t.columns.end()) {
+        ConfigReader::Scope scope(r, "columns");
+        r.error(node["columns"], "cursor column \"" + t.cursor + "\" must be one of the columns");
+      }
+    }
+  } else {
+    require_key(r, node, "partition", "a partition table needs partition: {column, unit}");
+    require_key(r, node, "query", "a partition table is defined by a query over $1 (lo) and $2 (hi)");
+    for (const char* key : {"source_table", "key", "cursor", "columns", "lookback", "max_window"}) {
+      reject_key(r, node, key, "only for mode: incremental (a partition table is replaced whole)");
+    }
+    if (!t.query.empty() &&
+        (!std::regex_search(t.query, std::regex(R"(\$1(?![0-9]))")) ||
+         !std::regex_search(t.query, std::regex(R"(\$2(?![0-9]))")))) {
+      ConfigReader::Scope scope(r, "query");
+      r.error(node["query"], "the query must use $1 (window lo) and $2 (window hi) to select one partition");
+    }
+  }
+}
+
+}  // namespace
+
+const MapSchema<ConnectionConfig>& connection_schema() {
+  static const MapSchema<ConnectionConfig> schema{
+      "connections.<name>",
+      {
+          {"dsn", Presence::Optional, "", "string", "libpq connection string or URI",
+           [](ConfigReader& r, const YAML::Node& n, ConnectionConfig& c) {
+             if (auto v = read_string(r, n)) {
+               c.source = DsnSource::Inline;
+               c.value = *v;
+             }
+           }},
+          {"dsn_env", Presence::Optional, "", "string", "environment variable that holds the connection string",
+           [](ConfigReader& r, const YAML::Node& n, ConnectionConfig& c) {
+             if (auto v = read_string(r, n)) {
+               c.source = DsnSource::Environment;
+               c.value = *v;
+             }
+           }},
+          {"dsn_file", Presence::Optional, "", "string", "file whose content is the connection string",
+           [](ConfigReader& r, const YAML::Node& n, ConnectionConfig& c) {
+             if (auto v = read_string(r, n)) {
+               c.source = DsnSource::File;
+               c.value = *v;
+             }
+           }},
+          {"primary", Presence::Optional, "", "connection name",
+           "for a hot standby: the connection to its primary, where the safe horizon (open transactions) is read",
+           into(&ConnectionConfig::primary, read_name)},
+          {"replay_timeout", Presence::Optional, "60s", kDurationType,
+           "for a standby with a primary: how long a run waits for the standby to replay up to the horizon",
+           into(&ConnectionConfig::replay_timeout,
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(1)); })},
+      },
+      [](ConfigReader& r, const YAML::Node& node, ConnectionConfig&) {
+        const int given = node["dsn"].IsDefined() + node["dsn_env"].IsDefined() + node["dsn_file"].IsDefined();
+        if (given != 1) r.error(node, "give exactly one of dsn, dsn_env or dsn_file");
+      }};
+  return schema;
+}
+
+const MapSchema<MetricsConfig>& metrics_schema() {
+  static const MapSchema<MetricsConfig> schema{
+      "metrics",
+      {
+          {"listen", Presence::Optional, "\"127.0.0.1:9464\"", "host:port",
+           "address of the Prometheus endpoint (path /metrics)",
+           [](ConfigReader& r, const YAML::Node& n, MetricsConfig& m) {
+             if (auto v = read_listen(r, n)) m = *v;
+           }},
+      },
+      nullptr};
+  return schema;
+}
+
+const MapSchema<LogConfig>& log_schema() {
+  static const MapSchema<LogConfig> schema{
+      "log",
+      {
+          {"level", Presence::Optional, "info", "trace | debug | info | warn | error | off", "least severe level logged",
+           into(&LogConfig::level, [](ConfigReader& r, const YAML::Node& n) {
+             return read_enum<LogLevel>(r, n,
+                                        {{"trace", LogLevel::Trace},
+                                         {"debug", LogLevel::Debug},
+                                         {"info", LogLevel::Info},
+                                         {"warn", LogLevel::Warn},
+                                         {"error", LogLevel::Error},
+                                         {"off", LogLevel::Off}});
+           })},
+          {"format", Presence::Optional, "text", "text | json", "one line of text, or one JSON object, per event",
+           into(&LogConfig::format, [](ConfigReader& r, const YAML::Node& n) {
+             return read_enum<LogFormat>(r, n, {{"text", LogFormat::Text}, {"json", LogFormat::Json}});
+           })},
+      },
+      nullptr};
+  return schema;
+}
+
+const MapSchema<DaemonConfig>& daemon_schema() {
+  static const MapSchema<DaemonConfig> schema{
+      "tidemark.yaml",
+      {
+          {"state", Presence::Required, "", "connection name", "connection that holds the tidemark schema",
+           into(&DaemonConfig::state, read_name)},
+          {"connections", Presence::Required, "", "map of name to connection", "the databases, by name",
+           [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) {
+             r.read_named_entries(n, [&](const std::string& name, const YAML::Node& value) {
+               ConnectionConfig c;
+               c.name = name;
+               r.read_map(value, connection_schema(), c);
+               d.connections.push_back(std::move(c));
+             });
+           }},
+          {"pipelines_dir", Presence::Optional, "pipelines", "path",
+           "folder of pipeline files (*.yaml), relative to this file", into(&DaemonConfig::pipelines_dir, read_string)},
+          {"metrics", Presence::Optional, "{}", "map", "Prometheus endpoint",
+           [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) { r.read_map(n, metrics_schema(), d.metrics); }},
+          {"max_concurrent_runs", Presence::Optional, "4", "integer 1..256", "global bound on runs in flight",
+           [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) {
+             if (auto v = read_integer(r, n, 1, 256)) d.max_concurrent_runs = static_cast<int>(*v);
+           }},
+          {"shutdown_grace", Presence::Optional, "30s", kDurationType,
+           "on SIGTERM, how long runs in flight may finish before they are cancelled",
+           into(&DaemonConfig::shutdown_grace,
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(0)); })},
+          {"log", Presence::Optional, "{}", "map", "logging",
+           [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) { r.read_map(n, log_schema(), d.log); }},
+      },
+      [](ConfigReader& r, const YAML::Node& node, DaemonConfig& d) {
+        if (!d.state.empty() && !d.connections.empty() && d.find_connection(d.state) == nullptr) {
+          ConfigReader::Scope scope(r, "state");
+          r.error(node["state"], "no connection named \"" + d.state + "\" in connections");
+        }
+        for (const ConnectionConfig& c : d.connections) {
+          if (c.primary.empty()) continue;
+          const ConnectionConfig* primary = d.find_connection(c.primary);
+          const char* problem = primary == nullptr        ? "names no connection in connections"
+                                : primary == &c           ? "names the connection itself"
+                                : !primary->primary.empty() ? "names a connection that has a primary of its own"
+                                                          : nullptr;
+          if (problem == nullptr) continue;
+          ConfigReader::Scope connections(r, "connections");
+          ConfigReader::Scope entry(r, c.name);
+          ConfigReader::Scope scope(r, "primary");
+          r.error(node["connections"][c.name]["primary"],
+                  "primary \"" + c.primary + "\" " + problem + "; give the connection to the standby's primary");
+        }
+      }};
+  return schema;
+}
+
+const MapSchema<PartitionSpec>& partition_schema() {
+  static const MapSchema<PartitionSpec> schema{
+      "tables[].partition",
+      {
+          {"column", Presence::Required, "", "column", "target column that holds the partition's time",
+           into(&PartitionSpec::column, read_column)},
+          {"unit", Presence::Optional, "day", "hour | day | month",
+           "partition length, in the pipeline's time zone",
+           into(&PartitionSpec::unit, [](ConfigReader& r, const YAML::Node& n) {
+             return read_enum<PartitionUnit>(
+                 r, n, {{"hour", PartitionUnit::Hour}, {"day", PartitionUnit::Day}, {"month", PartitionUnit::Month}});
+           })},
+      },
+      nullptr};
+  return schema;
+}
+
+const MapSchema<TableConfig>& table_schema() {
+  static const MapSchema<TableConfig> schema{
+      "tables[]",
+      {
+          {"name", Presence::Required, "", "name", "unique within the pipeline; the state key is (pipeline, name)",
+           [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
+             if (auto v = read_name(r, n)) {
+               t.name = *v;
+               t.location = r.location(n);
+             }
+           }},
+          {"mode", Presence::Optional, "incremental", "incremental | partition", "how the table is loaded",
+           into(&TableConfig::mode, [](ConfigReader& r, const YAML::Node& n) {
+             return read_enum<TableMode>(r, n,
+                                         {{"incremental", TableMode::Incremental}, {"partition", TableMode::Partition}});
+           })},
+          {"source_table", Presence::Optional, "", "table name", "incremental: the table read, e.g. public.orders",
+           into(&TableConfig::source_table, read_table_name)},
+          {"target_table", Presence::Required, "", "table name",
+           "the table written; it must exist (several tables may share one)",
+           into(&TableConfig::target_table, read_table_name)},
+          {"columns", Presence::Optional, "", "list of columns", "incremental: columns copied; default every source column",
+           into(&TableConfig::columns, read_column_list)},
+          {"key", Presence::Optional, "", "list of columns", "incremental (required): the upsert key",
+           into(&TableConfig::key, read_column_list)},
+          {"cursor", Presence::Optional, "", "column", "incremental (required): timestamptz, timestamp, date or integer column",
+           into(&TableConfig::cursor, read_column)},
+          {"lookback", Presence::Optional, "0s", "duration, or a count for integer cursors",
+           "incremental: re-read this far below the watermark every run",
+           into(&TableConfig::lookback, [](ConfigReader& r, const YAML::Node& n) { return read_cursor_span(r, n, true); })},
+          {"max_window", Presence::Optional, "", "positive duration, or a count for integer cursors",
+           "incremental: split a longer window into chunks, each committed on its own",
+           into(&TableConfig::max_window,
+                [](ConfigReader& r, const YAML::Node& n) { return read_cursor_span(r, n, false); })},
+          {"initial", Presence::Optional, "", "ISO-8601 date/timestamp or integer",
+           "watermark (or first partition) when none is stored; default: full history",
+           into(&TableConfig::initial, read_cursor_literal)},
+          {"schedule", Presence::Optional, "", "cron expression", "overrides the pipeline's schedule",
+           into(&TableConfig::schedule, read_schedule)},
+          {"stale_after", Presence::Optional, "", kDurationType,
+           "overrides the pipeline's stale_after (a daily partition table is a day behind by design)",
+           into(&TableConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
+             return read_duration(r, n, seconds(1));
+           })},
+          {"partition", Presence::Optional, "", "map", "partition (required): {column, unit}",
+           [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
+             PartitionSpec p;
+             r.read_map(n, partition_schema(), p);
+             t.partition = p;
+           }},
+          {"query", Presence::Optional, "", "SQL", "partition (required): rows of one partition; $1 = lo, $2 = hi",
+           into(&TableConfig::query, read_string)},
+      },
+      check_table};
+  return schema;
+}
+
+const MapSchema<PipelineConfig>& pipeline_schema() {
+  static const MapSchema<PipelineConfig> schema{
+      "pipeline file",
+      {
+          {"pipeline", Presence::Required, "", "name", "unique across all pipeline files",
+           [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
+             if (auto v = read_name(r, n)) {
+               p.name = *v;
+               p.location = r.location(n);
+             }
+           }},
+          {"source", Presence::Required, "", "connection name", "database read", into(&PipelineConfig::source, read_name)},
+          {"target", Presence::Required, "", "connection name", "database written",
+           into(&PipelineConfig::target, read_name)},
+          {"schedule", Presence::Optional, "", "cron expression",
+           "default schedule of the tables: 5 fields, 6 with seconds, or @hourly, @daily, ...",
+           into(&PipelineConfig::schedule, read_schedule)},
+          {"timezone", Presence::Optional, "UTC", "IANA time zone", "zone of the schedule and of partition boundaries",
+           read_timezone},
+          {"stale_after", Presence::Optional, "1d", kDurationType,
+           "a watermark older than this is stale (metric and alert)",
+           into(&PipelineConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
+             return read_duration(r, n, seconds(1));
+           })},
+          {"tables", Presence::Required, "", "list of 1 to 10000 tables", "the tables of this pipeline",
+           [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
+             if (n.IsSequence() && n.size() > kMaxTablesPerPipeline) {
+               r.error(n, std::to_string(n.size()) + " tables; a pipeline holds at most " +
+                              std::to_string(kMaxTablesPerPipeline) + ": split it into several pipeline files");
+               return;
+             }
+             r.read_list(n, [&](const YAML::Node& item) {
+               TableConfig t;
+               r.read_map(item, table_schema(), t);
+               p.tables.push_back(std::move(t));
+             });
+           }},
+      },
+      [](ConfigReader& r, const YAML::Node& node, PipelineConfig& p) {
+        const YAML::Node tables = node["tables"];
+        std::set<std::string> names;
+        for (std::size_t i = 0; i < p.tables.size() && tables.IsSequence() && i < tables.size(); ++i) {
+          TableConfig& t = p.tables[i];
+          ConfigReader::Scope scope(r, "tables[" + std::to_string(i) + "]");
+          if (!t.name.empty() && !names.insert(t.name).second) {
+            ConfigReader::Scope name_scope(r, "name");
+            r.error(tables[i]["name"], "duplicate table name \"" + t.name + "\" in pipeline");
+          }
+          if (!t.schedule) {
+            // An invalid schedule was reported where it was written.
+            // A table that is not a map was reported as such already.
+            if (!p.schedule && !node["schedule"].IsDefined() && tables[i].IsMap() &&
+                !tables[i]["schedule"].IsDefined()) {
+              r.error(tables[i], "no schedule: set schedule on the table or on the pipeline");
+            }
+            t.schedule = p.schedule;
+          }
+          if (t.stale_after.count() == 0) t.stale_after = p.stale_after;
+        }
+      }};
+  return schema;
+}
+
+namespace {
+
+template <class Model>
+void render_map(std::string& out, const MapSchema<Model>& schema) {
+  out += "### `" + std::string(schema.name) + "`\n\n";
+  out += "| key | type | required | default | meaning |\n|---|---|---|---|---|\n";
+  for (const auto& k : schema.keys) {
+    out += "| `" + std::string(k.key) + "` | " + std::string(k.type) + " | " +
+           (k.presence == Presence::Required ? "yes" : "no") + " | " +
+           (k.default_yaml.empty() ? "" : "`" + std::string(k.default_yaml) + "`") + " | " +
+           std::string(k.description) + " |\n";
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string render_schema_reference() {
+  std::string out;
+  render_map(out, daemon_schema());
+  render_map(out, connection_schema());
+  render_map(out, metrics_schema());
+  render_map(out, log_schema());
+  render_map(out, pipeline_schema());
+  render_map(out, table_schema());
+  render_map(out, partition_schema());
+  return out;
+}
+
+}  // namespace tidemark

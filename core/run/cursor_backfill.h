@@ -1,0 +1,41 @@
+// `tidemark backfill` on an incremental table: re-reads a cursor range
+// [from, to) through the keyed write, chunk by chunk (max_window), without
+// moving the watermark. Takes the table's lock, so it never races a
+// scheduled run writing the same rows. One instance per backfill, on the
+// calling thread.
+#pragma once
+
+#include <string>
+
+#include "core/run/run_context.h"
+
+namespace tidemark {
+
+class CursorBackfill {
+ public:
+  explicit CursorBackfill(const RunContext& context)
+      : pipeline_(context.pipeline),
+        table_(context.table),
+        state_(context.state),
+        source_(context.source),
+        target_(context.target),
+        observer_(context.observer),
+        cancel_(context.cancel) {}
+
+  // `from` and `to` are values of the cursor's type; for timestamptz
+  // cursors a date or time without an offset is in the pipeline's zone.
+  RunSummary execute(const std::string& from, const std::string& to);
+
+ private:
+  Status reload(const std::string& from, const std::string& to, RunSummary& summary);
+
+  const PipelineConfig& pipeline_;
+  const TableConfig& table_;
+  StateStore& state_;
+  Source& source_;
+  Target& target_;
+  RunObserver& observer_;
+  const CancelToken& cancel_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,179 @@
+#include "core/run/incremental_run.h"
+
+#include <cstdlib>
+#include <limits>
+
+#include "core/run/run_lifecycle.h"
+#include "core/run/run_step.h"
+
+namespace tidemark {
+
+RunSummary IncrementalRun::execute(RunTrigger trigger) {
+  if (table_.mode != TableMode::Incremental) std::abort();
+  RunLifecycle run(state_, observer_, RunLock{TableKey{pipeline_.name, table_.name}, std::nullopt}, trigger);
+  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.summary()) : ok_status();
+  return run.finish(outcome, cancel_.cancelled());
+}
+
+Status IncrementalRun::run_locked(RunSummary& summary) {
+  const auto source_table = source_.inspect(table_);
+  if (!source_table) return source_table.failure();
+  const CursorType type = source_table->cursor_type;
+  if (summary.watermark_before && summary.watermark_before->type != type) {
+    return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
+                 " but cursor " + table_.cursor + " is a " + std::string(cursor_type_name(type)) +
+                 "; set a new one with tidemark rewind");
+  }
+  if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
+
+  WindowPlanInput input;
+  input.watermark = summary.watermark_before;
+  input.lookback = table_.lookback;
+  input.max_window = table_.max_window;
+  if (table_.initial) {
+    const auto initial = cursor_from_text(type, *table_.initial);
+    if (!initial) return permanent_error("initial: " + initial.error());
+    input.initial = *initial;
+  }
+  const auto hi = safe_hi(*source_table, input.initial, summary);
+  if (!hi) return hi.failure();
+  input.hi = *hi;
+  if (source_table->cursor_nullable) {
+    const auto nulls = source_.null_cursor_rows(table_);
+    if (!nulls) return nulls.failure();
+    summary.horizon.null_cursor_rows = *nulls;
+  }
+  if (!input.watermark && !input.initial) {
+    const auto lo = source_.lower_bound(table_, type);
+    if (!lo) return lo.failure();
+    input.source_min = *lo;
+  }
+  const auto plan = WindowPlan::make(input);
+  if (!plan) return plan.failure();
+  summary.range = plan->range();
+  return load_chunks(*source_table, *plan, summary);
+}
+
+Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& source_table,
+                                                            const std::optional<CursorValue>& initial,
+                                                            RunSummary& summary) {
+  const CursorType type = source_table.cursor_type;
+  const auto reading = source_.read_horizon(table_, type);
+  if (!reading) return reading.failure();
+  HorizonInput input;
+  input.type = type;
+  input.reading = *reading;
+  input.has_lookback = !table_.lookback.is_zero();
+  input.source_name = pipeline_.source;
+  // Observations are only comparable for one table on one source.
+  const std::string sampled = pipeline_.source + ":" + table_.source_table->quoted() + ":" + table_.cursor;
+  if (type == CursorType::Integer) {
+    const auto samples = state_.read_cursor_samples(summary.table, sampled);
+    if (!samples) return samples.failure();
+    input.samples = *samples;
+  }
+  const auto decision = decide_horizon(input);
+  if (!decision) return decision.failure();
+  if (type == CursorType::Integer && (decision->forget_samples_before || decision->keep_sample)) {
+    const Status saved =
+        state_.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
+    if (!saved) return saved.failure();
+  }
+  summary.horizon.lag_seconds = decision->lag_seconds;
+  summary.horizon.held_by = decision->held_by;
+
+  const std::optional<CursorValue>& start = summary.watermark_before ? summary.watermark_before : initial;
+  std::optional<CursorValue> hi;
+  if (decision->hold_at_watermark) {
+    hi = start;
+  } else if (decision->value) {
+    hi = decision->value;
+  } else if (decision->instant) {
+    if (type == CursorType::TimestampTz) {
+      hi = CursorValue{type, *decision->instant};
+    } else {
+      const auto local = source_.cursor_at(*decision->instant, type);
+      if (!local) return local.failure();
+      hi = *local;
+    }
+  }
+  if (decision->hold_at_watermark && start) {
+    // hi is the stored watermark: what is held back is everything after it.
+    if (const auto at = cursor_unix_seconds(*start)) {
+      summary.horizon.lag_seconds = static_cast<double>(input.reading.clock) / 1e6 - *at;
+    }
+  }
+  if (hi && start && *hi < *start) {
+    // Below the start: either a transaction open since before it holds hi
+    // there (the start is fine; it waits), or the start is ahead of what
+    // the source has reached at all (its clock, its largest id).
+    const auto reached = unheld_horizon(type, input.reading);
+    if (!reached) return reached.failure();
+    // Held: nothing between hi and the start moves. (An initial stays the
+    // user's claim: rows stamped below it, the holder's included, are not wanted.)
+    if (*reached && !(**reached < *start)) return hi;
+    if (!summary.watermark_before) {
+      return permanent_error("initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
+                   cursor_to_text(*hi) +
+                   ": it would claim rows that do not exist yet; set an initial in the past (or none)");
+    }
+    // Runs never move a watermark that is ahead (a rewind or initial in the
+    // future, a source clock that went back): it is reported, not accepted.
+    summary.horizon.watermark_ahead = true;
+    summary.horizon.held_by = "the stored watermark " + cursor_to_text(*start) +
+                              " is ahead of the source's safe horizon " + cursor_to_text(*hi) +
+                              "; rows between are not claimed until the source passes it (tidemark rewind fixes a "
+                              "watermark set in the future)";
+  }
+  return hi;
+}
+
+Result<std::optional<CursorValue>> IncrementalRun::unheld_horizon(CursorType type, const HorizonReading& reading) {
+  if (type == CursorType::Integer) {
+    if (!reading.max_cursor) return std::optional<CursorValue>();
+    const std::int64_t max = *reading.max_cursor;
+    return std::optional<CursorValue>(
+        CursorValue{type, max == std::numeric_limits<std::int64_t>::max() ? max : max + 1});
+  }
+  const SourceMicros at = reading.clock - kStartReportMargin;
+  if (type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{type, at});
+  const auto local = source_.cursor_at(at, type);
+  if (!local) return local.failure();
+  return std::optional<CursorValue>(*local);
+}
+
+Status IncrementalRun::load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary) {
+  std::optional<CursorValue> watermark = summary.watermark_before;
+  summary.watermark_after = watermark;
+  std::optional<Window> chunk;
+  while ((chunk = plan.chunk_after(chunk))) {
+    if (cancel_.cancelled()) return Error{cancel_.reason()};
+    StepRecord record;
+    record.lock = RunLock{summary.table, std::nullopt};
+    record.run = summary.run;
+    record.window = *chunk;
+    record.move = WatermarkMove{watermark, plan.watermark_after(*chunk)};
+    const auto counts = commit_chunk(target_, table_, source_table, record);
+    if (!counts) return counts.failure();
+    watermark = record.move->next;
+    summary.watermark_after = watermark;
+    summary.rows_read += counts->rows_read;
+    summary.rows_written += counts->rows_written;
+    ++summary.chunks;
+    observer_.on_chunk_committed(summary.table, *chunk, *counts, *watermark);
+  }
+  if (summary.chunks == 0) {
+    const auto next = plan.watermark_without_chunks();
+    if (next && next != watermark) {
+      StepRecord record;
+      record.lock = RunLock{summary.table, std::nullopt};
+      record.run = summary.run;
+      record.move = WatermarkMove{watermark, *next};
+      if (const Status moved = commit_record(target_, record); !moved) return moved;
+      summary.watermark_after = next;
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace tidemark

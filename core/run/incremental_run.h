@@ -1,0 +1,53 @@
+// Carries out one run of an incremental table (SPEC §3) through the ports:
+// take the lock, read the watermark, plan the windows, load them chunk by
+// chunk (each chunk commits and moves the watermark), record the run.
+// One instance per run; it holds references to its collaborators and runs
+// on the calling (worker) thread. It never throws for expected failures:
+// they end up in the RunSummary and the run row.
+#pragma once
+
+#include "core/run/run_context.h"
+#include "core/watermark/window_plan.h"
+
+namespace tidemark {
+
+class IncrementalRun {
+ public:
+  explicit IncrementalRun(const RunContext& context)
+      : pipeline_(context.pipeline),
+        table_(context.table),
+        state_(context.state),
+        source_(context.source),
+        target_(context.target),
+        observer_(context.observer),
+        cancel_(context.cancel) {}
+
+  // Requires table.mode == Incremental. Reports the summary to the
+  // observer before returning it.
+  RunSummary execute(RunTrigger trigger);
+
+ private:
+  // The part that runs under the lock, its run row open; fills `summary`.
+  Status run_locked(RunSummary& summary);
+  // hi from the source's safe horizon (core/safe_horizon.h); records the
+  // horizon in the summary. Fails when the horizon is unknowable and the
+  // table has no lookback, or `initial` is ahead of it.
+  Result<std::optional<CursorValue>> safe_hi(const SourceTable& source_table, const std::optional<CursorValue>& initial,
+                                             RunSummary& summary);
+  // What the source has reached with nothing held back: its clock less the
+  // margin (time cursors), its largest id + 1 (integer cursors); nothing
+  // for an empty integer table.
+  Result<std::optional<CursorValue>> unheld_horizon(CursorType type, const HorizonReading& reading);
+  // Loads every planned chunk; returns the error that stopped it, if any.
+  Status load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary);
+
+  const PipelineConfig& pipeline_;
+  const TableConfig& table_;
+  StateStore& state_;
+  Source& source_;
+  Target& target_;
+  RunObserver& observer_;
+  const CancelToken& cancel_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,68 @@
+#include "core/run/partition_run.h"
+
+#include "core/watermark/partition_plan.h"
+#include "core/run/scoped_run_lock.h"
+
+namespace tidemark {
+
+Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
+                                                          HorizonReport& report) {
+  const auto reading = source.read_horizon(table, CursorType::TimestampTz);
+  if (!reading) return reading.failure();
+  HorizonInput input;
+  input.type = CursorType::TimestampTz;
+  input.reading = *reading;
+  input.has_lookback = true;  // no refusal: partitions are replaced whole by a backfill
+  const auto decision = decide_horizon(input);
+  if (!decision) return decision.failure();
+  report.lag_seconds = decision->lag_seconds;
+  report.held_by = decision->held_by;
+  if (decision->hold_at_watermark || !decision->instant) return std::optional<Instant>();
+  const auto seconds = std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds(*decision->instant));
+  return std::optional<Instant>(Instant(seconds));
+}
+
+RunSummary PartitionRun::execute(RunTrigger trigger) {
+  RunSummary summary;
+  summary.table = TableKey{pipeline_.name, table_.name};
+  summary.partitions = true;
+  // The table's lock only orders firings; each partition is a run of its
+  // own (PartitionWriter) and reports itself.
+  ScopedRunLock lock(state_, RunLock{summary.table, std::nullopt});
+  if (lock_taken(lock.acquire(/*wait=*/false), "table", summary)) {
+    conclude(summary, write_due_partitions(trigger, summary), cancel_.cancelled());
+  } else {
+    observer_.on_run_finished(summary);
+  }
+  return summary;
+}
+
+Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summary) {
+  const auto now = partitions_complete_before(source_, table_, summary.horizon);
+  if (!now) return now.failure();
+  if (!*now) return ok_status();  // a prepared transaction holds every partition back
+  const auto last_done = state_.last_done_partition(summary.table);
+  if (!last_done) return last_done.failure();
+  std::optional<Instant> initial;
+  if (table_.initial) {
+    const auto parsed = parse_time_in_zone(*table_.initial, *pipeline_.zone);
+    if (!parsed) return permanent_error("initial: " + parsed.error());
+    initial = *parsed;
+  }
+  const PartitionUnit unit = table_.partition->unit;
+  for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, **now, unit, *pipeline_.zone)) {
+    if (cancel_.cancelled()) return Error{cancel_.reason()};
+    const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
+    if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on
+    if (!summary.range) summary.range = one.range;
+    summary.range->hi = one.range->hi;
+    summary.run = one.run;
+    summary.rows_read += one.rows_read;
+    summary.rows_written += one.rows_written;
+    if (one.status != RunStatus::Success) return Error{one.error, one.error_kind};
+    ++summary.chunks;
+  }
+  return ok_status();
+}
+
+}  // namespace tidemark

@@ -1,0 +1,49 @@
+#include "core/run/partition_writer.h"
+
+#include <cstdlib>
+
+#include "core/run/run_lifecycle.h"
+#include "core/run/run_step.h"
+
+namespace tidemark {
+namespace {
+
+std::string local_date(Instant t, const TimeZone& zone) {
+  return date::format("%F", date::floor<date::days>(zone.to_local(t)));
+}
+
+std::string local_time(Instant t, const TimeZone& zone) { return date::format("%F %T", zone.to_local(t)); }
+
+}  // namespace
+
+RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait) {
+  if (table_.mode != TableMode::Partition) std::abort();
+  const RunLock lock{TableKey{pipeline_.name, table_.name}, partition};
+  RunLifecycle run(state_, observer_, lock, trigger);
+  const Status outcome = [&]() -> Status {
+    if (!run.open(wait)) return ok_status();
+    RunSummary& summary = run.summary();
+    const TimeZone& zone = *pipeline_.zone;
+    const PartitionRequest request{summary.table,
+                                   summary.run,
+                                   partition,
+                                   local_date(partition.lo, zone),
+                                   local_date(partition.hi, zone),
+                                   local_time(partition.lo, zone),
+                                   local_time(partition.hi, zone),
+                                   table_.partition->unit == PartitionUnit::Hour};
+    StepRecord record;
+    record.lock = lock;
+    record.run = summary.run;
+    record.partition_done = true;
+    const auto counts = commit_partition(target_, table_, request, record);
+    if (!counts) return counts.failure();
+    summary.rows_read = counts->rows_read;
+    summary.rows_written = counts->rows_written;
+    summary.chunks = 1;
+    return ok_status();
+  }();
+  return run.finish(outcome, /*cancelled=*/false);
+}
+
+}  // namespace tidemark

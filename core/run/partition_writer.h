@@ -1,0 +1,34 @@
+// Writes one partition of a partition table as one run: takes the
+// partition's lock, records a run row, replaces the partition in the
+// target (one unit of work, marking it done), records the outcome. Used
+// by scheduled runs (PartitionRun) and by backfill workers alike, so both
+// serialise on the same per-partition lock. Holds references; one
+// partition at a time, on the calling thread.
+#pragma once
+
+#include "core/run/run_context.h"
+
+namespace tidemark {
+
+class PartitionWriter {
+ public:
+  explicit PartitionWriter(const RunContext& context)
+      : pipeline_(context.pipeline),
+        table_(context.table),
+        state_(context.state),
+        target_(context.target),
+        observer_(context.observer) {}
+
+  // Requires table.mode == Partition. SkippedLocked when the partition's
+  // lock is held elsewhere (and `wait` is false or timed out).
+  RunSummary write(const TimeWindow& partition, RunTrigger trigger, bool wait);
+
+ private:
+  const PipelineConfig& pipeline_;
+  const TableConfig& table_;
+  StateStore& state_;
+  Target& target_;
+  RunObserver& observer_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,26 @@
+// What every kind of run works with: its configuration and its ports.
+// A bundle of references, built by the caller (daemon/table_runner, the
+// backfill commands, tests) for one run; it owns nothing and must not
+// outlive what it refers to. Used on the run's one thread.
+#pragma once
+
+#include "core/run/cancel_token.h"
+#include "core/config/config_model.h"
+#include "core/run/run_observer.h"
+#include "core/run/run_ports.h"
+
+namespace tidemark {
+
+struct RunContext {
+  const PipelineConfig& pipeline;
+  const TableConfig& table;
+  StateStore& state;
+  Source& source;
+  Target& target;
+  RunObserver& observer;
+  const CancelToken& cancel;
+
+  TableKey key() const { return TableKey{pipeline.name, table.name}; }
+};
+
+}  // namespace tidemark

@@ -1,0 +1,51 @@
+// Receives the figures of runs as they happen (metrics, logs, progress).
+// Called on the thread that executes the run; implementations that are
+// shared between runs must be thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/watermark/cursor_value.h"
+#include "core/run/run_ports.h"
+#include "core/run/table_key.h"
+
+namespace tidemark {
+
+enum class RunStatus { Success, Failed, SkippedLocked, Cancelled };
+std::string_view run_status_name(RunStatus status);
+
+struct RunSummary {
+  TableKey table;
+  RunStatus status = RunStatus::Failed;
+  RunId run = 0;  // 0 when no run row was written
+  std::optional<CursorValue> watermark_before;
+  std::optional<CursorValue> watermark_after;
+  std::optional<Window> range;
+  int chunks = 0;  // committed chunks, or partitions written
+  bool partitions = false;  // a partition table's run: chunks counts partitions
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+  std::string error;
+  ErrorKind error_kind = ErrorKind::Transient;  // of a failed run: whether a retry can help
+  HorizonReport horizon;  // incremental runs
+};
+
+// Shared steps of every kind of run.
+// Records a failed or refused lock in `summary`; true when the lock is
+// held and the run goes on. `what` names the lock ("table", "partition").
+bool lock_taken(const Result<bool>& locked, const char* what, RunSummary& summary);
+// Sets the summary's status and error from how the run's work ended.
+void conclude(RunSummary& summary, const Status& outcome, bool cancelled);
+// The run row's closing record for a concluded summary.
+RunEnd run_end(const RunSummary& summary);
+
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
+                                  const CursorValue& watermark) = 0;
+  virtual void on_run_finished(const RunSummary& summary) = 0;
+};
+
+}  // namespace tidemark

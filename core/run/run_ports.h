@@ -1,0 +1,223 @@
+// The effects a run needs, as small interfaces: the state store (locks,
+// run rows), the source, and the target with its unit of work (the rows
+// and the watermark, committed together). daemon/ implements them over
+// libpq; tests/ has fakes. Every method reports an expected failure
+// (database down, missing table) as a value; the rules (when to commit,
+// what a lost lock or a moved watermark means) are core's, not theirs.
+// An instance serves one run at a time and is not shared between threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/config_model.h"
+#include "core/watermark/cursor_value.h"
+#include "core/time/partition_calendar.h"
+#include "core/result.h"
+#include "core/watermark/safe_horizon.h"
+#include "core/run/table_key.h"
+
+namespace tidemark {
+
+struct Unit {};
+using Status = Result<Unit>;
+inline Status ok_status() { return Unit{}; }
+
+using RunId = std::int64_t;
+
+enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry };
+std::string_view run_trigger_name(RunTrigger trigger);
+
+struct StoredWatermark {
+  CursorValue value;
+};
+
+// What open_run found and did.
+struct OpenedRun {
+  RunId run = 0;
+  std::optional<StoredWatermark> watermark;
+  int abandoned = 0;  // earlier `running` rows marked failed
+};
+
+// What a run row records when it starts. A partition's run has its
+// window from the start.
+struct RunStart {
+  TableKey table;
+  RunTrigger trigger = RunTrigger::Manual;
+  std::optional<Window> window;
+};
+
+// What an incremental run learned about its safe horizon: how far hi was
+// below the source clock, what held it there, whether the stored
+// watermark was above it, and the rows whose cursor is NULL (no window
+// ever includes them).
+struct HorizonReport {
+  std::optional<double> lag_seconds;
+  std::string held_by;
+  bool watermark_ahead = false;
+  std::optional<std::int64_t> null_cursor_rows;
+};
+
+// What a run row records when it ends.
+struct RunEnd {
+  bool success = false;
+  std::optional<Window> window;  // the whole range read
+  std::optional<CursorValue> watermark_after;
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+  std::string error;  // empty on success
+  HorizonReport horizon;
+};
+
+// Which advisory lock guards a run: the table's, or one partition's.
+struct RunLock {
+  TableKey table;
+  std::optional<TimeWindow> partition;
+};
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+  // Takes the lock, without waiting unless `wait` (then bounded by the
+  // store's lock timeout); false when it is held elsewhere.
+  virtual Result<bool> lock(const RunLock& lock, bool wait) = 0;
+  // Releases it; a no-op when not held. Never fails loudly: a lost session
+  // has released it already.
+  virtual void unlock(const RunLock& lock) = 0;
+  // A run's first step, as one: marks the `running` rows the lock covers
+  // failed (abandoned: the lock proves none is alive; a partition's lock
+  // covers the rows of its window only), reads the watermark, and inserts
+  // the `running` row, committed at once so it is visible during the run.
+  // Requires the lock.
+  virtual Result<OpenedRun> open_run(const RunStart& start) = 0;
+  // Records the end of the run; best effort on an already failing path.
+  virtual Status finish_run(RunId run, const RunEnd& end) = 0;
+
+  // Integer cursors: the (source clock, max cursor) observations earlier
+  // runs kept. `source` names what they were taken of (source connection,
+  // table, cursor); observations of anything else are not returned.
+  virtual Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) = 0;
+  // Forgets the observations taken before `forget_before` (and any of
+  // another source) and keeps `add`. Requires the table's lock.
+  virtual Status save_cursor_samples(const TableKey& table, const std::string& source,
+                                     std::optional<SourceMicros> forget_before,
+                                     const std::optional<CursorSample>& add) = 0;
+
+  // Partition tables: hi of the latest partition marked done; nothing when none is.
+  virtual Result<std::optional<Instant>> last_done_partition(const TableKey& table) = 0;
+  // lo of every partition marked done that starts in [from, to).
+  virtual Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) = 0;
+  // Records a failed partition unless it is already done (its old rows stand).
+  virtual Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) = 0;
+};
+
+// What the source says about a table before its run.
+struct SourceTable {
+  CursorType cursor_type = CursorType::TimestampTz;
+  bool cursor_nullable = true;  // false when the column is NOT NULL
+  std::vector<std::string> columns;  // copied, in order
+};
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  // Cursor type and the columns to copy (the configured ones, else all).
+  // Fails when the table or a column is missing.
+  virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
+  // What the safe horizon is decided from (core/safe_horizon.h): the
+  // source's clock, for integer cursors max(cursor) read just before it,
+  // and the oldest transaction still open that may write. On a standby
+  // with a primary, read on the primary, and returns only once the
+  // standby has replayed past that moment (fails after replay_timeout).
+  virtual Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) = 0;
+  // An instant on the source's clock in a time cursor's type: a timestamp
+  // or date in the source session's time zone.
+  virtual Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) = 0;
+  // Rows whose cursor is NULL: no window ever includes them.
+  virtual Result<std::int64_t> null_cursor_rows(const TableConfig& table) = 0;
+  // min(cursor), for a first load without `initial`; nothing when empty.
+  virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
+};
+
+struct ChunkCounts {
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+};
+
+struct PartitionRequest {
+  TableKey table;
+  RunId run = 0;
+  TimeWindow window;
+  // The window as local dates and wall-clock times in the pipeline's zone,
+  // for date and timestamp (without time zone) columns.
+  std::string lo_date;
+  std::string hi_date;
+  std::string lo_local;
+  std::string hi_local;
+  bool hourly = false;
+};
+
+// A compare-and-set of the watermark: from `expected` (nothing: no
+// watermark yet) to `next`.
+struct WatermarkMove {
+  std::optional<CursorValue> expected;
+  CursorValue next;
+};
+
+// What one step of a run records beside the rows it wrote.
+struct StepRecord {
+  RunLock lock;  // must still be held when the step commits
+  RunId run = 0;
+  std::optional<Window> window;  // the rows read, added to the run row's range
+  ChunkCounts counts;            // added to the run row's counts
+  std::optional<WatermarkMove> move;
+  bool partition_done = false;  // marks lock.partition done by this run
+};
+
+// What recording a step found. It is written (all of it) only when the
+// lock is still held and, for a move, the stored watermark is `expected`.
+struct StepRecorded {
+  bool lock_held = false;
+  bool written = false;
+  std::optional<CursorValue> found;  // the stored watermark, for a move that was not written
+};
+
+// One transaction of the target (and of the state, with it): the rows a
+// step writes and its record commit together or not at all. When the
+// state lives in another database the target commits first, then the
+// state; should the second commit fail, the next run writes the same rows
+// again, which the keyed write makes harmless. Rolled back when destroyed
+// uncommitted. core/run_step.h holds the rule for driving it.
+class UnitOfWork {
+ public:
+  virtual ~UnitOfWork() = default;
+  // Copies the window's rows from the source and upserts them on the key.
+  virtual Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source,
+                                          const Window& window) = 0;
+  // Replaces one partition: deletes the target's rows in the window and
+  // inserts the query's rows (run on the source with $1 = lo, $2 = hi),
+  // each of which must lie in the window. Touches nothing outside it.
+  virtual Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) = 0;
+  // Checks the lock, compares and sets the watermark and writes the record
+  // (run row, partition done), as StepRecorded says; fails, writing
+  // nothing, when the state cannot be reached.
+  virtual Result<StepRecorded> record(const StepRecord& record) = 0;
+  // Makes everything above durable. On failure nothing of it holds (with
+  // separate databases: nothing of the state).
+  virtual Status commit() = 0;
+};
+
+class Target {
+ public:
+  virtual ~Target() = default;
+  // Checks the target table: it exists, has every column, and a unique
+  // index on exactly the key. The message names the table.
+  virtual Status check(const TableConfig& table, const SourceTable& source) = 0;
+  // A new unit of work; nothing is sent until it is used.
+  virtual std::unique_ptr<UnitOfWork> begin() = 0;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,61 @@
+#include "core/run/run_step.h"
+
+#include "core/time/instant_text.h"
+
+namespace tidemark {
+namespace {
+
+std::string lock_name(const RunLock& lock) {
+  std::string name = lock.table.display();
+  if (lock.partition) name += " partition " + format_instant(lock.partition->lo);
+  return name;
+}
+
+// Records the step in `work` and commits it, or leaves it to be rolled back.
+Status record_and_commit(UnitOfWork& work, const StepRecord& record) {
+  const auto recorded = work.record(record);
+  if (!recorded) return recorded.failure();
+  if (!recorded->lock_held) {
+    // The session that held the lock is gone (and the lock with it), so
+    // another run may be writing: nothing of this step may land.
+    return Error{"the lock of " + lock_name(record.lock) + " is no longer held by this run; nothing committed"};
+  }
+  if (!recorded->written) {
+    const auto text = [](const std::optional<CursorValue>& v) { return v ? cursor_to_text(*v) : std::string("unset"); };
+    return Error{"the watermark of " + record.lock.table.display() + " is no longer " +
+                 text(record.move ? record.move->expected : std::nullopt) + " but " + text(recorded->found) +
+                 ": another writer moved it; nothing committed"};
+  }
+  return work.commit();
+}
+
+}  // namespace
+
+Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
+                                 StepRecord record) {
+  if (!record.window) std::abort();  // a chunk is a window's rows
+  const std::unique_ptr<UnitOfWork> work = target.begin();
+  const auto counts = work->write_chunk(table, source, *record.window);
+  if (!counts) return counts.failure();
+  record.counts = *counts;
+  if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
+  return counts;
+}
+
+Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
+                                     StepRecord record) {
+  if (!record.lock.partition || !record.partition_done) std::abort();  // a partition commits under its own lock
+  const std::unique_ptr<UnitOfWork> work = target.begin();
+  const auto counts = work->replace_partition(table, request);
+  if (!counts) return counts.failure();
+  record.counts = *counts;
+  if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
+  return counts;
+}
+
+Status commit_record(Target& target, const StepRecord& record) {
+  const std::unique_ptr<UnitOfWork> work = target.begin();
+  return record_and_commit(*work, record);
+}
+
+}  // namespace tidemark

@@ -1,0 +1,26 @@
+// How one step of a run commits (SPEC §3, the watermark invariant): the
+// step's rows are written, then its record, in one unit of work that is
+// committed only when the record was written, that is while the run still
+// holds its lock and, when the watermark moves, while the watermark is
+// still where the run found it. Any other outcome rolls everything back
+// and fails the step, naming why. Stateless functions over the ports.
+#pragma once
+
+#include "core/run/run_ports.h"
+
+namespace tidemark {
+
+// Loads one chunk: copies and upserts the rows of `record.window`, then
+// records them (and moves the watermark, when the record says so).
+Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
+                                 StepRecord record);
+
+// Replaces one partition and marks it done (record.partition_done).
+Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
+                                     StepRecord record);
+
+// A step that writes no rows: the watermark moves on its own (a window
+// with nothing in it still teaches the run a later hi).
+Status commit_record(Target& target, const StepRecord& record);
+
+}  // namespace tidemark

@@ -1,0 +1,67 @@
+// The firings of tables waiting for a free worker (SPEC §7): a firing that
+// finds every worker busy waits, oldest scheduled firing first, and is
+// never dropped for lack of a worker; a table has at most one run going or
+// waiting, so a firing of a table that is running or already waiting is
+// coalesced (an overrun). Pure bookkeeping over values: no clock, no
+// threads. Owned by the scheduler and used on its loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "core/run/run_ports.h"
+#include "core/run/table_key.h"
+#include "core/time/time_types.h"
+
+namespace tidemark {
+
+struct Firing {
+  TableKey table;
+  Instant scheduled;  // when it was due: the queue's order, and the start delay
+  RunTrigger trigger = RunTrigger::Schedule;
+};
+
+class RunQueue {
+ public:
+  // `workers` >= 1: how many runs may be going at once.
+  explicit RunQueue(std::size_t workers);
+
+  enum class Offer {
+    Start,    // a worker is free: the caller starts the run now (it counts as running)
+    Queued,   // every worker is busy: it waits for finished()
+    Overrun,  // the table is running or already waiting: coalesced, nothing to do
+  };
+  Offer offer(const Firing& firing);
+
+  // A run of `table` ended (requires it running): its worker is free. The
+  // next waiting firing, if any, is now running and returned for the
+  // caller to start.
+  std::optional<Firing> finished(const TableKey& table);
+
+  // Drops the waiting firing of a table (a reload removed it); true when
+  // there was one.
+  bool remove(const TableKey& table);
+  // Drops every waiting firing (stopping: nothing new starts); returns them.
+  std::vector<Firing> clear();
+
+  std::size_t waiting() const { return by_order_.size(); }
+  std::size_t running() const { return running_.size(); }
+  bool is_running(const TableKey& table) const { return running_.count(key_of(table)) > 0; }
+
+ private:
+  using Key = std::pair<std::string, std::string>;
+  using Order = std::tuple<Instant, std::uint64_t, Key>;  // scheduled, then arrival
+  static Key key_of(const TableKey& t) { return {t.pipeline, t.table}; }
+
+  std::size_t workers_;
+  std::uint64_t arrivals_ = 0;
+  std::set<Key> running_;
+  std::set<Order> by_order_;
+  std::map<Key, std::pair<Order, Firing>> waiting_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,262 @@
+#include "core/schedule/table_scheduler.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "core/schedule/firing_plan.h"
+
+namespace tidemark {
+namespace {
+
+std::string schedule_identity(const PipelineConfig& p, const TableConfig& t) {
+  return t.schedule->expression() + " @ " + p.timezone;
+}
+
+TableKey table_key(const std::pair<std::string, std::string>& key) { return TableKey{key.first, key.second}; }
+
+}  // namespace
+
+TableScheduler::TableScheduler(std::size_t workers, Clock& clock, Alarm& alarm, RunLauncher& launcher,
+                               SchedulerEvents& events)
+    : clock_(clock), alarm_(alarm), launcher_(launcher), events_(events), queue_(workers) {}
+
+void TableScheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts) {
+  config_ = std::move(config);
+  const Instant now = clock_.now();
+  for (const PipelineConfig& p : config_->pipelines) {
+    for (const TableConfig& t : p.tables) {
+      const Key key{p.name, t.name};
+      TableState& state = tables_[key];
+      state.pipeline = &p;
+      state.table = &t;
+      state.schedule = schedule_identity(p, t);
+      const auto last = last_starts.find(key);
+      if (last != last_starts.end() && missed_firing(p, t, last->second, now)) {
+        events_.catching_up(table_key(key), last->second);
+        state.next_regular = next_firing(p, t, now);
+        arm(key, now, RunTrigger::Startup);
+      } else {
+        arm_next_regular(key, now);
+      }
+    }
+  }
+  set_alarm();
+}
+
+void TableScheduler::reload(std::shared_ptr<const Config> config) {
+  if (phase_ != StopPhase::Running) return;  // nothing fires any more; the old configuration serves the runs left
+  config_ = std::move(config);
+  const Instant now = clock_.now();
+  std::map<Key, std::pair<const PipelineConfig*, const TableConfig*>> wanted;
+  for (const PipelineConfig& p : config_->pipelines) {
+    for (const TableConfig& t : p.tables) wanted[{p.name, t.name}] = {&p, &t};
+  }
+  for (auto it = tables_.begin(); it != tables_.end();) {
+    if (wanted.count(it->first)) {
+      ++it;
+      continue;
+    }
+    disarm(it->first);
+    if (queue_.remove(table_key(it->first))) events_.queue_length(queue_.waiting());
+    it = tables_.erase(it);
+  }
+  for (const auto& [key, found] : wanted) {
+    const auto [p, t] = found;
+    const bool added = tables_.count(key) == 0;
+    TableState& state = tables_[key];
+    state.pipeline = p;
+    state.table = t;
+    const std::string identity = schedule_identity(*p, *t);
+    if (added || state.schedule != identity) {
+      state.schedule = identity;
+      const std::optional<Deadline> pending = state.armed;
+      arm_next_regular(key, now);
+      // A retry or catch-up that comes before the new schedule's first
+      // firing still stands: the reason for it did not go away.
+      if (pending && pending->trigger != RunTrigger::Schedule &&
+          (!state.next_regular || pending->at < *state.next_regular)) {
+        arm(key, pending->at, pending->trigger);
+      }
+    }
+    if (state.failed_permanently) {
+      state.failed_permanently = false;
+      state.failures = 0;
+      events_.retry_after_reload(table_key(key));
+      arm(key, now, RunTrigger::Retry);
+    }
+  }
+  set_alarm();
+}
+
+void TableScheduler::stop(std::chrono::seconds grace, std::function<void()> done) {
+  if (phase_ != StopPhase::Running) return;
+  phase_ = StopPhase::Grace;
+  on_stopped_ = std::move(done);
+  deadlines_.clear();
+  for (auto& [key, state] : tables_) state.armed.reset();
+  const std::size_t dropped = queue_.clear().size();
+  events_.queue_length(0);
+  events_.stopping(dropped, queue_.running(), grace);
+  stop_deadline_ = clock_.now() + grace;
+  alarm_at_.reset();
+  if (queue_.running() > 0) {
+    alarm_.wake_at(stop_deadline_);
+  } else {
+    alarm_.cancel();
+  }
+  maybe_done();
+}
+
+void TableScheduler::wake() {
+  if (phase_ != StopPhase::Running) {
+    wake_while_stopping();
+    return;
+  }
+  alarm_at_.reset();  // it rang
+  const Instant now = clock_.now();
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    const Key key = deadlines_.begin()->second;
+    TableState& state = tables_.at(key);
+    const Deadline due = *state.armed;
+    disarm(key);
+    fire(key, due, now);
+  }
+  set_alarm();
+}
+
+void TableScheduler::wake_while_stopping() {
+  const Instant now = clock_.now();
+  if (phase_ == StopPhase::Done) return;
+  if (now < stop_deadline_) {
+    alarm_.wake_at(stop_deadline_);  // woken early: the deadline stands
+    return;
+  }
+  if (phase_ == StopPhase::Grace) {
+    events_.grace_over(queue_.running());
+    phase_ = StopPhase::Cancelled;
+    stop_deadline_ = now + kAbandonAfter;
+    launcher_.cancel_all();
+    alarm_.wake_at(stop_deadline_);
+    return;
+  }
+  // A run blocked inside the database may never notice its cancellation;
+  // its transaction dies with the process, uncommitted.
+  events_.abandoned(queue_.running());
+  phase_ = StopPhase::Done;
+  if (on_stopped_) {
+    auto done = std::move(on_stopped_);
+    on_stopped_ = nullptr;
+    done();
+  }
+}
+
+void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary) {
+  const Key key{table.pipeline, table.table};
+  if (const auto next = queue_.finished(table)) {
+    events_.queue_length(queue_.waiting());
+    launch(*next);
+  }
+  if (phase_ != StopPhase::Running) {
+    maybe_done();
+    return;
+  }
+  const auto it = tables_.find(key);
+  if (it == tables_.end()) return;  // a reload removed the table while it ran
+  TableState& state = it->second;
+  switch (summary.status) {
+    case RunStatus::Success:
+      state.failures = 0;
+      state.failed_permanently = false;
+      break;
+    case RunStatus::Failed:
+      ++state.failures;
+      if (summary.error_kind == ErrorKind::Permanent) {
+        state.failed_permanently = true;
+        events_.not_retried(table, state.next_regular);
+        break;
+      }
+      state.failed_permanently = false;
+      if (const Instant retry = retry_at(clock_.now(), state.failures, state.next_regular);
+          !state.next_regular || retry < *state.next_regular) {
+        events_.retry_armed(table, retry, state.failures);
+        arm(key, retry, RunTrigger::Retry);
+      }
+      break;
+    case RunStatus::SkippedLocked:  // another replica runs the table: its run decides
+    case RunStatus::Cancelled: break;
+  }
+  set_alarm();
+}
+
+void TableScheduler::arm(const Key& key, Instant at, RunTrigger trigger) {
+  disarm(key);
+  tables_.at(key).armed = Deadline{at, trigger};
+  deadlines_.emplace(at, key);
+}
+
+void TableScheduler::disarm(const Key& key) {
+  TableState& state = tables_.at(key);
+  if (!state.armed) return;
+  deadlines_.erase({state.armed->at, key});
+  state.armed.reset();
+}
+
+void TableScheduler::arm_next_regular(const Key& key, Instant after) {
+  TableState& state = tables_.at(key);
+  state.next_regular = next_firing(*state.pipeline, *state.table, after);
+  if (state.next_regular) {
+    arm(key, *state.next_regular, RunTrigger::Schedule);
+  } else {
+    disarm(key);
+  }
+}
+
+void TableScheduler::fire(const Key& key, const Deadline& due, Instant now) {
+  // From the later of the two, so a clock that jumped or a loop that
+  // stalled yields one firing now, not a burst of the ones in between.
+  arm_next_regular(key, std::max(due.at, now));
+  const Firing firing{table_key(key), due.at, due.trigger};
+  switch (queue_.offer(firing)) {
+    case RunQueue::Offer::Start:
+      tables_.at(key).failed_permanently = false;  // a new attempt: its own outcome decides
+      launch(firing);
+      break;
+    case RunQueue::Offer::Queued:
+      tables_.at(key).failed_permanently = false;
+      events_.queue_length(queue_.waiting());
+      break;
+    case RunQueue::Offer::Overrun: events_.overrun(firing.table, firing.scheduled); break;
+  }
+}
+
+void TableScheduler::launch(const Firing& firing) {
+  const TableState& state = tables_.at({firing.table.pipeline, firing.table.table});
+  launcher_.launch(RunOrder{firing, config_, state.pipeline, state.table});
+}
+
+void TableScheduler::set_alarm() {
+  if (phase_ != StopPhase::Running) return;
+  if (deadlines_.empty()) {
+    if (alarm_at_) alarm_.cancel();
+    alarm_at_.reset();
+    return;
+  }
+  const Instant earliest = deadlines_.begin()->first;
+  if (alarm_at_ == earliest) return;
+  alarm_at_ = earliest;
+  alarm_.wake_at(earliest);
+}
+
+void TableScheduler::maybe_done() {
+  if (phase_ == StopPhase::Running || phase_ == StopPhase::Done || queue_.running() > 0) return;
+  phase_ = StopPhase::Done;
+  alarm_.cancel();
+  if (on_stopped_) {
+    auto done = std::move(on_stopped_);
+    on_stopped_ = nullptr;
+    done();
+  }
+}
+
+}  // namespace tidemark

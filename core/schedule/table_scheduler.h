@@ -1,0 +1,114 @@
+// Decides when every table runs: arms its next firing, fires it into the
+// RunQueue, skips overruns, retries transient failures with backoff (never
+// a permanent one), runs once at start-up what downtime missed, applies
+// reloads and stops. It reads time only from its Clock, waits only through
+// its Alarm and runs tables only through its RunLauncher. Not thread-safe:
+// owned by one thread (the daemon's loop), which makes every call.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "core/config/config_model.h"
+#include "core/run/run_observer.h"
+#include "core/schedule/run_queue.h"
+#include "core/schedule/scheduler_ports.h"
+#include "core/time/time_types.h"
+
+namespace tidemark {
+
+// When each table last started a run (from the state database).
+using LastStarts = std::map<std::pair<std::string, std::string>, Instant>;
+
+class TableScheduler {
+ public:
+  // How long runs still get after they were cancelled at the end of the
+  // grace period before stop() gives up on them.
+  static constexpr std::chrono::seconds kAbandonAfter{10};
+
+  // `workers` >= 1 bounds the runs in flight. The ports must outlive the
+  // scheduler.
+  TableScheduler(std::size_t workers, Clock& clock, Alarm& alarm, RunLauncher& launcher, SchedulerEvents& events);
+
+  // Arms every table of `config`. A table whose schedule fired since its
+  // last start in `last_starts` runs once now (trigger startup); one that
+  // never ran waits for its first firing. Call once, before anything else.
+  void start(std::shared_ptr<const Config> config, const LastStarts& last_starts);
+
+  // Applies a new, valid configuration: new tables are armed, removed ones
+  // disarmed and their waiting firing dropped, changed schedules re-armed
+  // (a pending retry stays when it comes first). A table whose last run
+  // failed permanently gets one attempt now: a reload is how an operator
+  // says the cause was fixed. Runs in flight keep the configuration they
+  // started with; a firing still waiting runs with the new one.
+  void reload(std::shared_ptr<const Config> config);
+
+  // Stops firing: nothing is armed any more and waiting firings are
+  // dropped. Runs in flight get `grace`; then the launcher cancels them,
+  // and kAbandonAfter later they are left behind. `done` is called (from
+  // within stop, run_finished or wake) once no run is in flight or they
+  // were left behind. Calls after the first are ignored.
+  void stop(std::chrono::seconds grace, std::function<void()> done);
+
+  // The Alarm rang: fires every firing that is due by the clock (oldest
+  // first) and asks to be woken for the next one. A wake with nothing due
+  // (early, or raced by a reload) only re-arms.
+  void wake();
+
+  // A run the launcher started has ended: its worker goes to the oldest
+  // waiting firing, and a failed run is retried or not, by its error kind.
+  // Requires a run of `table` in flight (aborts otherwise: the launcher
+  // reported a run it never got).
+  void run_finished(const TableKey& table, const RunSummary& summary);
+
+  std::size_t in_flight() const { return queue_.running(); }
+  std::size_t waiting() const { return queue_.waiting(); }
+
+ private:
+  using Key = std::pair<std::string, std::string>;
+  struct Deadline {
+    Instant at;
+    RunTrigger trigger = RunTrigger::Schedule;
+  };
+  struct TableState {
+    const PipelineConfig* pipeline = nullptr;  // into config_
+    const TableConfig* table = nullptr;
+    std::string schedule;  // expression and zone it is armed for
+    std::optional<Instant> next_regular;
+    std::optional<Deadline> armed;  // the one firing this table waits for
+    int failures = 0;               // in a row, for the backoff
+    bool failed_permanently = false;
+  };
+  enum class StopPhase { Running, Grace, Cancelled, Done };
+
+  void arm(const Key& key, Instant at, RunTrigger trigger);
+  void disarm(const Key& key);
+  void arm_next_regular(const Key& key, Instant after);
+  void fire(const Key& key, const Deadline& due, Instant now);
+  void launch(const Firing& firing);
+  void set_alarm();
+  void wake_while_stopping();
+  void maybe_done();
+
+  Clock& clock_;
+  Alarm& alarm_;
+  RunLauncher& launcher_;
+  SchedulerEvents& events_;
+  std::shared_ptr<const Config> config_;
+  std::map<Key, TableState> tables_;
+  std::set<std::pair<Instant, Key>> deadlines_;  // every armed firing, earliest first
+  std::optional<Instant> alarm_at_;
+  RunQueue queue_;
+  StopPhase phase_ = StopPhase::Running;
+  Instant stop_deadline_{};
+  std::function<void()> on_stopped_;
+};
+
+}  // namespace tidemark

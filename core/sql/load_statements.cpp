@@ -1,0 +1,57 @@
+#include "core/sql/load_statements.h"
+
+#include <algorithm>
+
+#include "core/sql/sql_identifier.h"
+
+namespace tidemark {
+namespace {
+
+constexpr const char* kStage = "\"tidemark_stage\"";
+
+std::string column_list(const std::vector<std::string>& columns, const std::string& prefix = "") {
+  std::string out;
+  for (const std::string& c : columns) out += (out.empty() ? "" : ", ") + prefix + quote_identifier(c);
+  return out;
+}
+
+}  // namespace
+
+LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
+                                     const Window& window) {
+  const std::string cols = column_list(columns);
+  const std::string target = table.target_table.quoted();
+  const std::string cursor = quote_identifier(table.cursor);
+  LoadStatements s;
+  s.copy_out = "COPY (SELECT " + cols + " FROM " + table.source_table->quoted() + " WHERE " +
+               cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT";
+  s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
+  s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";
+  s.create_stage = std::string("CREATE TEMP TABLE ") + kStage + " ON COMMIT DROP AS SELECT " + cols + " FROM " +
+                   target + " WITH NO DATA";
+  s.copy_into_stage = std::string("COPY ") + kStage + " (" + cols + ") FROM STDIN";
+  s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN";
+
+  std::vector<std::string> rest;
+  for (const std::string& c : columns) {
+    if (std::find(table.key.begin(), table.key.end(), c) == table.key.end()) rest.push_back(c);
+  }
+  s.upsert = "INSERT INTO " + target + " AS t (" + cols + ") SELECT " + cols + " FROM " + kStage +
+             " ON CONFLICT (" + column_list(table.key) + ") DO ";
+  if (rest.empty()) {
+    s.upsert += "NOTHING";
+  } else {
+    std::string sets;
+    for (const std::string& c : rest) {
+      sets += (sets.empty() ? "" : ", ") + quote_identifier(c) + " = EXCLUDED." + quote_identifier(c);
+    }
+    // A re-read row that did not change is left alone: no new tuple, no WAL.
+    // Rows are compared as text, which every type has (json and point have
+    // no equality operator).
+    s.upsert += "UPDATE SET " + sets + " WHERE ROW(" + column_list(rest, "t.") + ")::text IS DISTINCT FROM ROW(" +
+                column_list(rest, "EXCLUDED.") + ")::text";
+  }
+  return s;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,29 @@
+// The SQL text of one incremental chunk, built from the table's config:
+// every identifier quoted, every bound a typed literal made of digits (COPY
+// takes no parameters). Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/config/config_model.h"
+#include "core/watermark/window_plan.h"
+
+namespace tidemark {
+
+struct LoadStatements {
+  std::string copy_out;         // on the source: COPY (SELECT ... half-open window) TO STDOUT
+  std::string lock_target;      // keeps an empty target empty until a first load commits
+  std::string target_is_empty;  // one boolean
+  std::string create_stage;     // temp table with the target's column types, dropped at commit
+  std::string copy_into_stage;  // COPY stage FROM STDIN
+  std::string copy_into_target; // COPY target FROM STDIN (first load into an empty table)
+  std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
+};
+
+// Requires table.mode == Incremental, a source table and a non-empty `columns`
+// that includes the key and the cursor.
+LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
+                                     const Window& window);
+
+}  // namespace tidemark

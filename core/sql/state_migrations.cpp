@@ -1,0 +1,82 @@
+#include "core/sql/state_migrations.h"
+
+namespace tidemark {
+
+const std::vector<StateMigration>& state_migrations() {
+  static const std::vector<StateMigration> migrations{
+      {1, "watermarks, runs, watermark_resets, partitions", R"SQL(
+create table tidemark.watermarks (
+  pipeline    text not null,
+  table_name  text not null,
+  value       text not null,
+  value_type  text not null check (value_type in ('timestamptz', 'timestamp', 'date', 'integer')),
+  moved_at    timestamptz not null,
+  updated_at  timestamptz not null,
+  last_run_id bigint,
+  primary key (pipeline, table_name)
+);
+
+create table tidemark.runs (
+  run_id           bigserial primary key,
+  pipeline         text not null,
+  table_name       text not null,
+  trigger          text not null,
+  window_lo        text,
+  window_hi        text,
+  watermark_before text,
+  watermark_after  text,
+  rows_read        bigint not null default 0,
+  rows_written     bigint not null default 0,
+  status           text not null check (status in ('running', 'success', 'failed')),
+  error            text,
+  started_at       timestamptz not null default now(),
+  finished_at      timestamptz,
+  host             text,
+  pid              int
+);
+create index runs_by_table on tidemark.runs (pipeline, table_name, run_id desc);
+create index runs_running on tidemark.runs (pipeline, table_name) where status = 'running';
+
+create table tidemark.watermark_resets (
+  reset_id   bigserial primary key,
+  pipeline   text not null,
+  table_name text not null,
+  old_value  text,
+  new_value  text not null,
+  reason     text not null check (reason <> ''),
+  reset_by   text not null,
+  reset_at   timestamptz not null default now()
+);
+
+create table tidemark.partitions (
+  pipeline     text not null,
+  table_name   text not null,
+  partition_lo timestamptz not null,
+  partition_hi timestamptz not null,
+  status       text not null check (status in ('running', 'done', 'failed')),
+  run_id       bigint,
+  updated_at   timestamptz not null default now(),
+  primary key (pipeline, table_name, partition_lo)
+);
+)SQL"},
+      {2, "safe horizon: cursor samples, and what held each run's hi back", R"SQL(
+create table tidemark.cursor_samples (
+  pipeline   text not null,
+  table_name text not null,
+  source     text not null,
+  taken_at   bigint not null,
+  max_value  bigint not null,
+  primary key (pipeline, table_name, taken_at)
+);
+
+alter table tidemark.runs
+  add column horizon_lag_seconds double precision,
+  add column horizon_held_by     text,
+  add column watermark_ahead     boolean not null default false,
+  add column null_cursor_rows    bigint;
+)SQL"},
+  };
+  return migrations;
+}
+
+}  // namespace tidemark

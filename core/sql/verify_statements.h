@@ -1,0 +1,22 @@
+// The SQL that `tidemark verify` runs on both sides: per day of the cursor
+// (in the pipeline's zone), the row count and an order-independent
+// checksum of the copied columns, over a half-open window. Pure; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/watermark/cursor_value.h"
+#include "core/sql/sql_identifier.h"
+#include "core/watermark/window_plan.h"
+
+namespace tidemark {
+
+// Columns: bucket (a date as text, or "all" for integer cursors), rows,
+// checksum (the sum of a 64-bit hash of each row's text, as numeric text).
+// Requires both sessions to use the same TimeZone and DateStyle, so that
+// equal values print as equal text.
+std::string verify_query(const QualifiedName& table, const std::vector<std::string>& columns,
+                         const std::string& cursor, const Window& window, const std::string& timezone);
+
+}  // namespace tidemark

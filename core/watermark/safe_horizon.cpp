@@ -1,0 +1,166 @@
+#include "core/watermark/safe_horizon.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace tidemark {
+namespace {
+
+std::string instant_text(SourceMicros micros) { return cursor_to_text(CursorValue{CursorType::TimestampTz, micros}); }
+
+std::string describe(const OpenTransaction& t) {
+  if (t.prepared) return "prepared transaction \"" + t.application_name + "\" (prepared at " + instant_text(t.started) + ")";
+  std::string out = "pid " + std::to_string(t.pid);
+  out += " (" + (t.application_name.empty() ? std::string("no application_name") : t.application_name);
+  out += ", " + (t.state.empty() ? std::string("state unknown") : t.state) + ")";
+  return out + ", in a transaction since " + instant_text(t.started);
+}
+
+double seconds_between(SourceMicros from, SourceMicros to) { return static_cast<double>(to - from) / 1e6; }
+
+// The refusals that apply to every cursor type: a horizon that cannot see
+// every writer is only safe with a lookback to cover what it misses.
+std::optional<std::string> unknowable(const HorizonInput& input) {
+  if (input.has_lookback) return std::nullopt;
+  const HorizonReading& r = input.reading;
+  if (!r.sees_all_sessions) {
+    return "source " + input.source_name +
+                 ": this role cannot see other sessions' transactions, so rows still in flight cannot be held "
+                 "back and the run is refused with lookback 0s; grant the role pg_monitor (or "
+                 "pg_read_all_stats) with inheritance (a NOINHERIT role has its privileges only after SET ROLE), or "
+                 "set a lookback longer than the longest write transaction";
+  }
+  if (!r.unreported_session.empty()) {
+    return "source " + input.source_name + ": " + r.unreported_session +
+           " has track_activities off, so whether it has a transaction open, and since when, cannot be seen; the "
+           "run is refused with lookback 0s; turn track_activities back on for it (ALTER ROLE ... RESET "
+           "track_activities), or set a lookback longer than the longest write transaction";
+  }
+  if (r.standby_without_primary) {
+    return "source " + input.source_name +
+                 " is a hot standby, which cannot see the primary's open transactions, so the run is refused "
+                 "with lookback 0s; give the connection a primary: (a connection to the primary) or set a "
+                 "lookback longer than the longest write transaction plus the replication lag";
+  }
+  if (input.type == CursorType::Integer && r.sequence_cache > 1) {
+    const std::string cache = std::to_string(r.sequence_cache);
+    return "source " + input.source_name + ": the cursor takes its ids from a sequence with CACHE " + cache +
+           ", which hands each session a block of " + cache +
+           " ids, so a session can commit an id below ids committed long before, and no observation shows it; "
+           "the run is refused with lookback 0s; set the sequence's CACHE to 1 (ALTER SEQUENCE ... CACHE 1), or "
+           "set a lookback (in ids) larger than " + cache + " times the number of sessions that insert";
+  }
+  if (!r.subscription.empty()) {
+    return "source " + input.source_name + ": the table is written by logical replication (subscription " +
+           r.subscription +
+           "), whose rows carry values stamped on the publisher, where transactions still open cannot be seen "
+           "from here, so the run is refused with lookback 0s; set a lookback longer than the publisher's "
+           "longest write transaction plus the replication lag, or read the table on the publisher";
+  }
+  return std::nullopt;
+}
+
+HorizonDecision time_horizon(const HorizonReading& r) {
+  HorizonDecision d;
+  SourceMicros hi = r.clock - kStartReportMargin;
+  if (r.replayed_until && *r.replayed_until < hi) {
+    hi = *r.replayed_until;
+    d.held_by = "the standby has replayed the primary's commits only up to " + instant_text(hi);
+  }
+  if (r.oldest && r.oldest->prepared) {
+    d.hold_at_watermark = true;
+    d.held_by = describe(*r.oldest) + ": its start is unknown, so the watermark waits until it ends";
+    d.lag_seconds = seconds_between(r.oldest->started, r.clock);
+    return d;
+  }
+  if (r.oldest && r.oldest->started < hi) {
+    hi = r.oldest->started;
+    d.held_by = describe(*r.oldest);
+  }
+  d.instant = hi;
+  d.lag_seconds = seconds_between(hi, r.clock);
+  return d;
+}
+
+// max + 1, where the type's maximum stands for "no end": no bigint lies
+// beyond it, so a window up to it reads every row (load_statements).
+CursorValue after(std::int64_t max) {
+  const std::int64_t next = max == std::numeric_limits<std::int64_t>::max() ? max : max + 1;
+  return CursorValue{CursorType::Integer, next};
+}
+
+HorizonDecision integer_horizon(const HorizonReading& r, const std::vector<CursorSample>& stored) {
+  HorizonDecision d;
+  std::optional<CursorSample> current;
+  if (r.max_cursor) current = CursorSample{r.clock, *r.max_cursor};
+
+  // Every id handed out after a sample was taken is larger than its max,
+  // and every transaction still open began after the chosen sample, so
+  // none of them can hold an id below the chosen max + 1.
+  if (r.oldest && r.oldest->prepared) {
+    d.hold_at_watermark = true;
+    d.held_by = describe(*r.oldest) + ": its start is unknown, so the watermark waits until it ends";
+    d.lag_seconds = seconds_between(r.oldest->started, r.clock);
+    d.keep_sample = current;
+    return d;
+  }
+  if (!r.oldest) {
+    if (current) d.value = after(current->max);
+    d.keep_sample = current;
+    d.forget_samples_before = r.clock;
+    return d;
+  }
+  std::optional<CursorSample> chosen;
+  std::size_t kept = 0;
+  for (const CursorSample& s : stored) {
+    // A sample from the future (the source clock went back) proves nothing.
+    if (s.taken_at > r.clock || s.taken_at >= r.oldest->started) continue;
+    if (!chosen || s.taken_at > chosen->taken_at) chosen = s;
+  }
+  for (const CursorSample& s : stored) {
+    if (s.taken_at <= r.clock && (!chosen || s.taken_at >= chosen->taken_at)) ++kept;
+  }
+  if (current && current->taken_at < r.oldest->started) chosen = current;
+  d.held_by = describe(*r.oldest);
+  if (chosen) {
+    d.value = after(chosen->max);
+    d.lag_seconds = seconds_between(chosen->taken_at, r.clock);
+    d.forget_samples_before = chosen->taken_at;
+  } else {
+    // No observation older than the transaction yet: nothing new is safe.
+    d.held_by += "; no earlier observation of the largest id exists yet";
+    d.lag_seconds = seconds_between(r.oldest->started, r.clock);
+  }
+  if (current && kept < kMaxCursorSamples) d.keep_sample = current;
+  return d;
+}
+
+}  // namespace
+
+Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
+  if (auto why = unknowable(input)) return permanent_error(*why);
+  HorizonDecision d = input.type == CursorType::Integer ? integer_horizon(input.reading, input.samples)
+                                                        : time_horizon(input.reading);
+  // With a lookback the run goes on, but status says what it cannot see.
+  if (d.held_by.empty() && !input.reading.sees_all_sessions) {
+    d.held_by = "the clock only: this role cannot see other sessions' transactions (grant it pg_monitor), so rows "
+                "committed late rely on the lookback";
+  } else if (d.held_by.empty() && !input.reading.unreported_session.empty()) {
+    d.held_by = "the clock only for " + input.reading.unreported_session +
+                ", which has track_activities off: rows it commits late rely on the lookback";
+  } else if (d.held_by.empty() && input.type == CursorType::Integer && input.reading.sequence_cache > 1) {
+    d.held_by = "the largest id only: ids come from a sequence with CACHE " +
+                std::to_string(input.reading.sequence_cache) +
+                ", so ids a session holds and commits late rely on the lookback";
+  } else if (d.held_by.empty() && !input.reading.subscription.empty()) {
+    d.held_by = "this database's clock only: the table is written by logical replication (subscription " +
+                input.reading.subscription + "), so rows stamped on the publisher and replicated late rely on "
+                "the lookback";
+  } else if (d.held_by.empty() && input.reading.standby_without_primary) {
+    d.held_by = "the standby's clock only: without a primary: connection the primary's open transactions are not "
+                "visible, so rows committed late rely on the lookback";
+  }
+  return d;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,151 @@
+#include <unistd.h>
+
+#include <iostream>
+#include <ostream>
+#include <set>
+
+#include "core/run/cursor_backfill.h"
+#include "core/time/instant_text.h"
+#include "core/watermark/partition_plan.h"
+#include "daemon/commands/backfill_progress.h"
+#include "daemon/commands/chunk_logger.h"
+#include "core/run/partition_run.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/commands/interrupt_scope.h"
+#include "daemon/commands/partition_backfill.h"
+#include "daemon/pg/pg_source.h"
+#include "daemon/pg/pg_state_store.h"
+#include "daemon/pg/pg_target.h"
+#include "daemon/pg/state_schema.h"
+#include "daemon/serve/table_runner.h"
+
+namespace tidemark {
+namespace {
+
+int backfill_incremental(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
+                         const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
+                         std::ostream& out) {
+  PipelineConnections connections;
+  connections.open_state(*config);
+  connections.open_data(*config, pipeline);
+  PgStateStore state(*connections.state);
+  PgSource source = connections.make_source(nullptr, &cancel);
+  PgTarget target(connections.target(), source, state, cancel);
+  ChunkLogger observer;
+  const auto started = std::chrono::steady_clock::now();
+  TimedSummary result;
+  result.summary = CursorBackfill(RunContext{pipeline, table, state, source, target, observer, cancel}).execute(cl.from, cl.to);
+  result.duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  out << describe_run(result) << '\n';
+  if (result.summary.status == RunStatus::SkippedLocked) {
+    out << "a run of " << pipeline.name << "." << table.name << " is active; try again when it has finished\n";
+  }
+  return result.summary.status == RunStatus::Success ? kExitOk : kExitFailure;
+}
+
+int backfill_partitions(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
+                        const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
+                        std::ostream& out, std::ostream& err) {
+  const TimeZone& zone = *pipeline.zone;
+  const auto from = parse_time_in_zone(cl.from, zone);
+  const auto to = parse_time_in_zone(cl.to, zone);
+  if (!from || !to) {
+    err << "tidemark backfill: " << (from ? to.error() : from.error()) << '\n';
+    return kExitUsage;
+  }
+  if (!(*from < *to)) {
+    err << "tidemark backfill: --from must be before --to\n";
+    return kExitUsage;
+  }
+  const TableKey key{pipeline.name, table.name};
+  const PartitionUnit unit = table.partition->unit;
+  const auto limit = static_cast<std::size_t>(cl.max_partitions);
+  if (count_backfill_partitions(*from, *to, unit, zone, limit) > limit) {
+    err << "tidemark backfill: --from " << cl.from << " --to " << cl.to << " spans more than " << limit
+        << " partitions of table " << key.display() << ": check the dates, split the range, or pass --max-partitions "
+        << "with a higher limit\n";
+    return kExitUsage;
+  }
+
+  // Which partitions are complete is the source's word: its safe horizon.
+  PipelineConnections connections;
+  connections.open_data(*config, pipeline);
+  PgSource source = connections.make_source(nullptr, &cancel);
+  HorizonReport horizon;
+  const auto complete_before = partitions_complete_before(source, table, horizon);
+  if (!complete_before) throw std::runtime_error(complete_before.error());
+  if (!*complete_before) {
+    err << "tidemark backfill: " << horizon.held_by << "; try again once it has ended\n";
+    return kExitFailure;
+  }
+  const BackfillPartitions plan = plan_backfill_partitions(*from, *to, **complete_before, unit, zone);
+  if (plan.incomplete.size() == 1) {
+    out << "skipping " << partition_label(plan.incomplete.front(), unit, zone)
+        << ": the partition is not complete yet\n";
+  } else if (!plan.incomplete.empty()) {
+    out << "skipping " << partition_label(plan.incomplete.front(), unit, zone) << " through "
+        << partition_label(plan.incomplete.back(), unit, zone) << " (" << plan.incomplete.size()
+        << " partitions): they are not complete yet\n";
+  }
+
+  std::vector<TimeWindow> todo;
+  std::size_t already_done = 0;
+  if (cl.rerun) {
+    todo = plan.complete;
+  } else {
+    const auto state_connection = connect_to(*config, config->daemon.state);
+    const auto done = PgStateStore(*state_connection).done_partitions(key, *from, *to);
+    if (!done) throw std::runtime_error(done.error());
+    const std::set<Instant> done_set(done->begin(), done->end());
+    for (const TimeWindow& w : plan.complete) {
+      if (done_set.count(w.lo)) {
+        ++already_done;
+      } else {
+        todo.push_back(w);
+      }
+    }
+  }
+  out << "backfill " << key.display() << ": " << todo.size() << " partition" << (todo.size() == 1 ? "" : "s")
+      << " to write";
+  if (already_done) out << " (" << already_done << " already done; --rerun redoes them)";
+  out << ", " << cl.parallel << " at a time\n";
+  out.flush();
+
+  BackfillProgress progress(out, ::isatty(STDOUT_FILENO) == 1 && &out == &std::cout, static_cast<int>(todo.size()));
+  PartitionBackfill(config, pipeline, table).run(todo, cl.parallel, progress, cancel);
+  out << progress.summary_line("backfill " + key.display()) << '\n';
+  if (cancel.cancelled()) out << "interrupted: run the same command again to finish what is missing\n";
+  return progress.failed() == 0 && !cancel.cancelled() ? kExitOk : kExitFailure;
+}
+
+}  // namespace
+
+int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, std::ostream& out, std::ostream& err) {
+  const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
+  const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
+  if (table == nullptr) {
+    err << "tidemark backfill: no table " << command_line.pipeline << "." << command_line.table << '\n';
+    return kExitUsage;
+  }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark backfill: " << *refusal << '\n';
+    return kExitUsage;
+  }
+  CancelToken cancel;
+  const InterruptScope interrupt(cancel);
+  try {
+    migrate_state_schema(*connect_to(*config, config->daemon.state));
+    if (table->mode == TableMode::Incremental) {
+      return backfill_incremental(config, *pipeline, *table, command_line, cancel, out);
+    }
+    return backfill_partitions(config, *pipeline, *table, command_line, cancel, out, err);
+  } catch (const std::exception& e) {
+    err << "tidemark backfill: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,14 @@
+#include "daemon/commands/chunk_logger.h"
+
+#include <spdlog/spdlog.h>
+
+namespace tidemark {
+
+void ChunkLogger::on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
+                                     const CursorValue& watermark) {
+  spdlog::debug("{}: chunk [{}, {}) committed, rows read {}, written {}, watermark {}", table.display(),
+                cursor_to_text(window.lo), cursor_to_text(window.hi), counts.rows_read, counts.rows_written,
+                cursor_to_text(watermark));
+}
+
+}  // namespace tidemark

@@ -1,0 +1,16 @@
+// A RunObserver that logs every committed chunk (debug level) and nothing
+// else: the run's own line comes from TableRunner. Stateless; thread-safe.
+#pragma once
+
+#include "core/run/run_observer.h"
+
+namespace tidemark {
+
+class ChunkLogger final : public RunObserver {
+ public:
+  void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
+                          const CursorValue& watermark) override;
+  void on_run_finished(const RunSummary&) override {}
+};
+
+}  // namespace tidemark

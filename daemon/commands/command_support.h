@@ -1,0 +1,70 @@
+// What the database commands share: loading the configuration (errors
+// printed, exit code 2) and opening the state database.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+
+#include "core/config/config_model.h"
+#include "daemon/pg/connection_pool.h"
+#include "daemon/pg/pg_connection.h"
+#include "daemon/pg/pg_source.h"
+
+namespace tidemark {
+
+// Loads and validates the configuration; on errors prints them to `err`
+// and returns nullptr (the caller exits 2).
+std::shared_ptr<const Config> load_config_or_report(const std::string& path, std::ostream& err);
+
+// Opens a named connection. Throws std::runtime_error or PgError.
+std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string& connection_name);
+
+// Opens a named connection as a source: every transaction on it is read
+// only (make_read_only_source). Throws std::runtime_error or PgError.
+std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std::string& connection_name);
+
+// The connections one run of a pipeline's table uses: the state database
+// (which holds the lock), the source, and the target unless it is the
+// state database, in which case the load and the state commit together.
+//
+// With a pool the sessions come from it and go back to it when these are
+// reset or destroyed; without one they are opened and closed here.
+struct PipelineConnections {
+  explicit PipelineConnections(ConnectionPool* from = nullptr) : pool(from) {}
+
+  ConnectionPool* pool;
+  PooledConnection state;
+  PooledConnection source;
+  PooledConnection separate_target;  // empty: the target is the state database
+  PooledConnection source_primary;   // the source's primary, when it names one
+  std::chrono::seconds replay_timeout{60};
+
+  PgConnection& target() { return separate_target ? *separate_target : *state; }
+  // The Source port over these connections; requires open_data.
+  PgSource make_source(std::function<void(const std::string&)> warn = nullptr, const CancelToken* cancel = nullptr) {
+    return PgSource(*source, std::move(warn), PrimaryLink{source_primary.get(), replay_timeout, cancel});
+  }
+  // Opens the state connection. Throws.
+  void open_state(const Config& config);
+  // Opens the source and, when separate, the target. Throws.
+  void open_data(const Config& config, const PipelineConfig& pipeline);
+};
+
+// The state connection must keep one server session between its
+// transactions: each table's advisory lock lives on it for a whole run.
+// Returns the refusal (PgBouncer in transaction or statement mode, see
+// session_probe.h) for the caller to print before exiting 2; nothing when
+// the session is kept, or when the probe could not tell (the database is
+// down: the runs themselves will say so).
+std::optional<std::string> state_session_refusal(const Config& config);
+
+// True when the tidemark schema exists: read-only commands report an
+// empty state instead of creating it. Throws std::runtime_error when the
+// state database cannot say.
+bool state_schema_exists(PgConnection& state);
+
+// state_schema_exists, telling `err` when there is no state yet.
+bool state_schema_exists_or_say(PgConnection& state, const Config& config, std::ostream& err);
+
+}  // namespace tidemark

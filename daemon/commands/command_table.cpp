@@ -1,0 +1,105 @@
+#include "daemon/commands/command_table.h"
+
+#include <CLI/CLI.hpp>
+
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/logging.h"
+#include "daemon/commands/next_command.h"
+#include "daemon/commands/validate_command.h"
+
+namespace tidemark {
+
+void add_config_option(CLI::App& subcommand, std::string& config_path) {
+  subcommand.add_option("--config", config_path, "daemon configuration file")->capture_default_str();
+}
+
+int run_with_config(const std::string& config_path, std::ostream& err,
+                    const std::function<int(const ConfigPtr& config)>& command) {
+  // Read once: the command gets the configuration its logging follows.
+  const auto config = load_config_or_report(config_path, err);
+  if (!config) return kExitUsage;
+  setup_logging(config->daemon.log);
+  return command(config);
+}
+
+const std::vector<CommandRow>& command_table() {
+  static const std::vector<CommandRow> table = {
+      database_command("serve", "run the daemon: fire every table on its schedule", nullptr, run_serve),
+      local_command("validate", "check every configuration file and print each table's next 3 firings", nullptr,
+                    run_validate),
+      local_command("next", "print the next firings of a cron expression as UTC ISO-8601",
+                    [](CLI::App& sub, NextOptions& o) {
+                      sub.add_option("cron", o.cron, "cron expression, e.g. \"*/5 * * * *\" or @daily")->required();
+                      sub.add_option("--tz", o.tz, "IANA time zone the expression is evaluated in")
+                          ->capture_default_str();
+                      sub.add_option("--from", o.from, "start after this instant (ISO-8601; default: now)");
+                      sub.add_option("--count", o.count, "how many firings")
+                          ->check(CLI::Range(1, 10000))
+                          ->capture_default_str();
+                    },
+                    run_next),
+      database_command("migrate", "create or upgrade the tidemark state schema", nullptr, run_migrate),
+      database_command("run", "run a pipeline's tables once now, in the foreground",
+                       [](CLI::App& sub, RunOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("--table", o.table, "only this table");
+                       },
+                       run_run),
+      database_command("backfill", "re-run the partitions (or cursor range) in [from, to)",
+                       [](CLI::App& sub, BackfillOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("--table", o.table, "table name")->required();
+                         sub.add_option("--from", o.from, "first date, inclusive")->required();
+                         sub.add_option("--to", o.to, "last date, exclusive")->required();
+                         sub.add_option("--parallel", o.parallel, "partitions in flight")
+                             ->check(CLI::Range(1, 64))
+                             ->capture_default_str();
+                         sub.add_flag("--rerun", o.rerun, "redo partitions already done");
+                         sub.add_option("--max-partitions", o.max_partitions,
+                                        "refuse a range of more partitions than this (a typo in --from or --to)")
+                             ->check(CLI::Range(1L, 100000000L))
+                             ->capture_default_str();
+                       },
+                       run_backfill),
+      database_command("status", "every table's watermark, age, last run and stale flag",
+                       [](CLI::App& sub, StatusOptions& o) { sub.add_flag("--json", o.json, "print JSON"); },
+                       run_status),
+      database_command("history", "recent runs",
+                       [](CLI::App& sub, HistoryOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "only this pipeline");
+                         sub.add_option("--limit", o.limit, "how many runs")
+                             ->check(CLI::Range(1, 100000))
+                             ->capture_default_str();
+                         sub.add_flag("--json", o.json, "print JSON");
+                       },
+                       run_history),
+      database_command("rewind", "move a watermark back (audited); also sets a first watermark",
+                       [](CLI::App& sub, RewindOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("table", o.table, "table name")->required();
+                         sub.add_option("--to", o.to, "the new watermark value")->required();
+                         sub.add_option("--reason", o.reason, "why: kept forever in tidemark.watermark_resets")
+                             ->required();
+                         sub.add_flag("--dry-run", o.dry_run, "show what would change; change nothing");
+                         sub.add_flag("--force", o.force, "allow a value past the source's clock (audited as forced)");
+                       },
+                       run_rewind),
+      database_command("verify", "compare source and target over the lookback window, per day",
+                       [](CLI::App& sub, VerifyOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("--table", o.table, "only this table");
+                       },
+                       run_verify),
+  };
+  return table;
+}
+
+const CommandRow* find_command(const std::vector<CommandRow>& table, std::string_view name) {
+  for (const CommandRow& row : table) {
+    if (row.name == name) return &row;
+  }
+  return nullptr;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,76 @@
+// The database commands of `tidemark` (SPEC §4), each with the options it
+// takes. Each is given the configuration loaded and validated once (from
+// its options' config_path, by the command table), and returns the process
+// exit code: 0 success, 1 runtime failure, 2 usage or configuration error.
+// Output goes to `out`, problems to `err`; logs go through spdlog.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+#include "core/config/config_model.h"
+#include "daemon/commands/common_options.h"
+
+namespace tidemark {
+
+using ConfigPtr = std::shared_ptr<const Config>;
+
+// The shape of a database command taking `Options`.
+template <class Options>
+using DatabaseCommand = int (*)(const ConfigPtr& config, const Options& command_line, std::ostream& out,
+                                std::ostream& err);
+
+// `serve`: config_path is also the file a reload reads again.
+struct ServeOptions : CommonOptions {};
+int run_serve(const ConfigPtr& config, const ServeOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct MigrateOptions : CommonOptions {};
+int run_migrate(const ConfigPtr& config, const MigrateOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct RunOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;  // empty: every table of the pipeline
+};
+int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct StatusOptions : CommonOptions {
+  bool json = false;
+};
+int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct HistoryOptions : CommonOptions {
+  std::string pipeline;  // empty: every pipeline
+  int limit = 20;
+  bool json = false;
+};
+int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct BackfillOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;
+  std::string from;
+  std::string to;
+  int parallel = 1;
+  bool rerun = false;
+  long max_partitions = 100000;  // more is refused as a likely typo
+};
+int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct VerifyOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;  // empty: every table of the pipeline
+};
+int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct RewindOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;
+  std::string to;
+  std::string reason;
+  bool dry_run = false;
+  bool force = false;  // past the source's clock
+};
+int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err);
+
+}  // namespace tidemark

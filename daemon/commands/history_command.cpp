@@ -1,0 +1,74 @@
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/logging.h"
+#include "daemon/pg/state_reader.h"
+
+namespace tidemark {
+
+int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std::ostream& out, std::ostream& err) {
+  nlohmann::json runs = nlohmann::json::array();
+  try {
+    const auto state = connect_to(*config, config->daemon.state);
+    if (state_schema_exists_or_say(*state, *config, err)) {
+      const auto recent = StateReader(*state).recent_runs(
+          command_line.pipeline.empty() ? std::nullopt : std::optional<std::string>(command_line.pipeline),
+          command_line.limit);
+      if (!recent) throw std::runtime_error(recent.error());
+      const auto text = [](const std::optional<std::string>& value) {
+        return value ? nlohmann::json(*value) : nlohmann::json();
+      };
+      const auto number = [](const auto& value) { return value ? nlohmann::json(*value) : nlohmann::json(); };
+      for (const RunRecord& run : *recent) {
+        runs.push_back({{"run_id", run.run_id},
+                        {"pipeline", run.pipeline},
+                        {"table", run.table},
+                        {"trigger", run.trigger},
+                        {"status", run.status},
+                        {"started_at", run.started_at},
+                        {"duration_seconds", number(run.duration_seconds)},
+                        {"window_lo", text(run.window_lo)},
+                        {"window_hi", text(run.window_hi)},
+                        {"watermark_before", text(run.watermark_before)},
+                        {"watermark_after", text(run.watermark_after)},
+                        {"rows_read", run.rows_read},
+                        {"rows_written", run.rows_written},
+                        {"error", text(run.error)},
+                        {"host", text(run.host)},
+                        {"pid", number(run.pid)}});
+      }
+    }
+  } catch (const std::exception& e) {
+    err << "tidemark history: " << e.what() << '\n';
+    return kExitFailure;
+  }
+  if (command_line.json) {
+    out << runs.dump(2) << '\n';
+    return kExitOk;
+  }
+  fmt::print(out, "{:>7} {:<30} {:<8} {:<8} {:<20} {:>9} {:>9} {:>9}  {}\n", "RUN", "TABLE", "TRIGGER", "STATUS",
+             "STARTED", "SECONDS", "READ", "WRITTEN", "WATERMARK / ERROR");
+  for (const auto& run : runs) {
+    const std::string detail =
+        !run["error"].is_null()
+            ? escape_control_characters(run["error"].get<std::string>())
+            : (run["watermark_before"].is_null() ? std::string("(none)") : run["watermark_before"].get<std::string>()) +
+                  " -> " +
+                  (run["watermark_after"].is_null() ? std::string("(none)") : run["watermark_after"].get<std::string>());
+    fmt::print(out, "{:>7} {:<30} {:<8} {:<8} {:<20} {:>9} {:>9} {:>9}  {}\n", run["run_id"].get<std::int64_t>(),
+               run["pipeline"].get<std::string>() + "." + run["table"].get<std::string>(),
+               run["trigger"].get<std::string>(), run["status"].get<std::string>(),
+               run["started_at"].get<std::string>(),
+               run["duration_seconds"].is_null() ? "-" : fmt::format("{:.3f}", run["duration_seconds"].get<double>()),
+               run["rows_read"].get<std::int64_t>(), run["rows_written"].get<std::int64_t>(), detail);
+  }
+  return kExitOk;
+}
+
+}  // namespace tidemark

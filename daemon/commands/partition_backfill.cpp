@@ -1,0 +1,73 @@
+#include "daemon/commands/partition_backfill.h"
+
+#include <mutex>
+#include <thread>
+
+#include "core/run/partition_writer.h"
+#include "daemon/commands/chunk_logger.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/pg/pg_source.h"
+#include "daemon/pg/pg_state_store.h"
+#include "daemon/pg/pg_target.h"
+
+namespace tidemark {
+
+std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone) {
+  const auto local = zone.to_local(partition.lo);
+  switch (unit) {
+    case PartitionUnit::Hour: return date::format("%F %H:%M", local);
+    case PartitionUnit::Day: return date::format("%F", local);
+    case PartitionUnit::Month: return date::format("%Y-%m", local);
+  }
+  return date::format("%F", local);
+}
+
+void PartitionBackfill::run(const std::vector<TimeWindow>& partitions, int parallel, BackfillProgress& progress,
+                            const CancelToken& cancel) {
+  std::size_t next = 0;
+  std::mutex next_mutex;
+  const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(parallel, 1)), partitions.size());
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < workers; ++i) {
+    threads.emplace_back([&] { work(partitions, next, next_mutex, progress, cancel); });
+  }
+  for (std::thread& t : threads) t.join();
+}
+
+void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::size_t& next, std::mutex& next_mutex,
+                             BackfillProgress& progress, const CancelToken& cancel) {
+  ChunkLogger observer;
+  PipelineConnections connections;
+  for (;;) {
+    std::size_t index = 0;
+    {
+      const std::lock_guard<std::mutex> lock(next_mutex);
+      if (cancel.cancelled() || next >= partitions.size()) return;
+      index = next++;
+    }
+    const TimeWindow& partition = partitions[index];
+    const std::string label = partition_label(partition, table_.partition->unit, *pipeline_.zone);
+    const auto started = std::chrono::steady_clock::now();
+    RunSummary summary;
+    try {
+      if (!connections.state) {
+        // (Re)connect: a failed partition may have left a connection broken.
+        connections.open_state(*config_);
+        connections.open_data(*config_, pipeline_);
+      }
+      PgStateStore state(*connections.state);
+      PgSource source = connections.make_source(nullptr, &cancel);
+      PgTarget target(connections.target(), source, state, cancel);
+      summary = PartitionWriter(RunContext{pipeline_, table_, state, source, target, observer, cancel})
+                    .write(partition, RunTrigger::Backfill, /*wait=*/true);
+    } catch (const std::exception& e) {
+      summary.status = RunStatus::Failed;
+      summary.error = e.what();
+    }
+    if (summary.status != RunStatus::Success) connections.state.reset();
+    progress.finished(label, summary,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));
+  }
+}
+
+}  // namespace tidemark

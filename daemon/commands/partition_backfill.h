@@ -1,0 +1,42 @@
+// Writes a list of partitions with up to N worker threads, each with its
+// own connections (state, source, and target unless it is the state
+// database). Every partition waits for its own advisory lock, so a
+// backfill and the daemon never write the same partition at once.
+// Used from the backfill command's thread; run() blocks until done.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "core/run/cancel_token.h"
+#include "core/config/config_model.h"
+#include "core/time/partition_calendar.h"
+#include "daemon/commands/backfill_progress.h"
+
+namespace tidemark {
+
+class PartitionBackfill {
+ public:
+  PartitionBackfill(std::shared_ptr<const Config> config, const PipelineConfig& pipeline, const TableConfig& table)
+      : config_(std::move(config)), pipeline_(pipeline), table_(table) {}
+
+  // Writes `partitions` (oldest first), `parallel` at a time, reporting
+  // each to `progress`. Stops handing out partitions once `cancel` is set.
+  void run(const std::vector<TimeWindow>& partitions, int parallel, BackfillProgress& progress,
+           const CancelToken& cancel);
+
+ private:
+  void work(const std::vector<TimeWindow>& partitions, std::size_t& next, std::mutex& next_mutex,
+            BackfillProgress& progress, const CancelToken& cancel);
+
+  std::shared_ptr<const Config> config_;
+  const PipelineConfig& pipeline_;
+  const TableConfig& table_;
+};
+
+// A partition's label for people: its local start in the pipeline's zone
+// (2026-03-29, 2026-03, or 2026-03-29 02:00).
+std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone);
+
+}  // namespace tidemark

@@ -1,0 +1,147 @@
+#include <pwd.h>
+#include <unistd.h>
+
+#include <ostream>
+
+#include "core/watermark/cursor_value.h"
+#include "core/sql/sql_identifier.h"
+#include "core/run/table_key.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/pg/pg_source.h"
+#include "daemon/pg/pg_state_store.h"
+#include "daemon/pg/state_reader.h"
+#include "daemon/pg/state_schema.h"
+
+namespace tidemark {
+namespace {
+
+std::string os_user() {
+  if (const passwd* pw = ::getpwuid(::geteuid())) return pw->pw_name;
+  return "uid " + std::to_string(::geteuid());
+}
+
+bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") == std::string::npos; }
+
+// What watermark_resets.reason says after a forced rewind, so the audit
+// shows it was done knowingly.
+constexpr const char* kForcedNote = " [forced past the source clock]";
+
+// The source's clock_timestamp() as a time cursor's value: a timestamp or
+// a date in the source session's time zone, as runs compare cursors.
+// Never the host's clock. Throws PgError.
+CursorValue source_clock(PgConnection& source, CursorType type) {
+  std::string raw = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
+  if (type == CursorType::Timestamp) raw = "(extract(epoch from clock_timestamp()::timestamp) * 1000000)::bigint";
+  if (type == CursorType::Date) raw = "clock_timestamp()::date - date '1970-01-01'";
+  return CursorValue{type, source.exec("select " + raw).integer(0, 0)};
+}
+
+}  // namespace
+
+int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err) {
+  if (blank(command_line.reason)) {
+    err << "tidemark rewind: --reason must say why; it is kept forever in tidemark.watermark_resets\n";
+    return kExitUsage;
+  }
+  const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
+  const TableConfig* table = pipeline ? pipeline->find_table(command_line.table) : nullptr;
+  if (table == nullptr) {
+    err << "tidemark rewind: no table " << command_line.pipeline << "." << command_line.table << '\n';
+    return kExitUsage;
+  }
+  if (table->mode != TableMode::Incremental) {
+    err << "tidemark rewind: " << pipeline->name << "." << table->name
+        << " is a partition table; re-run its partitions with tidemark backfill\n";
+    return kExitUsage;
+  }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark rewind: " << *refusal << '\n';
+    return kExitUsage;
+  }
+  const TableKey key{pipeline->name, table->name};
+  try {
+    const auto source_connection = connect_to_source(*config, pipeline->source);
+    PgSource source(*source_connection);
+    const auto source_table = source.inspect(*table);
+    if (!source_table) throw std::runtime_error(source_table.error());
+    const auto to = cursor_from_text(source_table->cursor_type, command_line.to);
+    if (!to) {
+      err << "tidemark rewind: --to: " << to.error() << '\n';
+      return kExitUsage;
+    }
+    // A watermark claims that every row below it is loaded: past the
+    // source's clock it claims rows that do not exist yet, and runs leave
+    // it alone until the source catches up. Integer cursors have no clock.
+    std::optional<CursorValue> passed_clock;
+    if (to->type != CursorType::Integer) {
+      const CursorValue clock = source_clock(*source_connection, to->type);
+      if (clock < *to) passed_clock = clock;
+    }
+    if (passed_clock && !command_line.force) {
+      err << "tidemark rewind: --to " << cursor_to_text(*to) << " is past the source's clock ("
+          << cursor_to_text(*passed_clock) << " on " << pipeline->source
+          << "): the watermark would claim rows that do not exist yet, and no run moves it until the source "
+             "passes it; refused (add --force to set it anyway, recorded as forced)\n";
+      return kExitUsage;
+    }
+
+    const auto state = connect_to(*config, config->daemon.state);
+    migrate_state_schema(*state);
+    // For the preview only: the value the rewind replaces is read again
+    // under the lock, and that one is what the audit records.
+    const auto current = StateReader(*state).stored_watermark(key);
+    if (!current) throw std::runtime_error(current.error());
+    const std::optional<std::string> old_value = *current;
+    const std::string new_value = cursor_to_text(*to);
+
+    // The next run reads from the new value minus the lookback.
+    const auto from = cursor_minus(*to, table->lookback);
+    if (!from) throw std::runtime_error("lookback: " + from.error());
+    const std::string cursor = quote_identifier(table->cursor);
+    const std::int64_t rows = source_connection
+                                  ->exec("select count(*) from " + table->source_table->quoted() + " where " +
+                                         cursor + " >= " + cursor_sql_literal(*from))
+                                  .integer(0, 0);
+    out << key.display() << ": watermark " << old_value.value_or("(none)") << " -> " << new_value << '\n';
+    out << "the next run re-reads " << rows << " source row" << (rows == 1 ? "" : "s") << " (" << table->cursor
+        << " >= " << cursor_to_text(*from) << ")\n";
+    if (old_value) {
+      const auto old_parsed = cursor_from_text(source_table->cursor_type, *old_value);
+      if (old_parsed && *old_parsed < *to) {
+        out << "warning: this moves the watermark FORWARD: source rows in [" << *old_value << ", " << new_value
+            << ") will never be loaded\n";
+      }
+    }
+    if (passed_clock) {
+      out << "warning: forced: " << new_value << " is past the source's clock (" << cursor_to_text(*passed_clock)
+          << " on " << pipeline->source << "); no run moves the watermark until the source passes it\n";
+    }
+    if (command_line.dry_run) {
+      out << "dry run: nothing changed\n";
+      return kExitOk;
+    }
+
+    // Under the table's lock, so no run is in flight while the value changes.
+    WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user()};
+    const auto rewound = PgStateStore(*state).rewind_watermark(rewind);
+    if (!rewound) throw std::runtime_error(rewound.error());
+    if (!rewound->done) {
+      err << "tidemark rewind: a run of " << key.display() << " holds the lock; try again when it has finished\n";
+      return kExitFailure;
+    }
+    if (rewound->old_value != old_value) {
+      out << "note: the watermark was " << rewound->old_value.value_or("(none)")
+          << " when the rewind took the lock (a run moved it meanwhile); that is the old value recorded\n";
+    }
+    out << "done; recorded in tidemark.watermark_resets" << (passed_clock ? " as forced past the source clock" : "")
+        << '\n';
+    return kExitOk;
+  } catch (const std::exception& e) {
+    err << "tidemark rewind: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,62 @@
+#include <ostream>
+
+#include "core/run/cancel_token.h"
+#include "daemon/commands/chunk_logger.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/commands/interrupt_scope.h"
+#include "daemon/pg/state_schema.h"
+#include "daemon/serve/table_runner.h"
+
+namespace tidemark {
+
+int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostream& out, std::ostream& err) {
+  const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
+  if (pipeline == nullptr) {
+    err << "tidemark run: no pipeline named \"" << command_line.pipeline << "\"\n";
+    return kExitUsage;
+  }
+  if (!command_line.table.empty() && pipeline->find_table(command_line.table) == nullptr) {
+    err << "tidemark run: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
+    return kExitUsage;
+  }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark run: " << *refusal << '\n';
+    return kExitUsage;
+  }
+  // SIGTERM or Ctrl-C cancels the run in flight through its token, so it
+  // closes its run row (failed, with the signal) before the process exits,
+  // rather than leaving it `running` until a later run calls it abandoned.
+  CancelToken interrupt;
+  const InterruptScope interrupt_scope(interrupt);
+  try {
+    migrate_state_schema(*connect_to(*config, config->daemon.state));
+  } catch (const std::exception& e) {
+    err << "tidemark run: " << e.what() << '\n';
+    return kExitFailure;
+  }
+
+  ChunkLogger chunk_logger;
+  // The tables of one pipeline run one after another on the same sessions.
+  ConnectionPool sessions(1, std::chrono::seconds(60));
+  TableRunner runner(config, chunk_logger, &sessions);
+  runner.set_log_runs(false);
+  bool all_ok = true;
+  for (const TableConfig& table : pipeline->tables) {
+    if (!command_line.table.empty() && table.name != command_line.table) continue;
+    if (interrupt.cancelled()) {
+      err << "tidemark run: " << interrupt.reason() << "; " << pipeline->name << "." << table.name
+          << " was not started\n";
+      all_ok = false;
+      continue;
+    }
+    // The run's line (old and new watermark, window, rows) is the command's output.
+    const TimedSummary result = runner.run(*pipeline, table, RunTrigger::Manual, interrupt);
+    out << describe_run(result) << '\n';
+    all_ok = all_ok && result.summary.status == RunStatus::Success;
+  }
+  return all_ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,127 @@
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "core/time/instant_text.h"
+#include "core/watermark/watermark_health.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/pg/state_reader.h"
+
+namespace tidemark {
+namespace {
+
+std::string iso(double unix_seconds) {
+  return format_instant(Instant(std::chrono::seconds(std::llround(unix_seconds))));
+}
+
+std::string human_age(std::int64_t seconds) {
+  if (seconds < 0) return "-" + human_age(-seconds);
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds / 86400) + "d";
+}
+
+}  // namespace
+
+int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::ostream& out, std::ostream& err) {
+  std::map<std::pair<std::string, std::string>, TableState> states;
+  double now = 0;
+  try {
+    const auto state = connect_to(*config, config->daemon.state);
+    if (state_schema_exists_or_say(*state, *config, err)) {
+      std::vector<TableKey> tables;
+      for (const PipelineConfig& p : config->pipelines) {
+        for (const TableConfig& t : p.tables) tables.push_back({p.name, t.name});
+      }
+      auto snapshot = StateReader(*state).table_states(tables);
+      if (!snapshot) throw std::runtime_error(snapshot.error());
+      now = snapshot->now;
+      for (const TableState& s : snapshot->tables) states[{s.table.pipeline, s.table.table}] = s;
+    }
+  } catch (const std::exception& e) {
+    err << "tidemark status: " << e.what() << '\n';
+    return kExitFailure;
+  }
+
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PipelineConfig& p : config->pipelines) {
+    for (const TableConfig& t : p.tables) {
+      const TableState s = states.count({p.name, t.name}) ? states[{p.name, t.name}] : TableState{};
+      const WatermarkHealth health = assess_watermark(s.reading(), now, t.stale_after);
+      nlohmann::json row;
+      row["pipeline"] = p.name;
+      row["table"] = t.name;
+      row["mode"] = t.mode == TableMode::Incremental ? "incremental" : "partition";
+      row["watermark"] = s.watermark ? nlohmann::json(*s.watermark) : nlohmann::json();
+      row["value_type"] = s.value_type ? nlohmann::json(*s.value_type) : nlohmann::json();
+      row["moved_at"] = s.moved_at ? nlohmann::json(iso(*s.moved_at)) : nlohmann::json();
+      row["age_seconds"] =
+          health.age_seconds ? nlohmann::json(static_cast<std::int64_t>(std::llround(*health.age_seconds)))
+                             : nlohmann::json();
+      row["stale_after_seconds"] = t.stale_after.count();
+      row["ahead"] = health.ahead();
+      row["stale"] = health.stale();
+      nlohmann::json horizon;
+      if (s.horizon_lag_seconds) horizon["lag_seconds"] = *s.horizon_lag_seconds;
+      if (s.horizon_held_by) horizon["held_by"] = *s.horizon_held_by;
+      row["horizon"] = horizon;
+      row["null_cursor_rows"] = s.null_cursor_rows ? nlohmann::json(*s.null_cursor_rows) : nlohmann::json();
+      nlohmann::json run;
+      if (s.last_run) {
+        run["run_id"] = s.last_run->run_id;
+        run["status"] = s.last_run->status;
+        run["started_at"] = iso(s.last_run->started_at);
+        run["finished_at"] = s.last_run->finished_at ? nlohmann::json(iso(*s.last_run->finished_at)) : nlohmann::json();
+        run["rows_written"] = s.last_run->rows_written;
+        run["error"] = s.last_run->error ? nlohmann::json(*s.last_run->error) : nlohmann::json();
+      }
+      row["last_run"] = run;
+      rows.push_back(row);
+    }
+  }
+  if (command_line.json) {
+    out << rows.dump(2) << '\n';
+    return kExitOk;
+  }
+  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {}\n", "PIPELINE", "TABLE", "WATERMARK",
+             "AGE", "HELD", "MOVED", "LAST RUN", "ROWS", "STALE");
+  std::vector<std::string> notes;
+  for (const auto& row : rows) {
+    const auto& run = row["last_run"];
+    const std::string last_run =
+        run.is_null() ? "never" : "#" + std::to_string(run["run_id"].get<std::int64_t>()) + " " +
+                                      run["status"].get<std::string>();
+    const auto& horizon = row["horizon"];
+    const std::string name = row["pipeline"].get<std::string>() + "." + row["table"].get<std::string>();
+    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {}\n", row["pipeline"].get<std::string>(),
+               row["table"].get<std::string>(),
+               row["watermark"].is_null() ? "(none)" : row["watermark"].get<std::string>(),
+               row["age_seconds"].is_null() ? "-" : human_age(row["age_seconds"].get<std::int64_t>()),
+               horizon.contains("lag_seconds")
+                   ? human_age(static_cast<std::int64_t>(std::llround(horizon["lag_seconds"].get<double>())))
+                   : "-",
+               row["moved_at"].is_null() ? "-" : row["moved_at"].get<std::string>(), last_run,
+               run.is_null() ? "-" : std::to_string(run["rows_written"].get<std::int64_t>()),
+               row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok");
+    if (horizon.contains("held_by")) {
+      notes.push_back(name + ": " + (row["ahead"].get<bool>() ? "" : "held back by ") +
+                      horizon["held_by"].get<std::string>());
+    }
+    if (!row["null_cursor_rows"].is_null() && row["null_cursor_rows"].get<std::int64_t>() > 0) {
+      notes.push_back(name + ": " + std::to_string(row["null_cursor_rows"].get<std::int64_t>()) +
+                      " source rows have a NULL cursor and are never loaded");
+    }
+  }
+  if (!notes.empty()) out << '\n';
+  for (const std::string& note : notes) out << note << '\n';
+  return kExitOk;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,140 @@
+#include "daemon/pg/connection_pool.h"
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "daemon/pg/dsn_resolver.h"
+#include "daemon/pg/pg_source.h"
+
+namespace tidemark {
+namespace {
+
+struct Endpoint {
+  std::string dsn;
+  std::string key;  // name, DSN and kind: a reload that changes a DSN gets new sessions
+};
+
+Endpoint resolve(const Config& config, const std::string& name, SessionKind kind) {
+  const ConnectionConfig* connection = config.daemon.find_connection(name);
+  if (connection == nullptr) throw std::runtime_error("no connection named " + name);
+  const std::string base_dir = std::filesystem::path(config.daemon.file).parent_path().string();
+  Endpoint t;
+  t.dsn = resolve_dsn(*connection, base_dir);
+  t.key = name + '\n' + t.dsn + '\n' + (kind == SessionKind::Source ? "source" : "read-write");
+  return t;
+}
+
+std::unique_ptr<PgConnection> open(const std::string& dsn, const std::string& name, SessionKind kind) {
+  auto connection = std::make_unique<PgConnection>(dsn, name);
+  if (kind == SessionKind::Source) make_read_only_source(*connection);
+  return connection;
+}
+
+// One round trip that both proves the session alive and wipes what an
+// earlier run may have left on it: locks, temp tables, settings.
+void reset_session(PgConnection& connection, SessionKind kind) {
+  connection.exec("DISCARD ALL");
+  if (kind == SessionKind::Source) make_read_only_source(connection);
+}
+
+}  // namespace
+
+void PooledConnection::reset() {
+  if (!connection_) return;
+  if (pool_ != nullptr) {
+    pool_->give_back(key_, std::move(connection_));
+  } else {
+    connection_.reset();
+  }
+}
+
+ConnectionPool::ConnectionPool(std::size_t max_idle, std::chrono::seconds idle_timeout)
+    : max_idle_(max_idle), idle_timeout_(idle_timeout), reaper_([this] { reap_idle(); }) {}
+
+ConnectionPool::~ConnectionPool() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  reaper_.join();
+}
+
+PooledConnection ConnectionPool::acquire(const Config& config, const std::string& name, SessionKind kind) {
+  const Endpoint target = resolve(config, name, kind);
+  for (;;) {
+    std::unique_ptr<PgConnection> candidate;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      auto it = idle_.find(target.key);
+      if (it == idle_.end() || it->second.empty()) break;
+      candidate = std::move(it->second.back().connection);  // the most recently used: the warmest
+      it->second.pop_back();
+    }
+    try {
+      reset_session(*candidate, kind);
+      return PooledConnection(this, target.key, std::move(candidate));
+    } catch (const PgError&) {
+      // Died while idle (a restart, a terminated backend): try the next, then a new one.
+    }
+  }
+  auto fresh = open(target.dsn, name, kind);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    ++opened_;
+  }
+  return PooledConnection(this, target.key, std::move(fresh));
+}
+
+void ConnectionPool::give_back(const std::string& key, std::unique_ptr<PgConnection> connection) {
+  if (!connection->reusable()) return;  // closes it
+  std::unique_ptr<PgConnection> surplus;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  auto& sessions = idle_[key];
+  if (stopping_ || sessions.size() >= max_idle_) {
+    surplus = std::move(connection);  // closed after the lock is released
+    return;
+  }
+  sessions.push_back(Idle{std::move(connection), std::chrono::steady_clock::now()});
+}
+
+void ConnectionPool::reap_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopping_) {
+    wake_.wait_for(lock, std::max(std::chrono::seconds(1), idle_timeout_ / 4), [this] { return stopping_; });
+    const auto cutoff = std::chrono::steady_clock::now() - idle_timeout_;
+    std::vector<std::unique_ptr<PgConnection>> expired;
+    for (auto it = idle_.begin(); it != idle_.end();) {
+      auto& sessions = it->second;
+      // Oldest first: they expire first.
+      std::size_t keep_from = 0;
+      while (keep_from < sessions.size() && (stopping_ || sessions[keep_from].since < cutoff)) ++keep_from;
+      for (std::size_t i = 0; i < keep_from; ++i) expired.push_back(std::move(sessions[i].connection));
+      sessions.erase(sessions.begin(), sessions.begin() + static_cast<std::ptrdiff_t>(keep_from));
+      it = sessions.empty() ? idle_.erase(it) : std::next(it);
+    }
+    // Closing sends a message to each server: not under the lock.
+    lock.unlock();
+    expired.clear();
+    lock.lock();
+  }
+}
+
+std::size_t ConnectionPool::idle() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::size_t n = 0;
+  for (const auto& [key, sessions] : idle_) n += sessions.size();
+  return n;
+}
+
+std::size_t ConnectionPool::opened() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return opened_;
+}
+
+PooledConnection open_session(const Config& config, const std::string& name, SessionKind kind) {
+  const Endpoint target = resolve(config, name, kind);
+  return PooledConnection(nullptr, target.key, open(target.dsn, name, kind));
+}
+
+}  // namespace tidemark

@@ -1,0 +1,395 @@
+#include "daemon/pg/pg_connection.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/run/cancel_token.h"
+#include "core/config/dsn_mask.h"
+
+namespace tidemark {
+
+Error PgError::as_error() const {
+  // SQLSTATE classes (PostgreSQL Appendix A) that no retry can fix.
+  static constexpr std::string_view kPermanentClasses[] = {
+      "0A",  // feature not supported
+      "22",  // data exception
+      "23",  // integrity constraint violation
+      "28",  // invalid authorization specification
+      "2B",  // dependent privilege descriptors still exist
+      "3D",  // invalid catalog name (no such database)
+      "3F",  // invalid schema name
+      "42",  // syntax error or access rule violation
+      "44",  // WITH CHECK OPTION violation
+  };
+  const std::string_view state(sqlstate_);
+  for (const std::string_view c : kPermanentClasses) {
+    if (state.substr(0, 2) == c) return permanent_error(what());
+  }
+  return Error{what(), ErrorKind::Transient};
+}
+
+namespace {
+
+std::string trimmed(const char* message) {
+  std::string out = message ? message : "";
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+int error_position(const PGresult* result) {
+  const char* position = result ? PQresultErrorField(result, PG_DIAG_STATEMENT_POSITION) : nullptr;
+  return position ? std::atoi(position) : 0;
+}
+
+std::string error_sqlstate(const PGresult* result) {
+  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  return state ? state : "";
+}
+
+// A libpq message's lines (client-side ones span several: "server closed
+// the connection unexpectedly\n\tThis probably means...") joined by "; ",
+// without DETAIL and CONTEXT lines.
+std::string joined_lines(const std::string& message) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= message.size()) {
+    std::size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::string line = message.substr(start, end - start);
+    line.erase(0, line.find_first_not_of(" \t"));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    const bool withheld = line.rfind("DETAIL:", 0) == 0 || line.rfind("CONTEXT:", 0) == 0;
+    if (!line.empty() && !withheld) out += (out.empty() ? "" : "; ") + line;
+    start = end + 1;
+  }
+  return out;
+}
+
+// What tidemark shows and stores of a server error: severity, message and
+// hint, on one line. PostgreSQL's DETAIL and CONTEXT are left out: they
+// carry row values ("Key (k)=(1) already exists", "Failing row contains
+// (...)"), which must not reach logs or tidemark.runs; the message names
+// the constraint or column, which is what an operator acts on.
+std::string server_error_text(const PGresult* result) {
+  const char* primary = result ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
+  if (primary == nullptr) return joined_lines(trimmed(result ? PQresultErrorMessage(result) : nullptr));
+  const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
+  const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT);
+  std::string out = std::string(severity ? severity : "ERROR") + ":  " + primary;
+  if (hint) out += std::string(" HINT:  ") + hint;
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return trimmed(out.c_str());
+}
+
+// The same for libpq's connection-level message: its lines joined by "; ",
+// without the DETAIL and CONTEXT lines a failed query leaves in it.
+std::string connection_error_text(const PGconn* conn) { return joined_lines(trimmed(PQerrorMessage(conn))); }
+
+std::string first_line(const std::string& sql) {
+  const std::string line = sql.substr(0, sql.find('\n'));
+  return line.size() > 80 ? line.substr(0, 77) + "..." : line;
+}
+
+}  // namespace
+
+std::optional<std::string> PgResult::optional_text(int row, int column) const {
+  if (is_null(row, column)) return std::nullopt;
+  return text(row, column);
+}
+
+std::int64_t PgResult::integer(int row, int column) const {
+  const char* value = PQgetvalue(result_.get(), row, column);
+  std::int64_t out = 0;
+  const auto [end, ec] = std::from_chars(value, value + std::strlen(value), out);
+  if (ec != std::errc() || *end != '\0') throw PgError(std::string("expected an integer, got \"") + value + "\"");
+  return out;
+}
+
+std::int64_t PgResult::affected() const {
+  const char* n = PQcmdTuples(result_.get());
+  return (n && *n) ? std::stoll(n) : 0;
+}
+
+PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(std::move(label)) {
+  // Defaults first: a later keyword (the expanded DSN) overrides them.
+  const char* const keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                                  "keepalives_count", "tcp_user_timeout", "application_name", "dbname", nullptr};
+  const char* const values[] = {"10", "1", "30", "10", "3", "60000", "tidemark", dsn.c_str(), nullptr};
+  conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
+  if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    const std::string message = scrub_password(connection_error_text(conn_), dsn);
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw PgError("cannot connect to " + label_ + ": " + message);
+  }
+  // Server notices ("schema already exists, skipping") are not for the user.
+  PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+}
+
+PgConnection::~PgConnection() {
+  if (conn_) PQfinish(conn_);
+}
+
+void PgConnection::fail(const std::string& what, const PGresult* result) const {
+  std::string message;
+  if (result) message = server_error_text(result);
+  if (message.empty()) message = connection_error_text(conn_);
+  throw PgError(label_ + ": " + what + ": " + message, error_sqlstate(result), error_position(result));
+}
+
+PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
+  PgResult result(raw);
+  const ExecStatusType status = PQresultStatus(raw);
+  if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(first_line(sql), raw);
+  return result;
+}
+
+PgResult PgConnection::exec(const std::string& sql) { return check(PQexec(conn_, sql.c_str()), sql); }
+
+PgResult PgConnection::exec(const std::string& sql, const PgParams& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                            nullptr, 0),
+               sql);
+}
+
+std::string PgConnection::drain_results() {
+  std::string error;
+  while (PGresult* r = PQgetResult(conn_)) {
+    const ExecStatusType status = PQresultStatus(r);
+    if (error.empty() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      error = server_error_text(r);
+    }
+    PQclear(r);
+  }
+  return error;
+}
+
+void PgConnection::request_cancel() {
+  if (PGcancel* cancel = PQgetCancel(conn_)) {
+    char buffer[256];
+    PQcancel(cancel, buffer, sizeof buffer);
+    PQfreeCancel(cancel);
+  }
+}
+
+void PgConnection::abandon_copy_out() {
+  request_cancel();
+  char* data = nullptr;
+  int n = 0;
+  while ((n = PQgetCopyData(conn_, &data, 0)) > 0) PQfreemem(data);
+  drain_results();
+}
+
+std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out,
+                                     const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel) {
+  {
+    const PgResult started(PQexec(source.conn_, copy_out.c_str()));
+    if (PQresultStatus(started.raw()) != PGRES_COPY_OUT) source.fail(first_line(copy_out), started.raw());
+  }
+  // The target is touched only once the first row arrives: a window with
+  // no rows costs it nothing, not even a staging table.
+  std::string copy_in;
+  const auto start_copy_in = [&] {
+    try {
+      copy_in = prepare_copy_in();
+    } catch (...) {
+      source.abandon_copy_out();
+      throw;
+    }
+    const PgResult started(PQexec(conn_, copy_in.c_str()));
+    if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
+      source.abandon_copy_out();
+      fail(first_line(copy_in), started.raw());
+    }
+  };
+
+  // Each PQgetCopyData call returns one row; it goes on unparsed.
+  std::string error;
+  bool source_done = false;
+  for (;;) {
+    if (cancel.cancelled()) {
+      error = cancel.reason();
+      break;
+    }
+    char* data = nullptr;
+    const int n = PQgetCopyData(source.conn_, &data, 0);
+    if (n > 0) {
+      if (copy_in.empty()) {
+        try {
+          start_copy_in();
+        } catch (...) {
+          PQfreemem(data);
+          throw;
+        }
+      }
+      const int put = PQputCopyData(conn_, data, n);
+      PQfreemem(data);
+      if (put != 1) {
+        error = label_ + ": sending COPY data: " + connection_error_text(conn_);
+        break;
+      }
+      continue;
+    }
+    source_done = true;
+    if (n == -2) error = source.label_ + ": reading COPY data: " + connection_error_text(source.conn_);
+    break;
+  }
+  if (source_done) {
+    const std::string source_error = source.drain_results();
+    if (error.empty() && !source_error.empty()) error = source.label_ + ": " + first_line(copy_out) + ": " + source_error;
+  } else {
+    source.abandon_copy_out();
+  }
+
+  if (!error.empty()) {
+    if (!copy_in.empty()) {
+      PQputCopyEnd(conn_, error.c_str());
+      drain_results();
+    }
+    throw PgError(error);
+  }
+  if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
+  if (PQputCopyEnd(conn_, nullptr) != 1) fail("ending COPY");
+  PGresult* finished = PQgetResult(conn_);
+  const PgResult result(finished);
+  if (PQresultStatus(finished) != PGRES_COMMAND_OK) {
+    drain_results();
+    fail(first_line(copy_in), finished);
+  }
+  const std::int64_t rows = result.affected();
+  drain_results();
+  return rows;
+}
+
+namespace {
+
+// COPY text format: backslash escapes for the four characters that matter.
+void append_copy_field(std::string& out, const char* value, int length) {
+  for (int i = 0; i < length; ++i) {
+    const char c = value[i];
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+}
+
+}  // namespace
+
+std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
+                                           const std::vector<Oid>& types, const std::string& target_table,
+                                           const CancelToken& cancel, const CopyRowCheck* check) {
+  std::vector<const char*> values;
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  if (!PQsendQueryParams(source.conn_, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
+                         nullptr, nullptr, 0) ||
+      !PQsetSingleRowMode(source.conn_)) {
+    source.fail("partition query");
+  }
+  constexpr std::size_t kFlushBytes = 1 << 16;
+  std::string buffer;
+  bool copying = false;
+  int copied_columns = 0;
+  int checked_column = -1;  // the column check->describe is given
+  std::string error;
+  std::string error_state;
+  int position = 0;
+  // The first failure stops the query on the source, so that draining the
+  // rest of its result does not mean reading all of it.
+  const auto stop = [&](std::string message) {
+    error = std::move(message);
+    source.request_cancel();
+  };
+  std::int64_t rows = 0;
+  while (PGresult* raw = PQgetResult(source.conn_)) {
+    const PgResult result(raw);
+    const ExecStatusType status = PQresultStatus(raw);
+    if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
+    if (status != PGRES_SINGLE_TUPLE) {
+      if (error.empty()) {
+        error = source.label_ + ": partition query: " + server_error_text(raw);
+        error_state = error_sqlstate(raw);
+        position = error_position(raw);
+      }
+      continue;
+    }
+    if (!error.empty()) continue;  // drain
+    if (cancel.cancelled()) {
+      stop(cancel.reason());
+      continue;
+    }
+    if (!copying) {
+      copied_columns = PQnfields(raw) - (check ? 1 : 0);
+      std::string names;
+      for (int c = 0; c < copied_columns; ++c) {
+        const std::string name = PQfname(raw, c);
+        if (check && checked_column < 0 && name == check->column) checked_column = c;
+        std::string quoted = "\"";
+        for (char ch : name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+        names += (c ? ", " : "") + quoted + "\"";
+      }
+      const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
+      const PgResult started(PQexec(conn_, copy_in.c_str()));
+      if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
+        stop(label_ + ": " + first_line(copy_in) + ": " + server_error_text(started.raw()));
+        continue;
+      }
+      copying = true;
+    }
+    if (check && (PQgetisnull(raw, 0, copied_columns) || std::strcmp(PQgetvalue(raw, 0, copied_columns), "t") != 0)) {
+      std::optional<std::string> value;
+      if (checked_column >= 0 && !PQgetisnull(raw, 0, checked_column)) value = PQgetvalue(raw, 0, checked_column);
+      stop(check->describe(value));
+      continue;
+    }
+    for (int c = 0; c < copied_columns; ++c) {
+      if (c) buffer += '\t';
+      if (PQgetisnull(raw, 0, c)) {
+        buffer += "\\N";
+      } else {
+        append_copy_field(buffer, PQgetvalue(raw, 0, c), PQgetlength(raw, 0, c));
+      }
+    }
+    buffer += '\n';
+    ++rows;
+    if (buffer.size() >= kFlushBytes) {
+      if (PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
+        stop(label_ + ": sending COPY data: " + connection_error_text(conn_));
+      }
+      buffer.clear();
+    }
+  }
+  if (copying) {
+    if (error.empty() && !buffer.empty() &&
+        PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
+      error = label_ + ": sending COPY data: " + connection_error_text(conn_);
+    }
+    PQputCopyEnd(conn_, error.empty() ? nullptr : error.c_str());
+    PGresult* finished = PQgetResult(conn_);
+    const PgResult result(finished);
+    if (error.empty() && PQresultStatus(finished) != PGRES_COMMAND_OK) {
+      error = label_ + ": COPY into " + target_table + ": " + server_error_text(finished);
+    }
+    drain_results();
+  }
+  if (!error.empty()) throw PgError(error, error_state, position);
+  return rows;
+}
+
+void PgConnection::rollback_quietly() {
+  if (!conn_ || PQstatus(conn_) != CONNECTION_OK) return;
+  if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
+  PQclear(PQexec(conn_, "ROLLBACK"));
+}
+
+}  // namespace tidemark

@@ -1,0 +1,339 @@
+#include "daemon/pg/pg_source.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/run/cancel_token.h"
+#include "core/sql/sql_identifier.h"
+
+namespace tidemark {
+namespace {
+
+// A SQL expression turning `expr` (of the cursor's type) into the integer
+// CursorValue::raw holds.
+std::string raw_of(CursorType type, const std::string& expr) {
+  switch (type) {
+    case CursorType::TimestampTz:
+    case CursorType::Timestamp: return "(extract(epoch from " + expr + ") * 1000000)::bigint";
+    case CursorType::Date: return "(" + expr + " - date '1970-01-01')";
+    case CursorType::Integer: return "(" + expr + ")::bigint";
+  }
+  return expr;
+}
+
+std::optional<CursorValue> optional_value(const PgResult& r, CursorType type) {
+  if (r.is_null(0, 0)) return std::nullopt;
+  return CursorValue{type, r.integer(0, 0)};
+}
+
+}  // namespace
+
+Result<SourceTable> PgSource::inspect(const TableConfig& table) {
+  try {
+    const std::string name = table.source_table->display();
+    const PgResult r = connection_.exec(
+        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull"
+        " from (select to_regclass($1) as oid) c"
+        " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
+        " order by a.attnum",
+        {table.source_table->quoted()});
+    if (r.rows() == 0 || r.is_null(0, 0)) {
+      return permanent_error("source table " + name + " does not exist (or is not visible to this role)");
+    }
+    SourceTable out;
+    std::vector<std::string> all;
+    std::string cursor_type;
+    for (int i = 0; i < r.rows(); ++i) {
+      all.push_back(r.text(i, 0));
+      if (all.back() == table.cursor) {
+        cursor_type = r.text(i, 1);
+        out.cursor_nullable = !r.boolean(i, 3);
+      }
+    }
+    if (cursor_type.empty()) return permanent_error("source table " + name + " has no cursor column " + table.cursor);
+    const auto type = cursor_type_from_postgres(cursor_type);
+    if (!type) return permanent_error("source table " + name + ": " + type.error());
+    out.cursor_type = *type;
+    if (table.columns.empty()) {
+      out.columns = all;
+    } else {
+      for (const std::string& c : table.columns) {
+        if (std::find(all.begin(), all.end(), c) == all.end()) {
+          return permanent_error("source table " + name + " has no column " + c);
+        }
+      }
+      out.columns = table.columns;
+    }
+    for (const std::string& k : table.key) {
+      if (std::find(out.columns.begin(), out.columns.end(), k) == out.columns.end()) {
+        return permanent_error("source table " + name + " has no key column " + k);
+      }
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+std::string subscription_sql(const std::string& table) {
+  return "(select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
+         " where sr.srrelid = " + table + " order by s.subname limit 1)";
+}
+
+std::string sequence_cache_sql(const std::string& table, const std::string& column) {
+  // The sequence its identity or serial owns, and any its default calls
+  // nextval() on.
+  return "(select max(s.seqcache) from pg_sequence s where s.seqrelid in ("
+         " select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
+         " where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass"
+         " and d.deptype in ('a', 'i') and a.attrelid = " + table + " and a.attname = " + column +
+         " union all"
+         " select d.refobjid from pg_attrdef ad join pg_attribute a on a.attrelid = ad.adrelid and a.attnum = ad.adnum"
+         " join pg_depend d on d.classid = 'pg_attrdef'::regclass and d.objid = ad.oid"
+         " and d.refclassid = 'pg_class'::regclass"
+         " where a.attrelid = " + table + " and a.attname = " + column + "))";
+}
+
+void make_read_only_source(PgConnection& connection) {
+  connection.exec(std::string("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; SET application_name = '") +
+                  kReadOnlySourceApplication + "'");
+}
+
+HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin) {
+  // One statement: its snapshot (for max) is taken before clock_timestamp()
+  // is evaluated, the order core/safe_horizon.h relies on. Seeing other
+  // roles' sessions takes pg_read_all_stats's privileges ('usage'): a
+  // NOINHERIT member has them only after SET ROLE. A partition table has
+  // no source table to look up among logical replication's.
+  const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
+                                                            ")::bigint from " + table.source_table->quoted() + ")"
+                                                      : std::string("null::bigint");
+  const std::string cache =
+      type == CursorType::Integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
+  const PgResult r = on.exec(
+      "select " + max +
+      ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
+      ", (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'usage') from pg_roles r"
+      " where r.rolname = current_user)"
+      ", pg_is_in_recovery()"
+      ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
+      " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
+      ", " + subscription_sql("to_regclass($1)") +
+      ", current_database(), (select system_identifier::text from pg_control_system()), " +
+          cache,
+      type == CursorType::Integer ? PgParams{table.source_table->quoted(), table.cursor}
+                                  : PgParams{table.source_table ? std::optional<std::string>(table.source_table->quoted())
+                                                                : std::nullopt});
+  HorizonReading out;
+  if (!r.is_null(0, 0)) out.max_cursor = r.integer(0, 0);
+  out.clock = r.integer(0, 1);
+  out.sees_all_sessions = r.boolean(0, 2);
+  origin.in_recovery = r.boolean(0, 3);
+  if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
+  if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
+  origin.database = r.text(0, 6);
+  origin.system_identifier = r.text(0, 7);
+  if (!r.is_null(0, 8)) out.sequence_cache = r.integer(0, 8);
+  return out;
+}
+
+void PgSource::read_open_transactions(PgConnection& on, HorizonReading& out) {
+  // Every transaction open in this database may still write, whether or
+  // not it holds a transaction id yet, except tidemark's own read-only
+  // sessions and maintenance processes. A prepared transaction comes
+  // first: its start is unknown, so it holds everything. A session with
+  // track_activities off shows no transaction at all, so it is named
+  // instead (one read of pg_stat_activity serves both). A transaction
+  // counts from its statement's start when that is earlier: after COMMIT
+  // inside a procedure a new transaction begins, but statement_timestamp()
+  // still gives the CALL's start.
+  const PgResult r = on.exec(
+      "with sessions as ("
+      " select pid, coalesce(application_name, '') as app, coalesce(state, '') as state,"
+      " coalesce(usename::text, '') as usename,"
+      " case when xact_start is not null then least(xact_start, query_start) end as xact_start"
+      " from pg_stat_activity"
+      " where datname = current_database() and pid <> pg_backend_pid()"
+      " and backend_type not in ('autovacuum worker', 'autovacuum launcher', 'walsender')"
+      " and not (application_name = $1 and backend_xid is null)),"
+      " open as ("
+      " select (extract(epoch from xact_start) * 1000000)::bigint as started, false as prepared, pid, app, state"
+      " from sessions where xact_start is not null"
+      " union all"
+      " select (extract(epoch from prepared) * 1000000)::bigint, true, 0, gid, 'prepared'"
+      " from pg_prepared_xacts where database = current_database())"
+      " select o.started, o.prepared, o.pid, o.app, o.state, u.pid, u.app, u.usename"
+      " from (select 1) one"
+      " left join (select * from open order by prepared desc, started limit 1) o on true"
+      " left join (select pid, app, usename from sessions where state = 'disabled' order by pid limit 1) u on true",
+      {std::string(kReadOnlySourceApplication)});
+  out.oldest.reset();
+  if (!r.is_null(0, 0)) {
+    OpenTransaction t;
+    t.started = r.integer(0, 0);
+    t.prepared = r.boolean(0, 1);
+    t.pid = static_cast<int>(r.integer(0, 2));
+    t.application_name = r.text(0, 3);
+    t.state = r.text(0, 4);
+    out.oldest = t;
+  }
+  out.unreported_session.clear();
+  if (!r.is_null(0, 5)) {
+    const std::string app = r.text(0, 6);
+    out.unreported_session = "pid " + r.text(0, 5) + " (" + (app.empty() ? "no application_name" : app) +
+                             ", user " + r.text(0, 7) + ")";
+  }
+}
+
+std::string PgSource::primary_position(PgConnection& primary) {
+  // A synchronous commit is flushed before it becomes visible, an
+  // asynchronous one (synchronous_commit = off) only later: the WAL writer
+  // flushes it within three wal_writer_delay (PostgreSQL's "Asynchronous
+  // Commit"). The standby receives only flushed WAL, so the position that
+  // covers every transaction the listing saw as ended is the flush
+  // position once it has passed what was inserted at the listing, or once
+  // that delay has passed: WAL of transactions still open can stay
+  // unflushed for many seconds, and nothing below waits for it.
+  const PgResult r = primary.exec(
+      "select pg_current_wal_insert_lsn()::text,"
+      " (select setting::int from pg_settings where name = 'wal_writer_delay')");
+  const std::string inserted = r.text(0, 0);
+  const auto deadline =
+      std::chrono::steady_clock::now() + 3 * std::chrono::milliseconds(r.integer(0, 1)) + std::chrono::milliseconds(100);
+  for (;;) {
+    const PgResult f = primary.exec("select pg_current_wal_flush_lsn() >= $1::pg_lsn, pg_current_wal_flush_lsn()::text",
+                                    {inserted});
+    if (f.boolean(0, 0) || std::chrono::steady_clock::now() >= deadline) return f.text(0, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void PgSource::wait_for_replay(const std::string& lsn) {
+  const auto deadline = std::chrono::steady_clock::now() + primary_.replay_timeout;
+  for (;;) {
+    if (connection_.exec("select coalesce(pg_last_wal_replay_lsn() >= $1::pg_lsn, false)", {lsn}).boolean(0, 0)) {
+      return;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw PgError("standby " + connection_.label() + " has not replayed the primary's WAL up to " + lsn +
+                    " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
+                    "s): the run stops before reading rows the standby may not have yet");
+    }
+    if (primary_.cancel != nullptr && primary_.cancel->cancelled()) throw PgError(primary_.cancel->reason());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+void PgSource::warn_once(const std::string& message) {
+  if (!warn_) return;
+  // Once per process for each message: runs come and go on pooled
+  // sessions, and the condition does not change from one run to the next.
+  static std::mutex mutex;
+  static std::set<std::string> said;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (!said.insert(message).second) return;
+  }
+  warn_(message);
+}
+
+Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorType type) {
+  try {
+    Origin standby;
+    HorizonReading out = read_clock(connection_, table, type, standby);
+    PgConnection* reader = &connection_;
+    if (standby.in_recovery && primary_.connection != nullptr) {
+      // The standby cannot see the primary's transactions: read the horizon
+      // there, then let the standby catch up with that moment before any
+      // row is read from it.
+      Origin primary;
+      out = read_clock(*primary_.connection, table, type, primary);
+      reader = primary_.connection;
+      if (primary.in_recovery) {
+        // Its open transactions would be no more visible than the standby's.
+        return permanent_error("the primary: of source " + connection_.label() + ", " + reader->label() +
+                     ", is itself in recovery; point it at the database that takes the writes");
+      }
+      if (primary.system_identifier != standby.system_identifier || primary.database != standby.database) {
+        // Another server's or another database's sessions are not the
+        // writers of this one: their horizon would hold nothing back.
+        return permanent_error("the primary: of source " + connection_.label() + ", " + reader->label() + ", is database " +
+                     primary.database + " of the server with system identifier " + primary.system_identifier +
+                     ", but the standby serves database " + standby.database + " of system identifier " +
+                     standby.system_identifier + "; point it at database " + standby.database +
+                     " on the standby's primary");
+      }
+    } else if (standby.in_recovery) {
+      out.standby_without_primary = true;
+      warn_once("source " + connection_.label() +
+                " is a hot standby without a primary: connection; the open transactions of the primary are not "
+                "visible, so only the lookback covers rows committed late");
+    }
+    if (!out.sees_all_sessions) {
+      warn_once("source " + reader->label() +
+                ": this role cannot see other sessions' open transactions (grant it pg_monitor); the safe horizon "
+                "is the source clock alone, and rows committed late rely on the lookback");
+    }
+    read_open_transactions(*reader, out);
+    if (reader != &connection_) {
+      wait_for_replay(primary_position(*reader));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
+  try {
+    const std::string at = "('epoch'::timestamptz + $1::bigint * interval '1 microsecond')";
+    std::string expr = at;
+    if (type == CursorType::Timestamp || type == CursorType::Date) {
+      // The wall clock of the source session's time zone (the one writers'
+      // now()::timestamp and current_date use when they share it) goes back
+      // when daylight saving time ends: after 03:00 CEST it reads 02:00
+      // again. A row stamped after `instant` can then carry a wall time
+      // below the one at `instant`, so hi is the lowest wall time from
+      // `instant` on: at `instant` itself, or where the clock steps back in
+      // the next 26 hours (far more than any daylight-saving step). That is
+      // found at whole minutes; a step back somewhere inside a minute is
+      // taken a whole minute lower.
+      expr = "(select min(case when wall - wall_before < at - at_before then wall - (at - at_before) else wall end)"
+             " from (select at, at::timestamp as wall, lag(at) over (order by k) as at_before,"
+             " lag(at::timestamp) over (order by k) as wall_before"
+             " from (select 0 as k, " + at + " as at union all"
+             " select k, date_trunc('minute', " + at + ") + k * interval '1 minute'"
+             " from generate_series(1, 26 * 60) k) points) walls)";
+      if (type == CursorType::Date) expr += "::date";
+    }
+    const PgResult r = connection_.exec("select " + raw_of(type, expr), {std::to_string(instant)});
+    return CursorValue{type, r.integer(0, 0)};
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::int64_t> PgSource::null_cursor_rows(const TableConfig& table) {
+  try {
+    return connection_
+        .exec("select count(*) from " + table.source_table->quoted() + " where " + quote_identifier(table.cursor) +
+              " is null")
+        .integer(0, 0);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& table, CursorType type) {
+  try {
+    const std::string min = "min(" + quote_identifier(table.cursor) + ")";
+    return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
+                          type);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,355 @@
+#include "daemon/pg/pg_state_store.h"
+
+#include <unistd.h>
+
+#include <cstdint>
+
+namespace tidemark {
+namespace {
+
+std::string lock_key_text(const TableKey& table) { return std::to_string(advisory_lock_key(table)); }
+
+std::int64_t unix_seconds(Instant t) { return t.time_since_epoch().count(); }
+
+std::string partition_key_text(const TableKey& table, const TimeWindow& partition) {
+  return std::to_string(partition_lock_key(table, unix_seconds(partition.lo)));
+}
+
+// Instants cross the wire as Unix seconds: exact and zone-free.
+std::string epoch_text(Instant t) { return std::to_string(unix_seconds(t)); }
+
+std::optional<std::string> optional_cursor_text(const std::optional<CursorValue>& value) {
+  if (!value) return std::nullopt;
+  return cursor_to_text(*value);
+}
+
+// One bound of an optional window, as text; nothing without a window.
+std::optional<std::string> window_text(const std::optional<Window>& window, CursorValue Window::*bound) {
+  if (!window) return std::nullopt;
+  return cursor_to_text((*window).*bound);
+}
+
+}  // namespace
+
+PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) host_ = name;
+}
+
+Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
+  const std::string key = lock.partition ? partition_key_text(lock.table, *lock.partition) : lock_key_text(lock.table);
+  try {
+    if (!wait) return connection_.exec("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
+    // Waits for a scheduled run or a backfill holding the same lock, but
+    // not for ever.
+    connection_.exec("select set_config('lock_timeout', '300s', false)");
+    try {
+      connection_.exec("select pg_advisory_lock($1::bigint)", {key});
+    } catch (const PgError& e) {
+      connection_.exec("select set_config('lock_timeout', '0', false)");
+      if (e.sqlstate() == "55P03") return false;  // lock_not_available
+      throw;
+    }
+    connection_.exec("select set_config('lock_timeout', '0', false)");
+    return true;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+void PgStateStore::unlock(const RunLock& lock) {
+  release_lock(lock.partition ? partition_key_text(lock.table, *lock.partition) : lock_key_text(lock.table));
+}
+
+Result<bool> PgStateStore::try_lock(const TableKey& table) { return lock(RunLock{table, std::nullopt}, false); }
+
+void PgStateStore::unlock(const TableKey& table) { unlock(RunLock{table, std::nullopt}); }
+
+void PgStateStore::release_lock(const std::string& key) {
+  try {
+    connection_.rollback_quietly();
+    // A lock that was not released must not stay on a session a pool
+    // keeps: nobody else could take it until that session closed.
+    if (!connection_.exec("select pg_advisory_unlock($1::bigint)", {key}).boolean(0, 0)) connection_.poison();
+  } catch (const PgError&) {
+    connection_.poison();  // the session is gone, and its lock with it; never reuse it
+  }
+}
+
+Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableKey& table) {
+  try {
+    const PgResult r = connection_.exec(
+        "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
+        {table.pipeline, table.table});
+    if (r.rows() == 0) return std::optional<StoredWatermark>();
+    const auto value = cursor_from_stored(r.text(0, 1), r.text(0, 0));
+    if (!value) return permanent_error("stored watermark of " + table.display() + ": " + value.error());
+    return std::optional<StoredWatermark>(StoredWatermark{*value});
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
+  try {
+    // One round trip. The statement's snapshot does not see the row it
+    // inserts, so the new run is never counted as abandoned. A partition's
+    // lock proves dead only the runs of its own window.
+    const TableKey& table = start.table;
+    const PgResult r = connection_.exec(R"SQL(
+with abandoned as (
+  update tidemark.runs set status = 'failed', finished_at = now(),
+         error = 'abandoned: found running by a later run that holds the lock'
+  where pipeline = $1 and table_name = $2 and status = 'running' and ($6::text is null or window_lo = $6)
+  returning 1),
+stored as (
+  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
+started as (
+  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi)
+  values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7)
+  returning run_id)
+select (select run_id from started), (select count(*) from abandoned), value, value_type
+from (select 1) one left join stored on true
+)SQL",
+                                        {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
+                                         host_, std::to_string(::getpid()), window_text(start.window, &Window::lo),
+                                         window_text(start.window, &Window::hi)});
+    OpenedRun out;
+    out.run = r.integer(0, 0);
+    out.abandoned = static_cast<int>(r.integer(0, 1));
+    if (!r.is_null(0, 2)) {
+      const auto value = cursor_from_stored(r.text(0, 3), r.text(0, 2));
+      if (!value) {
+        const std::string error = "stored watermark of " + table.display() + ": " + value.error();
+        RunEnd end;
+        end.error = error;
+        finish_run(out.run, end);  // the row just written must not stay `running`
+        return Error{error};
+      }
+      out.watermark = StoredWatermark{*value};
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecord& step) {
+  // One statement, one round trip: the lock check, the compare-and-set of
+  // the watermark, the partition marked done and the run row, every write
+  // conditional on the lock and on the compare-and-set, so that even on
+  // its own (no transaction open) the statement writes all or nothing.
+  const std::int64_t signed_key = step.lock.partition
+                                      ? partition_lock_key(step.lock.table, unix_seconds(step.lock.partition->lo))
+                                      : advisory_lock_key(step.lock.table);
+  // A bigint advisory key shows in pg_locks as classid (high half), objid
+  // (low half) and objsubid 1.
+  const auto key = static_cast<std::uint64_t>(signed_key);
+  const char* mode = !step.move ? "none" : step.move->expected ? "update" : "insert";
+  const std::optional<CursorValue> next = step.move ? std::optional<CursorValue>(step.move->next) : std::nullopt;
+  const std::optional<CursorValue> expected = step.move ? step.move->expected : std::nullopt;
+  std::optional<std::string> done_lo;
+  std::optional<std::string> done_hi;
+  if (step.partition_done && step.lock.partition) {
+    done_lo = epoch_text(step.lock.partition->lo);
+    done_hi = epoch_text(step.lock.partition->hi);
+  }
+  try {
+    const PgResult r = tx.exec(R"SQL(
+with lock as (
+  select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted
+                 and database = (select oid from pg_database where datname = current_database())
+                 and classid = $7::bigint::oid and objid = $8::bigint::oid and objsubid = 1) as held),
+stored as (
+  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
+moved as (
+  update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,
+         moved_at = case when value is distinct from $3 then now() else moved_at end
+  where $14 = 'update' and (select held from lock) and pipeline = $1 and table_name = $2 and value = $6
+        and value_type = $4
+  returning 1),
+created as (
+  insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at, last_run_id)
+  select $1, $2, $3, $4, now(), now(), $5 where $14 = 'insert' and (select held from lock)
+  on conflict do nothing
+  returning 1),
+written as (
+  select (select held from lock) and ($14 = 'none' or exists (select 1 from moved) or exists (select 1 from created))
+         as ok),
+done as (
+  insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)
+  select $1, $2, to_timestamp($15), to_timestamp($16), 'done', $5, now()
+  where $15::bigint is not null and (select ok from written)
+  on conflict (pipeline, table_name, partition_lo) do update
+  set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()),
+run as (
+  update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
+         watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
+         rows_written = rows_written + $13
+  where run_id = $5 and (select ok from written))
+select (select held from lock), (select ok from written), (select value from stored), (select value_type from stored)
+)SQL",
+                               {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
+                                next ? std::optional<std::string>(std::string(cursor_type_name(next->type)))
+                                     : std::nullopt,
+                                std::to_string(step.run), optional_cursor_text(expected),
+                                std::to_string(key >> 32), std::to_string(key & 0xffffffffULL),
+                                window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
+                                optional_cursor_text(next), std::to_string(step.counts.rows_read),
+                                std::to_string(step.counts.rows_written), std::string(mode),
+                                done_lo, done_hi});
+    StepRecorded out;
+    out.lock_held = r.boolean(0, 0);
+    out.written = r.boolean(0, 1);
+    if (!out.written && !r.is_null(0, 2)) {
+      const auto found = cursor_from_stored(r.text(0, 3), r.text(0, 2));
+      if (found) out.found = *found;
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
+  try {
+    connection_.rollback_quietly();
+    connection_.exec(
+        "update tidemark.runs set status = $2, error = $3, finished_at = now(),"
+        " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
+        " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
+        " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
+        " null_cursor_rows = $12 where run_id = $1",
+        {std::to_string(run), std::string(end.success ? "success" : "failed"),
+         end.success ? std::nullopt : std::optional<std::string>(end.error),
+         end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
+         end.window ? std::optional<std::string>(cursor_to_text(end.window->hi)) : std::nullopt,
+         optional_cursor_text(end.watermark_after), std::to_string(end.rows_read), std::to_string(end.rows_written),
+         end.horizon.lag_seconds ? std::optional<std::string>(std::to_string(*end.horizon.lag_seconds)) : std::nullopt,
+         end.horizon.held_by, std::string(end.horizon.watermark_ahead ? "true" : "false"),
+         end.horizon.null_cursor_rows ? std::optional<std::string>(std::to_string(*end.horizon.null_cursor_rows))
+                                      : std::nullopt});
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<CursorSample>> PgStateStore::read_cursor_samples(const TableKey& table, const std::string& source) {
+  try {
+    const PgResult r = connection_.exec(
+        "select taken_at, max_value from tidemark.cursor_samples"
+        " where pipeline = $1 and table_name = $2 and source = $3 order by taken_at",
+        {table.pipeline, table.table, source});
+    std::vector<CursorSample> out;
+    for (int i = 0; i < r.rows(); ++i) out.push_back(CursorSample{r.integer(i, 0), r.integer(i, 1)});
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Status PgStateStore::save_cursor_samples(const TableKey& table, const std::string& source,
+                                         std::optional<SourceMicros> forget_before,
+                                         const std::optional<CursorSample>& add) {
+  try {
+    connection_.exec(
+        "with forgotten as (delete from tidemark.cursor_samples where pipeline = $1 and table_name = $2"
+        " and (source <> $3 or taken_at < $4::bigint))"
+        " insert into tidemark.cursor_samples (pipeline, table_name, source, taken_at, max_value)"
+        " select $1, $2, $3, $5::bigint, $6::bigint where $5::bigint is not null"
+        " on conflict (pipeline, table_name, taken_at) do update set source = excluded.source,"
+        " max_value = excluded.max_value",
+        {table.pipeline, table.table, source,
+         forget_before ? std::optional<std::string>(std::to_string(*forget_before)) : std::nullopt,
+         add ? std::optional<std::string>(std::to_string(add->taken_at)) : std::nullopt,
+         add ? std::optional<std::string>(std::to_string(add->max)) : std::nullopt});
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::optional<Instant>> PgStateStore::last_done_partition(const TableKey& table) {
+  try {
+    const PgResult r = connection_.exec(
+        "select extract(epoch from max(partition_hi))::bigint from tidemark.partitions"
+        " where pipeline = $1 and table_name = $2 and status = 'done'",
+        {table.pipeline, table.table});
+    if (r.is_null(0, 0)) return std::optional<Instant>();
+    return std::optional<Instant>(Instant(std::chrono::seconds(r.integer(0, 0))));
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<Instant>> PgStateStore::done_partitions(const TableKey& table, Instant from, Instant to) {
+  try {
+    const PgResult r = connection_.exec(
+        "select extract(epoch from partition_lo)::bigint from tidemark.partitions"
+        " where pipeline = $1 and table_name = $2 and status = 'done'"
+        " and partition_lo >= to_timestamp($3) and partition_lo < to_timestamp($4)",
+        {table.pipeline, table.table, epoch_text(from), epoch_text(to)});
+    std::vector<Instant> out;
+    for (int i = 0; i < r.rows(); ++i) out.emplace_back(std::chrono::seconds(r.integer(i, 0)));
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) {
+  try {
+    connection_.rollback_quietly();
+    connection_.exec(
+        "insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id)"
+        " values ($1, $2, to_timestamp($3), to_timestamp($4), 'failed', $5)"
+        " on conflict (pipeline, table_name, partition_lo) do update set status = 'failed', run_id = excluded.run_id,"
+        " updated_at = now() where tidemark.partitions.status <> 'done'",
+        {table.pipeline, table.table, epoch_text(partition.lo), epoch_text(partition.hi), std::to_string(run)});
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<WatermarkRewound> PgStateStore::rewind_watermark(const WatermarkRewind& rewind) {
+  const TableKey& table = rewind.table;
+  try {
+    connection_.exec("begin");
+    // The lock first, then the read: under READ COMMITTED each statement
+    // takes a new snapshot, so the read below sees every watermark a run
+    // committed before it let the lock go.
+    if (!connection_.exec("select pg_try_advisory_xact_lock($1::bigint)", {lock_key_text(table)}).boolean(0, 0)) {
+      connection_.exec("rollback");
+      return WatermarkRewound{};
+    }
+    const PgResult r = connection_.exec(R"SQL(
+with previous as (
+  select value from tidemark.watermarks where pipeline = $1 and table_name = $2 for update),
+written as (
+  insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at)
+  values ($1, $2, $3, $4, now(), now()) on conflict (pipeline, table_name) do update
+  set value = excluded.value, value_type = excluded.value_type, moved_at = now(), updated_at = now()
+  returning 1),
+audit as (
+  insert into tidemark.watermark_resets (pipeline, table_name, old_value, new_value, reason, reset_by)
+  values ($1, $2, (select value from previous), $3, $5, $6)
+  returning 1)
+select (select value from previous), (select count(*) from written), (select count(*) from audit)
+)SQL",
+                                        {table.pipeline, table.table, cursor_to_text(rewind.to),
+                                         std::string(cursor_type_name(rewind.to.type)), rewind.reason,
+                                         rewind.reset_by});
+    connection_.exec("commit");
+    WatermarkRewound out;
+    out.done = true;
+    out.old_value = r.optional_text(0, 0);
+    return out;
+  } catch (const PgError& e) {
+    connection_.rollback_quietly();
+    return e.as_error();
+  }
+}
+
+}  // namespace tidemark

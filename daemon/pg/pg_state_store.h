@@ -1,0 +1,81 @@
+// The StateStore over the state database: the table's session advisory
+// lock, watermarks (compare-and-set) and run rows. It owns no connection:
+// it works on the one it is given, which holds the lock for the whole run.
+// Used by one run on one thread.
+#pragma once
+
+#include <string>
+
+#include "core/run/run_ports.h"
+#include "daemon/pg/pg_connection.h"
+
+namespace tidemark {
+
+// An audited rewind: what `tidemark rewind` asks the store to do.
+struct WatermarkRewind {
+  TableKey table;
+  CursorValue to;
+  std::string reason;    // kept forever in tidemark.watermark_resets
+  std::string reset_by;  // who asked (the operating system user)
+};
+
+// What a rewind did.
+struct WatermarkRewound {
+  // False when a run holds the table's lock: nothing was changed.
+  bool done = false;
+  // The value replaced, read under the lock in the rewind's own
+  // transaction, so it is exactly what the audit row records; nothing
+  // when the table had no watermark.
+  std::optional<std::string> old_value;
+};
+
+class PgStateStore final : public StateStore {
+ public:
+  explicit PgStateStore(PgConnection& connection);
+
+  Result<bool> lock(const RunLock& lock, bool wait) override;
+  void unlock(const RunLock& lock) override;
+  Result<OpenedRun> open_run(const RunStart& start) override;
+  Status finish_run(RunId run, const RunEnd& end) override;
+  Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) override;
+  Status save_cursor_samples(const TableKey& table, const std::string& source,
+                             std::optional<SourceMicros> forget_before,
+                             const std::optional<CursorSample>& add) override;
+  Result<std::optional<Instant>> last_done_partition(const TableKey& table) override;
+  Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
+  Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
+
+  // The table's lock, without waiting, for commands that are not runs.
+  Result<bool> try_lock(const TableKey& table);
+  void unlock(const TableKey& table);
+  Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table);
+
+  // A step's record (core/run_ports.h StepRecord), as one statement on
+  // `tx`: the state connection, or the target connection when the two are
+  // one, inside the unit of work's transaction or on its own. Reports what
+  // it found; writes nothing unless the lock is held and the
+  // compare-and-set holds. Fails when the statement fails.
+  Result<StepRecorded> record_step(PgConnection& tx, const StepRecord& step);
+
+  PgConnection& connection() { return connection_; }
+
+ private:
+  // pg_advisory_unlock; poisons the session when the lock was not released.
+  void release_lock(const std::string& key);
+
+  PgConnection& connection_;
+  std::string host_;
+
+ public:
+  // Sets the table's watermark to `rewind.to` and records the change in
+  // tidemark.watermark_resets, in one transaction under the table's
+  // advisory lock (a transaction-level lock: it ends with the
+  // transaction), so no run moves the watermark between the read of the
+  // old value and the write, and the audit row's old_value is exact. Does
+  // not wait: when a run holds the lock, returns done = false having
+  // changed nothing. Requires no transaction open on the connection.
+  // Fails, having changed nothing, when a statement does.
+  Result<WatermarkRewound> rewind_watermark(const WatermarkRewind& rewind);
+};
+
+}  // namespace tidemark

@@ -1,0 +1,54 @@
+#include "daemon/pg/pg_target.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "daemon/pg/pg_unit_of_work.h"
+
+namespace tidemark {
+
+Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
+  try {
+    const std::string name = table.target_table.display();
+    // One round trip: the columns ('c') and the columns of every plain
+    // unique index ('i', with the index).
+    const PgResult r = target_.exec(
+        "select 'c', a.attname, null from pg_attribute a where a.attrelid = to_regclass($1) and a.attnum > 0"
+        " and not a.attisdropped"
+        " union all"
+        " select 'i', a.attname, i.indexrelid::text from pg_index i"
+        " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
+        " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
+        {table.target_table.quoted()});
+    std::set<std::string> present;
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.text(i, 0) == "c") present.insert(r.text(i, 1));
+    }
+    if (present.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
+    for (const std::string& c : source.columns) {
+      if (!present.count(c)) return permanent_error("target table " + name + " has no column " + c);
+    }
+    std::map<std::string, std::set<std::string>> unique_columns;
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.text(i, 0) == "i") unique_columns[r.text(i, 2)].insert(r.text(i, 1));
+    }
+    const std::set<std::string> key(table.key.begin(), table.key.end());
+    const bool has_key = std::any_of(unique_columns.begin(), unique_columns.end(),
+                                     [&](const auto& entry) { return entry.second == key; });
+    if (!has_key) {
+      std::string list;
+      for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
+      return permanent_error("target table " + name + " has no unique index or primary key on exactly (" + list + ")");
+    }
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+std::unique_ptr<UnitOfWork> PgTarget::begin() {
+  return std::make_unique<PgUnitOfWork>(target_, source_, state_, cancel_, fault_hook_);
+}
+
+}  // namespace tidemark

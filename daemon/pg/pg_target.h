@@ -1,0 +1,41 @@
+// The Target over a target database connection: checks the target table
+// and begins units of work (daemon/pg_unit_of_work.h) that load chunks
+// and partitions. When the state lives in the target database the state
+// store works on this same connection, so rows and watermark commit as one
+// transaction and the lock sits on the committing session. Owns nothing;
+// used by one run on one thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "core/run/cancel_token.h"
+#include "core/run/run_ports.h"
+#include "daemon/pg/pg_connection.h"
+#include "daemon/pg/pg_source.h"
+#include "daemon/pg/pg_state_store.h"
+#include "daemon/pg/pg_unit_of_work.h"
+
+namespace tidemark {
+
+class PgTarget final : public Target {
+ public:
+  PgTarget(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel)
+      : target_(target), source_(source), state_(state), cancel_(cancel) {}
+
+  Status check(const TableConfig& table, const SourceTable& source) override;
+  std::unique_ptr<UnitOfWork> begin() override;
+
+  // Test hook: called at each ChunkStep of every unit of work; throwing
+  // there simulates a crash.
+  void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
+
+ private:
+  PgConnection& target_;
+  PgSource& source_;
+  PgStateStore& state_;
+  const CancelToken& cancel_;
+  std::function<void(ChunkStep)> fault_hook_;
+};
+
+}  // namespace tidemark

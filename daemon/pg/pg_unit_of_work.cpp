@@ -1,0 +1,203 @@
+#include "daemon/pg/pg_unit_of_work.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/time/instant_text.h"
+#include "core/sql/load_statements.h"
+#include "core/sql/sql_identifier.h"
+
+namespace tidemark {
+namespace {
+
+// The query as a subquery: trailing semicolons (and the blanks around
+// them) would end the statement inside the parentheses.
+std::string without_trailing_semicolons(std::string query) {
+  while (!query.empty() && (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
+    query.pop_back();
+  }
+  return query;
+}
+
+// Characters, as the server counts an error's position (UTF-8 text).
+int characters(const std::string& text) {
+  return static_cast<int>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+PgUnitOfWork::~PgUnitOfWork() {
+  if (target_open_) target_.rollback_quietly();
+  if (state_open_) state_.connection().rollback_quietly();
+}
+
+Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<ChunkCounts()>& write) {
+  if (target_open_ || state_open_) std::abort();  // one write per unit of work, before its record
+  try {
+    target_.exec("BEGIN");
+    target_open_ = true;
+    step(ChunkStep::BeforeTargetWrite);
+    const ChunkCounts counts = write();
+    step(ChunkStep::AfterTargetWrite);
+    return counts;
+  } catch (const PgError& e) {
+    return e.as_error();
+  } catch (const std::exception& e) {
+    return Error{e.what()};
+  }
+}
+
+Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const SourceTable& source,
+                                              const Window& window) {
+  const LoadStatements sql = build_load_statements(table, source.columns, window);
+  return in_target_transaction([&] {
+    // An empty target takes the rows straight from COPY: a first load
+    // runs at COPY speed. Only then is the table locked (and checked
+    // again), to keep it empty until we commit; the usual upsert takes
+    // no table lock, so it never blocks other writers or autovacuum.
+    // None of it happens for a window without rows.
+    bool staged = false;
+    ChunkCounts counts;
+    counts.rows_read = target_.copy_from(
+        source_.connection(), sql.copy_out,
+        [&] {
+          bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+          if (empty) {
+            target_.exec(sql.lock_target);
+            empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+          }
+          if (empty) return sql.copy_into_target;
+          target_.exec(sql.create_stage);
+          staged = true;
+          return sql.copy_into_stage;
+        },
+        cancel_);
+    counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
+    return counts;
+  });
+}
+
+
+Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, const PartitionRequest& request) {
+  constexpr Oid kDateOid = 1082;
+  constexpr Oid kTimestampOid = 1114;
+  constexpr Oid kTimestampTzOid = 1184;
+  // $1 and $2 take the partition column's own type: a local date, a local
+  // wall-clock time, or an instant.
+  PgParams params;
+  std::vector<Oid> types;
+  std::string cast;
+  try {
+    const std::string name = table.target_table.display();
+    const std::string& column = table.partition->column;
+    const PgResult type = target_.exec(
+        "select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
+        " where a.attrelid = to_regclass($1) and a.attname = $2 and a.attnum > 0 and not a.attisdropped",
+        {table.target_table.quoted(), column});
+    if (type.rows() == 0) return permanent_error("target table " + name + " does not exist or has no column " + column);
+    const auto column_type = cursor_type_from_postgres(type.text(0, 0));
+    if (!column_type || *column_type == CursorType::Integer) {
+      return permanent_error("partition column " + column + " of " + name + " has type " + type.text(0, 0) +
+                   "; it must be timestamptz, timestamp or date");
+    }
+    switch (*column_type) {
+      case CursorType::Date:
+        if (request.hourly) return permanent_error("partition column " + column + " is a date; hour partitions need a timestamp");
+        params = {request.lo_date, request.hi_date};
+        types = {kDateOid, kDateOid};
+        cast = "date";
+        break;
+      case CursorType::Timestamp:
+        params = {request.lo_local, request.hi_local};
+        types = {kTimestampOid, kTimestampOid};
+        cast = "timestamp";
+        break;
+      default:
+        params = {format_instant(request.window.lo), format_instant(request.window.hi)};
+        types = {kTimestampTzOid, kTimestampTzOid};
+        cast = "timestamptz";
+    }
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+  // Every row must fall inside the partition, checked on the source as the
+  // rows stream (an extra boolean column, not copied): a query that
+  // ignores $1 and $2 would otherwise load rows of other partitions,
+  // which this partition's delete never removes and a rerun duplicates.
+  const std::string& column = table.partition->column;
+  const std::string quoted_column = quote_identifier(column);
+  const std::string wrapper = "select q.*, coalesce(q." + quoted_column + " >= $1 and q." + quoted_column +
+                              " < $2, false) from (\n";
+  const std::string query = wrapper + without_trailing_semicolons(table.query) + "\n) q";
+  const std::string partition = "partition [" + params[0].value_or("") + ", " + params[1].value_or("") + ") of " +
+                                request.table.display() + " (" + table.target_table.display() + ")";
+  CopyRowCheck inside;
+  inside.column = column;
+  inside.describe = [&](const std::optional<std::string>& value) {
+    return partition + ": the query returned a row with " + column + " " + (value ? "= " + *value : "NULL") +
+           ", outside the partition; a partition query must return only rows with " + column +
+           " >= $1 and < $2; nothing was written";
+  };
+  return in_target_transaction([&] {
+    target_.exec("DELETE FROM " + table.target_table.quoted() + " WHERE " + quoted_column + " >= $1::" + cast +
+                     " AND " + quoted_column + " < $2::" + cast,
+                 params);
+    ChunkCounts counts;
+    try {
+      counts.rows_read = target_.copy_query_into(source_.connection(), query, params, types,
+                                                 table.target_table.quoted(), cancel_, &inside);
+    } catch (const PgError& e) {
+      // An error inside the check itself, not in the configured query.
+      if (e.position() <= 0 || e.position() > characters(wrapper)) throw;
+      if (e.sqlstate() == "42703") {
+        throw PgError(partition + ": the query returns no column " + column +
+                      " (partition.column), so its rows cannot be checked against the partition");
+      }
+      throw PgError(partition + ": the query's column " + column + " cannot be compared with the partition's " +
+                    cast + " bounds: " + e.what());
+    }
+    counts.rows_written = counts.rows_read;
+    return counts;
+  });
+}
+
+
+Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {
+  // With nothing written yet the record stands alone: one statement,
+  // which commits all or nothing by itself. Beside written rows it joins
+  // their transaction, or, in a separate state database, a transaction of
+  // its own that commits right after the target's.
+  if (!target_open_ || &state_.connection() == &target_) return state_.record_step(state_.connection(), record);
+  try {
+    state_.connection().exec("BEGIN");
+    state_open_ = true;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+  return state_.record_step(state_.connection(), record);
+}
+
+Status PgUnitOfWork::commit() {
+  try {
+    // The target first: should the state's commit then fail, the next run
+    // writes the same rows again, which the keyed write (or the
+    // partition's delete and insert) makes harmless.
+    if (target_open_) {
+      target_open_ = false;
+      target_.exec("COMMIT");
+    }
+    if (state_open_) {
+      state_open_ = false;
+      state_.connection().exec("COMMIT");
+    }
+    step(ChunkStep::AfterCommit);
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  } catch (const std::exception& e) {
+    return Error{e.what()};
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,57 @@
+// The UnitOfWork over PostgreSQL: one transaction on the target
+// connection for the rows a step writes (COPY from the source, upsert on
+// the key, or a partition's delete and insert) and the step's record
+// through the state store, in that same transaction when the state lives
+// in the target database, else in the state database's own transaction,
+// committed right after the target's. It decides nothing: core/run_step
+// says when to commit. Made by PgTarget::begin for one step of one run,
+// on that run's thread; rolls back whatever it did not commit.
+#pragma once
+
+#include <functional>
+
+#include "core/run/cancel_token.h"
+#include "core/run/run_ports.h"
+#include "daemon/pg/pg_connection.h"
+#include "daemon/pg/pg_source.h"
+#include "daemon/pg/pg_state_store.h"
+
+namespace tidemark {
+
+// Points in a step where tests inject failures.
+enum class ChunkStep { BeforeTargetWrite, AfterTargetWrite, AfterCommit };
+
+class PgUnitOfWork final : public UnitOfWork {
+ public:
+  PgUnitOfWork(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel,
+               std::function<void(ChunkStep)> fault_hook)
+      : target_(target), source_(source), state_(state), cancel_(cancel), fault_hook_(std::move(fault_hook)) {}
+  ~PgUnitOfWork() override;
+  PgUnitOfWork(const PgUnitOfWork&) = delete;
+  PgUnitOfWork& operator=(const PgUnitOfWork&) = delete;
+
+  Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
+  Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) override;
+  Result<StepRecorded> record(const StepRecord& record) override;
+  Status commit() override;
+
+ private:
+  // Opens the target transaction and runs `write` in it, the fault hook
+  // around it. Requires that nothing was written or recorded yet (one
+  // write per unit). Every failure comes back as an Error; the
+  // destructor rolls back.
+  Result<ChunkCounts> in_target_transaction(const std::function<ChunkCounts()>& write);
+  void step(ChunkStep s) const {
+    if (fault_hook_) fault_hook_(s);
+  }
+
+  PgConnection& target_;
+  PgSource& source_;
+  PgStateStore& state_;
+  const CancelToken& cancel_;
+  std::function<void(ChunkStep)> fault_hook_;
+  bool target_open_ = false;  // a target transaction is open
+  bool state_open_ = false;   // a transaction of a separate state database is open
+};
+
+}  // namespace tidemark

@@ -1,0 +1,196 @@
+#include "daemon/pg/state_reader.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/watermark/cursor_value.h"
+#include "core/time/instant_text.h"
+
+namespace tidemark {
+namespace {
+
+std::optional<std::int64_t> optional_integer(const PgResult& r, int row, int column) {
+  if (r.is_null(row, column)) return std::nullopt;
+  return r.integer(row, column);
+}
+
+std::optional<double> optional_double(const PgResult& r, int row, int column) {
+  if (r.is_null(row, column)) return std::nullopt;
+  return std::stod(r.text(row, column));
+}
+
+// A stored watermark as an instant; nothing for integer cursors and for
+// text that does not parse as its type (status still shows the text).
+std::optional<double> stored_unix_seconds(const std::string& value_type, const std::string& value) {
+  const auto parsed = cursor_from_stored(value_type, value);
+  if (!parsed) return std::nullopt;
+  return cursor_unix_seconds(*parsed);
+}
+
+// The one place a partition table's "watermark" is made: it stores none,
+// and what its done partitions claim is everything before the end of the
+// last one. A stored watermark, when a table has one, wins.
+void apply_watermark(TableState& state, const std::optional<std::string>& stored_value,
+                     const std::optional<std::string>& stored_type, std::optional<double> stored_moved_at,
+                     std::optional<double> last_partition_hi, std::optional<double> partitions_moved_at) {
+  if (stored_value) {
+    state.watermark = stored_value;
+    state.value_type = stored_type;
+    state.moved_at = stored_moved_at;
+    if (stored_type) state.watermark_unix = stored_unix_seconds(*stored_type, *stored_value);
+    return;
+  }
+  if (!last_partition_hi) return;
+  const auto end = static_cast<std::int64_t>(std::llround(*last_partition_hi));
+  state.watermark = format_instant(Instant(std::chrono::seconds(end)));
+  state.value_type = std::string(cursor_type_name(CursorType::TimestampTz));
+  state.watermark_unix = static_cast<double>(end);
+  state.moved_at = partitions_moved_at;
+}
+
+}  // namespace
+
+WatermarkReading TableState::reading() const {
+  WatermarkReading out;
+  out.watermark_unix = watermark_unix;
+  out.moved_unix = moved_at;
+  out.ahead_of_source = ahead_of_source;
+  return out;
+}
+
+Result<bool> StateReader::schema_exists() {
+  try {
+    return connection_.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tables) {
+  try {
+    nlohmann::json asked = nlohmann::json::array();
+    for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
+    // The left join from one row keeps the clock when no table is asked.
+    const PgResult r = connection_.exec(R"SQL(
+with asked as (
+  select item ->> 0 as pipeline, item ->> 1 as table_name, position
+  from json_array_elements($1::json) with ordinality as t(item, position))
+select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8,
+       l.run_id, l.status, extract(epoch from l.started_at)::float8, extract(epoch from l.finished_at)::float8,
+       l.rows_written, l.error,
+       f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows,
+       extract(epoch from s.finished_at)::float8,
+       extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
+       extract(epoch from now())::float8
+from (select 1) one left join asked a on true
+left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
+left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name
+                   order by run_id desc limit 1) l on true
+left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows
+                   from tidemark.runs r
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
+                   order by run_id desc limit 1) f on true
+left join lateral (select finished_at from tidemark.runs r
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
+                   order by run_id desc limit 1) s on true
+left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
+                   where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p on true
+order by a.position
+)SQL",
+                                        {asked.dump()});
+    StateSnapshot out;
+    out.now = std::stod(r.text(0, 18));
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.is_null(i, 0)) continue;  // the clock's row when no table was asked
+      TableState s;
+      s.table = TableKey{r.text(i, 0), r.text(i, 1)};
+      apply_watermark(s, r.optional_text(i, 2), r.optional_text(i, 3), optional_double(r, i, 4),
+                      optional_double(r, i, 16), optional_double(r, i, 17));
+      if (!r.is_null(i, 5)) {
+        LatestRun run;
+        run.run_id = r.integer(i, 5);
+        run.status = r.text(i, 6);
+        run.started_at = std::stod(r.text(i, 7));
+        run.finished_at = optional_double(r, i, 8);
+        run.rows_written = optional_integer(r, i, 9).value_or(0);
+        run.error = r.optional_text(i, 10);
+        s.last_run = run;
+      }
+      s.horizon_lag_seconds = optional_double(r, i, 11);
+      s.horizon_held_by = r.optional_text(i, 12);
+      s.ahead_of_source = !r.is_null(i, 13) && r.boolean(i, 13);
+      s.null_cursor_rows = optional_integer(r, i, 14);
+      s.last_success_at = optional_double(r, i, 15);
+      out.tables.push_back(std::move(s));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::optional<std::string>> StateReader::stored_watermark(const TableKey& table) {
+  try {
+    const PgResult r = connection_.exec(
+        "select value from tidemark.watermarks where pipeline = $1 and table_name = $2", {table.pipeline, table.table});
+    if (r.rows() == 0) return std::optional<std::string>();
+    return r.optional_text(0, 0);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std::string>& pipeline,
+                                                        std::int64_t limit) {
+  try {
+    const PgResult r = connection_.exec(
+        "select run_id, pipeline, table_name, trigger, status,"
+        " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+        " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
+        " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid"
+        " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
+        {pipeline, std::to_string(limit)});
+    std::vector<RunRecord> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      RunRecord run;
+      run.run_id = r.integer(i, 0);
+      run.pipeline = r.text(i, 1);
+      run.table = r.text(i, 2);
+      run.trigger = r.text(i, 3);
+      run.status = r.text(i, 4);
+      run.started_at = r.text(i, 5);
+      run.duration_seconds = optional_double(r, i, 6);
+      run.window_lo = r.optional_text(i, 7);
+      run.window_hi = r.optional_text(i, 8);
+      run.watermark_before = r.optional_text(i, 9);
+      run.watermark_after = r.optional_text(i, 10);
+      run.rows_read = r.integer(i, 11);
+      run.rows_written = r.integer(i, 12);
+      run.error = r.optional_text(i, 13);
+      run.host = r.optional_text(i, 14);
+      run.pid = optional_integer(r, i, 15);
+      out.push_back(std::move(run));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<LastRunStarts> StateReader::last_run_starts() {
+  try {
+    const PgResult r = connection_.exec(
+        "select pipeline, table_name, extract(epoch from max(started_at))::bigint from tidemark.runs"
+        " where trigger <> 'backfill' group by 1, 2");
+    LastRunStarts out;
+    for (int i = 0; i < r.rows(); ++i) {
+      out[{r.text(i, 0), r.text(i, 1)}] = Instant(std::chrono::seconds(r.integer(i, 2)));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+}  // namespace tidemark

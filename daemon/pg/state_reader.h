@@ -1,0 +1,125 @@
+// The read side of the state schema: every query the commands and the
+// daemon make of tidemark.* besides a run's own (PgStateStore) goes
+// through here, and comes back as plain values. It owns no connection and
+// takes no lock; it reads with the one it is given. Used by one thread at
+// a time, like that connection.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "core/run/table_key.h"
+#include "core/time/time_types.h"
+#include "core/watermark/watermark_health.h"
+#include "daemon/pg/pg_connection.h"
+
+namespace tidemark {
+
+// A table's latest run, finished or not. Times are Unix seconds on the
+// state database's clock.
+struct LatestRun {
+  std::int64_t run_id = 0;
+  std::string status;
+  double started_at = 0;
+  std::optional<double> finished_at;
+  std::int64_t rows_written = 0;
+  std::optional<std::string> error;
+};
+
+// One table as the state database has it. Times are Unix seconds on the
+// state database's clock.
+struct TableState {
+  TableKey table;
+  // The stored watermark's text and type; for a partition table, which
+  // stores none, the end of its last done partition ("timestamptz").
+  std::optional<std::string> watermark;
+  std::optional<std::string> value_type;
+  // The watermark as an instant: nothing for integer cursors (or a value
+  // that does not parse as its type).
+  std::optional<double> watermark_unix;
+  // When the watermark last moved; for a partition table, when a
+  // partition was last marked done.
+  std::optional<double> moved_at;
+  std::optional<LatestRun> last_run;
+  std::optional<double> last_success_at;  // when the latest successful run finished
+  // From the latest finished run: what its safe horizon was made of.
+  std::optional<double> horizon_lag_seconds;
+  std::optional<std::string> horizon_held_by;
+  bool ahead_of_source = false;
+  std::optional<std::int64_t> null_cursor_rows;
+
+  // What age and stale are judged from (core/watermark_health.h).
+  WatermarkReading reading() const;
+};
+
+// Every asked table's state, and the state database's clock read in the
+// same statement, so that ages are measured on the clock the state was
+// written with.
+struct StateSnapshot {
+  double now = 0;  // Unix seconds
+  std::vector<TableState> tables;  // in the order asked
+};
+
+// One row of tidemark.runs, as `tidemark history` shows it.
+struct RunRecord {
+  std::int64_t run_id = 0;
+  std::string pipeline;
+  std::string table;
+  std::string trigger;
+  std::string status;
+  std::string started_at;  // ISO-8601, UTC, whole seconds
+  std::optional<double> duration_seconds;  // to the millisecond; nothing while running
+  std::optional<std::string> window_lo;
+  std::optional<std::string> window_hi;
+  std::optional<std::string> watermark_before;
+  std::optional<std::string> watermark_after;
+  std::int64_t rows_read = 0;
+  std::int64_t rows_written = 0;
+  std::optional<std::string> error;
+  std::optional<std::string> host;
+  std::optional<std::int64_t> pid;
+};
+
+// When each table last started a run that its schedule counts, keyed by
+// (pipeline, table).
+using LastRunStarts = std::map<std::pair<std::string, std::string>, Instant>;
+
+class StateReader {
+ public:
+  explicit StateReader(PgConnection& connection) : connection_(connection) {}
+
+  // Whether the state schema exists; read-only commands then report an
+  // empty state instead of creating it. Fails when the query does.
+  Result<bool> schema_exists();
+
+  // One statement: each table's watermark (or its partitions'), latest
+  // run, latest finished run, latest success, and the database's clock.
+  // Each lookup probes one index, so the cost follows the tables asked,
+  // not the length of the history. Requires the schema. Fails when the
+  // query does.
+  Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);
+
+  // The table's stored watermark as text, as it is, even when it does not
+  // parse as its type (a rewind is how such a value is replaced); nothing
+  // when none is stored. Requires the schema. Fails when the query does.
+  Result<std::optional<std::string>> stored_watermark(const TableKey& table);
+
+  // The newest `limit` runs, newest first, of one pipeline or (nothing)
+  // of all. Requires the schema. Fails when the query does.
+  Result<std::vector<RunRecord>> recent_runs(const std::optional<std::string>& pipeline, std::int64_t limit);
+
+  // When each table last started a run, backfills apart (they do not
+  // stand for a firing): what serve catches missed firings up from.
+  // Requires the schema. Fails when the query does.
+  Result<LastRunStarts> last_run_starts();
+
+ private:
+  PgConnection& connection_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,34 @@
+#include "daemon/pg/state_schema.h"
+
+#include "core/sql/state_migrations.h"
+
+namespace tidemark {
+
+std::vector<int> migrate_state_schema(PgConnection& state) {
+  std::vector<int> applied;
+  state.exec("BEGIN");
+  try {
+    state.exec("select pg_advisory_xact_lock($1::bigint)", {std::to_string(kMigrationLockKey)});
+    state.exec(
+        "create schema if not exists tidemark;"
+        "create table if not exists tidemark.schema_migrations ("
+        "  version int primary key, description text not null,"
+        "  applied_at timestamptz not null default now())");
+    const int current = static_cast<int>(
+        state.exec("select coalesce(max(version), 0) from tidemark.schema_migrations").integer(0, 0));
+    for (const StateMigration& m : state_migrations()) {
+      if (m.version <= current) continue;
+      state.exec(m.sql);
+      state.exec("insert into tidemark.schema_migrations (version, description) values ($1, $2)",
+                 {std::to_string(m.version), std::string(m.description)});
+      applied.push_back(m.version);
+    }
+    state.exec("COMMIT");
+  } catch (...) {
+    state.rollback_quietly();
+    throw;
+  }
+  return applied;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,26 @@
+#include "daemon/serve/scheduler.h"
+
+#include <boost/asio/post.hpp>
+
+namespace tidemark {
+
+Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
+                     std::size_t workers)
+    : loop_(loop),
+      reporter_(metrics),
+      launcher_(loop, metrics, monitor, workers,
+                [this](const TableKey& table, const RunSummary& summary) { tables_.run_finished(table, summary); }),
+      alarm_(loop, [this] { tables_.wake(); }),
+      tables_(workers, clock_, alarm_, launcher_, reporter_) {}
+
+void Scheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts) {
+  tables_.start(std::move(config), last_starts);
+}
+
+void Scheduler::reload(std::shared_ptr<const Config> config) { tables_.reload(std::move(config)); }
+
+void Scheduler::stop(std::chrono::seconds grace, std::function<void()> done) {
+  tables_.stop(grace, [this, done = std::move(done)] { boost::asio::post(loop_, done); });
+}
+
+}  // namespace tidemark

@@ -1,0 +1,131 @@
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <ostream>
+
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/config_loader.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/serve/metrics_registry.h"
+#include "daemon/serve/scheduler.h"
+#include "daemon/serve/state_monitor.h"
+#include "daemon/pg/state_reader.h"
+#include "daemon/serve/systemd_notifier.h"
+#include "daemon/version.h"
+
+namespace tidemark {
+namespace {
+
+constexpr std::chrono::seconds kMonitorInterval{15};
+
+// When each table last started a run, for catching up missed firings. An
+// unreachable state database means no catch-up, not a failed start.
+LastStarts read_last_starts(const Config& config) {
+  LastStarts out;
+  try {
+    const auto state = connect_to(config, config.daemon.state);
+    if (!state_schema_exists(*state)) return out;
+    auto starts = StateReader(*state).last_run_starts();
+    if (!starts) throw std::runtime_error(starts.error());
+    out = std::move(starts).value();
+  } catch (const std::exception& e) {
+    spdlog::warn("cannot read past runs from {} ({}); missed firings are not caught up", config.daemon.state,
+                 e.what());
+  }
+  return out;
+}
+
+std::string status_line(const Config& config) {
+  std::size_t tables = 0;
+  for (const PipelineConfig& p : config.pipelines) tables += p.tables.size();
+  return std::to_string(config.pipelines.size()) + " pipelines, " + std::to_string(tables) + " tables";
+}
+
+}  // namespace
+
+int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::ostream&, std::ostream&) {
+  ConfigPtr config = initial;  // replaced by each valid reload
+  if (const auto refusal = state_session_refusal(*config)) {
+    spdlog::critical("{}", *refusal);
+    return kExitUsage;
+  }
+
+  MetricsRegistry metrics;
+  try {
+    metrics.listen(config->daemon.metrics);
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    return kExitFailure;
+  }
+  metrics.set_config(*config);
+  spdlog::info("tidemark {} serving {} (metrics on http://{}/metrics)", kVersion, status_line(*config),
+               config->daemon.metrics.listen);
+
+  boost::asio::io_context loop;
+  SystemdNotifier systemd(loop);
+  StateMonitor monitor(metrics, kMonitorInterval);
+  Scheduler scheduler(loop, metrics, monitor, static_cast<std::size_t>(config->daemon.max_concurrent_runs));
+  monitor.start(config);
+  scheduler.start(config, read_last_starts(*config));
+
+  // Signal handlers only post work to the loop: Asio runs these handlers
+  // there, never in signal context.
+  boost::asio::signal_set signals(loop, SIGHUP, SIGTERM, SIGINT);
+  std::function<void(const boost::system::error_code&, int)> on_signal;
+  bool stopping = false;
+  on_signal = [&](const boost::system::error_code& ec, int signal) {
+    if (ec) return;
+    if (signal == SIGHUP && !stopping) {
+      systemd.reloading();
+      auto loaded = load_config(command_line.config_path);
+      if (!loaded.value) {
+        for (const ConfigError& e : loaded.errors) spdlog::error("reload: {}", e.to_string());
+        spdlog::error("reload: the configuration is invalid; keeping the one in use");
+        metrics.reload_succeeded(false);
+      } else {
+        auto next = std::make_shared<const Config>(std::move(*loaded.value));
+        if (next->daemon.max_concurrent_runs != config->daemon.max_concurrent_runs ||
+            next->daemon.metrics.listen != config->daemon.metrics.listen || next->daemon.log.level != config->daemon.log.level ||
+            next->daemon.log.format != config->daemon.log.format) {
+          spdlog::warn("reload: max_concurrent_runs, metrics and log take effect at the next start");
+        }
+        config = next;
+        scheduler.reload(config);
+        metrics.set_config(*config);
+        monitor.set_config(config);
+        metrics.reload_succeeded(true);
+        spdlog::info("reload: now serving {}", status_line(*config));
+      }
+      systemd.ready(status_line(*config));
+    } else if (signal == SIGTERM || signal == SIGINT) {
+      if (stopping) return;
+      stopping = true;
+      systemd.stopping();
+      spdlog::info("stopping: no new runs will start");
+      scheduler.stop(config->daemon.shutdown_grace, [&] {
+        signals.cancel();
+        systemd.stop_watchdog();
+        monitor.stop();
+      });
+    }
+    if (!stopping) signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+
+  systemd.ready(status_line(*config));
+  systemd.start_watchdog();
+  loop.run();  // returns once the stop path has cancelled every pending wait
+
+  if (scheduler.in_flight() > 0) {
+    spdlog::error("exiting with {} run(s) still blocked; their transactions roll back", scheduler.in_flight());
+    spdlog::default_logger()->flush();
+    std::_Exit(kExitOk);
+  }
+  spdlog::info("stopped");
+  return kExitOk;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,97 @@
+#include "daemon/serve/state_monitor.h"
+
+#include <spdlog/spdlog.h>
+
+#include "daemon/commands/command_support.h"
+#include "daemon/pg/state_reader.h"
+#include "daemon/pg/state_schema.h"
+
+namespace tidemark {
+
+void StateMonitor::start(std::shared_ptr<const Config> config) {
+  set_config(std::move(config));
+  thread_ = std::thread([this] { loop(); });
+}
+
+void StateMonitor::set_config(std::shared_ptr<const Config> config) {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    config_ = std::move(config);
+    poked_ = true;
+  }
+  wake_.notify_one();
+}
+
+void StateMonitor::poke() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    poked_ = true;
+  }
+  wake_.notify_one();
+}
+
+void StateMonitor::stop() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void StateMonitor::loop() {
+  for (;;) {
+    std::shared_ptr<const Config> config;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait_for(lock, interval_, [this] { return stopping_ || poked_; });
+      if (stopping_) return;
+      poked_ = false;
+      config = config_;
+    }
+    refresh(*config);
+  }
+}
+
+void StateMonitor::refresh(const Config& config) {
+  for (const ConnectionConfig& c : config.daemon.connections) {
+    if (c.name == config.daemon.state) continue;  // tried below, where it is used
+    try {
+      connect_to(config, c.name);
+      metrics_.database_up(c.name, true);
+    } catch (const std::exception& e) {
+      metrics_.database_up(c.name, false);
+      spdlog::debug("connection {} is down: {}", c.name, e.what());
+    }
+  }
+  try {
+    const auto state = connect_to(config, config.daemon.state);
+    metrics_.database_up(config.daemon.state, true);
+    if (!migrated_) {
+      migrate_state_schema(*state);
+      migrated_ = true;
+    }
+    // Age and stale are judged on the state database's clock, read with
+    // the state: the host's clock may differ from the one that stamped
+    // moved_at, and `tidemark status` must say what the gauges say.
+    std::vector<TableKey> tables;
+    for (const PipelineConfig& p : config.pipelines) {
+      for (const TableConfig& t : p.tables) tables.push_back({p.name, t.name});
+    }
+    const auto snapshot = StateReader(*state).table_states(tables);
+    if (!snapshot) throw std::runtime_error(snapshot.error());
+    for (const TableState& s : snapshot->tables) {
+      TableProgress progress;
+      progress.watermark_unix = s.watermark_unix;
+      progress.moved_unix = s.moved_at;
+      progress.last_success_unix = s.last_success_at;
+      progress.ahead = s.ahead_of_source;
+      metrics_.table_progress(s.table, progress, snapshot->now);
+    }
+  } catch (const std::exception& e) {
+    metrics_.database_up(config.daemon.state, false);
+    spdlog::warn("cannot read the state database {}: {}", config.daemon.state, e.what());
+  }
+}
+
+}  // namespace tidemark

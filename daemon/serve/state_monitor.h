@@ -1,0 +1,46 @@
+// Keeps the watermark gauges true: every interval (and when asked after a
+// run) it reads each table's watermark, when it moved and its last success
+// from the state database, with that database's clock (StateReader), and
+// tries a connection to every database for tidemark_db_up. It also applies the state schema until that succeeds
+// once. Owns one background thread; every public method is thread-safe.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/config/config_model.h"
+#include "daemon/serve/metrics_registry.h"
+
+namespace tidemark {
+
+class StateMonitor {
+ public:
+  StateMonitor(MetricsRegistry& metrics, std::chrono::seconds interval) : metrics_(metrics), interval_(interval) {}
+  ~StateMonitor() { stop(); }
+
+  void start(std::shared_ptr<const Config> config);
+  void set_config(std::shared_ptr<const Config> config);
+  // Refresh soon (after a run finished).
+  void poke();
+  // Stops and joins the thread; idempotent.
+  void stop();
+
+ private:
+  void loop();
+  void refresh(const Config& config);
+
+  MetricsRegistry& metrics_;
+  std::chrono::seconds interval_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::shared_ptr<const Config> config_;
+  bool poked_ = false;
+  bool stopping_ = false;
+  bool migrated_ = false;
+  std::thread thread_;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,123 @@
+#include "daemon/serve/table_runner.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/run/incremental_run.h"
+#include "core/run/partition_run.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/pg/pg_source.h"
+#include "daemon/pg/pg_state_store.h"
+
+namespace tidemark {
+namespace {
+
+// A unit of work on a database that could not be reached: every step fails.
+class UnreachableWork final : public UnitOfWork {
+ public:
+  explicit UnreachableWork(std::string error) : error_(std::move(error)) {}
+  Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
+    return Error{error_};
+  }
+  Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
+  Result<StepRecorded> record(const StepRecord&) override { return Error{error_}; }
+  Status commit() override { return Error{error_}; }
+
+ private:
+  std::string error_;
+};
+
+// Stands in for a source or target that could not be reached, so that the
+// run still takes its lock and records the failure in its run row.
+class UnreachableDatabase final : public Source, public Target {
+ public:
+  explicit UnreachableDatabase(std::string error) : error_(std::move(error)) {}
+  Result<SourceTable> inspect(const TableConfig&) override { return Error{error_}; }
+  Result<HorizonReading> read_horizon(const TableConfig&, CursorType) override { return Error{error_}; }
+  Result<CursorValue> cursor_at(SourceMicros, CursorType) override { return Error{error_}; }
+  Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
+  Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
+  Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
+  std::unique_ptr<UnitOfWork> begin() override { return std::make_unique<UnreachableWork>(error_); }
+
+ private:
+  std::string error_;
+};
+
+std::string text_or_none(const std::optional<CursorValue>& value) {
+  return value ? cursor_to_text(*value) : std::string("(none)");
+}
+
+}  // namespace
+
+TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
+                              const CancelToken& cancel) {
+  const auto started = std::chrono::steady_clock::now();
+  TimedSummary out;
+  PipelineConnections connections(pool_);
+  try {
+    connections.open_state(*config_);
+  } catch (const std::exception& e) {
+    out.summary.table = TableKey{pipeline.name, table.name};
+    out.summary.status = RunStatus::Failed;
+    out.summary.error = e.what();
+    observer_.on_run_finished(out.summary);
+  }
+  if (connections.state) {
+    PgStateStore state(*connections.state);
+    std::string unreachable;
+    try {
+      connections.open_data(*config_, pipeline);
+    } catch (const std::exception& e) {
+      unreachable = e.what();
+    }
+    const auto execute = [&](Source& source, Target& target) {
+      const RunContext context{pipeline, table, state, source, target, observer_, cancel};
+      if (table.mode == TableMode::Partition) return PartitionRun(context).execute(trigger);
+      return IncrementalRun(context).execute(trigger);
+    };
+    if (!unreachable.empty()) {
+      UnreachableDatabase missing(unreachable);
+      out.summary = execute(missing, missing);
+    } else {
+      PgSource source =
+          connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
+      PgTarget target(connections.target(), source, state, cancel);
+      if (fault_hook_) target.set_fault_hook(fault_hook_);
+      out.summary = execute(source, target);
+    }
+  }
+  out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (log_runs_) {
+    const bool ok = out.summary.status == RunStatus::Success || out.summary.status == RunStatus::SkippedLocked;
+    spdlog::log(ok ? spdlog::level::info : spdlog::level::err, "{}", describe_run(out));
+  }
+  return out;
+}
+
+std::string describe_run(const TimedSummary& run) {
+  const RunSummary& s = run.summary;
+  std::string line = s.table.display() + ": " + std::string(run_status_name(s.status));
+  // The kind decides whether the daemon retries, so the operator sees it too.
+  if (s.status == RunStatus::Failed) line += s.error_kind == ErrorKind::Permanent ? " (permanent)" : " (transient)";
+  if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
+  if (s.run != 0) line += " run " + std::to_string(s.run);
+  if (!s.partitions) {
+    line += ", watermark " + text_or_none(s.watermark_before) + " -> " + text_or_none(s.watermark_after);
+  }
+  if (s.range) line += ", window [" + cursor_to_text(s.range->lo) + ", " + cursor_to_text(s.range->hi) + ")";
+  const char* unit = s.partitions ? " partition" : " chunk";
+  line += ", " + std::to_string(s.chunks) + unit + (s.chunks == 1 ? "" : "s") + ", rows read " +
+          std::to_string(s.rows_read) + ", written " + std::to_string(s.rows_written) + ", " +
+          std::to_string(run.duration.count()) + " ms";
+  const HorizonReport& h = s.horizon;
+  if (h.lag_seconds) line += fmt::format(", horizon lag {:.3f}s", *h.lag_seconds);
+  if (h.null_cursor_rows && *h.null_cursor_rows > 0) {
+    line += ", " + std::to_string(*h.null_cursor_rows) + " rows with a NULL cursor (never loaded)";
+  }
+  if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
+  if (!s.error.empty()) line += ": " + s.error;
+  return line;
+}
+
+}  // namespace tidemark

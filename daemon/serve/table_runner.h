@@ -1,0 +1,56 @@
+// Runs one table once: takes the sessions the run needs (state, source,
+// and target unless it is the state database) from a pool, or opens them,
+// carries out the run, logs it and gives the sessions back. Stateless
+// between runs apart from its configuration; one call per worker thread at
+// a time, calls on different threads are independent.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+
+#include "core/run/cancel_token.h"
+#include "core/config/config_model.h"
+#include "core/run/run_observer.h"
+#include "daemon/pg/connection_pool.h"
+#include "daemon/pg/pg_target.h"
+
+namespace tidemark {
+
+struct TimedSummary {
+  RunSummary summary;
+  std::chrono::milliseconds duration{0};
+};
+
+class TableRunner {
+ public:
+  // `observer` receives every chunk and run (metrics); it must outlive the runner.
+  // `pool`, when given (the daemon's), lends the sessions; it must outlive the runner.
+  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, ConnectionPool* pool = nullptr)
+      : config_(std::move(config)), observer_(observer), pool_(pool) {}
+
+  // An incremental run, or a partition table's due partitions. Never throws for database trouble:
+  // it ends up in the summary (and in the run row when the state database
+  // could be reached).
+  TimedSummary run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
+                   const CancelToken& cancel);
+
+  // Whether each finished run is logged (the daemon) or left to the caller
+  // to print (`tidemark run`). Default: logged.
+  void set_log_runs(bool log_runs) { log_runs_ = log_runs; }
+
+  // Test hook passed to every PgTarget: throwing at a step simulates a crash.
+  void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
+
+ private:
+  std::shared_ptr<const Config> config_;
+  RunObserver& observer_;
+  ConnectionPool* pool_;
+  std::function<void(ChunkStep)> fault_hook_;
+  bool log_runs_ = true;
+};
+
+// One log line for a finished run: old and new watermark, window, rows, duration.
+std::string describe_run(const TimedSummary& run);
+
+}  // namespace tidemark

@@ -1,0 +1,16 @@
+// The system's wall clock, in whole seconds, as the schedules read it.
+// Stateless; thread-safe.
+#pragma once
+
+#include <chrono>
+
+#include "core/schedule/scheduler_ports.h"
+
+namespace tidemark {
+
+class WallClock final : public Clock {
+ public:
+  Instant now() const override { return date::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
+};
+
+}  // namespace tidemark

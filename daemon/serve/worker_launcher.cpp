@@ -1,0 +1,53 @@
+#include "daemon/serve/worker_launcher.h"
+
+#include <boost/asio/post.hpp>
+
+#include "daemon/serve/table_runner.h"
+
+namespace tidemark {
+namespace {
+
+// How long an unused session to a database stays open: long enough to
+// carry a table fired every minute from one run to the next.
+constexpr std::chrono::seconds kIdleSessionTimeout{90};
+
+}  // namespace
+
+WorkerLauncher::WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
+                               std::size_t workers, Finished on_finished)
+    : loop_(loop),
+      metrics_(metrics),
+      monitor_(monitor),
+      on_finished_(std::move(on_finished)),
+      sessions_(workers, kIdleSessionTimeout),
+      pool_(workers) {}
+
+WorkerLauncher::~WorkerLauncher() {
+  cancel_all();
+  pool_.join();
+}
+
+void WorkerLauncher::launch(const RunOrder& order) {
+  const Key key{order.firing.table.pipeline, order.firing.table.table};
+  auto cancel = std::make_shared<CancelToken>();
+  running_[key] = cancel;
+  boost::asio::post(pool_, [this, order, key, cancel] {
+    const auto started = std::chrono::system_clock::now();
+    metrics_.run_started(order.firing.table,
+                         started - std::chrono::system_clock::time_point(order.firing.scheduled.time_since_epoch()));
+    TableRunner runner(order.config, metrics_, &sessions_);
+    const TimedSummary result = runner.run(*order.pipeline, *order.table, order.firing.trigger, *cancel);
+    metrics_.run_ended(order.firing.table, result.duration);
+    monitor_.poke();
+    boost::asio::post(loop_, [this, key, table = order.firing.table, summary = result.summary] {
+      running_.erase(key);
+      on_finished_(table, summary);
+    });
+  });
+}
+
+void WorkerLauncher::cancel_all() {
+  for (auto& [key, cancel] : running_) cancel->cancel();
+}
+
+}  // namespace tidemark

@@ -1,0 +1,50 @@
+// Runs tables for the TableScheduler on a bounded Asio thread_pool, never on
+// the loop thread: each run takes its sessions from a shared ConnectionPool
+// through a TableRunner, reports its figures to the metrics, and its end is
+// posted back to the loop. Owned by the Scheduler; launch() and
+// cancel_all() must be called on the loop thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <functional>
+#include <map>
+#include <memory>
+
+#include "core/run/cancel_token.h"
+#include "core/schedule/scheduler_ports.h"
+#include "daemon/pg/connection_pool.h"
+#include "daemon/serve/metrics_registry.h"
+#include "daemon/serve/state_monitor.h"
+
+namespace tidemark {
+
+class WorkerLauncher final : public RunLauncher {
+ public:
+  using Finished = std::function<void(const TableKey&, const RunSummary&)>;
+
+  // `workers` threads and as many idle sessions per database. `on_finished`
+  // is called on the loop thread when a run ends. The loop, metrics and
+  // monitor must outlive the launcher.
+  WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
+                 std::size_t workers, Finished on_finished);
+  // Cancels the runs still going and waits for the workers to end.
+  ~WorkerLauncher() override;
+
+  void launch(const RunOrder& order) override;
+  void cancel_all() override;
+
+ private:
+  using Key = std::pair<std::string, std::string>;
+
+  boost::asio::io_context& loop_;
+  MetricsRegistry& metrics_;
+  StateMonitor& monitor_;
+  Finished on_finished_;
+  ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
+  boost::asio::thread_pool pool_;
+  std::map<Key, std::shared_ptr<CancelToken>> running_;  // loop thread only
+};
+
+}  // namespace tidemark

@@ -1,0 +1,282 @@
+// The run's orchestration against in-memory ports: ordering, chunking,
+// failures at each step, locks and compare-and-set, without a database.
+// tests/integration/ runs the same scenarios against PostgreSQL.
+#include <doctest/doctest.h>
+
+#include "core/run/cancel_token.h"
+#include "core/run/incremental_run.h"
+#include "fake_ports.h"
+
+namespace tidemark {
+namespace {
+
+struct Harness : FakeRunPorts {
+  Harness() {
+    pipeline.name = "p";
+    table.name = "t";
+    table.cursor = "c";
+    table.source_table = QualifiedName(std::nullopt, "src");
+    table.key = {"id"};
+  }
+  RunSummary run() {
+    return IncrementalRun(context()).execute(RunTrigger::Manual);
+  }
+  // Every source row is in the target with its latest cursor value.
+  bool target_matches_source() const {
+    std::map<std::int64_t, std::int64_t> expected;
+    for (const FakeRow& r : source.rows) expected[r.key] = r.cursor;
+    return expected == target.rows;
+  }
+};
+
+CursorValue n(std::int64_t v) { return {CursorType::Integer, v}; }
+
+}  // namespace
+
+TEST_CASE("a first run loads the whole history and sets the watermark to hi") {
+  Harness h;
+  h.source.rows = {{1, 10}, {2, 20}, {3, 30}};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_read == 3);
+  CHECK(h.state.watermark == n(31));
+  CHECK(h.target_matches_source());
+  REQUIRE(h.state.runs.size() == 1);
+  CHECK(h.state.runs[0].end->success);
+  CHECK(h.state.runs[0].end->rows_written == 3);
+  CHECK_FALSE(h.state.locked);  // released
+  CHECK(h.observer.finished.size() == 1);
+}
+
+TEST_CASE("a row exactly at hi is read once, by the next window (half-open)") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  h.source.hi = 20;
+  h.run();
+  h.source.rows.push_back({2, 20});  // lands exactly at the old hi
+  h.source.hi = 30;
+  const RunSummary second = h.run();
+  CHECK(second.rows_read == 1);  // only row 2; row 1 (cursor 10) is below [20, 30)
+  CHECK(h.target.chunks.back().lo == n(20));
+  CHECK(h.target_matches_source());
+}
+
+TEST_CASE("lookback re-reads below the watermark and picks up a late row") {
+  Harness h;
+  h.table.lookback = {CursorSpan::Kind::Count, 5};
+  h.source.rows = {{1, 10}, {2, 20}};
+  h.source.hi = 21;
+  h.run();
+  // A row committed late with a cursor below the watermark (order 1008).
+  h.source.rows.push_back({1008, 18});
+  h.source.hi = 25;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.target.chunks.back().lo == n(16));
+  CHECK(h.target.rows.count(1008) == 1);
+  CHECK(h.state.watermark == n(25));
+}
+
+TEST_CASE("an empty batch keeps the watermark or moves it to the source's hi, never to nothing") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  h.source.hi = 20;
+  h.run();
+  h.source.hi = 40;  // time passed, no new rows
+  RunSummary s = h.run();
+  CHECK(s.rows_read == 0);
+  CHECK(h.state.watermark == n(40));
+  // Integer cursor on an empty table: no hi at all, the watermark stays.
+  Harness empty;
+  empty.state.watermark = n(7);
+  s = empty.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(empty.state.watermark == n(7));
+}
+
+TEST_CASE("max_window chunks commit one by one; a failure keeps what committed and the next run resumes") {
+  Harness h;
+  h.table.max_window = CursorSpan{CursorSpan::Kind::Count, 10};
+  for (int i = 0; i < 35; ++i) h.source.rows.push_back({i, i});
+  h.target.fail_at_chunk = 2;
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error == "injected failure");
+  CHECK(s.chunks == 2);
+  CHECK(h.state.watermark == n(20));  // chunks [0,10) and [10,20) committed
+  CHECK(h.state.runs.back().end->error == "injected failure");
+
+  h.target.fail_at_chunk = -1;
+  s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.target.chunks[3].lo == n(20));  // resumed where it stopped
+  CHECK(h.state.watermark == n(35));
+  CHECK(h.target_matches_source());
+}
+
+TEST_CASE("a run skips when another holds the lock, and writes no run row") {
+  Harness h;
+  h.state.held_elsewhere = true;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::SkippedLocked);
+  CHECK(h.state.runs.empty());
+  CHECK(h.target.chunks.empty());
+}
+
+TEST_CASE("a run that finds a running row while holding the lock marks it abandoned first") {
+  Harness h;
+  h.state.runs.push_back({RunStart{{"p", "t"}, RunTrigger::Schedule, std::nullopt}, std::nullopt});
+  h.source.rows = {{1, 1}};
+  h.run();
+  CHECK(h.state.abandoned_marked == 1);
+  CHECK(h.state.runs[0].end->error == "abandoned");
+  CHECK(h.state.runs[1].end->success);
+}
+
+TEST_CASE("compare-and-set: a watermark moved by another writer fails the chunk and commits nothing") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  h.source.hi = 20;
+  h.run();
+
+  // A second writer moves the watermark between our read and our commit.
+  h.target.before_record = [&] { h.state.watermark = n(99); };
+  h.source.rows.push_back({2, 25});
+  h.source.hi = 30;
+  const auto before = h.target.rows;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error.find("another writer") != std::string::npos);
+  CHECK(h.state.watermark == n(99));  // the other writer's value stands
+  CHECK(h.target.rows == before);     // nothing of ours committed
+}
+
+TEST_CASE("a stored watermark of another type fails the run with advice") {
+  Harness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, 0};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error.find("tidemark rewind") != std::string::npos);
+  CHECK(h.state.runs.back().end->error == s.error);  // recorded in the run row
+}
+
+TEST_CASE("a duration lookback on an integer cursor fails the run, recorded") {
+  Harness h;
+  h.state.watermark = n(10);
+  h.table.lookback = {CursorSpan::Kind::Duration, 3600};
+  h.source.hi = 20;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error.find("needs a count") != std::string::npos);
+}
+
+TEST_CASE("a source failure is recorded in the run row") {
+  Harness h;
+  h.source.fail_with = "cannot connect to shop: timeout";
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(h.state.runs.back().end->error == "cannot connect to shop: timeout");
+  CHECK_FALSE(h.state.locked);
+}
+
+TEST_CASE("cancellation stops between chunks, keeping what committed") {
+  Harness h;
+  h.table.max_window = CursorSpan{CursorSpan::Kind::Count, 10};
+  for (int i = 0; i < 30; ++i) h.source.rows.push_back({i, i});
+  h.target.cancel_after_first = &h.cancel;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Cancelled);
+  CHECK(s.chunks == 1);
+  CHECK(h.state.watermark == n(10));
+  CHECK_FALSE(h.state.runs.back().end->success);
+}
+
+TEST_CASE("initial sets the first window's start") {
+  Harness h;
+  h.table.initial = "15";
+  h.source.rows = {{1, 10}, {2, 20}};
+  h.run();
+  CHECK(h.target.rows.count(1) == 0);
+  CHECK(h.target.rows.count(2) == 1);
+  h.table.initial = "not a number";
+  h.state.watermark.reset();
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error.find("initial:") == 0);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+constexpr std::int64_t kMinute = 60'000'000;
+constexpr std::int64_t kNoon = 1'790'000'000LL * 1'000'000;  // a time cursor's raw value
+
+struct TimeHarness : Harness {
+  TimeHarness() {
+    source.type = CursorType::TimestampTz;
+    source.now = Instant(std::chrono::seconds(kNoon / 1'000'000));  // hi with nothing open: noon
+  }
+  void open_since(std::int64_t started, bool prepared = false) {
+    OpenTransaction t;
+    t.started = started;
+    t.prepared = prepared;
+    t.pid = 9;
+    t.state = "idle in transaction";
+    source.open = t;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("regression: a past initial below an older open transaction failed the first run as ahead; it starts there") {
+  TimeHarness h;
+  h.table.initial = "2026-09-21T14:00:00Z";  // kNoon is 2026-09-21T14:13:20Z
+  h.source.rows = {{1, kNoon - 5 * kMinute}};
+  h.open_since(kNoon - 20 * kMinute);  // began before the initial
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_read == 0);
+  // Only the initial is claimed: rows below it are not wanted, the holder's included.
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon - 13 * kMinute - 20'000'000});
+  CHECK(s.horizon.held_by.find("pid 9") != std::string::npos);
+  CHECK_FALSE(s.horizon.watermark_ahead);
+  h.source.open.reset();
+  s = h.run();
+  CHECK(s.rows_read == 1);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon});
+}
+
+TEST_CASE("regression: a watermark above an older open transaction was reported ahead with rewind advice") {
+  TimeHarness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute};
+  h.open_since(kNoon - 30 * kMinute);  // e.g. seen only since pg_monitor was granted
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK_FALSE(s.horizon.watermark_ahead);
+  CHECK(s.horizon.held_by.find("rewind") == std::string::npos);
+  CHECK(s.horizon.held_by.find("pid 9") != std::string::npos);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute});  // unmoved
+}
+
+TEST_CASE("a watermark ahead of the source clock itself is reported ahead") {
+  TimeHarness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon + 60 * kMinute};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.horizon.watermark_ahead);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon + 60 * kMinute});
+}
+
+TEST_CASE("regression: a prepared transaction's hold understated the lag; it is the clock less the watermark") {
+  TimeHarness h;
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute};
+  h.open_since(kNoon - kMinute, /*prepared=*/true);
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  REQUIRE(s.horizon.lag_seconds);
+  CHECK(*s.horizon.lag_seconds == doctest::Approx(601.0));  // 10 min, plus the margin on the clock
+}
+
+}  // namespace tidemark

@@ -1,0 +1,126 @@
+// A partition table's firing against in-memory ports.
+#include <doctest/doctest.h>
+
+#include "core/time/instant_text.h"
+#include "core/run/partition_run.h"
+#include "fake_ports.h"
+
+namespace tidemark {
+namespace {
+
+Instant at(const char* text) { return *parse_instant(text); }
+
+struct Harness : FakeRunPorts {
+  Harness() {
+    pipeline.name = "p";
+    pipeline.zone = date::locate_zone("Europe/Berlin");
+    table.name = "daily";
+    table.mode = TableMode::Partition;
+    table.partition = PartitionSpec{"day", PartitionUnit::Day};
+  }
+  RunSummary run() {
+    return PartitionRun(context()).execute(RunTrigger::Schedule);
+  }
+  std::string written() const {
+    std::string out;
+    for (const auto& w : target.partitions_written) out += (out.empty() ? "" : " ") + format_instant(w.lo);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a firing writes every due partition oldest first, each its own run") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.chunks == 3);
+  CHECK(h.written() == "2026-03-26T23:00:00Z 2026-03-27T23:00:00Z 2026-03-28T23:00:00Z");
+  CHECK(h.state.runs.size() == 3);
+  CHECK_FALSE(h.state.locked);
+  // The next firing the same day has nothing to do: today is still filling.
+  h.source.now = at("2026-03-30T21:00:00Z");
+  CHECK(h.run().chunks == 0);
+  CHECK(h.state.runs.size() == 3);
+}
+
+TEST_CASE("a failed partition stops the firing; the next one retries it first") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.target.fail_partition = at("2026-03-27T23:00:00Z");
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(h.written() == "2026-03-26T23:00:00Z");
+  CHECK(h.state.partitions.at(at("2026-03-27T23:00:00Z")).second == "failed");
+  h.target.fail_partition.reset();
+  s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == "2026-03-26T23:00:00Z 2026-03-27T23:00:00Z 2026-03-28T23:00:00Z");
+}
+
+TEST_CASE("a partition a backfill is writing is left to it: the firing stops there") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.state.partition_locks_elsewhere.insert(at("2026-03-27T23:00:00Z"));
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == "2026-03-26T23:00:00Z");
+}
+
+TEST_CASE("without initial and without history only the last complete partition is written") {
+  Harness h;
+  h.source.now = at("2026-10-26T09:00:00Z");
+  h.run();
+  CHECK(h.written() == "2026-10-24T22:00:00Z");  // the 25-hour 2026-10-25
+  CHECK(h.target.partitions_written[0].hi - h.target.partitions_written[0].lo == std::chrono::hours(25));
+}
+
+TEST_CASE("the table's lock held elsewhere skips the firing") {
+  Harness h;
+  h.state.held_elsewhere = true;
+  CHECK(h.run().status == RunStatus::SkippedLocked);
+  CHECK(h.target.partitions_written.empty());
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a transaction still open since before a partition's end holds that partition back") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  OpenTransaction open;
+  open.started = std::chrono::duration_cast<std::chrono::microseconds>(
+                     at("2026-03-29T21:30:00Z").time_since_epoch())
+                     .count();  // 23:30 in Berlin on the 29th
+  open.pid = 7;
+  h.source.open = open;
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == "2026-03-27T23:00:00Z");  // the 28th only: the 29th may still receive rows
+  CHECK(s.horizon.held_by.find("pid 7") != std::string::npos);
+  h.source.open.reset();
+  s = h.run();
+  CHECK(h.written() == "2026-03-27T23:00:00Z 2026-03-28T23:00:00Z");
+}
+
+TEST_CASE("a prepared transaction holds every partition back") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  OpenTransaction prepared;
+  prepared.prepared = true;
+  prepared.application_name = "gid";
+  h.source.open = prepared;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.chunks == 0);
+  CHECK(s.horizon.held_by.find("prepared") != std::string::npos);
+}
+
+}  // namespace tidemark

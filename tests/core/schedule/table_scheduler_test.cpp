@@ -1,0 +1,344 @@
+// The scheduler's decisions in simulated time: DST days, overruns, retries
+// and their backoff, permanent failures, catch-up after downtime, reloads
+// mid-run, stopping with runs in flight and a full worker pool. The clock
+// only moves when a test moves it; nothing sleeps.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/config/config_parser.h"
+#include "core/time/instant_text.h"
+#include "fake_scheduler_ports.h"
+
+namespace tidemark {
+namespace {
+
+Instant at(const std::string& text) { return *parse_instant(text); }
+
+struct TableLine {
+  std::string name;
+  std::string schedule;
+};
+
+// One pipeline `p` in `zone` with a table per line, each on its own schedule.
+std::shared_ptr<const Config> config_of(const std::vector<TableLine>& tables, const std::string& zone = "UTC") {
+  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
+  std::string text = "pipeline: p\nsource: w\ntarget: w\ntimezone: " + zone + "\ntables:\n";
+  for (const TableLine& t : tables) {
+    text += "  - { name: " + t.name + ", source_table: s." + t.name + ", target_table: r." + t.name +
+            ", key: [id], cursor: id, schedule: \"" + t.schedule + "\" }\n";
+  }
+  auto config = parse_config(*daemon.value, {{"p.yaml", text}});
+  REQUIRE(config.value);
+  return std::make_shared<const Config>(std::move(*config.value));
+}
+
+// When each run of `table` was due, as text, and with which trigger.
+std::vector<std::string> launches_of(const FakeLauncher& launcher, const std::string& table) {
+  std::vector<std::string> out;
+  for (const RunOrder& o : launcher.launched) {
+    if (o.firing.table.table == table) {
+      out.push_back(format_instant(o.firing.scheduled) + " " + std::string(run_trigger_name(o.firing.trigger)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a daylight-saving day fires as cronie does, in simulated time") {
+  // Expected instants follow from the zone rules: Europe/Berlin springs
+  // from 02:00 CET to 03:00 CEST on 2026-03-29 and falls back from 03:00
+  // CEST to 02:00 CET on 2026-10-25; America/New_York springs on
+  // 2026-03-08 (02:00 EST to 03:00 EDT) and falls back on 2026-11-01.
+  struct Row {
+    const char* what;
+    const char* zone;
+    const char* schedule;
+    const char* from;
+    const char* to;
+    std::vector<std::string> firings;
+  };
+  const Row rows[] = {
+      {"fixed hour in the spring gap: once, at the end of the gap", "Europe/Berlin", "30 2 * * *",
+       "2026-03-28T00:00:00Z", "2026-03-31T00:00:00Z",
+       {"2026-03-28T01:30:00Z", "2026-03-29T01:00:00Z", "2026-03-30T00:30:00Z"}},
+      {"hourly across the spring gap: once in each real hour", "Europe/Berlin", "30 * * * *",
+       "2026-03-28T23:00:00Z", "2026-03-29T03:00:00Z",
+       {"2026-03-28T23:30:00Z", "2026-03-29T00:30:00Z", "2026-03-29T01:30:00Z", "2026-03-29T02:30:00Z"}},
+      {"fixed hour in the repeated hour: once, at its first occurrence", "Europe/Berlin", "30 2 * * *",
+       "2026-10-24T00:00:00Z", "2026-10-27T00:00:00Z",
+       {"2026-10-24T00:30:00Z", "2026-10-25T00:30:00Z", "2026-10-26T01:30:00Z"}},
+      {"hourly across the fall-back: the repeated hour fires again", "Europe/Berlin", "30 * * * *",
+       "2026-10-24T22:00:00Z", "2026-10-25T03:00:00Z",
+       {"2026-10-24T22:30:00Z", "2026-10-24T23:30:00Z", "2026-10-25T00:30:00Z", "2026-10-25T01:30:00Z",
+        "2026-10-25T02:30:00Z"}},
+      {"New York, 02:00 does not exist on the spring day", "America/New_York", "0 2 * * *", "2026-03-07T00:00:00Z",
+       "2026-03-10T00:00:00Z", {"2026-03-07T07:00:00Z", "2026-03-08T07:00:00Z", "2026-03-09T06:00:00Z"}},
+      {"New York, 01:30 happens twice on the fall-back day", "America/New_York", "30 1 * * *",
+       "2026-10-31T00:00:00Z", "2026-11-03T00:00:00Z",
+       {"2026-10-31T05:30:00Z", "2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.what);
+    SimulatedScheduler sim(4, at(row.from));
+    sim.scheduler.start(config_of({{"t", row.schedule}}, row.zone), {});
+    // Each run takes a minute and succeeds.
+    while (sim.alarm.at && *sim.alarm.at < at(row.to)) {
+      sim.advance_to(*sim.alarm.at);
+      sim.advance_to(sim.clock.now() + std::chrono::minutes(1));
+      if (!sim.launcher.running.empty()) sim.finish("t", RunStatus::Success);
+    }
+    std::vector<std::string> expected;
+    for (const std::string& f : row.firings) expected.push_back(f + " schedule");
+    CHECK(launches_of(sim.launcher, "t") == expected);
+  }
+}
+
+TEST_CASE("a firing while the table's run is still going is skipped and counted, not stacked") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(config_of({{"t", "* * * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:03:10Z"));  // the 10:01 run is still going at 10:02 and 10:03
+  CHECK(launches_of(sim.launcher, "t") == std::vector<std::string>{"2026-01-01T10:01:00Z schedule"});
+  REQUIRE(sim.events.overruns.size() == 2);
+  CHECK(sim.events.overruns[0].second == at("2026-01-01T10:02:00Z"));
+  CHECK(sim.events.overruns[1].second == at("2026-01-01T10:03:00Z"));
+  sim.finish("t", RunStatus::Success);
+  sim.advance_to(at("2026-01-01T10:04:00Z"));  // the next firing after the run ended starts
+  CHECK(launches_of(sim.launcher, "t").back() == "2026-01-01T10:04:00Z schedule");
+  CHECK(sim.events.overruns.size() == 2);
+}
+
+TEST_CASE("a loop woken hours late fires each table once, then resumes its schedule") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(config_of({{"t", "* * * * *"}}), {});
+  sim.clock.set(at("2026-01-01T13:00:30Z"));  // suspended, or the clock jumped
+  sim.scheduler.wake();
+  CHECK(launches_of(sim.launcher, "t") == std::vector<std::string>{"2026-01-01T10:01:00Z schedule"});
+  CHECK(sim.alarm.at == at("2026-01-01T13:01:00Z"));
+}
+
+TEST_CASE("transient failures are retried with a doubling backoff that a success resets") {
+  // Hourly table; each row ends the run in flight at `ended` with
+  // `outcome`; the next run must be due at `next` with that trigger.
+  struct Row {
+    const char* ended;
+    RunStatus outcome;
+    const char* next;
+  };
+  const Row rows[] = {
+      {"2026-01-01T10:00:05Z", RunStatus::Failed, "2026-01-01T10:00:15Z retry"},   // 10 s after the 1st failure
+      {"2026-01-01T10:00:20Z", RunStatus::Failed, "2026-01-01T10:00:40Z retry"},   // 20 s after the 2nd
+      {"2026-01-01T10:00:41Z", RunStatus::Failed, "2026-01-01T10:01:21Z retry"},   // 40 s after the 3rd
+      {"2026-01-01T10:01:30Z", RunStatus::Success, "2026-01-01T11:00:00Z schedule"},
+      {"2026-01-01T11:00:10Z", RunStatus::Failed, "2026-01-01T11:00:20Z retry"},   // backoff starts over
+      {"2026-01-01T11:00:30Z", RunStatus::Success, "2026-01-01T12:00:00Z schedule"},
+  };
+  SimulatedScheduler sim(4, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config_of({{"t", "0 * * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  REQUIRE(sim.launcher.launched.size() == 1);
+  for (const Row& row : rows) {
+    CAPTURE(row.ended);
+    sim.advance_to(at(row.ended));
+    sim.finish("t", row.outcome);
+    const std::string next = row.next;
+    sim.advance_to(at(next.substr(0, next.find(' '))));
+    CHECK(launches_of(sim.launcher, "t").back() == next);
+    CHECK(sim.launcher.running.count("t") == 1);
+  }
+}
+
+TEST_CASE("a retry never comes after the table's next regular firing") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(config_of({{"t", "* * * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:01:00Z"));
+  sim.advance_to(at("2026-01-01T10:01:55Z"));
+  sim.finish("t", RunStatus::Failed);  // a retry 10 s later would be 10:02:05, after the 10:02 firing
+  CHECK(sim.events.retries.empty());
+  sim.advance_to(at("2026-01-01T10:02:30Z"));
+  CHECK(launches_of(sim.launcher, "t") ==
+        std::vector<std::string>{"2026-01-01T10:01:00Z schedule", "2026-01-01T10:02:00Z schedule"});
+}
+
+TEST_CASE("a permanent failure is not retried: the table waits for its next firing or a reload") {
+  const auto config = config_of({{"t", "0 * * * *"}, {"u", "0 * * * *"}});
+  SimulatedScheduler sim(4, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config, {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  sim.advance_to(at("2026-01-01T10:00:05Z"));
+  sim.finish("t", RunStatus::Failed, ErrorKind::Permanent);
+  sim.finish("u", RunStatus::Success);
+  CHECK(sim.events.retries.empty());
+  REQUIRE(sim.events.not_retried_until.size() == 1);
+  CHECK(sim.events.not_retried_until[0].second == at("2026-01-01T11:00:00Z"));
+
+  sim.advance_to(at("2026-01-01T10:59:59Z"));
+  CHECK(launches_of(sim.launcher, "t").size() == 1);
+
+  // The operator fixed the cause and reloads: one attempt now, for the
+  // table that failed permanently only.
+  sim.scheduler.reload(config_of({{"t", "0 * * * *"}, {"u", "0 * * * *"}}));
+  sim.advance_to(at("2026-01-01T10:59:59Z"));
+  CHECK(launches_of(sim.launcher, "t").back() == "2026-01-01T10:59:59Z retry");
+  CHECK(launches_of(sim.launcher, "u").size() == 1);
+  CHECK(sim.events.reload_retries == std::vector<std::string>{"t"});
+
+  // It fails permanently again; a later reload retries it again, but one
+  // after a success does not.
+  sim.finish("t", RunStatus::Failed, ErrorKind::Permanent);
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  CHECK(launches_of(sim.launcher, "t").back() == "2026-01-01T11:00:00Z schedule");
+  sim.finish("t", RunStatus::Success);
+  sim.scheduler.reload(config);
+  sim.advance_to(at("2026-01-01T11:30:00Z"));
+  CHECK(launches_of(sim.launcher, "t").size() == 3);
+}
+
+TEST_CASE("after downtime a table that missed firings runs once at start-up; one that never ran waits") {
+  const Instant now = at("2026-01-03T10:30:00Z");
+  const LastStarts last_starts{
+      {{"p", "missed"}, at("2026-01-01T10:00:00Z")},  // 48 hourly firings missed
+      {{"p", "current"}, at("2026-01-03T10:00:00Z")},  // its last firing ran
+  };
+  SimulatedScheduler sim(4, now);
+  sim.scheduler.start(config_of({{"missed", "0 * * * *"}, {"current", "0 * * * *"}, {"fresh", "0 * * * *"}}),
+                      last_starts);
+  sim.advance_to(now);
+  CHECK(launches_of(sim.launcher, "missed") == std::vector<std::string>{"2026-01-03T10:30:00Z startup"});
+  CHECK(sim.events.caught_up == std::vector<std::string>{"missed"});
+  sim.advance_to(at("2026-01-03T10:30:20Z"));
+  sim.finish("missed", RunStatus::Success);
+  sim.advance_to(at("2026-01-03T10:59:59Z"));
+  CHECK(sim.launcher.launched.size() == 1);
+  sim.advance_to(at("2026-01-03T11:00:00Z"));
+  for (const char* table : {"missed", "current", "fresh"}) {
+    CAPTURE(table);
+    CHECK(launches_of(sim.launcher, table).back() == "2026-01-03T11:00:00Z schedule");
+  }
+  CHECK(sim.launcher.launched.size() == 4);
+}
+
+TEST_CASE("a reload mid-run: new, removed and changed tables; the run in flight keeps its configuration") {
+  const auto v1 = config_of({{"a", "0 * * * *"}, {"b", "0 * * * *"}});
+  SimulatedScheduler sim(1, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(v1, {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  REQUIRE(sim.launcher.running.count("a") == 1);  // one worker: b waits
+  CHECK(sim.scheduler.waiting() == 1);
+
+  // a moves to half past, b goes (its waiting firing with it), c comes.
+  const auto v2 = config_of({{"a", "30 * * * *"}, {"c", "15 * * * *"}});
+  sim.advance_to(at("2026-01-01T10:10:00Z"));
+  sim.scheduler.reload(v2);
+  CHECK(sim.scheduler.waiting() == 0);
+  CHECK(sim.events.queue_lengths.back() == 0);
+  const RunOrder& in_flight = sim.launcher.running.at("a");
+  CHECK(in_flight.config == v1);
+  CHECK(in_flight.table->schedule->expression() == "0 * * * *");
+
+  sim.advance_to(at("2026-01-01T10:15:00Z"));  // c fires and waits for the worker a holds
+  CHECK(sim.scheduler.waiting() == 1);
+  sim.advance_to(at("2026-01-01T10:20:00Z"));
+  sim.finish("a", RunStatus::Success);
+  REQUIRE(sim.launcher.running.count("c") == 1);
+  CHECK(sim.launcher.running.at("c").config == v2);
+  CHECK(launches_of(sim.launcher, "c") == std::vector<std::string>{"2026-01-01T10:15:00Z schedule"});
+  sim.finish("c", RunStatus::Success);
+
+  sim.advance_to(at("2026-01-01T10:30:00Z"));  // a on its new schedule
+  CHECK(launches_of(sim.launcher, "a").back() == "2026-01-01T10:30:00Z schedule");
+  CHECK(sim.launcher.running.at("a").config == v2);
+
+  // a is removed while it runs: it finishes, frees its worker, and a
+  // failure is not retried for a table that is gone.
+  sim.scheduler.reload(config_of({{"c", "15 * * * *"}}));
+  sim.finish("a", RunStatus::Failed);
+  CHECK(sim.events.retries.empty());
+  CHECK(sim.scheduler.in_flight() == 0);
+  sim.advance_to(at("2026-01-01T12:00:00Z"));
+  CHECK(launches_of(sim.launcher, "a").size() == 2);
+  CHECK(launches_of(sim.launcher, "b").empty());
+  CHECK(launches_of(sim.launcher, "c") ==
+        std::vector<std::string>{"2026-01-01T10:15:00Z schedule", "2026-01-01T11:15:00Z schedule"});
+}
+
+TEST_CASE("stop: waiting firings are dropped, runs in flight get the grace period, then are cancelled") {
+  const auto config = config_of({{"a", "0 * * * *"}, {"b", "0 * * * *"}, {"c", "0 * * * *"}});
+
+  SUBCASE("runs that end after cancellation") {
+    SimulatedScheduler sim(2, at("2026-01-01T09:59:00Z"));
+    sim.scheduler.start(config, {});
+    sim.advance_to(at("2026-01-01T10:00:05Z"));
+    REQUIRE(sim.launcher.running.size() == 2);
+    int done = 0;
+    sim.scheduler.stop(std::chrono::seconds(30), [&] { ++done; });
+    CHECK(sim.events.dropped_on_stop == 1u);
+    CHECK(sim.scheduler.waiting() == 0);
+    sim.advance_to(at("2026-01-01T10:00:10Z"));
+    sim.finish("a", RunStatus::Success);
+    CHECK(sim.launcher.launched.size() == 2);  // the dropped firing never starts
+    sim.advance_to(at("2026-01-01T10:00:34Z"));
+    CHECK(sim.launcher.cancel_requests == 0);
+    sim.advance_to(at("2026-01-01T10:00:35Z"));
+    CHECK(sim.launcher.cancel_requests == 1);
+    CHECK(sim.events.cancelled_at_grace == 1u);
+    CHECK(done == 0);
+    sim.finish("b", RunStatus::Cancelled);
+    CHECK(done == 1);
+    CHECK_FALSE(sim.alarm.at);
+    sim.advance_to(at("2026-01-01T12:00:00Z"));
+    CHECK(sim.launcher.launched.size() == 2);
+    CHECK(sim.events.retries.empty());
+  }
+  SUBCASE("a run that never ends is left behind") {
+    SimulatedScheduler sim(2, at("2026-01-01T09:59:00Z"));
+    sim.scheduler.start(config, {});
+    sim.advance_to(at("2026-01-01T10:00:05Z"));
+    int done = 0;
+    sim.scheduler.stop(std::chrono::seconds(30), [&] { ++done; });
+    sim.finish("a", RunStatus::Failed);  // a failure while stopping is not retried
+    sim.advance_to(at("2026-01-01T10:00:44Z"));
+    CHECK(done == 0);
+    sim.advance_to(at("2026-01-01T10:00:45Z"));  // grace + TableScheduler::kAbandonAfter
+    CHECK(done == 1);
+    CHECK(sim.events.left_behind == 1u);
+    CHECK(sim.events.retries.empty());
+  }
+  SUBCASE("nothing in flight: done at once") {
+    SimulatedScheduler sim(2, at("2026-01-01T09:00:00Z"));
+    sim.scheduler.start(config, {});
+    int done = 0;
+    sim.scheduler.stop(std::chrono::seconds(30), [&] { ++done; });
+    CHECK(done == 1);
+    CHECK_FALSE(sim.alarm.at);
+  }
+}
+
+TEST_CASE("a full worker pool queues firings and starts them oldest first") {
+  // a and b take both workers at 10:00:00; d fires at 10:00:10 and c at
+  // 10:00:20, so d (older) starts first although c sorts first by name.
+  SimulatedScheduler sim(2, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config_of({{"a", "0 0 10 * * *"},
+                                 {"b", "0 0 10 * * *"},
+                                 {"c", "20 0 10 * * *"},
+                                 {"d", "10 0 10 * * *"}}),
+                      {});
+  sim.advance_to(at("2026-01-01T10:00:25Z"));
+  CHECK(sim.launcher.running.size() == 2);
+  CHECK(sim.scheduler.waiting() == 2);
+  sim.advance_to(at("2026-01-01T10:00:30Z"));
+  sim.finish("a", RunStatus::Success);
+  CHECK(launches_of(sim.launcher, "d") == std::vector<std::string>{"2026-01-01T10:00:10Z schedule"});
+  CHECK(launches_of(sim.launcher, "c").empty());
+  sim.advance_to(at("2026-01-01T10:00:31Z"));
+  sim.finish("b", RunStatus::Success);
+  // It keeps the time it was due, so the metrics see how long it waited.
+  CHECK(launches_of(sim.launcher, "c") == std::vector<std::string>{"2026-01-01T10:00:20Z schedule"});
+  CHECK(sim.events.queue_lengths == std::vector<std::size_t>{1, 2, 1, 0});
+  CHECK(sim.launcher.most_running == 2);
+  CHECK(sim.events.overruns.empty());
+}
+
+}  // namespace tidemark

@@ -1,0 +1,37 @@
+#include <doctest/doctest.h>
+
+#include "core/sql/load_statements.h"
+
+namespace tidemark {
+
+TEST_CASE("load statements quote every identifier and use a half-open window") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("public.\"Or;ders\"");
+  t.target_table = *QualifiedName::parse("raw.orders");
+  t.key = {"order_id"};
+  t.cursor = "Updated At";
+  const Window w{CursorValue{CursorType::Integer, 5}, CursorValue{CursorType::Integer, 9}};
+  const LoadStatements s = build_load_statements(t, {"order_id", "status", "Updated At"}, w);
+  CHECK(s.copy_out ==
+        "COPY (SELECT \"order_id\", \"status\", \"Updated At\" FROM \"public\".\"Or;ders\" WHERE \"Updated At\" >= "
+        "(5::bigint) AND \"Updated At\" < (9::bigint)) TO STDOUT");
+  CHECK(s.upsert ==
+        "INSERT INTO \"raw\".\"orders\" AS t (\"order_id\", \"status\", \"Updated At\") SELECT \"order_id\", "
+        "\"status\", \"Updated At\" FROM \"tidemark_stage\" ON CONFLICT (\"order_id\") DO UPDATE SET \"status\" = "
+        "EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE ROW(t.\"status\", t.\"Updated At\")::text IS "
+        "DISTINCT FROM ROW(EXCLUDED.\"status\", EXCLUDED.\"Updated At\")::text");
+  CHECK(s.copy_out.find("BETWEEN") == std::string::npos);
+}
+
+TEST_CASE("a table whose columns are all key does nothing on conflict") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("s.t");
+  t.target_table = *QualifiedName::parse("r.t");
+  t.key = {"a", "b"};
+  t.cursor = "a";
+  const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
+  const LoadStatements s = build_load_statements(t, {"a", "b"}, w);
+  CHECK(s.upsert.substr(s.upsert.size() - 10) == "DO NOTHING");
+}
+
+}  // namespace tidemark

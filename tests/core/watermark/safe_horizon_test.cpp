@@ -1,0 +1,202 @@
+// The safe horizon rule as a table: what the source reports in, hi out.
+// Expected values follow from the rule (SPEC §3), not from running it.
+#include <doctest/doctest.h>
+
+#include <limits>
+
+#include "core/watermark/safe_horizon.h"
+
+namespace tidemark {
+namespace {
+
+constexpr SourceMicros kSecond = 1'000'000;
+constexpr SourceMicros kClock = 1'000 * kSecond;
+
+OpenTransaction open_since(SourceMicros started, bool prepared = false) {
+  OpenTransaction t;
+  t.started = started;
+  t.prepared = prepared;
+  t.pid = prepared ? 0 : 42;
+  t.application_name = prepared ? "gid-1" : "app";
+  t.state = prepared ? "prepared" : "idle in transaction";
+  return t;
+}
+
+HorizonInput input_for(CursorType type, std::optional<OpenTransaction> oldest = std::nullopt) {
+  HorizonInput in;
+  in.type = type;
+  in.reading.clock = kClock;
+  in.reading.oldest = std::move(oldest);
+  in.source_name = "shop";
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("time cursors: hi is the clock less the margin, lowered to the oldest open transaction") {
+  struct Row {
+    const char* name;
+    std::optional<OpenTransaction> oldest;
+    std::optional<SourceMicros> replayed_until;
+    SourceMicros hi;
+    bool held;
+  };
+  const Row rows[] = {
+      {"nothing open", std::nullopt, std::nullopt, kClock - kStartReportMargin, false},
+      {"open for 10 s", open_since(kClock - 10 * kSecond), std::nullopt, kClock - 10 * kSecond, true},
+      {"opened within the margin", open_since(kClock - kStartReportMargin / 2), std::nullopt,
+       kClock - kStartReportMargin, false},
+      {"standby behind its primary", std::nullopt, kClock - 5 * kSecond, kClock - 5 * kSecond, true},
+      {"standby behind, older transaction", open_since(kClock - 7 * kSecond), kClock - 5 * kSecond,
+       kClock - 7 * kSecond, true},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    HorizonInput in = input_for(CursorType::TimestampTz, row.oldest);
+    in.reading.replayed_until = row.replayed_until;
+    const auto d = decide_horizon(in);
+    REQUIRE(d);
+    REQUIRE(d->instant);
+    CHECK(*d->instant == row.hi);
+    CHECK(d->lag_seconds == doctest::Approx(static_cast<double>(kClock - row.hi) / 1e6));
+    CHECK(d->held_by.empty() != row.held);
+    CHECK_FALSE(d->hold_at_watermark);
+  }
+}
+
+TEST_CASE("a prepared transaction holds every cursor type at the stored watermark") {
+  for (CursorType type : {CursorType::TimestampTz, CursorType::Integer}) {
+    HorizonInput in = input_for(type, open_since(kClock - 3 * kSecond, /*prepared=*/true));
+    in.reading.max_cursor = 99;
+    const auto d = decide_horizon(in);
+    REQUIRE(d);
+    CHECK(d->hold_at_watermark);
+    CHECK_FALSE(d->instant);
+    CHECK_FALSE(d->value);
+    CHECK(d->held_by.find("gid-1") != std::string::npos);
+  }
+}
+
+TEST_CASE("integer cursors: hi is max + 1 of the newest observation older than the oldest open transaction") {
+  struct Row {
+    const char* name;
+    std::vector<CursorSample> samples;
+    std::optional<SourceMicros> open_since;
+    std::optional<std::int64_t> hi;
+    std::optional<SourceMicros> forget_before;
+    bool keeps_current;
+  };
+  const Row rows[] = {
+      {"nothing open: the current max", {{kClock - 9 * kSecond, 10}}, std::nullopt, 51, kClock, true},
+      {"open since before every observation", {{kClock - 9 * kSecond, 10}}, kClock - 20 * kSecond, std::nullopt,
+       std::nullopt, true},
+      {"the newest older one wins",
+       {{kClock - 9 * kSecond, 10}, {kClock - 6 * kSecond, 20}, {kClock - 3 * kSecond, 30}},
+       kClock - 5 * kSecond,
+       21,
+       kClock - 6 * kSecond,
+       true},
+      {"an observation at the very start does not count", {{kClock - 5 * kSecond, 20}}, kClock - 5 * kSecond,
+       std::nullopt, std::nullopt, true},
+      {"an observation from the future (clock went back) is ignored", {{kClock + 60 * kSecond, 90}},
+       kClock - 1 * kSecond, std::nullopt, std::nullopt, true},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name);
+    HorizonInput in = input_for(CursorType::Integer);
+    if (row.open_since) in.reading.oldest = open_since(*row.open_since);
+    in.reading.max_cursor = 50;
+    in.samples = row.samples;
+    const auto d = decide_horizon(in);
+    REQUIRE(d);
+    CHECK(d->value.has_value() == row.hi.has_value());
+    if (row.hi && d->value) CHECK(d->value->raw == *row.hi);
+    CHECK(d->forget_samples_before == row.forget_before);
+    CHECK(d->keep_sample.has_value() == row.keeps_current);
+    if (d->keep_sample) CHECK(d->keep_sample->max == 50);
+  }
+}
+
+TEST_CASE("integer cursors: an empty table has no hi; the bigint maximum stands for no end") {
+  HorizonInput empty = input_for(CursorType::Integer);
+  const auto none = decide_horizon(empty);
+  REQUIRE(none);
+  CHECK_FALSE(none->value);
+  CHECK_FALSE(none->keep_sample);
+
+  HorizonInput full = input_for(CursorType::Integer);
+  full.reading.max_cursor = std::numeric_limits<std::int64_t>::max();
+  const auto end = decide_horizon(full);
+  REQUIRE(end);
+  REQUIRE(end->value);
+  CHECK(end->value->raw == std::numeric_limits<std::int64_t>::max());
+}
+
+TEST_CASE("integer cursors: observations stop piling up at the cap while a transaction stays open") {
+  HorizonInput in = input_for(CursorType::Integer, open_since(kClock - 5000 * kSecond));
+  in.reading.max_cursor = 7;
+  for (SourceMicros i = 0; i < static_cast<SourceMicros>(kMaxCursorSamples); ++i) {
+    in.samples.push_back({kClock - 4000 * kSecond + i, 1});
+  }
+  const auto d = decide_horizon(in);
+  REQUIRE(d);
+  CHECK_FALSE(d->keep_sample);
+}
+
+TEST_CASE("an unknowable horizon is refused without a lookback, and accepted with one") {
+  struct Row {
+    const char* name;
+    bool sees_all;
+    bool standby;
+    const char* unreported;
+    const char* subscription;
+    const char* says;
+  };
+  const Row rows[] = {
+      {"role without pg_monitor", false, false, "", "", "pg_monitor"},
+      {"standby without its primary", true, true, "", "", "primary:"},
+      {"a session with track_activities off", true, false, "pid 7 (batch, user etl)", "", "track_activities"},
+      {"a table written by logical replication", true, false, "", "orders_sub", "orders_sub"},
+  };
+  for (const Row& row : rows) {
+    for (CursorType type : {CursorType::TimestampTz, CursorType::Integer}) {
+      INFO(row.name);
+      HorizonInput in = input_for(type);
+      in.reading.max_cursor = 5;
+      in.reading.sees_all_sessions = row.sees_all;
+      in.reading.standby_without_primary = row.standby;
+      in.reading.unreported_session = row.unreported;
+      in.reading.subscription = row.subscription;
+      const auto refused = decide_horizon(in);
+      REQUIRE_FALSE(refused);
+      CHECK(refused.error().find(row.says) != std::string::npos);
+      CHECK(refused.error().find(row.unreported) != std::string::npos);
+      CHECK(refused.error().find("shop") != std::string::npos);
+      in.has_lookback = true;
+      const auto accepted = decide_horizon(in);
+      REQUIRE(accepted);
+      CHECK_FALSE(accepted->held_by.empty());  // status says what the horizon could not see
+    }
+  }
+}
+
+TEST_CASE("integer cursors: ids from a sequence with CACHE above 1 are refused without a lookback") {
+  HorizonInput in = input_for(CursorType::Integer);
+  in.reading.max_cursor = 11;
+  in.reading.sequence_cache = 10;
+  const auto refused = decide_horizon(in);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().find("CACHE 10") != std::string::npos);
+  in.has_lookback = true;
+  const auto accepted = decide_horizon(in);
+  REQUIRE(accepted);
+  REQUIRE(accepted->value);
+  CHECK(accepted->value->raw == 12);
+  CHECK(accepted->held_by.find("CACHE 10") != std::string::npos);
+  // A time cursor's rows carry no ids: the same reading decides nothing differently.
+  in = input_for(CursorType::TimestampTz);
+  in.reading.sequence_cache = 10;
+  CHECK(decide_horizon(in));
+}
+
+}  // namespace tidemark
