@@ -4,7 +4,7 @@
 #   docker run -v $PWD/config:/etc/tidemark -e SHOP_DSN=... -p 9464:9464 tidemark
 FROM debian:bookworm AS build
 RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake pkg-config libboost-dev libboost-system-dev libpqxx-dev libpq-dev \
+      build-essential cmake pkg-config libboost-dev libboost-system-dev libpq-dev \
       libyaml-cpp-dev libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev libhowardhinnant-date-dev \
       libsystemd-dev libcli11-dev nlohmann-json3-dev tzdata \
     && rm -rf /var/lib/apt/lists/*

@@ -1,6 +1,6 @@
-// One libpq connection, used directly rather than through libpqxx: libpq
-// never reconnects behind our back (a session advisory lock cannot vanish
-// silently) and streams COPY between two connections without parsing rows.
+// One libpq connection, used directly rather than through libpqxx (why:
+// docs/ARCHITECTURE.md, "The PostgreSQL client"): it never reconnects
+// behind our back, binds typed parameters and streams rows and COPY.
 // Owned by one run or command at a time; not thread-safe. Failures throw
 // PgError, which the callers at this edge turn into values.
 #pragma once

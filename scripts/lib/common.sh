@@ -8,7 +8,7 @@ TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian packages the build, the tests and the demo need.
 TIDEMARK_PACKAGES=(
   build-essential cmake pkg-config
-  libboost-dev libboost-system-dev libpqxx-dev libpq-dev libyaml-cpp-dev
+  libboost-dev libboost-system-dev libpq-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
   tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3

@@ -1,0 +1,127 @@
+// PgConnection when its server session is killed (pg_terminate_backend):
+// every later statement fails, loudly and as a transient error, and no new
+// session is opened behind the caller's back, so a session advisory lock
+// or an open transaction can never be lost without an error.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/cancel_token.h"
+#include "daemon/pg_connection.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+constexpr const char* kApplication = "tidemark_killed_session_test";
+constexpr const char* kLockKey = "7231";
+
+// Terminates the session and waits until its process is gone.
+void kill_session(PgConnection& admin, int pid) {
+  REQUIRE(admin.exec("select pg_terminate_backend($1::int, 10000)", {std::to_string(pid)}).boolean(0, 0));
+}
+
+// The error `statement` throws on `connection`.
+PgError failure_of(PgConnection& connection, const std::string& statement) {
+  try {
+    connection.exec(statement);
+  } catch (const PgError& e) {
+    return e;
+  }
+  FAIL("\"" << statement << "\" succeeded on a connection whose session was killed");
+  return PgError("");
+}
+
+std::string count(PgConnection& on, const std::string& sql) { return PgTestEnv::rows(on, sql)[0]; }
+
+std::string sessions_of_this_test(PgConnection& admin) {
+  return count(admin, std::string("select count(*) from pg_stat_activity where application_name = '") +
+                          kApplication + "'");
+}
+
+}  // namespace
+
+TEST_CASE("a killed session fails every later statement and is never reopened: its advisory lock is not lost silently") {
+  PgTestEnv env;
+  PgConnection doomed(env.dsn("source") + " application_name=" + kApplication, "doomed");
+  doomed.exec(std::string("select pg_advisory_lock(") + kLockKey + ")");
+  REQUIRE(doomed.reusable());
+  REQUIRE(sessions_of_this_test(env.target()) == "1");
+
+  kill_session(env.target(), doomed.backend_pid());
+
+  // The statement PgStateStore uses to check that it still holds its lock:
+  // it must fail, not answer from a fresh session that holds nothing.
+  const std::string holds_lock =
+      std::string("select exists (select 1 from pg_locks where locktype = 'advisory' and objid = ") + kLockKey +
+      " and pid = pg_backend_pid() and granted)";
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    CAPTURE(attempt);
+    const PgError e = failure_of(doomed, holds_lock);
+    CHECK(std::string(e.what()).rfind("doomed: ", 0) == 0);  // names the connection, never its DSN
+    // libpq's "server closed the connection", or the server's own goodbye.
+    CHECK((e.sqlstate().empty() || e.sqlstate() == "57P01"));
+    CHECK(e.as_error().kind == ErrorKind::Transient);
+  }
+  CHECK_FALSE(doomed.is_ok());
+  CHECK_FALSE(doomed.reusable());
+  doomed.rollback_quietly();  // on a dead session: does nothing, throws nothing
+  // No session was opened again, and nobody holds the lock.
+  CHECK(sessions_of_this_test(env.target()) == "0");
+  CHECK(count(env.target(), std::string("select count(*) from pg_locks where locktype = 'advisory' and objid = ") +
+                                kLockKey) == "0");
+}
+
+TEST_CASE("a transaction whose session is killed cannot go on or commit") {
+  PgTestEnv env;
+  env.source().exec("create table public.items (n int)");
+  PgConnection doomed(env.dsn("source") + " application_name=" + kApplication, "doomed");
+  doomed.exec("BEGIN");
+  doomed.exec("insert into public.items values (1)");
+
+  kill_session(env.target(), doomed.backend_pid());
+
+  failure_of(doomed, "insert into public.items values (2)");
+  failure_of(doomed, "COMMIT");
+  doomed.rollback_quietly();
+  CHECK(count(env.source(), "select count(*) from public.items") == "0");
+  CHECK(sessions_of_this_test(env.target()) == "0");
+}
+
+TEST_CASE("a COPY whose source session is killed midway fails, and the target's transaction keeps nothing") {
+  PgTestEnv env;
+  env.target().exec("create table public.items (n int, filler text)");
+  PgConnection source(env.dsn("source") + " application_name=" + kApplication, "source");
+  const int source_pid = source.backend_pid();
+  CancelToken cancel;
+  env.target().exec("BEGIN");
+  bool started = false;
+  try {
+    // About 100 MB, generated as it is sent: the session is killed long
+    // before its last row could be on the way.
+    env.target().copy_from(
+        source, "COPY (SELECT g, repeat('x', 100) FROM generate_series(1, 1000000) g) TO STDOUT",
+        [&] {
+          started = true;
+          PgConnection admin(env.dsn("target"), "admin");
+          kill_session(admin, source_pid);
+          return std::string("COPY public.items FROM STDIN");
+        },
+        cancel);
+    FAIL("the COPY succeeded although its source session was killed");
+  } catch (const PgError& e) {
+    CHECK(std::string(e.what()).rfind("source: ", 0) == 0);
+    CHECK(e.as_error().kind == ErrorKind::Transient);
+  }
+  CHECK(started);
+  env.target().rollback_quietly();
+  CHECK(env.target().reusable());  // the target's own session is untouched
+  CHECK(count(env.target(), "select count(*) from public.items") == "0");
+  CHECK_FALSE(source.is_ok());
+  failure_of(source, "select 1");
+  CHECK(sessions_of_this_test(env.target()) == "0");
+}
+
+}  // namespace tidemark
