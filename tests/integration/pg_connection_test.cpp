@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "core/cancel_token.h"
-#include "daemon/pg_connection.h"
+#include "core/run/cancel_token.h"
+#include "daemon/pg/pg_connection.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
