@@ -60,6 +60,8 @@ Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summar
     summary.rows_read += one.rows_read;
     summary.rows_written += one.rows_written;
     if (one.status != RunStatus::Success) return Error{one.error, one.error_kind};
+    // A partition written whose run row could not be closed: say so.
+    if (!one.error.empty()) summary.error += (summary.error.empty() ? "" : "; ") + one.error;
     ++summary.chunks;
   }
   return ok_status();

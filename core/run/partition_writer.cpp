@@ -34,6 +34,7 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
                                    table_.partition->unit == PartitionUnit::Hour};
     StepRecord record;
     record.lock = lock;
+    record.lock_label = request.lo_date;
     record.run = summary.run;
     record.partition_done = true;
     const auto counts = commit_partition(target_, table_, request, record);

@@ -16,6 +16,7 @@ bool lock_taken(const Result<bool>& locked, const char* what, RunSummary& summar
   if (!locked) {
     summary.status = RunStatus::Failed;
     summary.error = std::string("cannot take the ") + what + "'s lock: " + locked.error();
+    summary.error_kind = locked.error_kind();
     return false;
   }
   if (!*locked) summary.status = RunStatus::SkippedLocked;

@@ -13,4 +13,9 @@ std::string_view run_trigger_name(RunTrigger trigger) {
   return "?";
 }
 
+std::int64_t run_lock_key(const RunLock& lock) {
+  if (!lock.partition) return advisory_lock_key(lock.table);
+  return partition_lock_key(lock.table, lock.partition->lo.time_since_epoch().count());
+}
+
 }  // namespace tidemark

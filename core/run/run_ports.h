@@ -78,6 +78,9 @@ struct RunLock {
   std::optional<TimeWindow> partition;
 };
 
+// The lock's advisory-lock key (core/run/table_key.h).
+std::int64_t run_lock_key(const RunLock& lock);
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
@@ -170,6 +173,7 @@ struct WatermarkMove {
 // What one step of a run records beside the rows it wrote.
 struct StepRecord {
   RunLock lock;  // must still be held when the step commits
+  std::string lock_label;  // how messages name a partition's lock (its local date); empty: by its start
   RunId run = 0;
   std::optional<Window> window;  // the rows read, added to the run row's range
   ChunkCounts counts;            // added to the run row's counts
@@ -216,8 +220,12 @@ class Target {
   // Checks the target table: it exists, has every column, and a unique
   // index on exactly the key. The message names the table.
   virtual Status check(const TableConfig& table, const SourceTable& source) = 0;
-  // A new unit of work; nothing is sent until it is used.
-  virtual std::unique_ptr<UnitOfWork> begin() = 0;
+  // A new unit of work under `lock`, which the run holds; nothing is sent
+  // until it is used. Rows it writes are written under the lock too (on
+  // the target itself when the state lives elsewhere), so that a run that
+  // lost its state session cannot interleave its rows with the next
+  // holder's.
+  virtual std::unique_ptr<UnitOfWork> begin(const RunLock& lock) = 0;
 };
 
 }  // namespace tidemark

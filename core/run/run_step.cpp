@@ -5,9 +5,11 @@
 namespace tidemark {
 namespace {
 
-std::string lock_name(const RunLock& lock) {
-  std::string name = lock.table.display();
-  if (lock.partition) name += " partition " + format_instant(lock.partition->lo);
+std::string lock_name(const StepRecord& record) {
+  std::string name = record.lock.table.display();
+  if (record.lock.partition) {
+    name += " partition " + (record.lock_label.empty() ? format_instant(record.lock.partition->lo) : record.lock_label);
+  }
   return name;
 }
 
@@ -18,7 +20,7 @@ Status record_and_commit(UnitOfWork& work, const StepRecord& record) {
   if (!recorded->lock_held) {
     // The session that held the lock is gone (and the lock with it), so
     // another run may be writing: nothing of this step may land.
-    return Error{"the lock of " + lock_name(record.lock) + " is no longer held by this run; nothing committed"};
+    return Error{"the lock of " + lock_name(record) + " is no longer held by this run; nothing committed"};
   }
   if (!recorded->written) {
     const auto text = [](const std::optional<CursorValue>& v) { return v ? cursor_to_text(*v) : std::string("unset"); };
@@ -34,7 +36,7 @@ Status record_and_commit(UnitOfWork& work, const StepRecord& record) {
 Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
                                  StepRecord record) {
   if (!record.window) std::abort();  // a chunk is a window's rows
-  const std::unique_ptr<UnitOfWork> work = target.begin();
+  const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
   const auto counts = work->write_chunk(table, source, *record.window);
   if (!counts) return counts.failure();
   record.counts = *counts;
@@ -45,7 +47,7 @@ Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
                                      StepRecord record) {
   if (!record.lock.partition || !record.partition_done) std::abort();  // a partition commits under its own lock
-  const std::unique_ptr<UnitOfWork> work = target.begin();
+  const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
   const auto counts = work->replace_partition(table, request);
   if (!counts) return counts.failure();
   record.counts = *counts;
@@ -54,7 +56,7 @@ Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, c
 }
 
 Status commit_record(Target& target, const StepRecord& record) {
-  const std::unique_ptr<UnitOfWork> work = target.begin();
+  const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
   return record_and_commit(*work, record);
 }
 

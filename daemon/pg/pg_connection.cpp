@@ -22,6 +22,7 @@ Error PgError::as_error() const {
       "42",  // syntax error or access rule violation
       "44",  // WITH CHECK OPTION violation
   };
+  if (in_query_) return permanent_error(what());
   const std::string_view state(sqlstate_);
   for (const std::string_view c : kPermanentClasses) {
     if (state.substr(0, 2) == c) return permanent_error(what());
@@ -301,6 +302,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
   bool copying = false;
   int copied_columns = 0;
   int checked_column = -1;  // the column check->describe is given
+  bool failed_check = false;  // a row did not pass `check`
   std::string error;
   std::string error_state;
   int position = 0;
@@ -349,6 +351,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     if (check && (PQgetisnull(raw, 0, copied_columns) || std::strcmp(PQgetvalue(raw, 0, copied_columns), "t") != 0)) {
       std::optional<std::string> value;
       if (checked_column >= 0 && !PQgetisnull(raw, 0, checked_column)) value = PQgetvalue(raw, 0, checked_column);
+      failed_check = true;
       stop(check->describe(value));
       continue;
     }
@@ -382,7 +385,10 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     }
     drain_results();
   }
-  if (!error.empty()) throw PgError(error, error_state, position);
+  if (!error.empty()) {
+    if (failed_check) throw PgError::in_query(error, error_state, position);
+    throw PgError(error, error_state, position);
+  }
   return rows;
 }
 

@@ -26,6 +26,14 @@ class PgError : public std::runtime_error {
  public:
   PgError(const std::string& message, std::string sqlstate = {}, int position = 0)
       : std::runtime_error(message), sqlstate_(std::move(sqlstate)), position_(position) {}
+  // A failure tidemark found in what a statement returned (a row outside
+  // its partition, a column the query lacks): the query is wrong, and no
+  // retry can fix it, whatever the SQLSTATE.
+  static PgError in_query(const std::string& message, std::string sqlstate = {}, int position = 0) {
+    PgError e(message, std::move(sqlstate), position);
+    e.in_query_ = true;
+    return e;
+  }
   const std::string& sqlstate() const { return sqlstate_; }
   // Where in the statement the server found the error: a 1-based count of
   // characters, 0 when it did not say.
@@ -36,12 +44,14 @@ class PgError : public std::runtime_error {
   // (syntax, missing table or column, privileges, type or constraint
   // violations) and a missing database or role are permanent. Errors
   // without a SQLSTATE come from the client library (a connection that
-  // could not be made or broke) and are transient.
+  // could not be made or broke) and are transient; one made by in_query
+  // is permanent.
   Error as_error() const;
 
  private:
   std::string sqlstate_;
   int position_ = 0;
+  bool in_query_ = false;
 };
 
 // A query result; the rows are read as text.

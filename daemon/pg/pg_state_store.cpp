@@ -11,10 +11,6 @@ std::string lock_key_text(const TableKey& table) { return std::to_string(advisor
 
 std::int64_t unix_seconds(Instant t) { return t.time_since_epoch().count(); }
 
-std::string partition_key_text(const TableKey& table, const TimeWindow& partition) {
-  return std::to_string(partition_lock_key(table, unix_seconds(partition.lo)));
-}
-
 // Instants cross the wire as Unix seconds: exact and zone-free.
 std::string epoch_text(Instant t) { return std::to_string(unix_seconds(t)); }
 
@@ -37,7 +33,7 @@ PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
 }
 
 Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
-  const std::string key = lock.partition ? partition_key_text(lock.table, *lock.partition) : lock_key_text(lock.table);
+  const std::string key = std::to_string(run_lock_key(lock));
   try {
     if (!wait) return connection_.exec("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
     // Waits for a scheduled run or a backfill holding the same lock, but
@@ -58,7 +54,7 @@ Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
 }
 
 void PgStateStore::unlock(const RunLock& lock) {
-  release_lock(lock.partition ? partition_key_text(lock.table, *lock.partition) : lock_key_text(lock.table));
+  release_lock(std::to_string(run_lock_key(lock)));
 }
 
 Result<bool> PgStateStore::try_lock(const TableKey& table) { return lock(RunLock{table, std::nullopt}, false); }
@@ -94,7 +90,8 @@ Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
   try {
     // One round trip. The statement's snapshot does not see the row it
     // inserts, so the new run is never counted as abandoned. A partition's
-    // lock proves dead only the runs of its own window.
+    // lock proves dead only the runs of its own window, and a partition
+    // has no watermark (one left from an incremental past is not its).
     const TableKey& table = start.table;
     const PgResult r = connection_.exec(R"SQL(
 with abandoned as (
@@ -103,7 +100,7 @@ with abandoned as (
   where pipeline = $1 and table_name = $2 and status = 'running' and ($6::text is null or window_lo = $6)
   returning 1),
 stored as (
-  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
+  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2 and $6::text is null),
 started as (
   insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi)
   values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7)
@@ -124,7 +121,7 @@ from (select 1) one left join stored on true
         RunEnd end;
         end.error = error;
         finish_run(out.run, end);  // the row just written must not stay `running`
-        return Error{error};
+        return permanent_error(error);
       }
       out.watermark = StoredWatermark{*value};
     }
@@ -139,12 +136,9 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   // the watermark, the partition marked done and the run row, every write
   // conditional on the lock and on the compare-and-set, so that even on
   // its own (no transaction open) the statement writes all or nothing.
-  const std::int64_t signed_key = step.lock.partition
-                                      ? partition_lock_key(step.lock.table, unix_seconds(step.lock.partition->lo))
-                                      : advisory_lock_key(step.lock.table);
   // A bigint advisory key shows in pg_locks as classid (high half), objid
   // (low half) and objsubid 1.
-  const auto key = static_cast<std::uint64_t>(signed_key);
+  const auto key = static_cast<std::uint64_t>(run_lock_key(step.lock));
   const char* mode = !step.move ? "none" : step.move->expected ? "update" : "insert";
   const std::optional<CursorValue> next = step.move ? std::optional<CursorValue>(step.move->next) : std::nullopt;
   const std::optional<CursorValue> expected = step.move ? step.move->expected : std::nullopt;
@@ -160,8 +154,6 @@ with lock as (
   select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted
                  and database = (select oid from pg_database where datname = current_database())
                  and classid = $7::bigint::oid and objid = $8::bigint::oid and objsubid = 1) as held),
-stored as (
-  select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2),
 moved as (
   update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,
          moved_at = case when value is distinct from $3 then now() else moved_at end
@@ -187,7 +179,7 @@ run as (
          watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
          rows_written = rows_written + $13
   where run_id = $5 and (select ok from written))
-select (select held from lock), (select ok from written), (select value from stored), (select value_type from stored)
+select (select held from lock), (select ok from written)
 )SQL",
                                {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
                                 next ? std::optional<std::string>(std::string(cursor_type_name(next->type)))
@@ -201,9 +193,16 @@ select (select held from lock), (select ok from written), (select value from sto
     StepRecorded out;
     out.lock_held = r.boolean(0, 0);
     out.written = r.boolean(0, 1);
-    if (!out.written && !r.is_null(0, 2)) {
-      const auto found = cursor_from_stored(r.text(0, 3), r.text(0, 2));
-      if (found) out.found = *found;
+    if (out.lock_held && !out.written && step.move) {
+      // What the other writer left, for the message: read again, since the
+      // statement's snapshot predates the write that beat it.
+      const PgResult stored = tx.exec(
+          "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
+          {step.lock.table.pipeline, step.lock.table.table});
+      if (stored.rows() == 1) {
+        const auto found = cursor_from_stored(stored.text(0, 1), stored.text(0, 0));
+        if (found) out.found = *found;
+      }
     }
     return out;
   } catch (const PgError& e) {

@@ -47,8 +47,8 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
   }
 }
 
-std::unique_ptr<UnitOfWork> PgTarget::begin() {
-  return std::make_unique<PgUnitOfWork>(target_, source_, state_, cancel_, fault_hook_);
+std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
+  return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_);
 }
 
 }  // namespace tidemark

@@ -24,7 +24,7 @@ class PgTarget final : public Target {
       : target_(target), source_(source), state_(state), cancel_(cancel) {}
 
   Status check(const TableConfig& table, const SourceTable& source) override;
-  std::unique_ptr<UnitOfWork> begin() override;
+  std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
   // Test hook: called at each ChunkStep of every unit of work; throwing
   // there simulates a crash.

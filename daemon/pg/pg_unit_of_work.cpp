@@ -35,7 +35,16 @@ PgUnitOfWork::~PgUnitOfWork() {
 Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<ChunkCounts()>& write) {
   if (target_open_ || state_open_) std::abort();  // one write per unit of work, before its record
   try {
-    target_.exec("BEGIN");
+    if (&state_.connection() == &target_) {
+      target_.exec("BEGIN");  // the session holds the run's lock itself
+    } else {
+      // The run's lock lives on the state database. Should its session die
+      // after the record, while the target commits, the next holder of the
+      // lock must not write these rows' partition (or keys) beside them:
+      // it waits here, on the target, until this transaction has ended.
+      // (The key is a number tidemark computed, not text from anywhere.)
+      target_.exec("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(run_lock_key(lock_)) + ")");
+    }
     target_open_ = true;
     step(ChunkStep::BeforeTargetWrite);
     const ChunkCounts counts = write();
@@ -151,10 +160,10 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
       // An error inside the check itself, not in the configured query.
       if (e.position() <= 0 || e.position() > characters(wrapper)) throw;
       if (e.sqlstate() == "42703") {
-        throw PgError(partition + ": the query returns no column " + column +
+        throw PgError::in_query(partition + ": the query returns no column " + column +
                       " (partition.column), so its rows cannot be checked against the partition");
       }
-      throw PgError(partition + ": the query's column " + column + " cannot be compared with the partition's " +
+      throw PgError::in_query(partition + ": the query's column " + column + " cannot be compared with the partition's " +
                     cast + " bounds: " + e.what());
     }
     counts.rows_written = counts.rows_read;

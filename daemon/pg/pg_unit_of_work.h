@@ -23,9 +23,14 @@ enum class ChunkStep { BeforeTargetWrite, AfterTargetWrite, AfterCommit };
 
 class PgUnitOfWork final : public UnitOfWork {
  public:
-  PgUnitOfWork(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel,
+  PgUnitOfWork(PgConnection& target, PgSource& source, PgStateStore& state, RunLock lock, const CancelToken& cancel,
                std::function<void(ChunkStep)> fault_hook)
-      : target_(target), source_(source), state_(state), cancel_(cancel), fault_hook_(std::move(fault_hook)) {}
+      : target_(target),
+        source_(source),
+        state_(state),
+        lock_(std::move(lock)),
+        cancel_(cancel),
+        fault_hook_(std::move(fault_hook)) {}
   ~PgUnitOfWork() override;
   PgUnitOfWork(const PgUnitOfWork&) = delete;
   PgUnitOfWork& operator=(const PgUnitOfWork&) = delete;
@@ -48,6 +53,7 @@ class PgUnitOfWork final : public UnitOfWork {
   PgConnection& target_;
   PgSource& source_;
   PgStateStore& state_;
+  RunLock lock_;
   const CancelToken& cancel_;
   std::function<void(ChunkStep)> fault_hook_;
   bool target_open_ = false;  // a target transaction is open

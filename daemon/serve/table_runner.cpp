@@ -38,7 +38,7 @@ class UnreachableDatabase final : public Source, public Target {
   Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
   Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
-  std::unique_ptr<UnitOfWork> begin() override { return std::make_unique<UnreachableWork>(error_); }
+  std::unique_ptr<UnitOfWork> begin(const RunLock&) override { return std::make_unique<UnreachableWork>(error_); }
 
  private:
   std::string error_;

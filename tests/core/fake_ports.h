@@ -202,7 +202,10 @@ class FakeTarget final : public Target {
   int commits = 0;
 
   Status check(const TableConfig&, const SourceTable&) override { return ok_status(); }
-  std::unique_ptr<UnitOfWork> begin() override;
+  std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
+  std::vector<RunLock> begun;  // the lock each unit of work was begun under
+  std::string fail_commit;     // commit() fails with this, landing nothing
+  int unrecorded_commits = 0;  // commits asked without a written record: a broken rule
 
  private:
   friend class FakeUnitOfWork;
@@ -248,7 +251,11 @@ class FakeUnitOfWork final : public UnitOfWork {
     return out;
   }
   Status commit() override {
-    if (!record_) std::abort();  // core commits only a written record
+    if (!record_) {
+      ++target_.unrecorded_commits;
+      return Error{"nothing recorded"};
+    }
+    if (!target_.fail_commit.empty()) return Error{target_.fail_commit};
     FakeState& state = target_.state_;
     target_.rows = std::move(staged_);
     if (record_->move) state.watermark = record_->move->next;
@@ -268,7 +275,10 @@ class FakeUnitOfWork final : public UnitOfWork {
   std::optional<StepRecord> record_;
 };
 
-inline std::unique_ptr<UnitOfWork> FakeTarget::begin() { return std::make_unique<FakeUnitOfWork>(*this); }
+inline std::unique_ptr<UnitOfWork> FakeTarget::begin(const RunLock& lock) {
+  begun.push_back(lock);
+  return std::make_unique<FakeUnitOfWork>(*this);
+}
 
 class RecordingObserver final : public RunObserver {
  public:

@@ -124,3 +124,50 @@ TEST_CASE("a prepared transaction holds every partition back") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a firing whose partition's run row could not be closed reported plain success") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.state.fail_finish = "state database gone";
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);  // both partitions committed
+  CHECK(s.chunks == 2);
+  CHECK(s.error ==
+        "the run succeeded but its run row could not be updated: state database gone; "
+        "the run succeeded but its run row could not be updated: state database gone");
+}
+
+TEST_CASE("a lock that cannot be asked for fails the firing with the store's error kind") {
+  Harness h;
+  struct Unreachable final : StateStore {
+    Result<bool> lock(const RunLock&, bool) override {
+      return permanent_error("state: permission denied for function pg_try_advisory_lock");
+    }
+    void unlock(const RunLock&) override {}
+    Result<OpenedRun> open_run(const RunStart&) override { return Error{"unused"}; }
+    Status finish_run(RunId, const RunEnd&) override { return ok_status(); }
+    Result<std::vector<CursorSample>> read_cursor_samples(const TableKey&, const std::string&) override {
+      return std::vector<CursorSample>{};
+    }
+    Status save_cursor_samples(const TableKey&, const std::string&, std::optional<SourceMicros>,
+                               const std::optional<CursorSample>&) override {
+      return ok_status();
+    }
+    Result<std::optional<Instant>> last_done_partition(const TableKey&) override { return std::optional<Instant>(); }
+    Result<std::vector<Instant>> done_partitions(const TableKey&, Instant, Instant) override {
+      return std::vector<Instant>{};
+    }
+    Status mark_partition_failed(const TableKey&, const TimeWindow&, RunId) override { return ok_status(); }
+  } unreachable;
+  const RunSummary s =
+      PartitionRun(RunContext{h.pipeline, h.table, unreachable, h.source, h.target, h.observer, h.cancel})
+          .execute(RunTrigger::Schedule);
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error == "cannot take the table's lock: state: permission denied for function pg_try_advisory_lock");
+  CHECK(s.error_kind == ErrorKind::Permanent);
+}
+
+}  // namespace tidemark

@@ -76,6 +76,29 @@ TEST_CASE("a first step expects no watermark: one that appeared meanwhile fails 
   CHECK(counts.error().find("no longer unset but 7") != std::string::npos);
 }
 
+TEST_CASE("a commit that fails lands nothing and fails the step") {
+  Harness h;
+  h.target.fail_commit = "state: COMMIT: server closed the connection unexpectedly";
+  const auto counts = commit_chunk(h.target, h.table, h.source_table, h.chunk(std::nullopt, n(30)));
+  REQUIRE_FALSE(counts.ok());
+  CHECK(counts.error() == "state: COMMIT: server closed the connection unexpectedly");
+  CHECK(h.target.rows.empty());
+  CHECK_FALSE(h.state.watermark);
+}
+
+TEST_CASE("a unit of work is begun under the step's lock, and never committed unrecorded") {
+  Harness h;
+  h.state.watermark = n(5);
+  h.target.before_record = [&] { h.state.watermark = n(6); };
+  CHECK_FALSE(commit_chunk(h.target, h.table, h.source_table, h.chunk(n(5), n(30))).ok());
+  h.state.locked = false;
+  CHECK_FALSE(commit_chunk(h.target, h.table, h.source_table, h.chunk(n(6), n(30))).ok());
+  CHECK(h.target.unrecorded_commits == 0);
+  REQUIRE(h.target.begun.size() == 2);
+  CHECK(h.target.begun[0].table.display() == "p.t");
+  CHECK_FALSE(h.target.begun[0].partition);
+}
+
 TEST_CASE("a failed write is never recorded nor committed") {
   Harness h;
   h.target.fail_at_chunk = 0;
@@ -123,6 +146,10 @@ TEST_CASE("a partition step checks the partition's own lock and marks it done on
   const auto without_lock = commit_partition(h.target, h.table, request, r);
   REQUIRE_FALSE(without_lock.ok());  // the table's lock is not the partition's
   CHECK(without_lock.error().find("p.t partition 2026-03-01T00:00:00Z is no longer held") != std::string::npos);
+  // Regression: a Berlin day was named by its UTC start, the day before.
+  r.lock_label = "2026-03-01";
+  CHECK(commit_partition(h.target, h.table, request, r).error().find("p.t partition 2026-03-01 is no longer held") !=
+        std::string::npos);
   CHECK(h.state.partitions.empty());
 
   REQUIRE(h.state.lock(r.lock, false).value());
