@@ -272,6 +272,33 @@ tables:
   CHECK(PgTestEnv::rows(env.target(), "select doc::text from docs where id = 3")[0] == "{\"changed\": true}");
 }
 
+TEST_CASE("a change that = calls no change (1.0 to 1.00, a case change under a case-blind collation) is written") {
+  PgTestEnv env;
+  const char* collation = "create collation blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";
+  env.source().exec(collation);
+  env.target().exec(collation);
+  const char* ddl = "(id int primary key, amount numeric, name text collate blind, v bigint not null)";
+  env.source().exec(std::string("create table public.items ") + ddl +
+                    "; insert into items values (1, 1.0, 'anna', 1), (2, 2.0, 'bob', 2)");
+  env.target().exec(std::string("create table public.items ") + ddl);
+  const auto config = env.config(R"(pipeline: items
+source: source
+target: target
+schedule: "@hourly"
+tables:
+  - { name: items, source_table: items, target_table: items, key: [id], cursor: v, lookback: 10 }
+)");
+  testing::TableRuns runs(env, config);
+  REQUIRE(runs.run("items", "items").summary.status == RunStatus::Success);
+  env.source().exec("update items set amount = 1.00 where id = 1; update items set name = 'Bob' where id = 2");
+  const TimedSummary again = runs.run("items", "items");
+  INFO(again.summary.error);
+  REQUIRE(again.summary.status == RunStatus::Success);
+  CHECK(again.summary.rows_written == 2);
+  CHECK(PgTestEnv::rows(env.target(), "select amount::text || ' ' || name from items order by id") ==
+        std::vector<std::string>{"1.00 anna", "2.0 Bob"});
+}
+
 TEST_CASE("a missing target table, a missing column or a key without a unique index is a clear error") {
   struct Row {
     const char* target_ddl;

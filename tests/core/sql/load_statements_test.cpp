@@ -18,8 +18,8 @@ TEST_CASE("load statements quote every identifier and use a half-open window") {
   CHECK(s.upsert ==
         "INSERT INTO \"raw\".\"orders\" AS t (\"order_id\", \"status\", \"Updated At\") SELECT \"order_id\", "
         "\"status\", \"Updated At\" FROM \"tidemark_stage\" ON CONFLICT (\"order_id\") DO UPDATE SET \"status\" = "
-        "EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE ROW(t.\"status\", t.\"Updated At\")::text IS "
-        "DISTINCT FROM ROW(EXCLUDED.\"status\", EXCLUDED.\"Updated At\")::text");
+        "EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE NOT record_image_eq(ROW(t.\"status\", "
+        "t.\"Updated At\"), ROW(EXCLUDED.\"status\", EXCLUDED.\"Updated At\"))");
   CHECK(s.copy_out.find("BETWEEN") == std::string::npos);
 }
 
