@@ -22,6 +22,10 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Instant now() const = 0;
+  // Time since an arbitrary start that never jumps (a steady clock): what
+  // durations such as the grace period at stop are measured on, so that a
+  // wall clock stepped by NTP or an operator neither stretches nor cuts them.
+  virtual std::chrono::steady_clock::duration monotonic() const = 0;
 };
 
 // Wakes the scheduler (TableScheduler::wake) once, at or after an instant.
@@ -30,6 +34,9 @@ class Alarm {
  public:
   virtual ~Alarm() = default;
   virtual void wake_at(Instant at) = 0;
+  // Wakes once after `delay` of monotonic time (Clock::monotonic); like
+  // wake_at, it replaces the request before.
+  virtual void wake_after(std::chrono::steady_clock::duration delay) = 0;
   // Nothing to wake for any more; a wake that races this is harmless.
   virtual void cancel() = 0;
 };

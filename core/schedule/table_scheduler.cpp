@@ -98,10 +98,10 @@ void TableScheduler::stop(std::chrono::seconds grace, std::function<void()> done
   const std::size_t dropped = queue_.clear().size();
   events_.queue_length(0);
   events_.stopping(dropped, queue_.running(), grace);
-  stop_deadline_ = clock_.now() + grace;
+  stop_deadline_ = clock_.monotonic() + grace;
   alarm_at_.reset();
   if (queue_.running() > 0) {
-    alarm_.wake_at(stop_deadline_);
+    alarm_.wake_after(grace);
   } else {
     alarm_.cancel();
   }
@@ -126,10 +126,10 @@ void TableScheduler::wake() {
 }
 
 void TableScheduler::wake_while_stopping() {
-  const Instant now = clock_.now();
+  const auto now = clock_.monotonic();
   if (phase_ == StopPhase::Done) return;
   if (now < stop_deadline_) {
-    alarm_.wake_at(stop_deadline_);  // woken early: the deadline stands
+    alarm_.wake_after(stop_deadline_ - now);  // woken early: the deadline stands
     return;
   }
   if (phase_ == StopPhase::Grace) {
@@ -137,7 +137,7 @@ void TableScheduler::wake_while_stopping() {
     phase_ = StopPhase::Cancelled;
     stop_deadline_ = now + kAbandonAfter;
     launcher_.cancel_all();
-    alarm_.wake_at(stop_deadline_);
+    alarm_.wake_after(kAbandonAfter);
     return;
   }
   // A run blocked inside the database may never notice its cancellation;
@@ -170,12 +170,15 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
       state.failed_permanently = false;
       break;
     case RunStatus::Failed:
-      ++state.failures;
       if (summary.error_kind == ErrorKind::Permanent) {
+        // The backoff counts transient failures in a row; this one is of
+        // another kind and starts that count over.
+        state.failures = 0;
         state.failed_permanently = true;
         events_.not_retried(table, state.next_regular);
         break;
       }
+      ++state.failures;
       state.failed_permanently = false;
       if (const Instant retry = retry_at(clock_.now(), state.failures, state.next_regular);
           !state.next_regular || retry < *state.next_regular) {

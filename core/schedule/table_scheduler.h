@@ -107,7 +107,7 @@ class TableScheduler {
   std::optional<Instant> alarm_at_;
   RunQueue queue_;
   StopPhase phase_ = StopPhase::Running;
-  Instant stop_deadline_{};
+  std::chrono::steady_clock::duration stop_deadline_{};  // on Clock::monotonic
   std::function<void()> on_stopped_;
 };
 

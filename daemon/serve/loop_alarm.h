@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/system_timer.hpp>
 
 #include <cstdint>
@@ -20,10 +21,12 @@ class LoopAlarm final : public Alarm {
   LoopAlarm(boost::asio::io_context& loop, std::function<void()> on_wake);
 
   void wake_at(Instant at) override;
+  void wake_after(std::chrono::steady_clock::duration delay) override;
   void cancel() override;
 
  private:
   boost::asio::system_timer timer_;
+  boost::asio::steady_timer steady_timer_;  // for wake_after: immune to wall-clock steps
   std::function<void()> on_wake_;
   std::uint64_t generation_ = 0;  // of the latest wake_at(); older handlers are stale
 };

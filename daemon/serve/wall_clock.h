@@ -11,6 +11,9 @@ namespace tidemark {
 class WallClock final : public Clock {
  public:
   Instant now() const override { return date::floor<std::chrono::seconds>(std::chrono::system_clock::now()); }
+  std::chrono::steady_clock::duration monotonic() const override {
+    return std::chrono::steady_clock::now().time_since_epoch();
+  }
 };
 
 }  // namespace tidemark

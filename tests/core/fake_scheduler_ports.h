@@ -19,20 +19,49 @@
 
 namespace tidemark {
 
+// Wall and monotonic time move together, forward, unless a test steps
+// the wall clock alone (step_wall).
 class FakeClock final : public Clock {
  public:
   Instant now() const override { return now_; }
-  void set(Instant now) { now_ = now; }
+  std::chrono::steady_clock::duration monotonic() const override { return monotonic_; }
+  void set(Instant now) {
+    if (now > now_) monotonic_ += now - now_;
+    now_ = now;
+  }
+  void step_wall(Instant now) { now_ = now; }
 
  private:
   Instant now_{};
+  std::chrono::steady_clock::duration monotonic_{};
 };
 
 class FakeAlarm final : public Alarm {
  public:
-  std::optional<Instant> at;  // when it would ring; nothing when cancelled
-  void wake_at(Instant when) override { at = when; }
-  void cancel() override { at.reset(); }
+  explicit FakeAlarm(const FakeClock& clock) : clock_(clock) {}
+  std::optional<Instant> at;  // a wake_at: when it would ring; nothing when cancelled
+  std::optional<std::chrono::steady_clock::duration> monotonic_at;  // a wake_after, on the monotonic clock
+  void wake_at(Instant when) override {
+    at = when;
+    monotonic_at.reset();
+  }
+  void wake_after(std::chrono::steady_clock::duration delay) override {
+    monotonic_at = clock_.monotonic() + delay;
+    at.reset();
+  }
+  void cancel() override {
+    at.reset();
+    monotonic_at.reset();
+  }
+  // The wall instant it rings at, from where the clocks stand now.
+  std::optional<Instant> rings_at() const {
+    if (at) return at;
+    if (!monotonic_at) return std::nullopt;
+    return clock_.now() + std::chrono::ceil<std::chrono::seconds>(*monotonic_at - clock_.monotonic());
+  }
+
+ private:
+  const FakeClock& clock_;
 };
 
 class FakeLauncher final : public RunLauncher {
@@ -77,7 +106,7 @@ class RecordedEvents final : public SchedulerEvents {
 
 struct SimulatedScheduler {
   FakeClock clock;
-  FakeAlarm alarm;
+  FakeAlarm alarm{clock};
   FakeLauncher launcher;
   RecordedEvents events;
   TableScheduler scheduler;
@@ -90,10 +119,10 @@ struct SimulatedScheduler {
   // Moves the clock to `until`, ringing the alarm at each instant it is
   // set for on the way (a wake that re-arms for the past would loop: fail).
   void advance_to(Instant until) {
-    for (int rings = 0; alarm.at && *alarm.at <= until; ++rings) {
+    for (int rings = 0; alarm.rings_at() && *alarm.rings_at() <= until; ++rings) {
       REQUIRE(rings < 100000);
-      clock.set(std::max(clock.now(), *alarm.at));
-      alarm.at.reset();
+      clock.set(std::max(clock.now(), *alarm.rings_at()));
+      alarm.cancel();
       scheduler.wake();
     }
     clock.set(std::max(clock.now(), until));

@@ -150,6 +150,17 @@ TEST_CASE("transient failures are retried with a doubling backoff that a success
   }
 }
 
+TEST_CASE("regression: a permanent failure counted toward the backoff of the next transient one") {
+  SimulatedScheduler sim(4, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config_of({{"t", "0 * * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:00:05Z"));
+  sim.finish("t", RunStatus::Failed, ErrorKind::Permanent);
+  sim.advance_to(at("2026-01-01T11:00:05Z"));
+  sim.finish("t", RunStatus::Failed, ErrorKind::Transient);
+  REQUIRE(sim.events.retries.size() == 1);
+  CHECK(sim.events.retries[0].second == at("2026-01-01T11:00:15Z"));  // the first transient failure: 10 s
+}
+
 TEST_CASE("a retry never comes after the table's next regular firing") {
   SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
   sim.scheduler.start(config_of({{"t", "* * * * *"}}), {});
@@ -287,7 +298,7 @@ TEST_CASE("stop: waiting firings are dropped, runs in flight get the grace perio
     CHECK(done == 0);
     sim.finish("b", RunStatus::Cancelled);
     CHECK(done == 1);
-    CHECK_FALSE(sim.alarm.at);
+    CHECK_FALSE(sim.alarm.rings_at());
     sim.advance_to(at("2026-01-01T12:00:00Z"));
     CHECK(sim.launcher.launched.size() == 2);
     CHECK(sim.events.retries.empty());
@@ -306,13 +317,24 @@ TEST_CASE("stop: waiting firings are dropped, runs in flight get the grace perio
     CHECK(sim.events.left_behind == 1u);
     CHECK(sim.events.retries.empty());
   }
+  SUBCASE("regression: a wall clock stepped back during the grace period stretched it") {
+    SimulatedScheduler sim(2, at("2026-01-01T09:59:00Z"));
+    sim.scheduler.start(config, {});
+    sim.advance_to(at("2026-01-01T10:00:05Z"));
+    sim.scheduler.stop(std::chrono::seconds(30), [] {});
+    sim.clock.step_wall(at("2026-01-01T09:00:05Z"));  // NTP steps the wall clock back an hour
+    sim.advance_to(at("2026-01-01T09:00:34Z"));
+    CHECK(sim.launcher.cancel_requests == 0);
+    sim.advance_to(at("2026-01-01T09:00:35Z"));  // 30 s of real time later
+    CHECK(sim.launcher.cancel_requests == 1);
+  }
   SUBCASE("nothing in flight: done at once") {
     SimulatedScheduler sim(2, at("2026-01-01T09:00:00Z"));
     sim.scheduler.start(config, {});
     int done = 0;
     sim.scheduler.stop(std::chrono::seconds(30), [&] { ++done; });
     CHECK(done == 1);
-    CHECK_FALSE(sim.alarm.at);
+    CHECK_FALSE(sim.alarm.rings_at());
   }
 }
 
