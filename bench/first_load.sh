@@ -3,6 +3,7 @@
 # between the same two databases. Starts its own throwaway PostgreSQL.
 #   ROWS=1000000 bench/first_load.sh
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
 source "$(dirname "$0")/../scripts/lib/common.sh"
 ROWS=${ROWS:-1000000}
 tidemark=$(built_tidemark)

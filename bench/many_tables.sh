@@ -5,6 +5,7 @@
 # during the measurement. Starts its own throwaway PostgreSQL.
 #   TABLES=10000 bench/many_tables.sh
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
 source "$(dirname "$0")/../scripts/lib/common.sh"
 TABLES=${TABLES:-10000}
 tidemark=$(built_tidemark)

@@ -7,7 +7,7 @@ TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Debian packages the build, the tests and the demo need.
 TIDEMARK_PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config shellcheck
   libboost-dev libboost-system-dev libpq-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev

@@ -5,6 +5,7 @@
 # process exits 1. No run row is left `running` for a later run to call
 # abandoned.
 # Usage: run_signal_test.sh TIDEMARK_BINARY
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 tidemark=$1

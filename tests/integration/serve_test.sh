@@ -6,6 +6,7 @@
 # and STOPPING, stops on SIGTERM with exit 0 — and a real
 # Prometheus scraping it answers every query of the Grafana dashboard.
 # Usage: serve_test.sh TIDEMARK_BINARY SOURCE_DIR
+# shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 tidemark=$1
