@@ -35,6 +35,7 @@ struct MetricsRegistry::TableSeries {
   prometheus::Gauge* last_success = nullptr;
   prometheus::Gauge* in_progress = nullptr;
   prometheus::Gauge* horizon_lag = nullptr;
+  prometheus::Gauge* failed_permanently = nullptr;
 };
 
 struct MetricsRegistry::PipelineSeries {
@@ -114,6 +115,10 @@ MetricsRegistry::MetricsRegistry()
                        .Name("tidemark_horizon_lag_seconds")
                        .Help("Source clock minus the last run's hi: what transactions in flight held back")
                        .Register(*registry_)),
+      failed_permanently_(prometheus::BuildGauge()
+                              .Name("tidemark_run_failed_permanently")
+                              .Help("1 from a run that failed permanently (not retried) until a run succeeds")
+                              .Register(*registry_)),
       start_delay_(prometheus::BuildHistogram()
                        .Name("tidemark_run_start_delay_seconds")
                        .Help("Actual start minus scheduled firing time, per pipeline")
@@ -227,6 +232,7 @@ void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfi
   s->in_progress = &run_in_progress_.Add(labels);
   s->horizon_lag = &horizon_lag_.Add(labels);
   s->horizon_lag->Set(std::nan(""));  // known once an incremental run has read the horizon
+  s->failed_permanently = &failed_permanently_.Add(labels);
   tables_[{pipeline.name, table.name}] = std::move(s);
 
   auto& p = pipelines_[pipeline.name];
@@ -258,6 +264,7 @@ void MetricsRegistry::remove_table(const TableKey& key) {
   last_success_.Remove(s.last_success);
   run_in_progress_.Remove(s.in_progress);
   horizon_lag_.Remove(s.horizon_lag);
+  failed_permanently_.Remove(s.failed_permanently);
   tables_.erase(it);
 
   const auto p = pipelines_.find(key.pipeline);
@@ -316,6 +323,7 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
   switch (summary.status) {
     case RunStatus::Success:
       s->runs_success->Increment();
+      s->failed_permanently->Set(0);
       s->last_rows->Set(static_cast<double>(summary.rows_written));
       s->last_success->Set(static_cast<double>(
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -324,6 +332,9 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
     case RunStatus::SkippedLocked: s->skipped_locked->Increment(); break;
     case RunStatus::Failed:
       (summary.error_kind == ErrorKind::Permanent ? s->runs_failed_permanent : s->runs_failed_transient)->Increment();
+      // A transient failure says nothing of whether the permanent cause is
+      // gone: the table stays flagged until a run succeeds.
+      if (summary.error_kind == ErrorKind::Permanent) s->failed_permanently->Set(1);
       break;
     // Stopped by a shutdown: another run would have gone on.
     case RunStatus::Cancelled: s->runs_failed_transient->Increment(); break;

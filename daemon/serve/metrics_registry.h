@@ -94,6 +94,7 @@ class MetricsRegistry final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& last_success_;
   prometheus::Family<prometheus::Gauge>& run_in_progress_;
   prometheus::Family<prometheus::Gauge>& horizon_lag_;
+  prometheus::Family<prometheus::Gauge>& failed_permanently_;
   prometheus::Family<prometheus::Histogram>& start_delay_;
   prometheus::Family<prometheus::Gauge>& runs_queued_;
   prometheus::Family<prometheus::Gauge>& reload_ok_;

@@ -57,6 +57,25 @@ TEST_CASE("every series of a configured table exists from the start, counters at
   CHECK(text.find("tidemark_watermark_timestamp_seconds{") == std::string::npos);
 }
 
+TEST_CASE("a permanent failure flags the table until a run succeeds; a transient one changes nothing") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  const std::string series = R"(tidemark_run_failed_permanently{pipeline="p",table="orders"} )";
+  CHECK(has(metrics.scrape_text(), series + "0"));
+  RunSummary run;
+  run.table = {"p", "orders"};
+  run.status = RunStatus::Failed;
+  run.error_kind = ErrorKind::Permanent;
+  metrics.on_run_finished(run);
+  CHECK(has(metrics.scrape_text(), series + "1"));
+  run.error_kind = ErrorKind::Transient;  // the database went away meanwhile
+  metrics.on_run_finished(run);
+  CHECK(has(metrics.scrape_text(), series + "1"));
+  run.status = RunStatus::Success;
+  metrics.on_run_finished(run);
+  CHECK(has(metrics.scrape_text(), series + "0"));
+}
+
 TEST_CASE("runs are counted; a reload adds and removes whole tables") {
   MetricsRegistry metrics;
   metrics.set_config(config_with(kOrders));
