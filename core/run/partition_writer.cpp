@@ -16,6 +16,18 @@ std::string local_time(Instant t, const TimeZone& zone) { return date::format("%
 
 }  // namespace
 
+PartitionRequest partition_request(const TableKey& table, RunId run, const TimeWindow& partition,
+                                   const TimeZone& zone, PartitionUnit unit) {
+  return PartitionRequest{table,
+                          run,
+                          partition,
+                          local_date(partition.lo, zone),
+                          local_date(partition.hi, zone),
+                          local_time(partition.lo, zone),
+                          local_time(partition.hi, zone),
+                          unit == PartitionUnit::Hour};
+}
+
 RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait) {
   if (table_.mode != TableMode::Partition) std::abort();
   const RunLock lock{TableKey{pipeline_.name, table_.name}, partition};
@@ -23,15 +35,8 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
   const Status outcome = [&]() -> Status {
     if (!run.open(wait)) return ok_status();
     RunSummary& summary = run.summary();
-    const TimeZone& zone = *pipeline_.zone;
-    const PartitionRequest request{summary.table,
-                                   summary.run,
-                                   partition,
-                                   local_date(partition.lo, zone),
-                                   local_date(partition.hi, zone),
-                                   local_time(partition.lo, zone),
-                                   local_time(partition.hi, zone),
-                                   table_.partition->unit == PartitionUnit::Hour};
+    const PartitionRequest request =
+        partition_request(summary.table, summary.run, partition, *pipeline_.zone, table_.partition->unit);
     StepRecord record;
     record.lock = lock;
     record.lock_label = request.lo_date;

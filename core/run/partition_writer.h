@@ -10,6 +10,12 @@
 
 namespace tidemark {
 
+// The request for one partition of `table`: its window, and the window as
+// local dates and wall-clock times in `zone` (for date and timestamp
+// partition columns).
+PartitionRequest partition_request(const TableKey& table, RunId run, const TimeWindow& partition,
+                                   const TimeZone& zone, PartitionUnit unit);
+
 class PartitionWriter {
  public:
   explicit PartitionWriter(const RunContext& context)

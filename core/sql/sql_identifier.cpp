@@ -130,4 +130,11 @@ std::string QualifiedName::display() const {
   return schema_ ? display_part(*schema_) + "." + display_part(name_) : display_part(name_);
 }
 
+std::string without_trailing_semicolons(std::string query) {
+  while (!query.empty() && (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
+    query.pop_back();
+  }
+  return query;
+}
+
 }  // namespace tidemark

@@ -20,6 +20,10 @@ std::string quote_identifier(std::string_view name);
 // literal, for the few places that take no parameters.
 std::string quote_literal(std::string_view text);
 
+// A query made fit to be a subquery: trailing semicolons (and the blanks
+// around them) would end the statement inside the parentheses.
+std::string without_trailing_semicolons(std::string query);
+
 // Parses one identifier: unquoted [A-Za-z_][A-Za-z0-9_$]* (folded to lower
 // case) or "quoted" with "" for a quote. Fails on empty names, stray
 // characters, NUL, or names over 63 bytes (PostgreSQL's NAMEDATALEN).

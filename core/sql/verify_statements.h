@@ -9,6 +9,7 @@
 #include "core/watermark/cursor_value.h"
 #include "core/sql/sql_identifier.h"
 #include "core/watermark/window_plan.h"
+#include "core/config/config_model.h"
 
 namespace tidemark {
 
@@ -18,5 +19,17 @@ namespace tidemark {
 // equal values print as equal text.
 std::string verify_query(const QualifiedName& table, const std::vector<std::string>& columns,
                          const std::string& cursor, const Window& window, const std::string& timezone);
+
+// One partition, both sides: on the source, what the table's query returns
+// now ($1 = lo, $2 = hi, bound by the caller); on the target, its rows
+// with the partition column in [$1::cast, $2::cast). Each returns one row:
+// the row count and the checksum of `columns` (the query's output
+// columns, compared by name). Same session requirements as verify_query.
+struct PartitionVerifyQueries {
+  std::string source;
+  std::string target;
+};
+PartitionVerifyQueries partition_verify_queries(const TableConfig& table, const std::vector<std::string>& columns,
+                                                const std::string& cast);
 
 }  // namespace tidemark

@@ -85,7 +85,7 @@ const std::vector<CommandRow>& command_table() {
                          sub.add_flag("--force", o.force, "allow a value past the source's clock (audited as forced)");
                        },
                        run_rewind),
-      database_command("verify", "compare source and target over the lookback window, per day",
+      database_command("verify", "compare source and target: the lookback window per day, the last partitions done",
                        [](CLI::App& sub, VerifyOptions& o) {
                          sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
                          sub.add_option("--table", o.table, "only this table");

@@ -151,12 +151,15 @@ PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
 
 PgResult PgConnection::exec(const std::string& sql) { return check(PQexec(conn_, sql.c_str()), sql); }
 
-PgResult PgConnection::exec(const std::string& sql, const PgParams& params) {
+PgResult PgConnection::exec(const std::string& sql, const PgParams& params) { return exec(sql, params, {}); }
+
+PgResult PgConnection::exec(const std::string& sql, const PgParams& params, const std::vector<Oid>& types) {
+  if (!types.empty() && types.size() != params.size()) std::abort();  // a type for each parameter, or none
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                            nullptr, 0),
+  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), types.empty() ? nullptr : types.data(),
+                            values.data(), nullptr, nullptr, 0),
                sql);
 }
 

@@ -65,6 +65,8 @@ class PgResult {
   std::optional<std::string> optional_text(int row, int column) const;
   std::int64_t integer(int row, int column) const;  // requires a non-null integer
   bool boolean(int row, int column) const { return text(row, column) == "t"; }
+  int columns() const { return PQnfields(result_.get()); }
+  std::string column_name(int column) const { return PQfname(result_.get(), column); }
   // Rows affected by INSERT/UPDATE/DELETE/COPY.
   std::int64_t affected() const;
   const PGresult* raw() const { return result_.get(); }
@@ -98,6 +100,8 @@ class PgConnection {
   // Runs one statement (or several, without params). Throws PgError.
   PgResult exec(const std::string& sql);
   PgResult exec(const std::string& sql, const PgParams& params);
+  // With the parameters' types (OIDs), for a query that leaves them untyped.
+  PgResult exec(const std::string& sql, const PgParams& params, const std::vector<Oid>& types);
 
   // Streams `copy_out` (COPY ... TO STDOUT) on `source` into this
   // connection, chunk by chunk, checking `cancel` as it goes. Only when the

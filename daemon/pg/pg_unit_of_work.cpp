@@ -6,18 +6,10 @@
 #include "core/time/instant_text.h"
 #include "core/sql/load_statements.h"
 #include "core/sql/sql_identifier.h"
+#include "daemon/pg/partition_bounds.h"
 
 namespace tidemark {
 namespace {
-
-// The query as a subquery: trailing semicolons (and the blanks around
-// them) would end the statement inside the parentheses.
-std::string without_trailing_semicolons(std::string query) {
-  while (!query.empty() && (query.back() == ';' || std::isspace(static_cast<unsigned char>(query.back())))) {
-    query.pop_back();
-  }
-  return query;
-}
 
 // Characters, as the server counts an error's position (UTF-8 text).
 int characters(const std::string& text) {
@@ -89,47 +81,12 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
 
 
 Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, const PartitionRequest& request) {
-  constexpr Oid kDateOid = 1082;
-  constexpr Oid kTimestampOid = 1114;
-  constexpr Oid kTimestampTzOid = 1184;
-  // $1 and $2 take the partition column's own type: a local date, a local
-  // wall-clock time, or an instant.
-  PgParams params;
-  std::vector<Oid> types;
-  std::string cast;
-  try {
-    const std::string name = table.target_table.display();
-    const std::string& column = table.partition->column;
-    const PgResult type = target_.exec(
-        "select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
-        " where a.attrelid = to_regclass($1) and a.attname = $2 and a.attnum > 0 and not a.attisdropped",
-        {table.target_table.quoted(), column});
-    if (type.rows() == 0) return permanent_error("target table " + name + " does not exist or has no column " + column);
-    const auto column_type = cursor_type_from_postgres(type.text(0, 0));
-    if (!column_type || *column_type == CursorType::Integer) {
-      return permanent_error("partition column " + column + " of " + name + " has type " + type.text(0, 0) +
-                   "; it must be timestamptz, timestamp or date");
-    }
-    switch (*column_type) {
-      case CursorType::Date:
-        if (request.hourly) return permanent_error("partition column " + column + " is a date; hour partitions need a timestamp");
-        params = {request.lo_date, request.hi_date};
-        types = {kDateOid, kDateOid};
-        cast = "date";
-        break;
-      case CursorType::Timestamp:
-        params = {request.lo_local, request.hi_local};
-        types = {kTimestampOid, kTimestampOid};
-        cast = "timestamp";
-        break;
-      default:
-        params = {format_instant(request.window.lo), format_instant(request.window.hi)};
-        types = {kTimestampTzOid, kTimestampTzOid};
-        cast = "timestamptz";
-    }
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  // $1 and $2 take the partition column's own type.
+  const auto bounds = partition_bounds(target_, table, request);
+  if (!bounds) return bounds.failure();
+  const PgParams& params = bounds->params;
+  const std::vector<Oid>& types = bounds->types;
+  const std::string& cast = bounds->cast;
   // Every row must fall inside the partition, checked on the source as the
   // rows stream (an extra boolean column, not copied): a query that
   // ignores $1 and $2 would otherwise load rows of other partitions,

@@ -116,6 +116,57 @@ TEST_CASE("a correction in one past day is fixed by a one-day backfill; other da
                         "order by 1") == untouched_before);
 }
 
+TEST_CASE("verify compares each recent partition with what its query returns now; backfill --rerun fixes it") {
+  Shop shop;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 0);
+  REQUIRE(shop.backfill("hours_per_day", "2026-03-27", "2026-04-01") == 0);
+  VerifyOptions verify;
+  verify.pipeline = "shop";
+  std::ostringstream().swap(shop.out);
+  CHECK(shop.run(run_verify, verify) == 0);
+  const std::string clean = shop.out.str();
+  CHECK(clean.find("shop.daily_revenue: the last 5 partitions done") != std::string::npos);
+  CHECK(clean.find("2026-03-29") != std::string::npos);  // the 23-hour day
+  CHECK(clean.find("DIFFERENT") == std::string::npos);
+  CHECK(clean.find("shop.hours_per_day: the last 5 partitions done") != std::string::npos);  // a date column
+
+  // A late correction in the source on one day: that day's partition no
+  // longer holds what its query returns.
+  shop.env.source().exec(
+      "update orders set amount = amount + 100 where order_id = (select min(order_id) from orders"
+      " where status = 'completed' and ordered_at >= '2026-03-29 00:00+01' and ordered_at < '2026-03-30 00:00+02')");
+  std::ostringstream().swap(shop.out);
+  verify.table = "daily_revenue";
+  CHECK(shop.run(run_verify, verify) == 1);
+  const std::string report = shop.out.str();
+  INFO(report);
+  CHECK(report.find("2026-03-29") != std::string::npos);
+  CHECK(report.find("DIFFERENT VALUES") != std::string::npos);
+  const auto line_of = [&](const std::string& day) {
+    const auto at = report.find("  " + day);
+    return at == std::string::npos ? std::string() : report.substr(at, report.find('\n', at) - at);
+  };
+  CHECK(line_of("2026-03-29").find("DIFFERENT VALUES") != std::string::npos);
+  CHECK(line_of("2026-03-28").find("ok") != std::string::npos);
+  CHECK(report.find("tidemark backfill shop --table daily_revenue --from '2026-03-29 00:00:00' --to "
+                    "'2026-03-30 00:00:00' --rerun") != std::string::npos);
+
+  // The advice works.
+  shop.options.rerun = true;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-29 00:00:00", "2026-03-30 00:00:00") == 0);
+  std::ostringstream().swap(shop.out);
+  CHECK(shop.run(run_verify, verify) == 0);
+}
+
+TEST_CASE("verify of a partition table with nothing written says so") {
+  Shop shop;
+  VerifyOptions verify;
+  verify.pipeline = "shop";
+  verify.table = "daily_revenue";
+  CHECK(shop.run(run_verify, verify) == 0);
+  CHECK(shop.out.str().find("shop.daily_revenue: no partition written yet; nothing to verify") != std::string::npos);
+}
+
 TEST_CASE("days of 23 and 25 hours in Europe/Berlin are one partition each") {
   Shop shop;
   REQUIRE(shop.backfill("hours_per_day", "2026-03-28", "2026-03-31") == 0);
