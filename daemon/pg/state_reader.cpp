@@ -85,6 +85,9 @@ Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tab
     nlohmann::json asked = nlohmann::json::array();
     for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // The left join from one row keeps the clock when no table is asked.
+    // error_kind is read through to_jsonb: a schema at version 2 (a new
+    // binary's `status` before the daemon upgraded it) has no such column,
+    // and its runs simply have no kind.
     const PgResult r = connection_.exec(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name, position
@@ -103,7 +106,7 @@ left join lateral (select run_id, status, started_at, finished_at, rows_written,
                    where r.pipeline = a.pipeline and r.table_name = a.table_name
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
-                          status, error, error_kind
+                          status, error, to_jsonb(r) ->> 'error_kind' as error_kind
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
                    order by run_id desc limit 1) f on true

@@ -225,4 +225,18 @@ TEST_CASE("status: stale with nothing holding it: no success for too long, or no
   CHECK(s.status_line("events").find("stale: the watermark has not moved for ") != std::string::npos);
 }
 
+TEST_CASE("status reads a state schema the daemon has not upgraded yet: failures without a kind") {
+  StatusFixture s;
+  REQUIRE(s.run("events") == RunStatus::Success);
+  // The schema as version 2 left it: no error_kind column.
+  s.env.state().exec("alter table tidemark.runs drop column error_kind;"
+                     "delete from tidemark.schema_migrations where version = 3");
+  s.env.state().exec("insert into tidemark.runs (pipeline, table_name, trigger, status, error, started_at, finished_at)"
+                     " values ('shop', 'events', 'schedule', 'failed', 'connection refused', now(), now())");
+  const auto why = s.status_json()["events"]["why"];
+  CHECK(why["reason"] == "failing");
+  CHECK(why["error_kind"].is_null());
+  CHECK(why["text"].get<std::string>().find("(1 run: connection refused)") != std::string::npos);
+}
+
 }  // namespace tidemark
