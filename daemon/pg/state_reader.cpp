@@ -177,7 +177,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
         "select run_id, pipeline, table_name, trigger, status,"
         " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
         " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
-        " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid"
+        " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid,"
+        " to_jsonb(runs) ->> 'error_kind'"  // as in table_states: version 2 has no such column
         " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
         {pipeline, std::to_string(limit)});
     std::vector<RunRecord> out;
@@ -199,6 +200,7 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
       run.error = r.optional_text(i, 13);
       run.host = r.optional_text(i, 14);
       run.pid = optional_integer(r, i, 15);
+      run.error_kind = r.optional_text(i, 16);
       out.push_back(std::move(run));
     }
     return out;

@@ -94,6 +94,9 @@ struct RunRecord {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::optional<std::string> error;
+  // "transient" or "permanent" for a failed run; nothing for a success
+  // and for runs recorded before state schema version 3.
+  std::optional<std::string> error_kind;
   std::optional<std::string> host;
   std::optional<std::int64_t> pid;
 };

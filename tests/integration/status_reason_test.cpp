@@ -118,6 +118,13 @@ TEST_CASE("status: failing since the first failure after the last success, with 
   // Both failures are recorded as permanent (a missing relation).
   CHECK(PgTestEnv::rows(s.env.state(), "select status, coalesce(error_kind, '-') from tidemark.runs order by run_id") ==
         std::vector<std::string>{"success|-", "failed|permanent", "failed|permanent"});
+  HistoryOptions history;
+  history.json = true;
+  REQUIRE(s.CommandRunner::run(run_history, history) == 0);
+  const auto runs = nlohmann::json::parse(s.out_text());
+  REQUIRE(runs.size() == 3);
+  CHECK(runs[0]["error_kind"] == "permanent");  // newest first
+  CHECK(runs[2]["error_kind"].is_null());       // the success
   const std::string first_failure = PgTestEnv::rows(
       s.env.state(),
       "select to_char(to_timestamp(round(extract(epoch from min(finished_at)))) at time zone 'UTC',"
@@ -237,6 +244,10 @@ TEST_CASE("status reads a state schema the daemon has not upgraded yet: failures
   CHECK(why["reason"] == "failing");
   CHECK(why["error_kind"].is_null());
   CHECK(why["text"].get<std::string>().find("(1 run: connection refused)") != std::string::npos);
+  HistoryOptions history;
+  history.json = true;
+  REQUIRE(s.CommandRunner::run(run_history, history) == 0);
+  CHECK(nlohmann::json::parse(s.out_text())[0]["error_kind"].is_null());
 }
 
 }  // namespace tidemark
