@@ -69,6 +69,7 @@ struct RunEnd {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::string error;  // empty on success
+  ErrorKind error_kind = ErrorKind::Transient;  // of a failure: whether a retry can help
   HorizonReport horizon;
 };
 

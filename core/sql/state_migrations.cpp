@@ -75,6 +75,9 @@ alter table tidemark.runs
   add column watermark_ahead     boolean not null default false,
   add column null_cursor_rows    bigint;
 )SQL"},
+      {3, "the kind of a failed run's error", R"SQL(
+alter table tidemark.runs add column error_kind text check (error_kind in ('transient', 'permanent'));
+)SQL"},
   };
   return migrations;
 }

@@ -41,4 +41,12 @@ std::string format_duration(std::chrono::seconds d) {
   return std::to_string(s) + "s";
 }
 
+std::string format_age(std::int64_t seconds) {
+  if (seconds < 0) return "-" + format_age(-seconds);
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds / 86400) + "d";
+}
+
 }  // namespace tidemark

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,5 +21,10 @@ Result<std::chrono::seconds> parse_duration(std::string_view text);
 
 // The shortest exact spelling: 90s -> "90s", 7200s -> "2h", 0s -> "0s".
 std::string format_duration(std::chrono::seconds d);
+
+// An age for people, rounded down to one unit: 45s, 12m, 5h, 3d (seconds
+// below 2 minutes, minutes below 2 hours, hours below 2 days); a negative
+// age (ahead) keeps its sign.
+std::string format_age(std::int64_t seconds);
 
 }  // namespace tidemark

@@ -65,7 +65,7 @@ HorizonDecision time_horizon(const HorizonReading& r) {
   SourceMicros hi = r.clock - kStartReportMargin;
   if (r.replayed_until && *r.replayed_until < hi) {
     hi = *r.replayed_until;
-    d.held_by = "the standby has replayed the primary's commits only up to " + instant_text(hi);
+    d.held_by = "the standby, which has replayed the primary's commits only up to " + instant_text(hi);
   }
   if (r.oldest && r.oldest->prepared) {
     d.hold_at_watermark = true;

@@ -40,6 +40,7 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
                         {"rows_read", run.rows_read},
                         {"rows_written", run.rows_written},
                         {"error", text(run.error)},
+                        {"error_kind", text(run.error_kind)},
                         {"host", text(run.host)},
                         {"pid", number(run.pid)}});
       }

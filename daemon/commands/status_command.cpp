@@ -6,11 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/time/duration.h"
 #include "core/time/instant_text.h"
+#include "core/watermark/table_reason.h"
 #include "core/watermark/watermark_health.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
+#include "daemon/logging.h"
 #include "daemon/pg/state_reader.h"
 
 namespace tidemark {
@@ -20,12 +23,24 @@ std::string iso(double unix_seconds) {
   return format_instant(Instant(std::chrono::seconds(std::llround(unix_seconds))));
 }
 
-std::string human_age(std::int64_t seconds) {
-  if (seconds < 0) return "-" + human_age(-seconds);
-  if (seconds < 120) return std::to_string(seconds) + "s";
-  if (seconds < 7200) return std::to_string(seconds / 60) + "m";
-  if (seconds < 2 * 86400) return std::to_string(seconds / 3600) + "h";
-  return std::to_string(seconds / 86400) + "d";
+// The reason a table is stale or failing, for --json: null when healthy.
+nlohmann::json why_json(const TableReason& why) {
+  if (why.reason == Reason::None) return nlohmann::json();
+  nlohmann::json out;
+  out["reason"] = reason_name(why.reason);
+  out["text"] = why.text;
+  if (why.reason == Reason::Failing) {
+    out["failures"] = why.failures;
+    out["since"] = why.failing_since ? nlohmann::json(iso(*why.failing_since)) : nlohmann::json();
+    out["error_kind"] = !why.error_kind                           ? nlohmann::json()
+                        : why.error_kind == ErrorKind::Permanent ? nlohmann::json("permanent")
+                                                                 : nlohmann::json("transient");
+    out["error"] = why.error_line;
+  }
+  if (why.reason == Reason::HeldBack || (why.reason == Reason::Ahead && !why.held_by.empty())) {
+    out["held_by"] = why.held_by;
+  }
+  return out;
 }
 
 }  // namespace
@@ -55,6 +70,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
     for (const TableConfig& t : p.tables) {
       const TableState s = states.count({p.name, t.name}) ? states[{p.name, t.name}] : TableState{};
       const WatermarkHealth health = assess_watermark(s.reading(), now, t.stale_after);
+      const TableReason why = explain_table(s.reading(), s.run_facts(), now, t.stale_after);
       nlohmann::json row;
       row["pipeline"] = p.name;
       row["table"] = t.name;
@@ -83,6 +99,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
         run["error"] = s.last_run->error ? nlohmann::json(*s.last_run->error) : nlohmann::json();
       }
       row["last_run"] = run;
+      row["why"] = why_json(why);
       rows.push_back(row);
     }
   }
@@ -90,8 +107,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
     out << rows.dump(2) << '\n';
     return kExitOk;
   }
-  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {}\n", "PIPELINE", "TABLE", "WATERMARK",
-             "AGE", "HELD", "MOVED", "LAST RUN", "ROWS", "STALE");
+  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {:<5} {}\n", "PIPELINE", "TABLE",
+             "WATERMARK", "AGE", "HELD", "MOVED", "LAST RUN", "ROWS", "STALE", "WHY");
   std::vector<std::string> notes;
   for (const auto& row : rows) {
     const auto& run = row["last_run"];
@@ -100,16 +117,18 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
                                       run["status"].get<std::string>();
     const auto& horizon = row["horizon"];
     const std::string name = row["pipeline"].get<std::string>() + "." + row["table"].get<std::string>();
-    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {}\n", row["pipeline"].get<std::string>(),
+    // The error in WHY comes from the database: escaped like history's.
+    const std::string why = row["why"].is_null() ? "" : escape_control_characters(row["why"]["text"].get<std::string>());
+    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {:<5} {}\n", row["pipeline"].get<std::string>(),
                row["table"].get<std::string>(),
                row["watermark"].is_null() ? "(none)" : row["watermark"].get<std::string>(),
-               row["age_seconds"].is_null() ? "-" : human_age(row["age_seconds"].get<std::int64_t>()),
+               row["age_seconds"].is_null() ? "-" : format_age(row["age_seconds"].get<std::int64_t>()),
                horizon.contains("lag_seconds")
-                   ? human_age(static_cast<std::int64_t>(std::llround(horizon["lag_seconds"].get<double>())))
+                   ? format_age(static_cast<std::int64_t>(std::llround(horizon["lag_seconds"].get<double>())))
                    : "-",
                row["moved_at"].is_null() ? "-" : row["moved_at"].get<std::string>(), last_run,
                run.is_null() ? "-" : std::to_string(run["rows_written"].get<std::int64_t>()),
-               row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok");
+               row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok", why);
     if (horizon.contains("held_by")) {
       notes.push_back(name + ": " + (row["ahead"].get<bool>() ? "" : "held back by ") +
                       horizon["held_by"].get<std::string>());

@@ -95,7 +95,7 @@ Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
     const TableKey& table = start.table;
     const PgResult r = connection_.exec(R"SQL(
 with abandoned as (
-  update tidemark.runs set status = 'failed', finished_at = now(),
+  update tidemark.runs set status = 'failed', finished_at = now(), error_kind = 'transient',
          error = 'abandoned: found running by a later run that holds the lock'
   where pipeline = $1 and table_name = $2 and status = 'running' and ($6::text is null or window_lo = $6)
   returning 1),
@@ -120,6 +120,7 @@ from (select 1) one left join stored on true
         const std::string error = "stored watermark of " + table.display() + ": " + value.error();
         RunEnd end;
         end.error = error;
+        end.error_kind = ErrorKind::Permanent;
         finish_run(out.run, end);  // the row just written must not stay `running`
         return permanent_error(error);
       }
@@ -218,7 +219,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
         " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
-        " null_cursor_rows = $12 where run_id = $1",
+        " null_cursor_rows = $12, error_kind = $13 where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
          end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
@@ -227,7 +228,9 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
          end.horizon.lag_seconds ? std::optional<std::string>(std::to_string(*end.horizon.lag_seconds)) : std::nullopt,
          end.horizon.held_by, std::string(end.horizon.watermark_ahead ? "true" : "false"),
          end.horizon.null_cursor_rows ? std::optional<std::string>(std::to_string(*end.horizon.null_cursor_rows))
-                                      : std::nullopt});
+                                      : std::nullopt,
+         end.success ? std::nullopt
+                     : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient")});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

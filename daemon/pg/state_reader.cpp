@@ -58,6 +58,20 @@ WatermarkReading TableState::reading() const {
   return out;
 }
 
+TableRunFacts TableState::run_facts() const {
+  TableRunFacts out;
+  out.any_run = last_run.has_value();
+  out.last_failed = last_finished_failed;
+  out.failures = failures_since_success;
+  out.failing_since = failing_since;
+  out.last_error = last_finished_error.value_or("");
+  out.last_error_kind = last_finished_error_kind;
+  out.last_success_at = last_success_at;
+  out.horizon_lag_seconds = horizon_lag_seconds;
+  out.horizon_held_by = horizon_held_by.value_or("");
+  return out;
+}
+
 Result<bool> StateReader::schema_exists() {
   try {
     return connection_.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
@@ -71,6 +85,9 @@ Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tab
     nlohmann::json asked = nlohmann::json::array();
     for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // The left join from one row keeps the clock when no table is asked.
+    // error_kind is read through to_jsonb: a schema at version 2 (a new
+    // binary's `status` before the daemon upgraded it) has no such column,
+    // and its runs simply have no kind.
     const PgResult r = connection_.exec(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name, position
@@ -81,19 +98,24 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows,
        extract(epoch from s.finished_at)::float8,
        extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
-       extract(epoch from now())::float8
+       extract(epoch from now())::float8,
+       f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name
                    order by run_id desc limit 1) l on true
-left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows
+left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
+                          status, error, to_jsonb(r) ->> 'error_kind' as error_kind
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
                    order by run_id desc limit 1) f on true
-left join lateral (select finished_at from tidemark.runs r
+left join lateral (select run_id, finished_at from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
                    order by run_id desc limit 1) s on true
+left join lateral (select count(*) as failures, min(finished_at) as since from tidemark.runs r
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'failed'
+                         and r.run_id > coalesce(s.run_id, 0)) x on true
 left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
                    where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p on true
 order by a.position
@@ -122,6 +144,13 @@ order by a.position
       s.ahead_of_source = !r.is_null(i, 13) && r.boolean(i, 13);
       s.null_cursor_rows = optional_integer(r, i, 14);
       s.last_success_at = optional_double(r, i, 15);
+      s.last_finished_failed = !r.is_null(i, 19) && r.text(i, 19) == "failed";
+      s.last_finished_error = r.optional_text(i, 20);
+      if (!r.is_null(i, 21)) {
+        s.last_finished_error_kind = r.text(i, 21) == "permanent" ? ErrorKind::Permanent : ErrorKind::Transient;
+      }
+      s.failures_since_success = optional_integer(r, i, 22).value_or(0);
+      s.failing_since = optional_double(r, i, 23);
       out.tables.push_back(std::move(s));
     }
     return out;
@@ -148,7 +177,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
         "select run_id, pipeline, table_name, trigger, status,"
         " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
         " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
-        " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid"
+        " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid,"
+        " to_jsonb(runs) ->> 'error_kind'"  // as in table_states: version 2 has no such column
         " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
         {pipeline, std::to_string(limit)});
     std::vector<RunRecord> out;
@@ -170,6 +200,7 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
       run.error = r.optional_text(i, 13);
       run.host = r.optional_text(i, 14);
       run.pid = optional_integer(r, i, 15);
+      run.error_kind = r.optional_text(i, 16);
       out.push_back(std::move(run));
     }
     return out;

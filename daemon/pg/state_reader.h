@@ -15,6 +15,7 @@
 #include "core/result.h"
 #include "core/run/table_key.h"
 #include "core/time/time_types.h"
+#include "core/watermark/table_reason.h"
 #include "core/watermark/watermark_health.h"
 #include "daemon/pg/pg_connection.h"
 
@@ -52,9 +53,21 @@ struct TableState {
   std::optional<std::string> horizon_held_by;
   bool ahead_of_source = false;
   std::optional<std::int64_t> null_cursor_rows;
+  // The latest finished run failed, with this error and kind (no kind for
+  // runs recorded before state schema version 3).
+  bool last_finished_failed = false;
+  std::optional<std::string> last_finished_error;
+  std::optional<ErrorKind> last_finished_error_kind;
+  // Failed runs since the latest success (all of them when none), and
+  // when the first of them ended.
+  std::int64_t failures_since_success = 0;
+  std::optional<double> failing_since;
 
   // What age and stale are judged from (core/watermark_health.h).
   WatermarkReading reading() const;
+  // What the reason a table is stale or failing is judged from
+  // (core/watermark/table_reason.h).
+  TableRunFacts run_facts() const;
 };
 
 // Every asked table's state, and the state database's clock read in the
@@ -81,6 +94,9 @@ struct RunRecord {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
   std::optional<std::string> error;
+  // "transient" or "permanent" for a failed run; nothing for a success
+  // and for runs recorded before state schema version 3.
+  std::optional<std::string> error_kind;
   std::optional<std::string> host;
   std::optional<std::int64_t> pid;
 };
@@ -98,8 +114,9 @@ class StateReader {
   Result<bool> schema_exists();
 
   // One statement: each table's watermark (or its partitions'), latest
-  // run, latest finished run, latest success, and the database's clock.
-  // Each lookup probes one index, so the cost follows the tables asked,
+  // run, latest finished run, latest success, the failures since it, and
+  // the database's clock. Each lookup probes one index, so the cost
+  // follows the tables asked and their failures since their last success,
   // not the length of the history. Requires the schema. Fails when the
   // query does.
   Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);

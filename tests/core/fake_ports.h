@@ -64,7 +64,7 @@ class FakeState final : public StateStore {
     OpenedRun out;
     for (auto& r : runs) {
       if (!r.end && (!start.window || (r.start.window && r.start.window->lo == start.window->lo))) {
-        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", {}};
+        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}};
         ++out.abandoned;
       }
     }

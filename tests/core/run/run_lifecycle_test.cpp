@@ -77,9 +77,12 @@ TEST_CASE("a failure's kind reaches the summary and the run row; cancellation is
     CHECK(s.error_kind == ErrorKind::Permanent);
   }
   CHECK(f.state.runs[0].end->error == "target table t has no column c");
+  CHECK(f.state.runs[0].end->error_kind == ErrorKind::Permanent);
+  // Stopped by a shutdown: whatever the error, another run would go on.
   RunLifecycle cancelled(f.state, f.observer, kTable, RunTrigger::Schedule);
   REQUIRE(cancelled.open(false));
-  CHECK(cancelled.finish(Error{"cancelled"}, true).status == RunStatus::Cancelled);
+  CHECK(cancelled.finish(permanent_error("cancelled"), true).status == RunStatus::Cancelled);
+  CHECK(f.state.runs[1].end->error_kind == ErrorKind::Transient);
 }
 
 TEST_CASE("a partition's run marks only its own window's rows abandoned, and the partition failed when it fails") {

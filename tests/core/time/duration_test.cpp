@@ -35,4 +35,15 @@ TEST_CASE("durations print in their largest exact unit") {
   CHECK(format_duration(std::chrono::seconds(172800)) == "2d");
 }
 
+TEST_CASE("ages print rounded down to one unit, for people") {
+  CHECK(format_age(0) == "0s");
+  CHECK(format_age(119) == "119s");
+  CHECK(format_age(120) == "2m");
+  CHECK(format_age(7199) == "119m");
+  CHECK(format_age(7200) == "2h");
+  CHECK(format_age(2 * 86400 - 1) == "47h");
+  CHECK(format_age(2 * 86400) == "2d");
+  CHECK(format_age(-86400) == "-24h");
+}
+
 }  // namespace tidemark

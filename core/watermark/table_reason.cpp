@@ -1,0 +1,122 @@
+#include "core/watermark/table_reason.h"
+
+#include <cmath>
+
+#include "core/time/duration.h"
+#include "core/time/instant_text.h"
+
+namespace tidemark {
+namespace {
+
+std::string age_text(double seconds) { return format_age(static_cast<std::int64_t>(std::floor(seconds))); }
+
+std::string instant_text(double unix_seconds) {
+  return format_instant(Instant(std::chrono::seconds(std::llround(unix_seconds))));
+}
+
+TableReason failing(const TableRunFacts& runs) {
+  TableReason out;
+  out.reason = Reason::Failing;
+  out.failures = runs.failures;
+  out.failing_since = runs.failing_since;
+  out.error_kind = runs.last_error_kind;
+  out.error_line = first_line(runs.last_error);
+  out.text = "failing";
+  if (runs.failing_since) out.text += " since " + instant_text(*runs.failing_since);
+  out.text += " (" + std::to_string(runs.failures) + (runs.failures == 1 ? " run" : " runs");
+  if (runs.last_error_kind) {
+    out.text += runs.last_error_kind == ErrorKind::Permanent ? "; permanent" : "; transient";
+  }
+  if (!out.error_line.empty()) out.text += ": " + out.error_line;
+  out.text += ")";
+  return out;
+}
+
+TableReason ahead(const WatermarkHealth& health, const TableRunFacts& runs) {
+  TableReason out;
+  out.reason = Reason::Ahead;
+  if (health.why == Staleness::AheadOfSource) {
+    out.held_by = runs.horizon_held_by;
+    out.text = "ahead of the source: " + (runs.horizon_held_by.empty()
+                                              ? std::string("the last run found the watermark above the source's "
+                                                            "safe horizon; rewind it to a value the source has passed")
+                                              : runs.horizon_held_by);
+  } else {
+    // Only a time watermark is ahead of a clock, and it has an age.
+    out.text = "ahead of the source: the watermark is " + age_text(-health.age_seconds.value_or(0)) +
+               " past the state database's clock; rewind it to a value the source has passed";
+  }
+  return out;
+}
+
+// Stale with no holder to blame: say what the runs did meanwhile.
+TableReason stale(const WatermarkReading& reading, const WatermarkHealth& health, const TableRunFacts& runs,
+                  double now_unix, std::chrono::seconds stale_after) {
+  TableReason out;
+  out.reason = Reason::Stale;
+  const std::string limit = " (stale_after " + format_duration(stale_after) + ")";
+  const std::string age = age_text(health.age_seconds.value_or(0));
+  const std::string watermark =
+      reading.watermark_unix ? "the watermark is " + age + " old" : "the watermark has not moved for " + age;
+  if (!runs.last_success_at) {
+    out.text = "stale: " + watermark + limit + " and no run has succeeded";
+    return out;
+  }
+  const double since_success = now_unix - *runs.last_success_at;
+  if (since_success > static_cast<double>(stale_after.count())) {
+    out.text = "stale: no run has succeeded for " + age_text(since_success) + limit;
+    return out;
+  }
+  out.text = "stale: " + watermark + limit + "; the last run succeeded " + age_text(since_success) + " ago";
+  // An integer watermark is max(id) + 1: standing still, the source has
+  // written no row above it.
+  if (!reading.watermark_unix) out.text += " and found no new rows";
+  return out;
+}
+
+}  // namespace
+
+TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& runs, double now_unix,
+                          std::chrono::seconds stale_after) {
+  const WatermarkHealth health = assess_watermark(reading, now_unix, stale_after);
+  if (runs.last_failed) return failing(runs);
+  if (health.ahead()) return ahead(health, runs);
+  if (!runs.any_run) {
+    TableReason out;
+    out.reason = Reason::NeverRan;
+    out.text = "never ran";
+    return out;
+  }
+  if (health.why != Staleness::TooOld) return TableReason{};
+  // The hold is to blame when it is the larger part of the age: hi stayed
+  // that far behind the source's clock at the last success, and less time
+  // than that has passed since.
+  if (!runs.horizon_held_by.empty() && runs.horizon_lag_seconds && runs.last_success_at &&
+      *runs.horizon_lag_seconds > now_unix - *runs.last_success_at) {
+    TableReason out;
+    out.reason = Reason::HeldBack;
+    out.held_by = runs.horizon_held_by;
+    out.text = "held back by " + runs.horizon_held_by;
+    return out;
+  }
+  return stale(reading, health, runs, now_unix, stale_after);
+}
+
+const char* reason_name(Reason reason) {
+  switch (reason) {
+    case Reason::None: return "";
+    case Reason::Failing: return "failing";
+    case Reason::Ahead: return "ahead";
+    case Reason::NeverRan: return "never_ran";
+    case Reason::HeldBack: return "held_back";
+    case Reason::Stale: return "stale";
+  }
+  return "";
+}
+
+std::string first_line(const std::string& text) {
+  const std::size_t end = text.find_first_of("\r\n");
+  return end == std::string::npos ? text : text.substr(0, end);
+}
+
+}  // namespace tidemark

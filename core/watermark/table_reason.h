@@ -1,0 +1,76 @@
+// Why a table needs a person, in the operator's words: the WHY column of
+// `tidemark status` and its JSON `why`. Pure: it is given what the state
+// database says about the table and the now of that database's clock, and
+// reads nothing itself; stale is judged by assess_watermark, as everywhere.
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/result.h"
+#include "core/watermark/watermark_health.h"
+
+namespace tidemark {
+
+// What a table's runs say, as far as a reason needs. Times are Unix
+// seconds on the state database's clock.
+struct TableRunFacts {
+  bool any_run = false;  // a run row exists, finished or not
+  // The latest finished run failed.
+  bool last_failed = false;
+  // Failed runs since the latest success (every failed run when none
+  // succeeded), and when the first of them ended.
+  std::int64_t failures = 0;
+  std::optional<double> failing_since;
+  // The latest finished run's error and its kind; no kind for runs
+  // recorded before the kind was (state schema version 3).
+  std::string last_error;
+  std::optional<ErrorKind> last_error_kind;
+  std::optional<double> last_success_at;  // when the latest success ended
+  // From the latest finished run: how far hi stayed below the source's
+  // clock, and what held it there (empty when nothing did).
+  std::optional<double> horizon_lag_seconds;
+  std::string horizon_held_by;
+};
+
+// The reasons, most urgent first: the first that applies is the one given.
+// Schema drift (tidemark_schema_drift) is to come as one more kind, with
+// its own name; readers of the JSON take an unknown `reason` as a problem.
+enum class Reason {
+  None,      // healthy: nothing to say
+  Failing,   // the latest finished run failed
+  Ahead,     // the watermark is ahead of the source (or of the clock)
+  NeverRan,  // no run of the table was ever recorded
+  HeldBack,  // stale, because a source transaction held hi back
+  Stale,     // stale for any other reason: no success for too long, no new rows
+};
+
+struct TableReason {
+  Reason reason = Reason::None;
+  std::string text;  // one line for people; empty when healthy
+  // Failing: how many runs, since when, the latest error's kind (nothing
+  // when unrecorded) and its first line.
+  std::int64_t failures = 0;
+  std::optional<double> failing_since;
+  std::optional<ErrorKind> error_kind;
+  std::string error_line;
+  // HeldBack and Ahead: what the latest run said held hi back.
+  std::string held_by;
+};
+
+// Why the table is stale or failing at `now_unix`, against its
+// `stale_after`; Reason::None when it is neither. Never fails.
+TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& runs, double now_unix,
+                          std::chrono::seconds stale_after);
+
+// The reason's name in JSON: "", "failing", "ahead", "never_ran",
+// "held_back", "stale".
+const char* reason_name(Reason reason);
+
+// The first line of an error, for one-line displays.
+std::string first_line(const std::string& text);
+
+}  // namespace tidemark

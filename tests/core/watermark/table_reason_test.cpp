@@ -1,0 +1,159 @@
+// Why a table is stale or failing, table-driven: each row is a table's
+// state and the reason and words the rules give for it (failing before
+// ahead before never ran before held back before stale), worked out by
+// hand, not by running the code.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/watermark/table_reason.h"
+
+namespace tidemark {
+namespace {
+
+constexpr double kNow = 1'800'000'000;  // 2027-01-15T08:00:00Z
+constexpr std::int64_t kHour = 3600;
+
+WatermarkReading time_watermark(double age_seconds, bool ahead_of_source = false) {
+  WatermarkReading r;
+  r.watermark_unix = kNow - age_seconds;
+  r.moved_unix = kNow - age_seconds;
+  r.ahead_of_source = ahead_of_source;
+  return r;
+}
+
+WatermarkReading integer_watermark(double unmoved_seconds) {
+  WatermarkReading r;
+  r.moved_unix = kNow - unmoved_seconds;
+  return r;
+}
+
+// A table whose latest run succeeded `ago` seconds before now.
+TableRunFacts succeeded(double ago) {
+  TableRunFacts f;
+  f.any_run = true;
+  f.last_success_at = kNow - ago;
+  return f;
+}
+
+TableRunFacts held(double ago, double lag, const std::string& by) {
+  TableRunFacts f = succeeded(ago);
+  f.horizon_lag_seconds = lag;
+  f.horizon_held_by = by;
+  return f;
+}
+
+TableRunFacts failed(std::int64_t failures, double since_ago, std::optional<ErrorKind> kind, const std::string& error,
+                     std::optional<double> success_ago) {
+  TableRunFacts f;
+  f.any_run = true;
+  f.last_failed = true;
+  f.failures = failures;
+  f.failing_since = kNow - since_ago;
+  f.last_error_kind = kind;
+  f.last_error = error;
+  if (success_ago) f.last_success_at = kNow - *success_ago;
+  return f;
+}
+
+const std::string kSession =
+    "pid 4242 (psql, idle in transaction), in a transaction since 2027-01-15T05:00:00.000000Z";
+
+}  // namespace
+
+TEST_CASE("the reason a table is stale or failing, in the operator's words") {
+  struct Row {
+    const char* name;
+    WatermarkReading reading;
+    TableRunFacts runs;
+    std::int64_t stale_after;
+    Reason reason;
+    std::string text;
+  };
+  const Row rows[] = {
+      {"a fresh table that runs has nothing to say", time_watermark(600), succeeded(300), kHour, Reason::None, ""},
+      {"a table with no run at all", WatermarkReading{}, TableRunFacts{}, kHour, Reason::NeverRan, "never ran"},
+      {"a first run still going is not 'never ran', nor anything else",
+       WatermarkReading{}, [] { TableRunFacts f; f.any_run = true; return f; }(), kHour, Reason::None, ""},
+      {"a rewound watermark before any run: never ran, though old", time_watermark(5 * kHour), TableRunFacts{}, kHour,
+       Reason::NeverRan, "never ran"},
+      {"one transient failure after a success, not stale yet",
+       time_watermark(600), failed(1, 60, ErrorKind::Transient, "connection refused", 900), kHour, Reason::Failing,
+       "failing since 2027-01-15T07:59:00Z (1 run; transient: connection refused)"},
+      {"permanent failures: the count, since when, and the error's first line only",
+       time_watermark(3 * kHour),
+       failed(7, 2 * kHour, ErrorKind::Permanent, "relation \"raw.events\" does not exist\nLINE 1: insert", 3 * kHour),
+       kHour, Reason::Failing,
+       "failing since 2027-01-15T06:00:00Z (7 runs; permanent: relation \"raw.events\" does not exist)"},
+      {"a failure recorded before kinds were: no kind is made up",
+       time_watermark(600), failed(2, 120, std::nullopt, "abandoned", std::nullopt), kHour, Reason::Failing,
+       "failing since 2027-01-15T07:58:00Z (2 runs: abandoned)"},
+      {"failing wins over ahead", time_watermark(-kHour, true),
+       failed(1, 60, ErrorKind::Permanent, "boom", std::nullopt), kHour, Reason::Failing,
+       "failing since 2027-01-15T07:59:00Z (1 run; permanent: boom)"},
+      {"ahead of the source, in the last run's words", time_watermark(30, true),
+       held(60, 1, "the stored watermark 2027-02-01 is ahead of the source's safe horizon 2027-01-15"), kHour,
+       Reason::Ahead, "ahead of the source: the stored watermark 2027-02-01 is ahead of the source's safe horizon 2027-01-15"},
+      {"ahead of the clock, with no run to say so", time_watermark(-2 * 86400), succeeded(60), kHour, Reason::Ahead,
+       "ahead of the source: the watermark is 2d past the state database's clock; rewind it to a value the source "
+       "has passed"},
+      {"ahead wins over never ran", time_watermark(-2 * 86400), TableRunFacts{}, kHour, Reason::Ahead,
+       "ahead of the source: the watermark is 2d past the state database's clock; rewind it to a value the source "
+       "has passed"},
+      {"stale while a session holds hi back: the hold is most of the age",
+       time_watermark(3 * kHour), held(300, 3 * kHour - 300, kSession), kHour, Reason::HeldBack,
+       "held back by " + kSession},
+      {"a hold that is not stale yet is nothing to say", time_watermark(1800), held(300, 1500, kSession), kHour,
+       Reason::None, ""},
+      {"a small hold does not explain a stale watermark: runs stopped", time_watermark(5 * kHour),
+       held(5 * kHour - 2, 2, kSession), kHour, Reason::Stale, "stale: no run has succeeded for 4h (stale_after 1h)"},
+      {"no success for longer than stale_after", time_watermark(3 * kHour), succeeded(3 * kHour - 5), kHour,
+       Reason::Stale, "stale: no run has succeeded for 2h (stale_after 1h)"},
+      {"runs succeed, but too far apart for stale_after", time_watermark(2 * kHour + 60), succeeded(kHour),
+       90 * 60, Reason::Stale, "stale: the watermark is 2h old (stale_after 90m); the last run succeeded 60m ago"},
+      {"an integer watermark that stood still: no new rows", integer_watermark(3 * kHour), succeeded(120),
+       2 * kHour, Reason::Stale,
+       "stale: the watermark has not moved for 3h (stale_after 2h); the last run succeeded 2m ago and found no "
+       "new rows"},
+      {"stale with no success ever (a watermark set by a rewind)", time_watermark(3 * kHour),
+       [] { TableRunFacts f; f.any_run = true; return f; }(), kHour, Reason::Stale,
+       "stale: the watermark is 3h old (stale_after 1h) and no run has succeeded"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.name);
+    const TableReason why = explain_table(row.reading, row.runs, kNow, std::chrono::seconds(row.stale_after));
+    CHECK(std::string(reason_name(why.reason)) == reason_name(row.reason));
+    CHECK(why.text == row.text);
+  }
+}
+
+TEST_CASE("a failing reason carries its parts for the JSON") {
+  const TableReason why = explain_table(
+      time_watermark(600), failed(3, 1800, ErrorKind::Permanent, "column \"x\" does not exist\nHINT", 7200), kNow,
+      std::chrono::seconds(kHour));
+  CHECK(why.reason == Reason::Failing);
+  CHECK(why.failures == 3);
+  CHECK(why.failing_since == kNow - 1800);
+  CHECK(why.error_kind == ErrorKind::Permanent);
+  CHECK(why.error_line == "column \"x\" does not exist");
+}
+
+TEST_CASE("a held-back reason names the holder for the JSON") {
+  const TableReason why =
+      explain_table(time_watermark(3 * kHour), held(60, 3 * kHour, kSession), kNow, std::chrono::seconds(kHour));
+  CHECK(why.reason == Reason::HeldBack);
+  CHECK(why.held_by == kSession);
+}
+
+TEST_CASE("reason names for the JSON") {
+  CHECK(std::string(reason_name(Reason::None)).empty());
+  CHECK(std::string(reason_name(Reason::Failing)) == "failing");
+  CHECK(std::string(reason_name(Reason::Ahead)) == "ahead");
+  CHECK(std::string(reason_name(Reason::NeverRan)) == "never_ran");
+  CHECK(std::string(reason_name(Reason::HeldBack)) == "held_back");
+  CHECK(std::string(reason_name(Reason::Stale)) == "stale");
+  CHECK(first_line("one\r\ntwo") == "one");
+  CHECK(first_line("only") == "only");
+}
+
+}  // namespace tidemark
