@@ -78,6 +78,16 @@ alter table tidemark.runs
       {3, "the kind of a failed run's error", R"SQL(
 alter table tidemark.runs add column error_kind text check (error_kind in ('transient', 'permanent'));
 )SQL"},
+      // status and the state monitor look up each table's last success and
+      // latest partition: one index probe each, however long the history
+      // (a table failing at every firing piles up runs without a success).
+      {4, "indexes for the last success and the latest partition of each table", R"SQL(
+create index runs_success on tidemark.runs (pipeline, table_name, run_id desc) where status = 'success';
+create index runs_failed on tidemark.runs (pipeline, table_name, run_id) where status = 'failed';
+create index partitions_done_by_hi on tidemark.partitions (pipeline, table_name, partition_hi) where status = 'done';
+create index partitions_done_by_update on tidemark.partitions (pipeline, table_name, updated_at)
+  where status = 'done';
+)SQL"},
   };
   return migrations;
 }

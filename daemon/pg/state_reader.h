@@ -115,10 +115,11 @@ class StateReader {
 
   // One statement: each table's watermark (or its partitions'), latest
   // run, latest finished run, latest success, the failures since it, and
-  // the database's clock. Each lookup probes one index, so the cost
-  // follows the tables asked and their failures since their last success,
-  // not the length of the history. Requires the schema. Fails when the
-  // query does.
+  // the database's clock. Each lookup probes one index (state schema
+  // version 4 has those of the last success, the failures and the latest
+  // partition), so the cost follows the tables asked and their failures
+  // since their last success, not the length of the history. Requires the
+  // schema. Fails when the query does.
   Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);
 
   // The table's stored watermark as text, as it is, even when it does not
