@@ -82,7 +82,7 @@ base=$cache/bookworm-systemd-postgresql-1
 in_base() { systemd-nspawn -q --register=no --keep-unit -D "$base" "$@"; }
 mkdir -p "$cache"
 exec 9>"$cache/lock"
-flock 9  # one preparation at a time; the root is read-only once made
+flock 9  # one preparation at a time, and none while another run boots the root
 if [ ! -f "$base/.complete" ]; then
   log "debootstrapping the container's root into $base (once)"
   rm -rf "$base"
@@ -101,7 +101,7 @@ if [ ! -f "$deps_stamp" ]; then
     >"$work/deps.log" 2>&1 || { tail -5 "$work/deps.log"; exit 1; }
   touch "$deps_stamp"
 fi
-flock -u 9
+flock -s 9  # held, shared, until this run ends: the root is this run's overlay's lower layer
 
 # --- Boot a fresh overlay of it ---------------------------------------------
 mkdir -p "$work/upper" "$work/overlay-work" "$work/root"
