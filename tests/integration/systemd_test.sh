@@ -113,7 +113,9 @@ systemd-nspawn --register=no --keep-unit --console=passive --private-network -b 
 nspawn_pid=$!
 container_init() { init_pid=$(pgrep -P "$nspawn_pid" | head -n 1) && [ -n "$init_pid" ]; }
 eventually 20 container_init || { cat "$work/console.log"; exit 1; }
-in_container() { nsenter -t "$init_pid" -a "$@"; }
+# Commands in the container get its own clean environment: none of the
+# harness's PGHOST, PGPORT or PGUSER.
+in_container() { nsenter -t "$init_pid" -a env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 "$@"; }
 booted() { in_container systemctl is-system-running --wait >/dev/null 2>&1 || [ "$(in_container systemctl is-system-running 2>/dev/null)" = degraded ]; }
 eventually 60 booted || { in_container systemctl --failed --no-pager || true; cat "$work/console.log"; exit 1; }
 log "booted $machine"
@@ -125,8 +127,9 @@ log "installed the package"
 check "the package created the tidemark system user" \
   test "$(in_container getent passwd tidemark | cut -d: -f7)" = /usr/sbin/nologin
 check "/etc/tidemark is root:tidemark 750" test "$(in_container stat -c '%U:%G %a' /etc/tidemark)" = "root:tidemark 750"
-check "the example configuration is a conffile" \
-  bash -c "nsenter -t $init_pid -a dpkg-query -W -f='\${Conffiles}' tidemark | grep -q /etc/tidemark/tidemark.yaml"
+# shellcheck disable=SC2016  # dpkg-query's own ${field} syntax
+conffile() { in_container dpkg-query -W -f='${Conffiles}' tidemark | grep -q " $1 "; }
+check "the example configuration is a conffile" conffile /etc/tidemark/tidemark.yaml
 check "the man page, alert rules and dashboard are installed" in_container test -f /usr/share/man/man1/tidemark.1 \
   -a -f /usr/share/tidemark/prometheus/tidemark-alerts.yml -a -f /usr/share/tidemark/grafana/tidemark.json
 check "the unit is installed, not enabled" test "$(in_container systemctl is-enabled tidemark || true)" = disabled
