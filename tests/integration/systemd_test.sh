@@ -8,7 +8,8 @@
 # invalid one (the old configuration keeps running, the journal names the
 # error), the watchdog restarting a SIGSTOPped daemon, `systemctl stop`
 # within the grace period, the runs in `journalctl -u tidemark`, the
-# sandbox on the live process, and `systemd-analyze security` at 1.5 or less.
+# sandbox on the live process, `systemd-analyze security` at 1.5 or less,
+# and that `apt remove` stops the service and `apt purge` drops its files.
 #
 # The container's root is debootstrapped once (about 2 minutes: systemd,
 # PostgreSQL, the package's dependencies) into $TIDEMARK_TEST_CACHE
@@ -263,6 +264,19 @@ check "the journal has the daemon's stop" grep -q ' stopped$' "$work/journal.txt
 runs=$(grep -c 'shop\.orders: success run' "$work/journal.txt" || true)
 echo "journalctl -u tidemark: $(wc -l <"$work/journal.txt") lines, $runs run lines of shop.orders"
 check "journalctl -u tidemark shows the runs" test "$runs" -ge 3
+
+# --- Removal: prerm stops the running service, purge drops its files ------------
+in_container systemctl start tidemark
+in_container env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q tidemark >"$work/remove.log" 2>&1 ||
+  { cat "$work/remove.log"; exit 1; }
+check "apt remove stops the running service" test "$(in_container systemctl is-active tidemark || true)" = inactive
+check "apt remove takes the binary and the unit, keeps the configuration" \
+  in_container test ! -e /usr/bin/tidemark -a ! -e /lib/systemd/system/tidemark.service -a -f /etc/tidemark/tidemark.yaml
+in_container env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q tidemark >"$work/purge.log" 2>&1 ||
+  { cat "$work/purge.log"; exit 1; }
+check "apt purge takes the conffiles and the enablement" in_container test ! -e /etc/tidemark/tidemark.yaml \
+  -a ! -e /etc/systemd/system/multi-user.target.wants/tidemark.service
+
 [ "$failed" -eq 0 ] || tail -40 "$work/journal.txt"
 log "done"
 report
