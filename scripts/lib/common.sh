@@ -12,6 +12,7 @@ TIDEMARK_PACKAGES=(
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
   tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3
+  debootstrap systemd-container groff-base
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
