@@ -81,7 +81,7 @@ if [ ! -s "$base_tar" ]; then
   mv "$base_tar.partial" "$base_tar"
   rm -rf "$rootfs"
 fi
-pod import "$base_tar" localhost/debian:bookworm >/dev/null
+pod import --quiet "$base_tar" localhost/debian:bookworm >/dev/null
 pod tag localhost/debian:bookworm localhost/debian:bookworm-slim
 say "base image ready in $((SECONDS - started)) s"
 
