@@ -141,7 +141,8 @@ HttpEndpoint::HttpEndpoint(MetricsRegistry& metrics, HealthState& health)
                      .Help("Latencies of serving scrape requests, in microseconds")
                      .Register(*endpoint_registry_)
                      .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
-      acceptor_(io_) {}
+      acceptor_(io_),
+      retry_(io_) {}
 
 HttpEndpoint::~HttpEndpoint() { stop(); }
 
@@ -181,8 +182,16 @@ void HttpEndpoint::stop() {
 void HttpEndpoint::accept() {
   acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
     if (ec == boost::asio::error::operation_aborted) return;
-    if (!ec) std::make_shared<Session>(std::move(socket), *this)->read();
-    accept();  // a failed accept (out of file descriptors) must not end the serving
+    if (!ec) {
+      std::make_shared<Session>(std::move(socket), *this)->read();
+      return accept();
+    }
+    // A failed accept (out of file descriptors) must not end the serving,
+    // nor spin: the next try waits a moment.
+    retry_.expires_after(std::chrono::milliseconds(100));
+    retry_.async_wait([this](const boost::system::error_code& wait_ec) {
+      if (!wait_ec) accept();
+    });
   });
 }
 

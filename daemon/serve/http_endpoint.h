@@ -8,6 +8,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <prometheus/counter.h>
 #include <prometheus/registry.h>
 #include <prometheus/summary.h>
@@ -62,6 +63,7 @@ class HttpEndpoint {
   prometheus::Summary& latencies_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_;  // after a failed accept
   std::thread thread_;
 };
 
