@@ -129,12 +129,12 @@ pg_cpu() {
   done
   echo "$total"
 }
-# Daemon threads serving /metrics (civetweb), apart from the rest.
+# The daemon's thread serving /metrics (tidemark-http), apart from the rest.
 http_cpu() {
   local task total=0
   for task in /proc/"$serve"/task/*; do
     case "$(cat "$task/comm" 2>/dev/null)" in
-      civetweb*) total=$((total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$task/stat"))) ;;
+      tidemark-http) total=$((total + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "$task/stat"))) ;;
     esac
   done
   echo "$total"

@@ -194,7 +194,7 @@ const MapSchema<MetricsConfig>& metrics_schema() {
       "metrics",
       {
           {"listen", Presence::Optional, "\"127.0.0.1:9464\"", "host:port",
-           "address of the Prometheus endpoint (path /metrics)",
+           "address of the HTTP endpoint: /metrics, /healthz, /readyz",
            [](ConfigReader& r, const YAML::Node& n, MetricsConfig& m) {
              if (auto v = read_listen(r, n)) m = *v;
            }},

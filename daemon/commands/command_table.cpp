@@ -91,6 +91,11 @@ const std::vector<CommandRow>& command_table() {
                          sub.add_option("--table", o.table, "only this table");
                        },
                        run_verify),
+      database_command("healthcheck", "ask the running daemon's /healthz (or /readyz): exit 0 when it answers 200",
+                       [](CLI::App& sub, HealthcheckOptions& o) {
+                         sub.add_flag("--ready", o.ready, "ask /readyz: configuration loaded, state database reachable");
+                       },
+                       run_healthcheck),
   };
   return table;
 }

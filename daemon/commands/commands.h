@@ -73,4 +73,13 @@ struct RewindOptions : CommonOptions {
 };
 int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err);
 
+// `healthcheck`: asks the running daemon's /healthz (or /readyz) on
+// metrics.listen; exit 0 on 200, 1 otherwise. The container image's
+// HEALTHCHECK, since the image has no HTTP client of its own.
+struct HealthcheckOptions : CommonOptions {
+  bool ready = false;  // ask /readyz instead
+};
+int run_healthcheck(const ConfigPtr& config, const HealthcheckOptions& command_line, std::ostream& out,
+                    std::ostream& err);
+
 }  // namespace tidemark

@@ -2,13 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -146,62 +140,6 @@ MetricsRegistry::MetricsRegistry()
 }
 
 MetricsRegistry::~MetricsRegistry() = default;
-
-namespace {
-
-// Resolves metrics.host and tries to bind its port, so that what goes wrong
-// is said in words (civetweb only says "null context when constructing
-// CivetServer"). Returns the numeric address to hand to the exposer, so it
-// binds what was checked. Throws std::runtime_error saying what to do.
-std::string checked_listen_address(const MetricsConfig& metrics) {
-  const std::string port = std::to_string(metrics.port);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  if (const int rc = ::getaddrinfo(metrics.host.c_str(), port.c_str(), &hints, &found); rc != 0 || !found) {
-    throw std::runtime_error("host \"" + metrics.host + "\" does not resolve (" + ::gai_strerror(rc) +
-                             "): set metrics.listen to an address of this machine, such as 127.0.0.1:" + port);
-  }
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addresses(found, &::freeaddrinfo);
-  char numeric[NI_MAXHOST] = {};
-  ::getnameinfo(found->ai_addr, found->ai_addrlen, numeric, sizeof numeric, nullptr, 0, NI_NUMERICHOST);
-  const bool v6 = found->ai_family == AF_INET6;
-  const std::string address = v6 ? "[" + std::string(numeric) + "]:" + port : std::string(numeric) + ":" + port;
-
-  const int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error(std::string("cannot open a socket: ") + std::strerror(errno));
-  const int on = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-  const int bound = ::bind(fd, found->ai_addr, found->ai_addrlen);
-  const int bind_errno = errno;
-  ::close(fd);
-  if (bound == 0) return address;
-  switch (bind_errno) {
-    case EADDRINUSE:
-      throw std::runtime_error("port " + port + " on " + address.substr(0, address.rfind(':')) +
-                               " is already in use (another tidemark, or another program): stop it or choose "
-                               "another port in metrics.listen");
-    case EADDRNOTAVAIL:
-      throw std::runtime_error(address.substr(0, address.rfind(':')) +
-                               " is not an address of this machine: choose one it has, 127.0.0.1 or 0.0.0.0");
-    case EACCES:
-      throw std::runtime_error("port " + port + " needs privileges tidemark does not have: choose a port above 1023");
-    default: throw std::runtime_error("cannot bind " + address + ": " + std::strerror(bind_errno));
-  }
-}
-
-}  // namespace
-
-void MetricsRegistry::listen(const MetricsConfig& metrics) {
-  try {
-    exposer_ = std::make_unique<prometheus::Exposer>(checked_listen_address(metrics));
-  } catch (const std::exception& e) {
-    throw std::runtime_error("cannot serve metrics on " + metrics.listen + ": " + e.what());
-  }
-  exposer_->RegisterCollectable(registry_);
-}
 
 MetricsRegistry::TableSeries* MetricsRegistry::find(const TableKey& table) {
   const auto it = tables_.find({table.pipeline, table.table});
@@ -407,6 +345,11 @@ void MetricsRegistry::set_queued(std::size_t waiting) {
 void MetricsRegistry::reload_succeeded(bool ok) {
   const std::lock_guard<std::mutex> lock(mutex_);
   reload_ok_series_->Set(ok ? 1 : 0);
+}
+
+std::vector<prometheus::MetricFamily> MetricsRegistry::collect() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return registry_->Collect();
 }
 
 std::string MetricsRegistry::scrape_text() const {

@@ -1,4 +1,4 @@
-// The Prometheus series of SPEC §6 and the HTTP endpoint that serves them.
+// The Prometheus series of SPEC §6 (HttpEndpoint serves them).
 // Every series of a configured table is created when the table appears
 // (counters at 0) and removed when a reload drops it; all access goes
 // through this class under one mutex, so no caller ever holds a reference
@@ -7,7 +7,6 @@
 #pragma once
 
 #include <prometheus/counter.h>
-#include <prometheus/exposer.h>
 #include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
@@ -19,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
@@ -41,10 +41,6 @@ class MetricsRegistry final : public RunObserver {
   MetricsRegistry();
   ~MetricsRegistry() override;
 
-  // Starts serving /metrics on host:port. Throws std::runtime_error naming
-  // the address when it cannot bind.
-  void listen(const MetricsConfig& metrics);
-
   // Creates the series of every table in `config` and removes those of
   // tables it no longer has.
   void set_config(const Config& config);
@@ -66,7 +62,9 @@ class MetricsRegistry final : public RunObserver {
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
 
-  // The text Prometheus would scrape, for tests.
+  // Every series, for the HTTP endpoint to serialize.
+  std::vector<prometheus::MetricFamily> collect() const;
+  // The registry's series in Prometheus' text format, for tests.
   std::string scrape_text() const;
 
  private:
@@ -78,7 +76,6 @@ class MetricsRegistry final : public RunObserver {
   void remove_table(const TableKey& key);                                     // requires mutex_
 
   std::shared_ptr<prometheus::Registry> registry_;
-  std::unique_ptr<prometheus::Exposer> exposer_;
 
   prometheus::Family<prometheus::Gauge>& watermark_timestamp_;
   prometheus::Family<prometheus::Gauge>& watermark_age_;

@@ -9,6 +9,9 @@
 #include "daemon/commands/commands.h"
 #include "daemon/config_loader.h"
 #include "daemon/commands/exit_code.h"
+#include "daemon/serve/health_state.h"
+#include "daemon/serve/http_endpoint.h"
+#include "daemon/serve/loop_heartbeat.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/state_monitor.h"
@@ -54,19 +57,23 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   }
 
   MetricsRegistry metrics;
+  HealthState health;
+  HttpEndpoint http(metrics, health);
   try {
-    metrics.listen(config->daemon.metrics);
+    http.listen(config->daemon.metrics);
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return kExitFailure;
   }
   metrics.set_config(*config);
-  spdlog::info("tidemark {} serving {} (metrics on http://{}/metrics)", kVersion, status_line(*config),
-               config->daemon.metrics.listen);
+  health.config_loaded(config->daemon.state);
+  spdlog::info("tidemark {} serving {} (metrics on http://{}/metrics, /healthz, /readyz)", kVersion,
+               status_line(*config), config->daemon.metrics.listen);
 
   boost::asio::io_context loop;
   SystemdNotifier systemd(loop);
-  StateMonitor monitor(metrics, kMonitorInterval);
+  LoopHeartbeat heartbeat(loop, health);
+  StateMonitor monitor(metrics, health, kMonitorInterval);
   Scheduler scheduler(loop, metrics, monitor, static_cast<std::size_t>(config->daemon.max_concurrent_runs));
   monitor.start(config);
   scheduler.start(config, read_last_starts(*config));
@@ -93,6 +100,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
           spdlog::warn("reload: max_concurrent_runs, metrics and log take effect at the next start");
         }
         config = next;
+        health.config_loaded(config->daemon.state);
         scheduler.reload(config);
         metrics.set_config(*config);
         monitor.set_config(config);
@@ -103,11 +111,13 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
     } else if (signal == SIGTERM || signal == SIGINT) {
       if (stopping) return;
       stopping = true;
+      health.stopping();
       systemd.stopping();
       spdlog::info("stopping: no new runs will start");
       scheduler.stop(config->daemon.shutdown_grace, [&] {
         signals.cancel();
         systemd.stop_watchdog();
+        heartbeat.stop();
         monitor.stop();
       });
     }
@@ -117,6 +127,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
 
   systemd.ready(status_line(*config));
   systemd.start_watchdog();
+  heartbeat.start();
   loop.run();  // returns once the stop path has cancelled every pending wait
 
   if (scheduler.in_flight() > 0) {

@@ -80,6 +80,7 @@ void StateMonitor::refresh(const Config& config) {
     }
     const auto snapshot = StateReader(*state).table_states(tables);
     if (!snapshot) throw std::runtime_error(snapshot.error());
+    health_.state_checked(true, {});
     for (const TableState& s : snapshot->tables) {
       TableProgress progress;
       progress.watermark_unix = s.watermark_unix;
@@ -90,6 +91,7 @@ void StateMonitor::refresh(const Config& config) {
     }
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);
+    health_.state_checked(false, e.what());
     spdlog::warn("cannot read the state database {}: {}", config.daemon.state, e.what());
   }
 }

@@ -1,8 +1,9 @@
 // Keeps the watermark gauges true: every interval (and when asked after a
 // run) it reads each table's watermark, when it moved and its last success
 // from the state database, with that database's clock (StateReader), and
-// tries a connection to every database for tidemark_db_up. It also applies the state schema until that succeeds
-// once. Owns one background thread; every public method is thread-safe.
+// tries every database for tidemark_db_up; what it found of the state
+// database is also /readyz's answer. It applies the state schema until that
+// succeeds once. Owns one background thread; every public method is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -12,13 +13,15 @@
 #include <thread>
 
 #include "core/config/config_model.h"
+#include "daemon/serve/health_state.h"
 #include "daemon/serve/metrics_registry.h"
 
 namespace tidemark {
 
 class StateMonitor {
  public:
-  StateMonitor(MetricsRegistry& metrics, std::chrono::seconds interval) : metrics_(metrics), interval_(interval) {}
+  StateMonitor(MetricsRegistry& metrics, HealthState& health, std::chrono::seconds interval)
+      : metrics_(metrics), health_(health), interval_(interval) {}
   ~StateMonitor() { stop(); }
 
   void start(std::shared_ptr<const Config> config);
@@ -33,6 +36,7 @@ class StateMonitor {
   void refresh(const Config& config);
 
   MetricsRegistry& metrics_;
+  HealthState& health_;
   std::chrono::seconds interval_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -5,14 +5,15 @@
 
 TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# Debian packages the build, the tests and the demo need.
+# Debian packages the build, the tests and the demo need (podman, runc and
+# debootstrap: the container image test).
 TIDEMARK_PACKAGES=(
   build-essential cmake pkg-config shellcheck
   libboost-dev libboost-system-dev libpq-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
   tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3
-  debootstrap systemd-container groff-base
+  debootstrap systemd-container groff-base podman runc
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

@@ -3,11 +3,6 @@
 // each table's threshold.
 #include <doctest/doctest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include "core/config/config_parser.h"
 #include "daemon/serve/metrics_registry.h"
 
@@ -136,50 +131,6 @@ TEST_CASE("age and stale follow each table's threshold") {
   CHECK(text.find(R"(tidemark_watermark_timestamp_seconds{pipeline="p",table="orders"})") == std::string::npos);
   CHECK(has(text, R"(tidemark_watermark_age_seconds{pipeline="p",table="orders"} 7200)"));
   CHECK(has(text, R"(tidemark_watermark_stale{pipeline="p",table="orders"} 1)"));
-}
-
-}  // namespace tidemark
-
-namespace tidemark {
-
-// Issue 10, item 3: a port in use or a host that does not resolve said
-// "null context when constructing CivetServer".
-TEST_CASE("regression: a metrics port in use or a host that does not resolve is said in words") {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
-  REQUIRE(::listen(fd, 1) == 0);
-  socklen_t length = sizeof address;
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
-  const auto port = ntohs(address.sin_port);
-
-  const auto error_of = [](const std::string& host, std::uint16_t p) {
-    MetricsConfig config;
-    config.host = host;
-    config.port = p;
-    config.listen = host + ":" + std::to_string(p);
-    try {
-      MetricsRegistry metrics;
-      metrics.listen(config);
-    } catch (const std::runtime_error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  const std::string in_use = "127.0.0.1:" + std::to_string(port);
-  CHECK(error_of("127.0.0.1", port) == "cannot serve metrics on " + in_use + ": port " + std::to_string(port) +
-                                           " on 127.0.0.1 is already in use (another tidemark, or another "
-                                           "program): stop it or choose another port in metrics.listen");
-  ::close(fd);
-  CHECK(error_of("127.0.0.1", port) == "no error");
-  CHECK(error_of("localhost", port) == "no error");
-  const std::string unresolved = error_of("no-such-host.invalid", 9464);
-  CHECK(unresolved.find("cannot serve metrics on no-such-host.invalid:9464: host \"no-such-host.invalid\" does not "
-                        "resolve") == 0);
-  CHECK(unresolved.find("null context") == std::string::npos);
 }
 
 }  // namespace tidemark

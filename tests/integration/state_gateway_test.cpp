@@ -246,8 +246,11 @@ TEST_CASE("status and the gauges judge age and stale alike, from the same state"
   const std::string stale_line = R"(tidemark_watermark_stale{pipeline="shop",table="orders"} 1)";
   const std::string age_series = R"(tidemark_watermark_age_seconds{pipeline="shop",table="orders"} )";
   std::string text;
+  HealthState health;
+  health.config_loaded(config->daemon.state);
+  CHECK_FALSE(health.readiness().ok);  // not checked yet
   {
-    StateMonitor monitor(metrics, std::chrono::seconds(1));
+    StateMonitor monitor(metrics, health, std::chrono::seconds(1));
     monitor.start(config);
     for (int i = 0; i < 100 && text.find(stale_line) == std::string::npos; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -256,6 +259,8 @@ TEST_CASE("status and the gauges judge age and stale alike, from the same state"
     monitor.stop();
   }
   CHECK(text.find(stale_line + "\n") != std::string::npos);
+  // The check that read the state also made the daemon ready (/readyz).
+  CHECK(health.readiness().ok);
   const auto at = text.find(age_series);
   REQUIRE(at != std::string::npos);
   const double gauge_age = std::stod(text.substr(at + age_series.size()));
