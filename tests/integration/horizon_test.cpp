@@ -543,7 +543,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   with_primary.target().exec(std::string("create table public.events ") + kTimeEvents);
   const std::string replica2 =
       standby_dsn(PgTestEnv::rows(with_primary.source(), "select current_database()")[0]);
-  with_primary.add_connection("replica", "dsn: \"" + replica2 + "\", primary: source, replay_timeout: 2s");
+  with_primary.add_connection("replica", "dsn: \"" + replica2 + "\", primary: source, replay_timeout: 5s");
   testing::TableRuns runs(with_primary, with_primary.config(replica_pipeline()));
 
   // A transaction open on the primary holds hi back, though the standby cannot see it.
@@ -569,6 +569,13 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   CHECK(lagging.summary.status == RunStatus::Failed);
   CHECK(lagging.summary.error.find("has not replayed") != std::string::npos);
   standby2.exec("select pg_wal_replay_resume()");
+  // Let the standby catch up first: on a loaded machine (the other tests
+  // write WAL too) replay can take longer than the run's timeout.
+  const std::string flushed = PgTestEnv::rows(with_primary.source(), "select pg_current_wal_flush_lsn()")[0];
+  for (int i = 0; i < 300; ++i) {
+    if (PgTestEnv::rows(standby2, "select pg_last_wal_replay_lsn() >= '" + flushed + "'::pg_lsn")[0] == "t") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
   const TimedSummary caught_up = runs.run("app", "events");
   CHECK(caught_up.summary.status == RunStatus::Success);
   CHECK(PgTestEnv::rows(with_primary.target(), "select id from events order by id") ==
