@@ -209,11 +209,20 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
   }
 }
 
-Result<LastRunStarts> StateReader::last_run_starts() {
+Result<LastRunStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
   try {
-    const PgResult r = connection_.exec(
-        "select pipeline, table_name, extract(epoch from max(started_at))::bigint from tidemark.runs"
-        " where trigger <> 'backfill' group by 1, 2");
+    nlohmann::json asked = nlohmann::json::array();
+    for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
+    // The newest run by run_id is the newest started: both come from the
+    // state database, in the statement that writes the run's row.
+    const PgResult r = connection_.exec(R"SQL(
+select a.pipeline, a.table_name, extract(epoch from l.started_at)::bigint
+from (select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item) a
+cross join lateral (select started_at from tidemark.runs r
+                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger <> 'backfill'
+                    order by run_id desc limit 1) l
+)SQL",
+                                        {asked.dump()});
     LastRunStarts out;
     for (int i = 0; i < r.rows(); ++i) {
       out[{r.text(i, 0), r.text(i, 1)}] = Instant(std::chrono::seconds(r.integer(i, 2)));

@@ -131,10 +131,11 @@ class StateReader {
   // of all. Requires the schema. Fails when the query does.
   Result<std::vector<RunRecord>> recent_runs(const std::optional<std::string>& pipeline, std::int64_t limit);
 
-  // When each table last started a run, backfills apart (they do not
-  // stand for a firing): what serve catches missed firings up from.
-  // Requires the schema. Fails when the query does.
-  Result<LastRunStarts> last_run_starts();
+  // When each of `tables` last started a run, backfills apart (they do
+  // not stand for a firing): what serve catches missed firings up from.
+  // One index probe per table, however long the history. Tables that
+  // never ran are absent. Requires the schema. Fails when the query does.
+  Result<LastRunStarts> last_run_starts(const std::vector<TableKey>& tables);
 
  private:
   PgConnection& connection_;

@@ -31,7 +31,11 @@ LastStarts read_last_starts(const Config& config) {
   try {
     const auto state = connect_to(config, config.daemon.state);
     if (!state_schema_exists(*state)) return out;
-    auto starts = StateReader(*state).last_run_starts();
+    std::vector<TableKey> tables;
+    for (const PipelineConfig& p : config.pipelines) {
+      for (const TableConfig& t : p.tables) tables.push_back(TableKey{p.name, t.name});
+    }
+    auto starts = StateReader(*state).last_run_starts(tables);
     if (!starts) throw std::runtime_error(starts.error());
     out = std::move(starts).value();
   } catch (const std::exception& e) {

@@ -296,10 +296,12 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
   CHECK(scheduled.host == std::optional<std::string>("h"));
   CHECK(scheduled.pid == std::optional<std::int64_t>(7));
 
-  const auto starts = reader.last_run_starts();
+  const auto starts = reader.last_run_starts({{"other", "events"}, {"shop", "orders"}, {"shop", "never_ran"}});
   REQUIRE(starts);
   CHECK(*starts == LastRunStarts{{{"other", "events"}, Instant(std::chrono::seconds(1767484800))},
                                  {{"shop", "orders"}, Instant(std::chrono::seconds(1767312000))}});
+  // Only the tables asked for.
+  CHECK(reader.last_run_starts({{"shop", "orders"}})->size() == 1);
 }
 
 }  // namespace tidemark
