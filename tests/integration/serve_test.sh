@@ -147,8 +147,12 @@ check "systemd hears STOPPING=1" told STOPPING=1
 check "the log says it stopped" grep -q '"message":"stopped"' "$work/serve.log"
 
 # Overruns: a run that takes seconds, fired every second.
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
-  "create view slow_orders as select o.id, o.updated_at from orders o cross join (select pg_sleep(1.5)) s"
+# Every read of the view sleeps, whatever rows the window holds (a join
+# with the sleep could skip it for an empty window, and the runs that
+# should hold the worker would not).
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" \
+  -c "create function slow_rows() returns setof orders language sql as \$\$ select pg_sleep(1.5); select * from orders \$\$" \
+  -c "create view slow_orders as select id, updated_at from slow_rows()"
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c "create table slow_copy (id int primary key, updated_at timestamptz not null)"
 slow_table="  - { name: slow, source_table: slow_orders, target_table: slow_copy, key: [id], cursor: updated_at }"
 skipped() { [ "$(value "tidemark_runs_skipped_total{pipeline=\"shop\",reason=\"$1\",table=\"$2\"}")" -ge 1 ] 2>/dev/null; }
