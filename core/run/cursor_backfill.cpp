@@ -18,38 +18,38 @@ Result<CursorValue> parse_bound(CursorType type, const std::string& text, const 
 }  // namespace
 
 RunSummary CursorBackfill::execute(const std::string& from, const std::string& to) {
-  RunLifecycle run(state_, observer_, RunLock{TableKey{pipeline_.name, table_.name}, std::nullopt},
+  RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt},
                    RunTrigger::Backfill);
   const Status outcome = run.open(/*wait=*/false) ? reload(from, to, run.summary()) : ok_status();
-  return run.finish(outcome, cancel_.cancelled());
+  return run.finish(outcome, run_.cancel.cancelled());
 }
 
 Status CursorBackfill::reload(const std::string& from, const std::string& to, RunSummary& summary) {
-  const auto source_table = source_.inspect(table_);
+  const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
-  const auto lo = parse_bound(source_table->cursor_type, from, *pipeline_.zone);
+  const auto lo = parse_bound(source_table->cursor_type, from, *run_.pipeline.zone);
   if (!lo) return permanent_error("--from: " + lo.error());
-  const auto hi = parse_bound(source_table->cursor_type, to, *pipeline_.zone);
+  const auto hi = parse_bound(source_table->cursor_type, to, *run_.pipeline.zone);
   if (!hi) return permanent_error("--to: " + hi.error());
   if (!(*lo < *hi)) return permanent_error("--from must be before --to");
-  if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
+  if (const Status checked = run_.target.check(run_.table, *source_table); !checked) return checked;
 
   WindowPlanInput input;
   input.initial = *lo;
   input.hi = *hi;
-  input.max_window = table_.max_window;
+  input.max_window = run_.table.max_window;
   const auto plan = WindowPlan::make(input);
   if (!plan) return plan.failure();
   summary.range = plan->range();
   std::optional<Window> chunk;
   while ((chunk = plan->chunk_after(chunk))) {
-    if (cancel_.cancelled()) return Error{"cancelled: the backfill was stopped before it finished"};
+    if (run_.cancel.cancelled()) return Error{"cancelled: the backfill was stopped before it finished"};
     // The watermark stays: the record only adds the rows to the run row.
     StepRecord record;
     record.lock = RunLock{summary.table, std::nullopt};
     record.run = summary.run;
     record.window = *chunk;
-    const auto counts = commit_chunk(target_, table_, *source_table, record);
+    const auto counts = commit_chunk(run_.target, run_.table, *source_table, record);
     if (!counts) return counts.failure();
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;

@@ -13,14 +13,7 @@ namespace tidemark {
 
 class CursorBackfill {
  public:
-  explicit CursorBackfill(const RunContext& context)
-      : pipeline_(context.pipeline),
-        table_(context.table),
-        state_(context.state),
-        source_(context.source),
-        target_(context.target),
-        observer_(context.observer),
-        cancel_(context.cancel) {}
+  explicit CursorBackfill(const RunContext& context) : run_(context) {}
 
   // `from` and `to` are values of the cursor's type; for timestamptz
   // cursors a date or time without an offset is in the pipeline's zone.
@@ -29,13 +22,7 @@ class CursorBackfill {
  private:
   Status reload(const std::string& from, const std::string& to, RunSummary& summary);
 
-  const PipelineConfig& pipeline_;
-  const TableConfig& table_;
-  StateStore& state_;
-  Source& source_;
-  Target& target_;
-  RunObserver& observer_;
-  const CancelToken& cancel_;
+  const RunContext run_;  // references only: the run owns none of it
 };
 
 }  // namespace tidemark

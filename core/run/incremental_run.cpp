@@ -9,29 +9,29 @@
 namespace tidemark {
 
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
-  if (table_.mode != TableMode::Incremental) std::abort();
-  RunLifecycle run(state_, observer_, RunLock{TableKey{pipeline_.name, table_.name}, std::nullopt}, trigger);
+  if (run_.table.mode != TableMode::Incremental) std::abort();
+  RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
   const Status outcome = run.open(/*wait=*/false) ? run_locked(run.summary()) : ok_status();
-  return run.finish(outcome, cancel_.cancelled());
+  return run.finish(outcome, run_.cancel.cancelled());
 }
 
 Status IncrementalRun::run_locked(RunSummary& summary) {
-  const auto source_table = source_.inspect(table_);
+  const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
   const CursorType type = source_table->cursor_type;
   if (summary.watermark_before && summary.watermark_before->type != type) {
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
-                 " but cursor " + table_.cursor + " is a " + std::string(cursor_type_name(type)) +
+                 " but cursor " + run_.table.cursor + " is a " + std::string(cursor_type_name(type)) +
                  "; set a new one with tidemark rewind");
   }
-  if (const Status checked = target_.check(table_, *source_table); !checked) return checked;
+  if (const Status checked = run_.target.check(run_.table, *source_table); !checked) return checked;
 
   WindowPlanInput input;
   input.watermark = summary.watermark_before;
-  input.lookback = table_.lookback;
-  input.max_window = table_.max_window;
-  if (table_.initial) {
-    const auto initial = cursor_from_text(type, *table_.initial);
+  input.lookback = run_.table.lookback;
+  input.max_window = run_.table.max_window;
+  if (run_.table.initial) {
+    const auto initial = cursor_from_text(type, *run_.table.initial);
     if (!initial) return permanent_error("initial: " + initial.error());
     input.initial = *initial;
   }
@@ -39,12 +39,12 @@ Status IncrementalRun::run_locked(RunSummary& summary) {
   if (!hi) return hi.failure();
   input.hi = *hi;
   if (source_table->cursor_nullable) {
-    const auto nulls = source_.null_cursor_rows(table_);
+    const auto nulls = run_.source.null_cursor_rows(run_.table);
     if (!nulls) return nulls.failure();
     summary.horizon.null_cursor_rows = *nulls;
   }
   if (!input.watermark && !input.initial) {
-    const auto lo = source_.lower_bound(table_, type);
+    const auto lo = run_.source.lower_bound(run_.table, type);
     if (!lo) return lo.failure();
     input.source_min = *lo;
   }
@@ -58,17 +58,17 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
                                                             const std::optional<CursorValue>& initial,
                                                             RunSummary& summary) {
   const CursorType type = source_table.cursor_type;
-  const auto reading = source_.read_horizon(table_, type);
+  const auto reading = run_.source.read_horizon(run_.table, type);
   if (!reading) return reading.failure();
   HorizonInput input;
   input.type = type;
   input.reading = *reading;
-  input.has_lookback = !table_.lookback.is_zero();
-  input.source_name = pipeline_.source;
+  input.has_lookback = !run_.table.lookback.is_zero();
+  input.source_name = run_.pipeline.source;
   // Observations are only comparable for one table on one source.
-  const std::string sampled = pipeline_.source + ":" + table_.source_table->quoted() + ":" + table_.cursor;
+  const std::string sampled = run_.pipeline.source + ":" + run_.table.source_table->quoted() + ":" + run_.table.cursor;
   if (type == CursorType::Integer) {
-    const auto samples = state_.read_cursor_samples(summary.table, sampled);
+    const auto samples = run_.state.read_cursor_samples(summary.table, sampled);
     if (!samples) return samples.failure();
     input.samples = *samples;
   }
@@ -76,7 +76,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   if (!decision) return decision.failure();
   if (type == CursorType::Integer && (decision->forget_samples_before || decision->keep_sample)) {
     const Status saved =
-        state_.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
+        run_.state.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
     if (!saved) return saved.failure();
   }
   summary.horizon.lag_seconds = decision->lag_seconds;
@@ -92,7 +92,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
     if (type == CursorType::TimestampTz) {
       hi = CursorValue{type, *decision->instant};
     } else {
-      const auto local = source_.cursor_at(*decision->instant, type);
+      const auto local = run_.source.cursor_at(*decision->instant, type);
       if (!local) return local.failure();
       hi = *local;
     }
@@ -137,7 +137,7 @@ Result<std::optional<CursorValue>> IncrementalRun::unheld_horizon(CursorType typ
   }
   const SourceMicros at = reading.clock - kStartReportMargin;
   if (type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{type, at});
-  const auto local = source_.cursor_at(at, type);
+  const auto local = run_.source.cursor_at(at, type);
   if (!local) return local.failure();
   return std::optional<CursorValue>(*local);
 }
@@ -147,20 +147,20 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
   summary.watermark_after = watermark;
   std::optional<Window> chunk;
   while ((chunk = plan.chunk_after(chunk))) {
-    if (cancel_.cancelled()) return Error{cancel_.reason()};
+    if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     StepRecord record;
     record.lock = RunLock{summary.table, std::nullopt};
     record.run = summary.run;
     record.window = *chunk;
     record.move = WatermarkMove{watermark, plan.watermark_after(*chunk)};
-    const auto counts = commit_chunk(target_, table_, source_table, record);
+    const auto counts = commit_chunk(run_.target, run_.table, source_table, record);
     if (!counts) return counts.failure();
     watermark = record.move->next;
     summary.watermark_after = watermark;
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;
     ++summary.chunks;
-    observer_.on_chunk_committed(summary.table, *chunk, *counts, *watermark);
+    run_.observer.on_chunk_committed(summary.table, *chunk, *counts, *watermark);
   }
   if (summary.chunks == 0) {
     const auto next = plan.watermark_without_chunks();
@@ -169,7 +169,7 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
       record.lock = RunLock{summary.table, std::nullopt};
       record.run = summary.run;
       record.move = WatermarkMove{watermark, *next};
-      if (const Status moved = commit_record(target_, record); !moved) return moved;
+      if (const Status moved = commit_record(run_.target, record); !moved) return moved;
       summary.watermark_after = next;
     }
   }

@@ -13,14 +13,7 @@ namespace tidemark {
 
 class IncrementalRun {
  public:
-  explicit IncrementalRun(const RunContext& context)
-      : pipeline_(context.pipeline),
-        table_(context.table),
-        state_(context.state),
-        source_(context.source),
-        target_(context.target),
-        observer_(context.observer),
-        cancel_(context.cancel) {}
+  explicit IncrementalRun(const RunContext& context) : run_(context) {}
 
   // Requires table.mode == Incremental. Reports the summary to the
   // observer before returning it.
@@ -41,13 +34,7 @@ class IncrementalRun {
   // Loads every planned chunk; returns the error that stopped it, if any.
   Status load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary);
 
-  const PipelineConfig& pipeline_;
-  const TableConfig& table_;
-  StateStore& state_;
-  Source& source_;
-  Target& target_;
-  RunObserver& observer_;
-  const CancelToken& cancel_;
+  const RunContext run_;  // references only: the run owns none of it
 };
 
 }  // namespace tidemark

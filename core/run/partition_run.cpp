@@ -24,34 +24,34 @@ Result<std::optional<Instant>> partitions_complete_before(Source& source, const 
 
 RunSummary PartitionRun::execute(RunTrigger trigger) {
   RunSummary summary;
-  summary.table = TableKey{pipeline_.name, table_.name};
+  summary.table = run_.key();
   summary.partitions = true;
   // The table's lock only orders firings; each partition is a run of its
   // own (PartitionWriter) and reports itself.
-  ScopedRunLock lock(state_, RunLock{summary.table, std::nullopt});
+  ScopedRunLock lock(run_.state, RunLock{summary.table, std::nullopt});
   if (lock_taken(lock.acquire(/*wait=*/false), "table", summary)) {
-    conclude(summary, write_due_partitions(trigger, summary), cancel_.cancelled());
+    conclude(summary, write_due_partitions(trigger, summary), run_.cancel.cancelled());
   } else {
-    observer_.on_run_finished(summary);
+    run_.observer.on_run_finished(summary);
   }
   return summary;
 }
 
 Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summary) {
-  const auto now = partitions_complete_before(source_, table_, summary.horizon);
+  const auto now = partitions_complete_before(run_.source, run_.table, summary.horizon);
   if (!now) return now.failure();
   if (!*now) return ok_status();  // a prepared transaction holds every partition back
-  const auto last_done = state_.last_done_partition(summary.table);
+  const auto last_done = run_.state.last_done_partition(summary.table);
   if (!last_done) return last_done.failure();
   std::optional<Instant> initial;
-  if (table_.initial) {
-    const auto parsed = parse_time_in_zone(*table_.initial, *pipeline_.zone);
+  if (run_.table.initial) {
+    const auto parsed = parse_time_in_zone(*run_.table.initial, *run_.pipeline.zone);
     if (!parsed) return permanent_error("initial: " + parsed.error());
     initial = *parsed;
   }
-  const PartitionUnit unit = table_.partition->unit;
-  for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, **now, unit, *pipeline_.zone)) {
-    if (cancel_.cancelled()) return Error{cancel_.reason()};
+  const PartitionUnit unit = run_.table.partition->unit;
+  for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, **now, unit, *run_.pipeline.zone)) {
+    if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
     if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on
     if (!summary.range) summary.range = one.range;

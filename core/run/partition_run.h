@@ -21,14 +21,7 @@ Result<std::optional<Instant>> partitions_complete_before(Source& source, const 
 
 class PartitionRun {
  public:
-  explicit PartitionRun(const RunContext& context)
-      : pipeline_(context.pipeline),
-        table_(context.table),
-        state_(context.state),
-        source_(context.source),
-        writer_(context),
-        observer_(context.observer),
-        cancel_(context.cancel) {}
+  explicit PartitionRun(const RunContext& context) : run_(context), writer_(context) {}
 
   // The summary spans every partition written: range from the first lo to
   // the last hi, rows summed, chunks = partitions written. Success with no
@@ -40,13 +33,8 @@ class PartitionRun {
  private:
   Status write_due_partitions(RunTrigger trigger, RunSummary& summary);
 
-  const PipelineConfig& pipeline_;
-  const TableConfig& table_;
-  StateStore& state_;
-  Source& source_;
+  const RunContext run_;  // references only: the run owns none of it
   PartitionWriter writer_;
-  RunObserver& observer_;
-  const CancelToken& cancel_;
 };
 
 }  // namespace tidemark

@@ -29,20 +29,20 @@ PartitionRequest partition_request(const TableKey& table, RunId run, const TimeW
 }
 
 RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait) {
-  if (table_.mode != TableMode::Partition) std::abort();
-  const RunLock lock{TableKey{pipeline_.name, table_.name}, partition};
-  RunLifecycle run(state_, observer_, lock, trigger);
+  if (run_.table.mode != TableMode::Partition) std::abort();
+  const RunLock lock{run_.key(), partition};
+  RunLifecycle run(run_.state, run_.observer, lock, trigger);
   const Status outcome = [&]() -> Status {
     if (!run.open(wait)) return ok_status();
     RunSummary& summary = run.summary();
     const PartitionRequest request =
-        partition_request(summary.table, summary.run, partition, *pipeline_.zone, table_.partition->unit);
+        partition_request(summary.table, summary.run, partition, *run_.pipeline.zone, run_.table.partition->unit);
     StepRecord record;
     record.lock = lock;
     record.lock_label = request.lo_date;
     record.run = summary.run;
     record.partition_done = true;
-    const auto counts = commit_partition(target_, table_, request, record);
+    const auto counts = commit_partition(run_.target, run_.table, request, record);
     if (!counts) return counts.failure();
     summary.rows_read = counts->rows_read;
     summary.rows_written = counts->rows_written;

@@ -18,23 +18,14 @@ PartitionRequest partition_request(const TableKey& table, RunId run, const TimeW
 
 class PartitionWriter {
  public:
-  explicit PartitionWriter(const RunContext& context)
-      : pipeline_(context.pipeline),
-        table_(context.table),
-        state_(context.state),
-        target_(context.target),
-        observer_(context.observer) {}
+  explicit PartitionWriter(const RunContext& context) : run_(context) {}
 
   // Requires table.mode == Partition. SkippedLocked when the partition's
   // lock is held elsewhere (and `wait` is false or timed out).
   RunSummary write(const TimeWindow& partition, RunTrigger trigger, bool wait);
 
  private:
-  const PipelineConfig& pipeline_;
-  const TableConfig& table_;
-  StateStore& state_;
-  Target& target_;
-  RunObserver& observer_;
+  const RunContext run_;  // references only: the run owns none of it
 };
 
 }  // namespace tidemark
