@@ -7,8 +7,6 @@
 namespace tidemark {
 namespace {
 
-std::string lock_key_text(const TableKey& table) { return std::to_string(advisory_lock_key(table)); }
-
 std::int64_t unix_seconds(Instant t) { return t.time_since_epoch().count(); }
 
 // Instants cross the wire as Unix seconds: exact and zone-free.
@@ -56,10 +54,6 @@ Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
 void PgStateStore::unlock(const RunLock& lock) {
   release_lock(std::to_string(run_lock_key(lock)));
 }
-
-Result<bool> PgStateStore::try_lock(const TableKey& table) { return lock(RunLock{table, std::nullopt}, false); }
-
-void PgStateStore::unlock(const TableKey& table) { unlock(RunLock{table, std::nullopt}); }
 
 void PgStateStore::release_lock(const std::string& key) {
   try {
@@ -322,7 +316,7 @@ Result<WatermarkRewound> PgStateStore::rewind_watermark(const WatermarkRewind& r
     // The lock first, then the read: under READ COMMITTED each statement
     // takes a new snapshot, so the read below sees every watermark a run
     // committed before it let the lock go.
-    if (!connection_.exec("select pg_try_advisory_xact_lock($1::bigint)", {lock_key_text(table)}).boolean(0, 0)) {
+    if (!connection_.exec("select pg_try_advisory_xact_lock($1::bigint)", {std::to_string(run_lock_key(RunLock{table, std::nullopt}))}).boolean(0, 0)) {
       connection_.exec("rollback");
       return WatermarkRewound{};
     }

@@ -45,9 +45,6 @@ class PgStateStore final : public StateStore {
   Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
   Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
 
-  // The table's lock, without waiting, for commands that are not runs.
-  Result<bool> try_lock(const TableKey& table);
-  void unlock(const TableKey& table);
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table);
 
   // A step's record (core/run_ports.h StepRecord), as one statement on

@@ -147,7 +147,7 @@ TEST_CASE("through session pooling a lock ends with its client, as on a direct c
   {
     PgConnection run(bouncer_dsn(Pooling::Session, database), "state");
     PgStateStore store(run);
-    const Result<bool> locked = store.try_lock(table);
+    const Result<bool> locked = store.lock(RunLock{table, std::nullopt}, false);
     REQUIRE(locked.ok());
     REQUIRE(locked.value());
     CHECK(lock_holders(env, database, table).size() == 1);
@@ -237,7 +237,7 @@ TEST_CASE("through transaction pooling a table's lock admits two runs, fails its
   PgStateStore second_store(*second);
   // The run takes its lock in a transaction of its own; the server
   // connection it ran on goes back to the pool with the lock on it.
-  const Result<bool> locked = store.try_lock(table);
+  const Result<bool> locked = store.lock(RunLock{table, std::nullopt}, false);
   REQUIRE(locked.ok());
   REQUIRE(locked.value());
   const std::vector<std::string> holder = lock_holders(env, database, table);
@@ -246,7 +246,7 @@ TEST_CASE("through transaction pooling a table's lock admits two runs, fails its
   // Another daemon's run of the same table is handed that server
   // connection, where the lock is already held, and so takes it too: two
   // runs of one table at once.
-  const Result<bool> also_locked = second_store.try_lock(table);
+  const Result<bool> also_locked = second_store.lock(RunLock{table, std::nullopt}, false);
   REQUIRE(also_locked.ok());
   CHECK(also_locked.value());
 
@@ -268,8 +268,8 @@ TEST_CASE("through transaction pooling a table's lock admits two runs, fails its
   // The unlocks run on a server connection that does not hold the lock
   // either; after every client is gone, the lock is still held by a
   // server connection PgBouncer keeps in its pool.
-  store.unlock(table);
-  second_store.unlock(table);
+  store.unlock(RunLock{table, std::nullopt});
+  second_store.unlock(RunLock{table, std::nullopt});
   other->exec("rollback");
   other.reset();
   second.reset();

@@ -107,7 +107,7 @@ TEST_CASE("regression: a compare-and-set beaten while it waited named the value 
   migrate_state_schema(env.state());
   const TableKey key{"shop", "orders"};
   PgStateStore store(env.state());
-  REQUIRE(store.try_lock(key).value());
+  REQUIRE(store.lock(RunLock{key, std::nullopt}, false).value());
   const auto opened = store.open_run(RunStart{key, RunTrigger::Manual, std::nullopt});
   REQUIRE(opened.ok());
   env.state().exec(
@@ -142,7 +142,7 @@ TEST_CASE("regression: a compare-and-set beaten while it waited named the value 
   CHECK_FALSE(recorded->written);
   REQUIRE(recorded->found);
   CHECK(cursor_to_text(*recorded->found) == "99");
-  store.unlock(key);
+  store.unlock(RunLock{key, std::nullopt});
 }
 
 }  // namespace tidemark
