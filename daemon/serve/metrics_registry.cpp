@@ -30,6 +30,9 @@ struct MetricsRegistry::TableSeries {
   prometheus::Gauge* in_progress = nullptr;
   prometheus::Gauge* horizon_lag = nullptr;
   prometheus::Gauge* failed_permanently = nullptr;
+  prometheus::Gauge* schema_drift = nullptr;
+  prometheus::Gauge* reconcile_deleted = nullptr;
+  prometheus::Gauge* reconcile_missing = nullptr;
 };
 
 struct MetricsRegistry::PipelineSeries {
@@ -113,6 +116,18 @@ MetricsRegistry::MetricsRegistry()
                               .Name("tidemark_run_failed_permanently")
                               .Help("1 from a run that failed permanently (not retried) until a run succeeds")
                               .Register(*registry_)),
+      schema_drift_(prometheus::BuildGauge()
+                        .Name("tidemark_schema_drift")
+                        .Help("1 while the source's columns no longer match what the table loads")
+                        .Register(*registry_)),
+      reconcile_deleted_(prometheus::BuildGauge()
+                             .Name("tidemark_reconcile_deleted_rows")
+                             .Help("Target rows whose key left the source, found by the last reconcile")
+                             .Register(*registry_)),
+      reconcile_missing_(prometheus::BuildGauge()
+                             .Name("tidemark_reconcile_missing_rows")
+                             .Help("Source rows below the watermark the target lacked at the last reconcile")
+                             .Register(*registry_)),
       start_delay_(prometheus::BuildHistogram()
                        .Name("tidemark_run_start_delay_seconds")
                        .Help("Actual start minus scheduled firing time, per pipeline")
@@ -171,6 +186,9 @@ void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfi
   s->horizon_lag = &horizon_lag_.Add(labels);
   s->horizon_lag->Set(std::nan(""));  // known once an incremental run has read the horizon
   s->failed_permanently = &failed_permanently_.Add(labels);
+  s->schema_drift = &schema_drift_.Add(labels);
+  s->reconcile_deleted = &reconcile_deleted_.Add(labels);
+  s->reconcile_missing = &reconcile_missing_.Add(labels);
   tables_[{pipeline.name, table.name}] = std::move(s);
 
   auto& p = pipelines_[pipeline.name];
@@ -203,6 +221,9 @@ void MetricsRegistry::remove_table(const TableKey& key) {
   run_in_progress_.Remove(s.in_progress);
   horizon_lag_.Remove(s.horizon_lag);
   failed_permanently_.Remove(s.failed_permanently);
+  schema_drift_.Remove(s.schema_drift);
+  reconcile_deleted_.Remove(s.reconcile_deleted);
+  reconcile_missing_.Remove(s.reconcile_missing);
   tables_.erase(it);
 
   const auto p = pipelines_.find(key.pipeline);
@@ -329,6 +350,19 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   s->moved->Set(progress.moved_unix ? *progress.moved_unix : std::nan(""));
   s->stale->Set(health.stale() ? 1 : 0);
   if (progress.last_success_unix) s->last_success->Set(*progress.last_success_unix);
+}
+
+void MetricsRegistry::schema_drift(const TableKey& table, bool drifted) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (TableSeries* s = find(table)) s->schema_drift->Set(drifted ? 1 : 0);
+}
+
+void MetricsRegistry::reconcile_finished(const TableKey& table, std::int64_t deleted, std::int64_t missing) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  TableSeries* s = find(table);
+  if (s == nullptr) return;
+  s->reconcile_deleted->Set(static_cast<double>(deleted));
+  s->reconcile_missing->Set(static_cast<double>(missing));
 }
 
 void MetricsRegistry::database_up(const std::string& connection, bool up) {

@@ -13,6 +13,7 @@
 #include <prometheus/registry.h>
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -59,6 +60,11 @@ class MetricsRegistry final : public RunObserver {
   // Unix seconds on the clock `progress` was read with, the state
   // database's.
   void table_progress(const TableKey& table, const TableProgress& progress, double now);
+  // 1 while the table's source columns no longer match what it loads.
+  void schema_drift(const TableKey& table, bool drifted);
+  // The counts of the table's last reconcile (rows deleted or marked in
+  // the target; source rows below the watermark the target lacked).
+  void reconcile_finished(const TableKey& table, std::int64_t deleted, std::int64_t missing);
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
 
@@ -92,6 +98,9 @@ class MetricsRegistry final : public RunObserver {
   prometheus::Family<prometheus::Gauge>& run_in_progress_;
   prometheus::Family<prometheus::Gauge>& horizon_lag_;
   prometheus::Family<prometheus::Gauge>& failed_permanently_;
+  prometheus::Family<prometheus::Gauge>& schema_drift_;
+  prometheus::Family<prometheus::Gauge>& reconcile_deleted_;
+  prometheus::Family<prometheus::Gauge>& reconcile_missing_;
   prometheus::Family<prometheus::Histogram>& start_delay_;
   prometheus::Family<prometheus::Gauge>& runs_queued_;
   prometheus::Family<prometheus::Gauge>& reload_ok_;

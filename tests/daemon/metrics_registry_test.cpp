@@ -71,6 +71,25 @@ TEST_CASE("a permanent failure flags the table until a run succeeds; a transient
   CHECK(has(metrics.scrape_text(), series + "0"));
 }
 
+TEST_CASE("schema drift and the last reconcile's counts are per-table gauges, 0 from the start") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  const std::string drift = R"(tidemark_schema_drift{pipeline="p",table="orders"} )";
+  const std::string deleted = R"(tidemark_reconcile_deleted_rows{pipeline="p",table="orders"} )";
+  const std::string missing = R"(tidemark_reconcile_missing_rows{pipeline="p",table="orders"} )";
+  CHECK(has(metrics.scrape_text(), drift + "0"));
+  CHECK(has(metrics.scrape_text(), deleted + "0"));
+  CHECK(has(metrics.scrape_text(), missing + "0"));
+  metrics.schema_drift({"p", "orders"}, true);
+  metrics.reconcile_finished({"p", "orders"}, 20, 3);
+  CHECK(has(metrics.scrape_text(), drift + "1"));
+  CHECK(has(metrics.scrape_text(), deleted + "20"));
+  CHECK(has(metrics.scrape_text(), missing + "3"));
+  metrics.schema_drift({"p", "orders"}, false);
+  metrics.reconcile_finished({"p", "gone"}, 1, 1);  // a table a reload dropped: ignored
+  CHECK(has(metrics.scrape_text(), drift + "0"));
+}
+
 TEST_CASE("runs are counted; a reload adds and removes whole tables") {
   MetricsRegistry metrics;
   metrics.set_config(config_with(kOrders));
