@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 namespace tidemark {
 namespace {
@@ -21,6 +22,27 @@ std::optional<std::string> optional_cursor_text(const std::optional<CursorValue>
 std::optional<std::string> window_text(const std::optional<Window>& window, CursorValue Window::*bound) {
   if (!window) return std::nullopt;
   return cursor_to_text((*window).*bound);
+}
+
+// A schema snapshot as stored: [{"name": ..., "type": ...}, ...] in order.
+std::optional<std::string> columns_json(const std::optional<std::vector<ColumnShape>>& columns) {
+  if (!columns) return std::nullopt;
+  nlohmann::json out = nlohmann::json::array();
+  for (const ColumnShape& c : *columns) out.push_back({{"name", c.name}, {"type", c.type}});
+  return out.dump();
+}
+
+// A stored snapshot; nothing when the text is not one (it is then
+// rewritten by the next successful load, as if none had been stored).
+std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& text) {
+  try {
+    const nlohmann::json stored = nlohmann::json::parse(text);
+    std::vector<ColumnShape> out;
+    for (const auto& c : stored) out.push_back({c.at("name").get<std::string>(), c.at("type").get<std::string>()});
+    return out;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -99,7 +121,8 @@ started as (
   insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi)
   values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7)
   returning run_id)
-select (select run_id from started), (select count(*) from abandoned), value, value_type
+select (select run_id from started), (select count(*) from abandoned), value, value_type,
+       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2)
 from (select 1) one left join stored on true
 )SQL",
                                         {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
@@ -120,6 +143,7 @@ from (select 1) one left join stored on true
       }
       out.watermark = StoredWatermark{*value};
     }
+    if (!r.is_null(0, 4)) out.loaded_columns = columns_from_json(r.text(0, 4));
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -173,7 +197,12 @@ run as (
   update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
          watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
          rows_written = rows_written + $13
-  where run_id = $5 and (select ok from written))
+  where run_id = $5 and (select ok from written)),
+shape as (
+  insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
+  select $1, $2, $17::text::jsonb, now(), $5 where $17::text is not null and (select ok from written)
+  on conflict (pipeline, table_name) do update
+  set columns = excluded.columns, changed_at = now(), run_id = excluded.run_id)
 select (select held from lock), (select ok from written)
 )SQL",
                                {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
@@ -184,7 +213,7 @@ select (select held from lock), (select ok from written)
                                 window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
                                 optional_cursor_text(next), std::to_string(step.counts.rows_read),
                                 std::to_string(step.counts.rows_written), std::string(mode),
-                                done_lo, done_hi});
+                                done_lo, done_hi, columns_json(step.loaded_columns)});
     StepRecorded out;
     out.lock_held = r.boolean(0, 0);
     out.written = r.boolean(0, 1);
@@ -213,7 +242,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
         " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
-        " null_cursor_rows = $12, error_kind = $13 where run_id = $1",
+        " null_cursor_rows = $12, error_kind = $13, schema_drift = $14 where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
          end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
@@ -224,7 +253,8 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
          end.horizon.null_cursor_rows ? std::optional<std::string>(std::to_string(*end.horizon.null_cursor_rows))
                                       : std::nullopt,
          end.success ? std::nullopt
-                     : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient")});
+                     : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient"),
+         end.schema_drift});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();
