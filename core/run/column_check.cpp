@@ -14,6 +14,7 @@ Result<ColumnPlan> check_columns(const RunContext& run, const SourceTable& sourc
   input.target = *target;
   input.configured = run.table.columns;
   input.policy = run.table.on_schema_change;
+  input.first_load = !summary.watermark_before;
   SchemaDecision decision = decide_schema(input);
   summary.schema_drift = !decision.drift.empty();
   summary.schema_changes = decision.drift.describe();

@@ -55,6 +55,8 @@ SchemaDecision decide_schema(const SchemaDriftInput& input) {
   if (input.policy == SchemaChangePolicy::AppendNewColumns) {
     out.append = std::move(out.drift.added);
     out.drift.added.clear();
+  } else if (!input.loaded && input.first_load) {
+    out.drift.added.clear();  // said below as a column the target lacks
   }
 
   if (listed) {

@@ -53,6 +53,9 @@ struct SchemaDriftInput {
   std::vector<ColumnShape> target;  // every target column
   std::vector<std::string> configured;  // `columns:`; empty: every source column
   SchemaChangePolicy policy = SchemaChangePolicy::Fail;
+  // No watermark is stored yet: nothing was ever loaded, so nothing can
+  // have drifted; a target that lacks a source column is made wrong.
+  bool first_load = false;
 };
 
 struct SchemaDecision {
@@ -85,7 +88,9 @@ struct SchemaDecision {
 //   lost it too); one whose source type changed is *retyped* (unless the
 //   target's column already has the new type).
 // - Without one, only the target is known: a source column the target
-//   lacks is added. Target columns that no source column matches, and
+//   lacks is added (unless nothing was loaded yet: then the target is
+//   missing a column, which append_new_columns adds like a new one).
+//   Target columns that no source column matches, and
 //   types that differ (text for varchar, bigint for int), are how a
 //   target may well be made, so they are not drift.
 // - With `columns:` listed, only those columns count: added source columns

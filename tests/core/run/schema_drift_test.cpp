@@ -48,6 +48,7 @@ struct Row {
   std::vector<std::string> append;
   std::string failure;  // empty: the run goes on
   bool snapshot_changed;
+  bool first_load = false;  // no watermark stored yet
 };
 
 const SchemaChangePolicy kFail = SchemaChangePolicy::Fail;
@@ -67,6 +68,10 @@ TEST_CASE("schema drift: what is drift, what is appended, what fails") {
        true},
       {"first run: a source column the target lacks is added", with(kOrders, note), std::nullopt, kOrders, {}, kFail,
        "added column note text", {}, "schema drift in public.orders: added column note text", false},
+      {"first load: a source column the target lacks is a target made wrong, not drift", with(kOrders, note),
+       std::nullopt, kOrders, {}, kFail, "", {}, "target table raw.orders has no column note", false, true},
+      {"first load with append_new_columns: the missing column is added", with(kOrders, note), std::nullopt, kOrders,
+       {}, kAppend, "", {"note"}, "", true, true},
       {"added column, fail", with(kOrders, note), kOrders, kOrders, {}, kFail, "added column note text", {},
        "schema drift in public.orders: added column note text", false},
       {"added column, append_new_columns", with(kOrders, note), kOrders, kOrders, {}, kAppend, "", {"note"}, "", true},
@@ -126,6 +131,7 @@ TEST_CASE("schema drift: what is drift, what is appended, what fails") {
     input.target = row.target;
     input.configured = row.configured;
     input.policy = row.policy;
+    input.first_load = row.first_load;
     const SchemaDecision d = decide_schema(input);
     CHECK(d.drift.describe() == row.drift);
     std::vector<std::string> append;
