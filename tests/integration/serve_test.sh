@@ -112,7 +112,7 @@ while IFS= read -r expr; do
   check "dashboard query: $expr" eventually 15 answers
 done < <(jq -r '.panels[].targets[].expr' "$root/config/grafana/tidemark.json")
 check "the alert rules load in prometheus" bash -c \
-  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 10' >/dev/null"
+  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == 11' >/dev/null"
 
 # SIGHUP: an invalid configuration is rejected and the old one stays.
 echo "pipeline: [" >"$work/pipelines/broken.yaml"
