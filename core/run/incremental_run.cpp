@@ -18,16 +18,17 @@ RunSummary IncrementalRun::execute(RunTrigger trigger) {
 Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
   const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
+  // Before anything is read or written: a run that would load other
+  // columns than the table loaded stops here (core/run/schema_drift.h),
+  // a retyped cursor included.
+  const auto columns = check_columns(run_, *source_table, loaded, summary);
+  if (!columns) return columns.failure();
   const CursorType type = source_table->cursor_type;
   if (summary.watermark_before && summary.watermark_before->type != type) {
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
                  " but cursor " + run_.table.cursor + " is a " + std::string(cursor_type_name(type)) +
                  "; set a new one with tidemark rewind");
   }
-  // Before anything is read or written: a run that would load other
-  // columns than the table loaded stops here (core/run/schema_drift.h).
-  const auto columns = check_columns(run_, *source_table, loaded, summary);
-  if (!columns) return columns.failure();
 
   WindowPlanInput input;
   input.watermark = summary.watermark_before;
