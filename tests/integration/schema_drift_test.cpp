@@ -219,4 +219,26 @@ TEST_CASE("regression: the first run after the upgrade that stores column snapsh
                                      " tidemark.loaded_columns") == std::vector<std::string>{"t|text"});
 }
 
+TEST_CASE("schema drift: a backfill of an incremental table stops on drift, and appends like a run") {
+  DriftFixture f(pipeline("fail"));
+  REQUIRE(f.run().status == RunStatus::Success);
+  const std::string w1 = f.watermark();
+  f.env.source().exec("alter table public.orders add column note text; update public.orders set note = 'late'");
+  BackfillOptions backfill;
+  backfill.pipeline = "shop";
+  backfill.table = "orders";
+  backfill.from = "2000-01-01";
+  backfill.to = "2100-01-01";
+  CHECK(f.CommandRunner::run(run_backfill, backfill) == 1);
+  CHECK((f.out.str() + f.err.str()).find("schema drift in public.orders: added column note text") != std::string::npos);
+  CHECK(f.last_run_row() == "failed|schema drift in public.orders: added column note text|added column note text");
+
+  f.use(pipeline("append_new_columns"));
+  REQUIRE(f.CommandRunner::run(run_backfill, backfill) == 0);
+  CHECK(PgTestEnv::rows(f.env.target(), "select note from raw.orders") == std::vector<std::string>{"late"});
+  CHECK(f.watermark() == w1);  // a backfill never moves it
+  CHECK(f.snapshot() ==
+        "order_id bigint, status text, amount numeric(12,2), updated_at timestamp with time zone, note text");
+}
+
 }  // namespace tidemark
