@@ -201,15 +201,11 @@ HttpAnswer HttpEndpoint::answer(const std::string& target) {
   if (path == "/metrics") {
     const auto started = std::chrono::steady_clock::now();
     // The endpoint's own series first, as civetweb's exposer served them,
-    // then ours, written straight into the body: sized from the last
-    // scrape, so a large one is not copied while it grows.
+    // then ours, written straight into the body.
     std::ostringstream exposer;
     prometheus::TextSerializer().Serialize(exposer, endpoint_registry_->Collect());
-    HttpAnswer answer{200, "text/plain; version=0.0.4; charset=utf-8", {}};
-    answer.body.reserve(last_scrape_bytes_.load(std::memory_order_relaxed) + 4096);
-    answer.body += exposer.str();
+    HttpAnswer answer{200, "text/plain; version=0.0.4; charset=utf-8", exposer.str()};
     metrics_.write_text(answer.body);
-    last_scrape_bytes_.store(answer.body.size(), std::memory_order_relaxed);
     bytes_transferred_.Increment(static_cast<double>(answer.body.size()));
     scrapes_.Increment();
     latencies_.Observe(static_cast<double>(

@@ -13,7 +13,6 @@
 #include <prometheus/registry.h>
 #include <prometheus/summary.h>
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -62,7 +61,6 @@ class HttpEndpoint {
   prometheus::Counter& bytes_transferred_;
   prometheus::Counter& scrapes_;
   prometheus::Summary& latencies_;
-  std::atomic<std::size_t> last_scrape_bytes_{0};
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_;  // after a failed accept

@@ -257,6 +257,13 @@ void MetricsRegistry::write_text(std::string& out) const {
     reload_ok = reload_ok_;
   }
 
+  // Reserved once, generously (about twenty lines per table): growing a
+  // string of 64 MB by doubling holds the old copy and the new at once,
+  // while reserved pages never written cost no memory.
+  std::size_t estimate = 8192 + pipelines.size() * 8192;
+  for (const auto& s : tables) estimate += 22 * (100 + s->pipeline.size() + s->table.size());
+  out.reserve(out.size() + estimate);
+
   ExpositionText text(out);
   // One gauge or counter per table, labelled pipeline and table.
   // A family without a series is left out, HELP and TYPE too, as
