@@ -27,6 +27,11 @@ void ExpositionText::append_value(std::string& out, double value) {
 }
 
 void ExpositionText::append_escaped(std::string& out, std::string_view value) {
+  // Names almost never need escaping: appended whole when they do not.
+  if (value.find_first_of("\\\"\n") == std::string_view::npos) {
+    out += value;
+    return;
+  }
   for (const char c : value) {
     switch (c) {
       case '\\': out += "\\\\"; break;
