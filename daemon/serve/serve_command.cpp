@@ -59,6 +59,16 @@ void release_freed_memory() {
 #endif
 }
 
+// Large buffers go straight to the system and back. The text of a scrape
+// (13 MB at 10,000 tables) is allocated and freed at every scrape; glibc
+// would otherwise raise its mapping threshold past it after the first,
+// serve the next from the heap and keep those pages when it is freed.
+void return_large_buffers_on_free() {
+#ifdef __GLIBC__
+  ::mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+#endif
+}
+
 std::string status_line(const Config& config) {
   std::size_t tables = 0;
   for (const PipelineConfig& p : config.pipelines) tables += p.tables.size();
@@ -74,6 +84,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
     return kExitUsage;
   }
 
+  return_large_buffers_on_free();
   MetricsRegistry metrics;
   HealthState health;
   HttpEndpoint http(metrics, health);
