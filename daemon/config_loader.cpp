@@ -62,23 +62,27 @@ bool read_file(const std::string& path, std::string& text, std::vector<ConfigErr
                                           " a configuration file may hold: split its pipelines into several files"));
     return false;
   }
-  text.assign(static_cast<std::size_t>(kMaxConfigFileBytes) + 1, '\0');
-  std::size_t size = 0;
-  while (size < text.size()) {
-    const ssize_t n = ::read(fd, text.data() + size, text.size() - size);
+  // Read by chunks into a string sized for the file as it is now, not
+  // for the largest file allowed: a buffer of 4 MiB per file was 400 MiB
+  // touched at start-up for 100 pipeline files. One byte past the limit
+  // is enough to tell a file that grew too big while it was read.
+  text.clear();
+  text.reserve(static_cast<std::size_t>(std::min<off_t>(info.st_size, kMaxConfigFileBytes)) + 1);
+  char chunk[16384];
+  while (text.size() <= static_cast<std::size_t>(kMaxConfigFileBytes)) {
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
       return false;
     }
     if (n == 0) break;
-    size += static_cast<std::size_t>(n);
+    text.append(chunk, static_cast<std::size_t>(n));
   }
-  if (size > static_cast<std::size_t>(kMaxConfigFileBytes)) {
+  if (text.size() > static_cast<std::size_t>(kMaxConfigFileBytes)) {
     errors.push_back(file_error(path, "grew past " + std::to_string(kMaxConfigFileBytes) + " bytes while being read"));
     return false;
   }
-  text.resize(size);
   return true;
 }
 

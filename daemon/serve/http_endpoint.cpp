@@ -200,13 +200,12 @@ HttpAnswer HttpEndpoint::answer(const std::string& target) {
   const std::string plain = "text/plain; charset=utf-8";
   if (path == "/metrics") {
     const auto started = std::chrono::steady_clock::now();
-    // Ours after the endpoint's, as civetweb's exposer collected them.
-    std::vector<prometheus::MetricFamily> families = endpoint_registry_->Collect();
-    std::vector<prometheus::MetricFamily> ours = metrics_.collect();
-    families.insert(families.end(), std::make_move_iterator(ours.begin()), std::make_move_iterator(ours.end()));
-    std::ostringstream out;
-    prometheus::TextSerializer().Serialize(out, families);
-    HttpAnswer answer{200, "text/plain; version=0.0.4; charset=utf-8", out.str()};
+    // The endpoint's own series first, as civetweb's exposer served them,
+    // then ours, written straight into the body.
+    std::ostringstream exposer;
+    prometheus::TextSerializer().Serialize(exposer, endpoint_registry_->Collect());
+    HttpAnswer answer{200, "text/plain; version=0.0.4; charset=utf-8", exposer.str()};
+    metrics_.write_text(answer.body);
     bytes_transferred_.Increment(static_cast<double>(answer.body.size()));
     scrapes_.Increment();
     latencies_.Observe(static_cast<double>(

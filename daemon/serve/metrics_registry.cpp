@@ -1,273 +1,138 @@
 #include "daemon/serve/metrics_registry.h"
 
-#include <prometheus/text_serializer.h>
-
+#include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <memory>
-#include <sstream>
+#include <limits>
 
 #include "core/watermark/watermark_health.h"
+#include "daemon/serve/exposition_text.h"
 #include "daemon/version.h"
 
 namespace tidemark {
 
-struct MetricsRegistry::TableSeries {
-  double stale_after_seconds = 0;
-  prometheus::Gauge* watermark_timestamp = nullptr;  // only once a time watermark is known
-  prometheus::Gauge* age = nullptr;
-  prometheus::Gauge* moved = nullptr;
-  prometheus::Gauge* stale = nullptr;
-  prometheus::Gauge* stale_after = nullptr;
-  prometheus::Gauge* last_rows = nullptr;
-  prometheus::Counter* rows_written = nullptr;
-  prometheus::Counter* runs_success = nullptr;
-  prometheus::Counter* runs_failed_transient = nullptr;  // label error: whether a retry can help
-  prometheus::Counter* runs_failed_permanent = nullptr;
-  prometheus::Counter* skipped_locked = nullptr;
-  prometheus::Counter* skipped_overrun = nullptr;
-  prometheus::Gauge* last_duration = nullptr;
-  prometheus::Gauge* last_success = nullptr;
-  prometheus::Gauge* in_progress = nullptr;
-  prometheus::Gauge* horizon_lag = nullptr;
-  prometheus::Gauge* failed_permanently = nullptr;
-  prometheus::Gauge* schema_drift = nullptr;
-  prometheus::Gauge* reconcile_deleted = nullptr;
-  prometheus::Gauge* reconcile_missing = nullptr;
-};
-
-struct MetricsRegistry::PipelineSeries {
-  int tables = 0;
-  prometheus::Histogram* duration = nullptr;
-  prometheus::Histogram* start_delay = nullptr;
-};
-
 namespace {
 
-prometheus::Labels table_labels(const std::string& pipeline, const std::string& table) {
-  return {{"pipeline", pipeline}, {"table", table}};
-}
+// One series' value. Written only under the registry's mutex (so a load
+// and a store make an increment); a scrape reads it without the mutex.
+class Value {
+ public:
+  explicit Value(double initial = 0) : value_(initial) {}
+  void set(double value) { value_.store(value, std::memory_order_relaxed); }
+  void add(double delta) { set(get() + delta); }
+  double get() const { return value_.load(std::memory_order_relaxed); }
 
-prometheus::Labels with(prometheus::Labels labels, const std::string& name, const std::string& value) {
-  labels.emplace(name, value);
-  return labels;
-}
+ private:
+  std::atomic<double> value_;
+};
 
-const prometheus::Histogram::BucketBoundaries kDurationBuckets{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
-const prometheus::Histogram::BucketBoundaries kDelayBuckets{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300};
+constexpr double kUnknown = std::numeric_limits<double>::quiet_NaN();
+
+const std::vector<double> kDurationBuckets{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600};
+const std::vector<double> kDelayBuckets{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300};
 
 }  // namespace
 
-MetricsRegistry::MetricsRegistry()
-    : registry_(std::make_shared<prometheus::Registry>()),
-      watermark_timestamp_(prometheus::BuildGauge()
-                               .Name("tidemark_watermark_timestamp_seconds")
-                               .Help("The stored watermark as Unix time (time cursors and partitions)")
-                               .Register(*registry_)),
-      watermark_age_(prometheus::BuildGauge()
-                         .Name("tidemark_watermark_age_seconds")
-                         .Help("Now minus the watermark (integer cursors: now minus when it last moved)")
-                         .Register(*registry_)),
-      watermark_moved_(prometheus::BuildGauge()
-                           .Name("tidemark_watermark_last_moved_timestamp_seconds")
-                           .Help("When the watermark last moved, as Unix time")
-                           .Register(*registry_)),
-      watermark_stale_(prometheus::BuildGauge()
-                           .Name("tidemark_watermark_stale")
-                           .Help("1 when the watermark is older than stale_after, or ahead of the source")
-                           .Register(*registry_)),
-      stale_after_(prometheus::BuildGauge()
-                       .Name("tidemark_watermark_stale_after_seconds")
-                       .Help("The configured stale_after threshold")
-                       .Register(*registry_)),
-      last_run_rows_(prometheus::BuildGauge()
-                         .Name("tidemark_last_run_rows")
-                         .Help("Rows written by the last successful run")
-                         .Register(*registry_)),
-      rows_written_(prometheus::BuildCounter()
-                        .Name("tidemark_rows_written_total")
-                        .Help("Rows written to the target")
-                        .Register(*registry_)),
-      runs_(prometheus::BuildCounter().Name("tidemark_runs_total").Help("Finished runs by status; failed ones by error kind (transient: retried; permanent: not)").Register(*registry_)),
-      runs_skipped_(prometheus::BuildCounter()
-                        .Name("tidemark_runs_skipped_total")
-                        .Help("Firings that did not start a run, by reason")
-                        .Register(*registry_)),
-      run_duration_(prometheus::BuildHistogram()
-                        .Name("tidemark_run_duration_seconds")
-                        .Help("Run durations, per pipeline")
-                        .Register(*registry_)),
-      last_run_duration_(prometheus::BuildGauge()
-                             .Name("tidemark_last_run_duration_seconds")
-                             .Help("Duration of the table's last run")
-                             .Register(*registry_)),
-      last_success_(prometheus::BuildGauge()
-                        .Name("tidemark_last_success_timestamp_seconds")
-                        .Help("When the table's last successful run finished, as Unix time")
-                        .Register(*registry_)),
-      run_in_progress_(prometheus::BuildGauge()
-                           .Name("tidemark_run_in_progress")
-                           .Help("1 while a run of the table is in flight")
-                           .Register(*registry_)),
-      horizon_lag_(prometheus::BuildGauge()
-                       .Name("tidemark_horizon_lag_seconds")
-                       .Help("Source clock minus the last run's hi: what transactions in flight held back")
-                       .Register(*registry_)),
-      failed_permanently_(prometheus::BuildGauge()
-                              .Name("tidemark_run_failed_permanently")
-                              .Help("1 from a run that failed permanently (not retried) until a run succeeds")
-                              .Register(*registry_)),
-      schema_drift_(prometheus::BuildGauge()
-                        .Name("tidemark_schema_drift")
-                        .Help("1 while the source's columns no longer match what the table loads")
-                        .Register(*registry_)),
-      reconcile_deleted_(prometheus::BuildGauge()
-                             .Name("tidemark_reconcile_deleted_rows")
-                             .Help("Target rows whose key left the source, found by the last reconcile")
-                             .Register(*registry_)),
-      reconcile_missing_(prometheus::BuildGauge()
-                             .Name("tidemark_reconcile_missing_rows")
-                             .Help("Source rows below the watermark the target lacked at the last reconcile")
-                             .Register(*registry_)),
-      start_delay_(prometheus::BuildHistogram()
-                       .Name("tidemark_run_start_delay_seconds")
-                       .Help("Actual start minus scheduled firing time, per pipeline")
-                       .Register(*registry_)),
-      runs_queued_(prometheus::BuildGauge()
-                       .Name("tidemark_runs_queued")
-                       .Help("Firings waiting for a free worker")
-                       .Register(*registry_)),
-      reload_ok_(prometheus::BuildGauge()
-                     .Name("tidemark_config_last_reload_successful")
-                     .Help("1 when the last configuration (re)load succeeded")
-                     .Register(*registry_)),
-      db_up_(prometheus::BuildGauge()
-                 .Name("tidemark_db_up")
-                 .Help("1 when the last connection attempt to the database succeeded")
-                 .Register(*registry_)),
-      build_info_(prometheus::BuildGauge()
-                      .Name("tidemark_build_info")
-                      .Help("Always 1; the version is a label")
-                      .Register(*registry_)) {
-  build_info_.Add({{"version", kVersion}}).Set(1);
-  runs_queued_series_ = &runs_queued_.Add({});
-  reload_ok_series_ = &reload_ok_.Add({});
-  reload_ok_series_->Set(1);
-}
+// Every series of one table: about twenty numbers beside its two names.
+struct MetricsRegistry::TableSeries {
+  TableSeries(std::string pipeline_name, std::string table_name, double stale_after_seconds)
+      : pipeline(std::move(pipeline_name)), table(std::move(table_name)), stale_after(stale_after_seconds) {}
 
+  const std::string pipeline;
+  const std::string table;
+  Value watermark_timestamp{kUnknown};  // NaN: no time watermark known, no series
+  Value age{kUnknown};                  // unknown until the state says otherwise
+  Value moved{kUnknown};
+  Value stale;
+  Value stale_after;
+  Value last_rows;
+  Value rows_written;
+  Value runs_success;
+  Value runs_failed_transient;  // label error: whether a retry can help
+  Value runs_failed_permanent;
+  Value skipped_locked;
+  Value skipped_overrun;
+  Value last_duration;
+  Value last_success{kUnknown};
+  Value in_progress;
+  Value horizon_lag{kUnknown};  // known once an incremental run has read the horizon
+  Value failed_permanently;
+  Value schema_drift;
+  Value reconcile_deleted;
+  Value reconcile_missing;
+};
+
+// A histogram's buckets (each its own count; +Inf last) and sum.
+struct Histogram {
+  explicit Histogram(const std::vector<double>& bucket_bounds)
+      : bounds(&bucket_bounds), counts(bucket_bounds.size() + 1, 0) {}
+  void observe(double value) {
+    // An observation equal to a bound belongs to that bucket (le).
+    const auto bucket = std::lower_bound(bounds->begin(), bounds->end(), value) - bounds->begin();
+    ++counts[static_cast<std::size_t>(bucket)];
+    sum += value;
+  }
+  const std::vector<double>* bounds;
+  std::vector<std::uint64_t> counts;
+  double sum = 0;
+};
+
+// Guarded by the registry's mutex; a scrape copies them (one per pipeline).
+struct MetricsRegistry::PipelineSeries {
+  int tables = 0;
+  Histogram duration{kDurationBuckets};
+  Histogram start_delay{kDelayBuckets};
+};
+
+MetricsRegistry::MetricsRegistry() = default;
 MetricsRegistry::~MetricsRegistry() = default;
 
 MetricsRegistry::TableSeries* MetricsRegistry::find(const TableKey& table) {
-  const auto it = tables_.find({table.pipeline, table.table});
+  const auto it = tables_.find(table);
   return it == tables_.end() ? nullptr : it->second.get();
 }
 
-void MetricsRegistry::add_table(const PipelineConfig& pipeline, const TableConfig& table) {
-  auto s = std::make_unique<TableSeries>();
-  const prometheus::Labels labels = table_labels(pipeline.name, table.name);
-  s->stale_after_seconds = static_cast<double>(table.stale_after.count());
-  s->age = &watermark_age_.Add(labels);
-  s->age->Set(std::nan(""));  // unknown until the state says otherwise
-  s->moved = &watermark_moved_.Add(labels);
-  s->moved->Set(std::nan(""));
-  s->stale = &watermark_stale_.Add(labels);
-  s->stale_after = &stale_after_.Add(labels);
-  s->stale_after->Set(s->stale_after_seconds);
-  s->last_rows = &last_run_rows_.Add(labels);
-  s->rows_written = &rows_written_.Add(labels);
-  s->runs_success = &runs_.Add(with(labels, "status", "success"));
-  s->runs_failed_transient = &runs_.Add(with(with(labels, "status", "failed"), "error", "transient"));
-  s->runs_failed_permanent = &runs_.Add(with(with(labels, "status", "failed"), "error", "permanent"));
-  s->skipped_locked = &runs_skipped_.Add(with(labels, "reason", "locked"));
-  s->skipped_overrun = &runs_skipped_.Add(with(labels, "reason", "overrun"));
-  s->last_duration = &last_run_duration_.Add(labels);
-  s->last_success = &last_success_.Add(labels);
-  s->last_success->Set(std::nan(""));
-  s->in_progress = &run_in_progress_.Add(labels);
-  s->horizon_lag = &horizon_lag_.Add(labels);
-  s->horizon_lag->Set(std::nan(""));  // known once an incremental run has read the horizon
-  s->failed_permanently = &failed_permanently_.Add(labels);
-  s->schema_drift = &schema_drift_.Add(labels);
-  s->reconcile_deleted = &reconcile_deleted_.Add(labels);
-  s->reconcile_missing = &reconcile_missing_.Add(labels);
-  tables_[{pipeline.name, table.name}] = std::move(s);
-
-  auto& p = pipelines_[pipeline.name];
-  if (!p) {
-    p = std::make_unique<PipelineSeries>();
-    p->duration = &run_duration_.Add({{"pipeline", pipeline.name}}, kDurationBuckets);
-    p->start_delay = &start_delay_.Add({{"pipeline", pipeline.name}}, kDelayBuckets);
-  }
-  ++p->tables;
-}
-
-void MetricsRegistry::remove_table(const TableKey& key) {
-  const auto it = tables_.find({key.pipeline, key.table});
-  if (it == tables_.end()) return;
-  TableSeries& s = *it->second;
-  if (s.watermark_timestamp) watermark_timestamp_.Remove(s.watermark_timestamp);
-  watermark_age_.Remove(s.age);
-  watermark_moved_.Remove(s.moved);
-  watermark_stale_.Remove(s.stale);
-  stale_after_.Remove(s.stale_after);
-  last_run_rows_.Remove(s.last_rows);
-  rows_written_.Remove(s.rows_written);
-  runs_.Remove(s.runs_success);
-  runs_.Remove(s.runs_failed_transient);
-  runs_.Remove(s.runs_failed_permanent);
-  runs_skipped_.Remove(s.skipped_locked);
-  runs_skipped_.Remove(s.skipped_overrun);
-  last_run_duration_.Remove(s.last_duration);
-  last_success_.Remove(s.last_success);
-  run_in_progress_.Remove(s.in_progress);
-  horizon_lag_.Remove(s.horizon_lag);
-  failed_permanently_.Remove(s.failed_permanently);
-  schema_drift_.Remove(s.schema_drift);
-  reconcile_deleted_.Remove(s.reconcile_deleted);
-  reconcile_missing_.Remove(s.reconcile_missing);
-  tables_.erase(it);
-
-  const auto p = pipelines_.find(key.pipeline);
-  if (p != pipelines_.end() && --p->second->tables == 0) {
-    run_duration_.Remove(p->second->duration);
-    start_delay_.Remove(p->second->start_delay);
-    pipelines_.erase(p);
-  }
+MetricsRegistry::PipelineSeries* MetricsRegistry::pipeline(const std::string& name) {
+  const auto it = pipelines_.find(name);
+  return it == pipelines_.end() ? nullptr : &it->second;
 }
 
 void MetricsRegistry::set_config(const Config& config) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  std::map<std::pair<std::string, std::string>, const PipelineConfig*> wanted;
-  for (const PipelineConfig& p : config.pipelines) {
-    for (const TableConfig& t : p.tables) wanted[{p.name, t.name}] = &p;
-  }
-  std::vector<TableKey> gone;
-  for (const auto& [key, series] : tables_) {
-    if (!wanted.count(key)) gone.push_back({key.first, key.second});
-  }
-  for (const TableKey& key : gone) remove_table(key);
+  // Rebuilt in one pass over the new configuration: a table kept keeps its
+  // record (its counters), one gone is dropped with its record, which a
+  // scrape in progress may still hold (shared_ptr) but no one else.
+  decltype(tables_) next;
+  std::map<std::string, PipelineSeries> next_pipelines;
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
-      if (TableSeries* s = find({p.name, t.name})) {
-        s->stale_after_seconds = static_cast<double>(t.stale_after.count());
-        s->stale_after->Set(s->stale_after_seconds);
+      const double stale_after = static_cast<double>(t.stale_after.count());
+      std::shared_ptr<TableSeries> series;
+      const auto it = tables_.find(TableKey{p.name, t.name});
+      if (it != tables_.end()) {
+        series = std::move(it->second);
+        series->stale_after.set(stale_after);
       } else {
-        add_table(p, t);
+        series = std::make_shared<TableSeries>(p.name, t.name, stale_after);
+        series->stale_after.set(stale_after);
       }
+      next.emplace_hint(next.end(), Key{p.name, t.name}, std::move(series));
     }
+    if (p.tables.empty()) continue;
+    const auto kept = pipelines_.find(p.name);
+    auto& slot = next_pipelines.emplace(p.name, kept != pipelines_.end() ? std::move(kept->second) : PipelineSeries{})
+                     .first->second;
+    slot.tables = static_cast<int>(p.tables.size());
   }
-  std::vector<std::string> connections;
-  for (const ConnectionConfig& c : config.daemon.connections) connections.push_back(c.name);
-  for (auto it = db_up_series_.begin(); it != db_up_series_.end();) {
-    if (std::find(connections.begin(), connections.end(), it->first) == connections.end()) {
-      db_up_.Remove(it->second);
-      it = db_up_series_.erase(it);
-    } else {
-      ++it;
-    }
+  tables_ = std::move(next);
+  pipelines_ = std::move(next_pipelines);
+
+  std::map<std::string, double> db_up;
+  for (const ConnectionConfig& c : config.daemon.connections) {
+    const auto it = db_up_.find(c.name);
+    db_up[c.name] = it != db_up_.end() ? it->second : 0;
   }
-  for (const std::string& name : connections) {
-    if (!db_up_series_.count(name)) db_up_series_[name] = &db_up_.Add({{"connection", name}});
-  }
+  db_up_ = std::move(db_up);
 }
 
 void MetricsRegistry::on_chunk_committed(const TableKey&, const Window&, const ChunkCounts&, const CursorValue&) {
@@ -281,45 +146,43 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
   if (s == nullptr) return;  // dropped by a reload while it ran
   switch (summary.status) {
     case RunStatus::Success:
-      s->runs_success->Increment();
-      s->failed_permanently->Set(0);
-      s->last_rows->Set(static_cast<double>(summary.rows_written));
-      s->last_success->Set(static_cast<double>(
+      s->runs_success.add(1);
+      s->failed_permanently.set(0);
+      s->last_rows.set(static_cast<double>(summary.rows_written));
+      s->last_success.set(static_cast<double>(
           std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
               .count()));
       break;
-    case RunStatus::SkippedLocked: s->skipped_locked->Increment(); break;
+    case RunStatus::SkippedLocked: s->skipped_locked.add(1); break;
     case RunStatus::Failed:
-      (summary.error_kind == ErrorKind::Permanent ? s->runs_failed_permanent : s->runs_failed_transient)->Increment();
+      (summary.error_kind == ErrorKind::Permanent ? s->runs_failed_permanent : s->runs_failed_transient).add(1);
       // A transient failure says nothing of whether the permanent cause is
       // gone: the table stays flagged until a run succeeds.
-      if (summary.error_kind == ErrorKind::Permanent) s->failed_permanently->Set(1);
+      if (summary.error_kind == ErrorKind::Permanent) s->failed_permanently.set(1);
       break;
     // Stopped by a shutdown: another run would have gone on.
-    case RunStatus::Cancelled: s->runs_failed_transient->Increment(); break;
+    case RunStatus::Cancelled: s->runs_failed_transient.add(1); break;
   }
-  s->rows_written->Increment(static_cast<double>(summary.rows_written));
-  if (summary.horizon.lag_seconds) s->horizon_lag->Set(*summary.horizon.lag_seconds);
+  s->rows_written.add(static_cast<double>(summary.rows_written));
+  if (summary.horizon.lag_seconds) s->horizon_lag.set(*summary.horizon.lag_seconds);
   // Only a run that compared the columns knows: one that failed before
   // (a database down) leaves the gauge as it was.
-  if (summary.schema_drift) s->schema_drift->Set(*summary.schema_drift ? 1 : 0);
+  if (summary.schema_drift) s->schema_drift.set(*summary.schema_drift ? 1 : 0);
 }
 
 void MetricsRegistry::run_started(const TableKey& table, std::chrono::duration<double> start_delay) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (TableSeries* s = find(table)) s->in_progress->Set(1);
-  const auto p = pipelines_.find(table.pipeline);
-  if (p != pipelines_.end()) p->second->start_delay->Observe(std::max(0.0, start_delay.count()));
+  if (TableSeries* s = find(table)) s->in_progress.set(1);
+  if (PipelineSeries* p = pipeline(table.pipeline)) p->start_delay.observe(std::max(0.0, start_delay.count()));
 }
 
 void MetricsRegistry::run_ended(const TableKey& table, std::chrono::duration<double> duration) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (TableSeries* s = find(table)) {
-    s->in_progress->Set(0);
-    s->last_duration->Set(duration.count());
+    s->in_progress.set(0);
+    s->last_duration.set(duration.count());
   }
-  const auto p = pipelines_.find(table.pipeline);
-  if (p != pipelines_.end()) p->second->duration->Observe(duration.count());
+  if (PipelineSeries* p = pipeline(table.pipeline)) p->duration.observe(duration.count());
 }
 
 void MetricsRegistry::run_skipped(const TableKey& table, SkipReason reason) {
@@ -327,8 +190,8 @@ void MetricsRegistry::run_skipped(const TableKey& table, SkipReason reason) {
   TableSeries* s = find(table);
   if (s == nullptr) return;
   switch (reason) {
-    case SkipReason::Locked: s->skipped_locked->Increment(); break;
-    case SkipReason::Overrun: s->skipped_overrun->Increment(); break;
+    case SkipReason::Locked: s->skipped_locked.add(1); break;
+    case SkipReason::Overrun: s->skipped_overrun.add(1); break;
   }
 }
 
@@ -336,65 +199,178 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   const std::lock_guard<std::mutex> lock(mutex_);
   TableSeries* s = find(table);
   if (s == nullptr) return;
-  if (progress.watermark_unix) {
-    if (!s->watermark_timestamp) s->watermark_timestamp = &watermark_timestamp_.Add(table_labels(table.pipeline, table.table));
-    s->watermark_timestamp->Set(*progress.watermark_unix);
-  } else if (s->watermark_timestamp) {
-    watermark_timestamp_.Remove(s->watermark_timestamp);
-    s->watermark_timestamp = nullptr;
-  }
+  s->watermark_timestamp.set(progress.watermark_unix ? *progress.watermark_unix : kUnknown);
   WatermarkReading reading;
   reading.watermark_unix = progress.watermark_unix;
   reading.moved_unix = progress.moved_unix;
   reading.ahead_of_source = progress.ahead;
   const WatermarkHealth health = assess_watermark(
-      reading, now, std::chrono::seconds(static_cast<std::int64_t>(s->stale_after_seconds)));
-  s->age->Set(health.age_seconds ? *health.age_seconds : std::nan(""));
-  s->moved->Set(progress.moved_unix ? *progress.moved_unix : std::nan(""));
-  s->stale->Set(health.stale() ? 1 : 0);
-  if (progress.last_success_unix) s->last_success->Set(*progress.last_success_unix);
-  if (progress.schema_drift) s->schema_drift->Set(*progress.schema_drift ? 1 : 0);
+      reading, now, std::chrono::seconds(static_cast<std::int64_t>(s->stale_after.get())));
+  s->age.set(health.age_seconds ? *health.age_seconds : kUnknown);
+  s->moved.set(progress.moved_unix ? *progress.moved_unix : kUnknown);
+  s->stale.set(health.stale() ? 1 : 0);
+  if (progress.last_success_unix) s->last_success.set(*progress.last_success_unix);
+  if (progress.schema_drift) s->schema_drift.set(*progress.schema_drift ? 1 : 0);
 }
 
 void MetricsRegistry::schema_drift(const TableKey& table, bool drifted) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (TableSeries* s = find(table)) s->schema_drift->Set(drifted ? 1 : 0);
+  if (TableSeries* s = find(table)) s->schema_drift.set(drifted ? 1 : 0);
 }
 
 void MetricsRegistry::reconcile_finished(const TableKey& table, std::int64_t deleted, std::int64_t missing) {
   const std::lock_guard<std::mutex> lock(mutex_);
   TableSeries* s = find(table);
   if (s == nullptr) return;
-  s->reconcile_deleted->Set(static_cast<double>(deleted));
-  s->reconcile_missing->Set(static_cast<double>(missing));
+  s->reconcile_deleted.set(static_cast<double>(deleted));
+  s->reconcile_missing.set(static_cast<double>(missing));
 }
 
 void MetricsRegistry::database_up(const std::string& connection, bool up) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = db_up_series_.find(connection);
-  if (it != db_up_series_.end()) it->second->Set(up ? 1 : 0);
+  const auto it = db_up_.find(connection);
+  if (it != db_up_.end()) it->second = up ? 1 : 0;
 }
 
 void MetricsRegistry::set_queued(std::size_t waiting) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  runs_queued_series_->Set(static_cast<double>(waiting));
+  runs_queued_ = static_cast<double>(waiting);
 }
 
 void MetricsRegistry::reload_succeeded(bool ok) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  reload_ok_series_->Set(ok ? 1 : 0);
+  reload_ok_ = ok ? 1 : 0;
 }
 
-std::vector<prometheus::MetricFamily> MetricsRegistry::collect() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return registry_->Collect();
+void MetricsRegistry::write_text(std::string& out) const {
+  // Under the mutex only the copy: the records (shared, so a reload that
+  // drops a table frees it after this scrape), the pipelines' histograms
+  // and the few daemon-wide values. The text is written without it.
+  std::vector<std::shared_ptr<const TableSeries>> tables;
+  std::vector<std::pair<std::string, PipelineSeries>> pipelines;
+  std::vector<std::pair<std::string, double>> db_up;
+  double runs_queued = 0;
+  double reload_ok = 0;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    tables.reserve(tables_.size());
+    for (const auto& entry : tables_) tables.push_back(entry.second);
+    pipelines.assign(pipelines_.begin(), pipelines_.end());
+    db_up.assign(db_up_.begin(), db_up_.end());
+    runs_queued = runs_queued_;
+    reload_ok = reload_ok_;
+  }
+
+  // Reserved once, generously (about twenty lines per table): growing a
+  // string of 64 MB by doubling holds the old copy and the new at once,
+  // while reserved pages never written cost no memory.
+  std::size_t estimate = 8192 + pipelines.size() * 8192;
+  for (const auto& s : tables) estimate += 22 * (100 + s->pipeline.size() + s->table.size());
+  out.reserve(out.size() + estimate);
+
+  ExpositionText text(out);
+  // One gauge or counter per table, labelled pipeline and table.
+  // A family without a series is left out, HELP and TYPE too, as
+  // prometheus-cpp left it out.
+  const auto per_table = [&](const char* name, const char* help, const char* type, Value TableSeries::*member) {
+    if (tables.empty()) return;
+    text.family(name, help, type);
+    for (const auto& s : tables) {
+      text.sample(name, {{"pipeline", s->pipeline}, {"table", s->table}}, ((*s).*member).get());
+    }
+  };
+  const auto per_pipeline = [&](const char* name, const char* help, Histogram PipelineSeries::*member) {
+    if (pipelines.empty()) return;
+    text.family(name, help, "histogram");
+    for (const auto& [pipeline_name, p] : pipelines) {
+      const Histogram& h = p.*member;
+      text.histogram(name, {{"pipeline", pipeline_name}}, *h.bounds, h.counts, h.sum);
+    }
+  };
+
+  // The families in the order they have always been served.
+  bool timestamps = false;
+  for (const auto& s : tables) {
+    const double value = s->watermark_timestamp.get();
+    if (!std::isnan(value)) {
+      if (!timestamps) {
+        text.family("tidemark_watermark_timestamp_seconds",
+                    "The stored watermark as Unix time (time cursors and partitions)", "gauge");
+        timestamps = true;
+      }
+      text.sample("tidemark_watermark_timestamp_seconds", {{"pipeline", s->pipeline}, {"table", s->table}}, value);
+    }
+  }
+  per_table("tidemark_watermark_age_seconds",
+            "Now minus the watermark (integer cursors: now minus when it last moved)", "gauge", &TableSeries::age);
+  per_table("tidemark_watermark_last_moved_timestamp_seconds", "When the watermark last moved, as Unix time", "gauge",
+            &TableSeries::moved);
+  per_table("tidemark_watermark_stale", "1 when the watermark is older than stale_after, or ahead of the source",
+            "gauge", &TableSeries::stale);
+  per_table("tidemark_watermark_stale_after_seconds", "The configured stale_after threshold", "gauge",
+            &TableSeries::stale_after);
+  per_table("tidemark_last_run_rows", "Rows written by the last successful run", "gauge", &TableSeries::last_rows);
+  per_table("tidemark_rows_written_total", "Rows written to the target", "counter", &TableSeries::rows_written);
+
+  if (!tables.empty()) {
+    text.family("tidemark_runs_total",
+                "Finished runs by status; failed ones by error kind (transient: retried; permanent: not)", "counter");
+    for (const auto& s : tables) {
+      text.sample("tidemark_runs_total", {{"pipeline", s->pipeline}, {"status", "success"}, {"table", s->table}},
+                  s->runs_success.get());
+      text.sample("tidemark_runs_total",
+                  {{"error", "transient"}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
+                  s->runs_failed_transient.get());
+      text.sample("tidemark_runs_total",
+                  {{"error", "permanent"}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
+                  s->runs_failed_permanent.get());
+    }
+    text.family("tidemark_runs_skipped_total", "Firings that did not start a run, by reason", "counter");
+    for (const auto& s : tables) {
+      text.sample("tidemark_runs_skipped_total", {{"pipeline", s->pipeline}, {"reason", "locked"}, {"table", s->table}},
+                  s->skipped_locked.get());
+      text.sample("tidemark_runs_skipped_total", {{"pipeline", s->pipeline}, {"reason", "overrun"}, {"table", s->table}},
+                  s->skipped_overrun.get());
+    }
+  }
+  per_pipeline("tidemark_run_duration_seconds", "Run durations, per pipeline", &PipelineSeries::duration);
+  per_table("tidemark_last_run_duration_seconds", "Duration of the table's last run", "gauge",
+            &TableSeries::last_duration);
+  per_table("tidemark_last_success_timestamp_seconds", "When the table's last successful run finished, as Unix time",
+            "gauge", &TableSeries::last_success);
+  per_table("tidemark_run_in_progress", "1 while a run of the table is in flight", "gauge", &TableSeries::in_progress);
+  per_table("tidemark_horizon_lag_seconds",
+            "Source clock minus the last run's hi: what transactions in flight held back", "gauge",
+            &TableSeries::horizon_lag);
+  per_table("tidemark_run_failed_permanently",
+            "1 from a run that failed permanently (not retried) until a run succeeds", "gauge",
+            &TableSeries::failed_permanently);
+  per_table("tidemark_schema_drift", "1 while the source's columns no longer match what the table loads", "gauge",
+            &TableSeries::schema_drift);
+  per_table("tidemark_reconcile_deleted_rows", "Target rows whose key left the source, found by the last reconcile",
+            "gauge", &TableSeries::reconcile_deleted);
+  per_table("tidemark_reconcile_missing_rows",
+            "Source rows below the watermark the target lacked at the last reconcile", "gauge",
+            &TableSeries::reconcile_missing);
+  per_pipeline("tidemark_run_start_delay_seconds", "Actual start minus scheduled firing time, per pipeline",
+               &PipelineSeries::start_delay);
+
+  text.family("tidemark_runs_queued", "Firings waiting for a free worker", "gauge");
+  text.sample("tidemark_runs_queued", {}, runs_queued);
+  text.family("tidemark_config_last_reload_successful", "1 when the last configuration (re)load succeeded", "gauge");
+  text.sample("tidemark_config_last_reload_successful", {}, reload_ok);
+  if (!db_up.empty()) {
+    text.family("tidemark_db_up", "1 when the last connection attempt to the database succeeded", "gauge");
+  }
+  for (const auto& [connection, up] : db_up) text.sample("tidemark_db_up", {{"connection", connection}}, up);
+  text.family("tidemark_build_info", "Always 1; the version is a label", "gauge");
+  text.sample("tidemark_build_info", {{"version", kVersion}}, 1);
 }
 
 std::string MetricsRegistry::scrape_text() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, registry_->Collect());
-  return out.str();
+  std::string out;
+  write_text(out);
+  return out;
 }
 
 }  // namespace tidemark

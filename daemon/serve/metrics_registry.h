@@ -1,16 +1,11 @@
-// The Prometheus series of SPEC §6 (HttpEndpoint serves them).
-// Every series of a configured table is created when the table appears
-// (counters at 0) and removed when a reload drops it; all access goes
-// through this class under one mutex, so no caller ever holds a reference
-// to a series that a reload removed. Thread-safe: runs report from worker
-// threads, the loop reloads, the state monitor refreshes watermarks.
+// The Prometheus series of SPEC §6, and their text (HttpEndpoint serves
+// it). A table's series live in one record of plain values, created with
+// the table (counters at 0) and dropped when a reload removes it; a scrape
+// copies the list of records under the mutex and writes the text from that
+// copy, so it neither holds the mutex while it writes nor sees a record
+// freed under it. Thread-safe: runs report from worker threads, the loop
+// reloads, the state monitor refreshes watermarks, the HTTP thread scrapes.
 #pragma once
-
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
 
 #include <chrono>
 #include <cstdint>
@@ -19,6 +14,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/config/config_model.h"
@@ -71,51 +68,37 @@ class MetricsRegistry final : public RunObserver {
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
 
-  // Every series, for the HTTP endpoint to serialize.
-  std::vector<prometheus::MetricFamily> collect() const;
-  // The registry's series in Prometheus' text format, for tests.
+  // Every series in Prometheus' text format, appended to `out`.
+  void write_text(std::string& out) const;
+  // The same, as a string (tests).
   std::string scrape_text() const;
 
  private:
   struct TableSeries;
   struct PipelineSeries;
+  // Names compared without building a pair of strings for each lookup.
+  using Key = std::pair<std::string, std::string>;
+  struct KeyLess {
+    using is_transparent = void;
+    bool operator()(const Key& a, const Key& b) const { return a < b; }
+    bool operator()(const Key& a, const TableKey& b) const {
+      return std::tie(a.first, a.second) < std::tie(b.pipeline, b.table);
+    }
+    bool operator()(const TableKey& a, const Key& b) const {
+      return std::tie(a.pipeline, a.table) < std::tie(b.first, b.second);
+    }
+  };
 
-  TableSeries* find(const TableKey& table);  // requires mutex_
-  void add_table(const PipelineConfig& pipeline, const TableConfig& table);  // requires mutex_
-  void remove_table(const TableKey& key);                                     // requires mutex_
-
-  std::shared_ptr<prometheus::Registry> registry_;
-
-  prometheus::Family<prometheus::Gauge>& watermark_timestamp_;
-  prometheus::Family<prometheus::Gauge>& watermark_age_;
-  prometheus::Family<prometheus::Gauge>& watermark_moved_;
-  prometheus::Family<prometheus::Gauge>& watermark_stale_;
-  prometheus::Family<prometheus::Gauge>& stale_after_;
-  prometheus::Family<prometheus::Gauge>& last_run_rows_;
-  prometheus::Family<prometheus::Counter>& rows_written_;
-  prometheus::Family<prometheus::Counter>& runs_;
-  prometheus::Family<prometheus::Counter>& runs_skipped_;
-  prometheus::Family<prometheus::Histogram>& run_duration_;
-  prometheus::Family<prometheus::Gauge>& last_run_duration_;
-  prometheus::Family<prometheus::Gauge>& last_success_;
-  prometheus::Family<prometheus::Gauge>& run_in_progress_;
-  prometheus::Family<prometheus::Gauge>& horizon_lag_;
-  prometheus::Family<prometheus::Gauge>& failed_permanently_;
-  prometheus::Family<prometheus::Gauge>& schema_drift_;
-  prometheus::Family<prometheus::Gauge>& reconcile_deleted_;
-  prometheus::Family<prometheus::Gauge>& reconcile_missing_;
-  prometheus::Family<prometheus::Histogram>& start_delay_;
-  prometheus::Family<prometheus::Gauge>& runs_queued_;
-  prometheus::Family<prometheus::Gauge>& reload_ok_;
-  prometheus::Family<prometheus::Gauge>& db_up_;
-  prometheus::Family<prometheus::Gauge>& build_info_;
+  TableSeries* find(const TableKey& table);     // requires mutex_
+  PipelineSeries* pipeline(const std::string& name);  // requires mutex_
 
   mutable std::mutex mutex_;
-  std::map<std::pair<std::string, std::string>, std::unique_ptr<TableSeries>> tables_;
-  std::map<std::string, std::unique_ptr<PipelineSeries>> pipelines_;
-  std::map<std::string, prometheus::Gauge*> db_up_series_;
-  prometheus::Gauge* runs_queued_series_ = nullptr;
-  prometheus::Gauge* reload_ok_series_ = nullptr;
+  // In (pipeline, table) order, which is the order of the scrape.
+  std::map<Key, std::shared_ptr<TableSeries>, KeyLess> tables_;
+  std::map<std::string, PipelineSeries> pipelines_;
+  std::map<std::string, double> db_up_;  // by connection name
+  double runs_queued_ = 0;
+  double reload_ok_ = 1;
 };
 
 }  // namespace tidemark

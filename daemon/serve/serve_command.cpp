@@ -2,6 +2,9 @@
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <ostream>
 
@@ -45,6 +48,27 @@ LastStarts read_last_starts(const Config& config) {
   return out;
 }
 
+// Gives the pages that loading the configuration freed back to the
+// system. Parsing YAML allocates far more than the configuration it leaves
+// (yaml-cpp's node trees, 4 KiB or so per table), interleaved with what
+// stays, so glibc's free cannot shrink the heap by itself: without this a
+// daemon of 50,000 tables kept some 40 MiB it no longer used.
+void release_freed_memory() {
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
+}
+
+// Large buffers go straight to the system and back. The text of a scrape
+// (13 MB at 10,000 tables) is allocated and freed at every scrape; glibc
+// would otherwise raise its mapping threshold past it after the first,
+// serve the next from the heap and keep those pages when it is freed.
+void return_large_buffers_on_free() {
+#ifdef __GLIBC__
+  ::mallopt(M_MMAP_THRESHOLD, 4 * 1024 * 1024);
+#endif
+}
+
 std::string status_line(const Config& config) {
   std::size_t tables = 0;
   for (const PipelineConfig& p : config.pipelines) tables += p.tables.size();
@@ -60,6 +84,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
     return kExitUsage;
   }
 
+  return_large_buffers_on_free();
   MetricsRegistry metrics;
   HealthState health;
   HttpEndpoint http(metrics, health);
@@ -81,6 +106,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   Scheduler scheduler(loop, metrics, monitor, static_cast<std::size_t>(config->daemon.max_concurrent_runs));
   monitor.start(config);
   scheduler.start(config, read_last_starts(*config));
+  release_freed_memory();
 
   // Signal handlers only post work to the loop: Asio runs these handlers
   // there, never in signal context.
@@ -109,6 +135,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
         metrics.set_config(*config);
         monitor.set_config(config);
         metrics.reload_succeeded(true);
+        release_freed_memory();
         spdlog::info("reload: now serving {}", status_line(*config));
       }
       systemd.ready(status_line(*config));

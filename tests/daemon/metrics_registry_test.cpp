@@ -3,6 +3,9 @@
 // each table's threshold.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "core/config/config_parser.h"
 #include "daemon/serve/metrics_registry.h"
 
@@ -184,6 +187,78 @@ TEST_CASE("age and stale follow each table's threshold") {
   CHECK(text.find(R"(tidemark_watermark_timestamp_seconds{pipeline="p",table="orders"})") == std::string::npos);
   CHECK(has(text, R"(tidemark_watermark_age_seconds{pipeline="p",table="orders"} 7200)"));
   CHECK(has(text, R"(tidemark_watermark_stale{pipeline="p",table="orders"} 1)"));
+}
+
+TEST_CASE("run durations and start delays are per-pipeline histograms with cumulative buckets") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders + kEvents));
+  metrics.run_started({"p", "orders"}, std::chrono::milliseconds(50));  // equal to a bound: in its bucket
+  metrics.run_ended({"p", "orders"}, std::chrono::seconds(3));
+  metrics.run_ended({"p", "events"}, std::chrono::seconds(4000));  // past the last bound
+  const std::string text = metrics.scrape_text();
+  CHECK(has(text, "# TYPE tidemark_run_duration_seconds histogram"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_count{pipeline="p"} 2)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_sum{pipeline="p"} 4003)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_bucket{pipeline="p",le="2.5"} 0)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_bucket{pipeline="p",le="5"} 1)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_bucket{pipeline="p",le="3600"} 1)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_bucket{pipeline="p",le="+Inf"} 2)"));
+  CHECK(has(text, R"(tidemark_run_start_delay_seconds_bucket{pipeline="p",le="0.01"} 0)"));
+  CHECK(has(text, R"(tidemark_run_start_delay_seconds_bucket{pipeline="p",le="0.05"} 1)"));
+  CHECK(has(text, R"(tidemark_last_run_duration_seconds{pipeline="p",table="orders"} 3)"));
+  // Once per family, whatever the number of tables.
+  std::size_t helps = 0;
+  for (std::size_t at = text.find("# HELP tidemark_runs_total "); at != std::string::npos;
+       at = text.find("# HELP tidemark_runs_total ", at + 1)) {
+    ++helps;
+  }
+  CHECK(helps == 1);
+}
+
+TEST_CASE("the series of a table that a reload removes leave the scrape, while scrapes and runs go on") {
+  // Regression: a scrape on the HTTP thread, runs reporting from workers
+  // and reloads on the loop, all at once; the removed table's record must
+  // outlive any scrape that still holds it, and no one else may touch it.
+  MetricsRegistry metrics;
+  const Config both = config_with(kOrders + kEvents);
+  const Config events_only = config_with(kEvents);
+  metrics.set_config(both);
+  std::atomic<bool> done{false};
+  std::atomic<int> scrapes{0};
+  std::thread scraper([&] {
+    while (!done) {
+      const std::string text = metrics.scrape_text();
+      // Whole lines only: a table is there with every series, or not at all.
+      CHECK(text.find("tidemark_build_info{version=") != std::string::npos);
+      ++scrapes;
+    }
+  });
+  std::thread worker([&] {
+    RunSummary run;
+    run.table = {"p", "orders"};
+    run.status = RunStatus::Success;
+    run.rows_written = 1;
+    while (!done) {
+      metrics.run_started(run.table, std::chrono::seconds(0));
+      metrics.on_run_finished(run);
+      metrics.run_ended(run.table, std::chrono::seconds(1));
+      metrics.schema_drift(run.table, true);
+      metrics.reconcile_finished(run.table, 1, 1);
+    }
+  });
+  for (int i = 0; i < 300 || scrapes < 20; ++i) {
+    metrics.set_config(i % 2 ? both : events_only);
+  }
+  metrics.set_config(events_only);
+  done = true;
+  scraper.join();
+  worker.join();
+  const std::string text = metrics.scrape_text();
+  CHECK(text.find(R"(table="orders")") == std::string::npos);
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="events"} 0)"));
+  // Added back, the table starts from zero again.
+  metrics.set_config(both);
+  CHECK(has(metrics.scrape_text(), R"(tidemark_rows_written_total{pipeline="p",table="orders"} 0)"));
 }
 
 }  // namespace tidemark
