@@ -34,19 +34,23 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
   try {
     const std::string name = table.source_table->display();
     const PgResult r = connection_.exec(
-        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull"
-        " from (select to_regclass($1) as oid) c"
-        " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
-        " order by a.attnum",
+        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull, " +
+            std::string(kPortableBinarySql) +
+            " from (select to_regclass($1) as oid) c"
+            " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
+            " left join pg_type t on t.oid = a.atttypid"
+            " order by a.attnum",
         {table.source_table->quoted()});
     if (r.rows() == 0 || r.is_null(0, 0)) {
       return permanent_error("source table " + name + " does not exist (or is not visible to this role)");
     }
     SourceTable out;
     std::vector<std::string> all;
+    std::vector<CopyColumnType> all_types;
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {
       all.push_back(r.text(i, 0));
+      all_types.push_back(CopyColumnType{r.text(i, 1), r.boolean(i, 4)});
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_nullable = !r.boolean(i, 3);
@@ -58,11 +62,12 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     out.cursor_type = *type;
     if (table.columns.empty()) {
       out.columns = all;
+      out.column_types = all_types;
     } else {
       for (const std::string& c : table.columns) {
-        if (std::find(all.begin(), all.end(), c) == all.end()) {
-          return permanent_error("source table " + name + " has no column " + c);
-        }
+        const auto at = std::find(all.begin(), all.end(), c);
+        if (at == all.end()) return permanent_error("source table " + name + " has no column " + c);
+        out.column_types.push_back(all_types[static_cast<std::size_t>(at - all.begin())]);
       }
       out.columns = table.columns;
     }

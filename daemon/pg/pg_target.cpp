@@ -11,19 +11,24 @@ namespace tidemark {
 Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
   try {
     const std::string name = table.target_table.display();
-    // One round trip: the columns ('c') and the columns of every plain
-    // unique index ('i', with the index).
+    // One round trip: the columns ('c', with their types) and the columns
+    // of every plain unique index ('i', with the index).
+    copy_format_ = CopyFormat::Text;
     const PgResult r = target_.exec(
-        "select 'c', a.attname, null from pg_attribute a where a.attrelid = to_regclass($1) and a.attnum > 0"
-        " and not a.attisdropped"
-        " union all"
-        " select 'i', a.attname, i.indexrelid::text from pg_index i"
+        "select 'c', a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
+            " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
+            " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped"
+            " union all"
+            " select 'i', a.attname, i.indexrelid::text, false from pg_index i"
         " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
         " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
         {table.target_table.quoted()});
     std::set<std::string> present;
+    std::map<std::string, CopyColumnType> types;
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.text(i, 0) == "c") present.insert(r.text(i, 1));
+      if (r.text(i, 0) != "c") continue;
+      present.insert(r.text(i, 1));
+      types[r.text(i, 1)] = CopyColumnType{r.text(i, 2), r.boolean(i, 3)};
     }
     if (present.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
     for (const std::string& c : source.columns) {
@@ -41,6 +46,10 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
       for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
       return permanent_error("target table " + name + " has no unique index or primary key on exactly (" + list + ")");
     }
+    std::vector<CopyColumnType> target_types;
+    for (const std::string& c : source.columns) target_types.push_back(types[c]);
+    copy_format_ = choose_copy_format(source.column_types, target_types,
+                                      target_.server_major_version() == source_.connection().server_major_version());
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();
@@ -48,7 +57,7 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
 }
 
 std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
-  return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_);
+  return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_, copy_format_);
 }
 
 }  // namespace tidemark

@@ -23,6 +23,9 @@ class PgTarget final : public Target {
   PgTarget(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel)
       : target_(target), source_(source), state_(state), cancel_(cancel) {}
 
+  // Also decides the COPY format of the units of work begun after it
+  // (core/sql/copy_format.h): binary when both sides have the same
+  // built-in types and server major version, else text.
   Status check(const TableConfig& table, const SourceTable& source) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
@@ -36,6 +39,7 @@ class PgTarget final : public Target {
   PgStateStore& state_;
   const CancelToken& cancel_;
   std::function<void(ChunkStep)> fault_hook_;
+  CopyFormat copy_format_ = CopyFormat::Text;  // from the last check()
 };
 
 }  // namespace tidemark

@@ -140,7 +140,7 @@ class FakeSource final : public Source {
 
   Result<SourceTable> inspect(const TableConfig&) override {
     if (!fail_with.empty()) return Error{fail_with};
-    return SourceTable{type, cursor_nullable, {"id", "c"}};
+    return SourceTable{type, cursor_nullable, {"id", "c"}, {}};
   }
   Result<HorizonReading> read_horizon(const TableConfig&, CursorType t) override {
     if (!fail_with.empty()) return Error{fail_with};
