@@ -29,6 +29,9 @@ class PgTarget final : public Target {
   Status check(const TableConfig& table, const SourceTable& source) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
+  // The COPY format the last check() chose.
+  CopyFormat copy_format() const { return copy_format_; }
+
   // Test hook: called at each ChunkStep of every unit of work; throwing
   // there simulates a crash.
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
