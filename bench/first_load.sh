@@ -64,7 +64,7 @@ reset_targets() {
 first_load() {
   /usr/bin/time -f %M -o "$dir/rss" "$tidemark" run bench --config "$dir/tidemark.yaml" >/dev/null
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 bare_times=()
 first_times=()
