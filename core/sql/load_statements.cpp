@@ -55,19 +55,6 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
     s.upsert += "UPDATE SET " + sets + " WHERE NOT record_image_eq(ROW(" + column_list(rest, "t.") + "), ROW(" +
                 column_list(rest, "EXCLUDED.") + "))";
   }
-
-  std::string on;
-  for (const std::string& k : table.key) {
-    on += (on.empty() ? "" : " AND ") + std::string("t.") + quote_identifier(k) + " = s." + quote_identifier(k);
-  }
-  s.merge = "MERGE INTO " + target + " AS t USING " + kStage + " AS s ON " + on;
-  if (!rest.empty()) {
-    std::string sets;
-    for (const std::string& c : rest) sets += (sets.empty() ? "" : ", ") + quote_identifier(c) + " = s." + quote_identifier(c);
-    s.merge += " WHEN MATCHED AND NOT record_image_eq(ROW(" + column_list(rest, "t.") + "), ROW(" +
-               column_list(rest, "s.") + ")) THEN UPDATE SET " + sets;
-  }
-  s.merge += " WHEN NOT MATCHED THEN INSERT (" + cols + ") VALUES (" + column_list(columns, "s.") + ")";
   return s;
 }
 

@@ -20,11 +20,6 @@ struct LoadStatements {
   std::string copy_into_stage;  // COPY stage FROM STDIN
   std::string copy_into_target; // COPY target FROM STDIN (first load into an empty table)
   std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
-  // The same as `upsert` as a MERGE (PostgreSQL 15+): joined on the key
-  // instead of a speculative insert per row, it writes no tuple lock per
-  // updated row. Unlike `upsert` it fails (23505) when another session
-  // inserts one of the keys meanwhile; the caller then falls back to `upsert`.
-  std::string merge;
 };
 
 // Requires table.mode == Incremental, a source table and a non-empty `columns`

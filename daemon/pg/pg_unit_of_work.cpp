@@ -74,33 +74,11 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
           return sql.copy_into_stage;
         },
         cancel_, copy_format_ == CopyFormat::Binary);
-    counts.rows_written = staged ? apply_stage(sql) : counts.rows_read;
+    counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
     return counts;
   });
 }
 
-
-std::int64_t PgUnitOfWork::apply_stage(const LoadStatements& sql) {
-  if (target_.server_major_version() < 15) return target_.exec(sql.upsert).affected();
-  // MERGE does what the upsert does with less work per row (about 10% less
-  // time for 110,000 changed rows of 1,000,000: no speculative insertion,
-  // no tuple lock written before each update). Joined by index lookups,
-  // like the upsert's conflict checks: left to itself the planner hashes
-  // the whole target for a window of a tenth of it, which takes longer.
-  // Should another session insert one of the keys meanwhile (another
-  // table loading into this one), MERGE fails where the upsert would
-  // update the row: back to the savepoint, and the upsert does it.
-  target_.exec("SAVEPOINT tidemark_merge; SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off");
-  try {
-    const std::int64_t written = target_.exec(sql.merge).affected();
-    target_.exec("RESET enable_hashjoin; RESET enable_mergejoin; RELEASE SAVEPOINT tidemark_merge");
-    return written;
-  } catch (const PgError& e) {
-    if (e.sqlstate() != "23505") throw;  // unique_violation
-  }
-  target_.exec("ROLLBACK TO SAVEPOINT tidemark_merge; RELEASE SAVEPOINT tidemark_merge");
-  return target_.exec(sql.upsert).affected();
-}
 
 Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, const PartitionRequest& request) {
   // $1 and $2 take the partition column's own type.

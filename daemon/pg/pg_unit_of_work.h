@@ -13,7 +13,6 @@
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
 #include "core/sql/copy_format.h"
-#include "core/sql/load_statements.h"
 #include "daemon/pg/pg_connection.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
@@ -51,9 +50,6 @@ class PgUnitOfWork final : public UnitOfWork {
   // write per unit). Every failure comes back as an Error; the
   // destructor rolls back.
   Result<ChunkCounts> in_target_transaction(const std::function<ChunkCounts()>& write);
-  // Applies the staged rows to the target (MERGE, or the upsert where
-  // MERGE cannot do it); returns the rows written.
-  std::int64_t apply_stage(const LoadStatements& sql);
   void step(ChunkStep s) const {
     if (fault_hook_) fault_hook_(s);
   }

@@ -526,34 +526,3 @@ tables:
 }
 
 }  // namespace tidemark
-
-namespace tidemark {
-
-TEST_CASE("a MERGE that meets a key it could not match falls back to the upsert in the same transaction") {
-  // NULLS NOT DISTINCT (PostgreSQL 15): MERGE's join never matches a NULL
-  // key, so its insert hits the unique index (23505), as it would when
-  // another session inserts a key meanwhile; the upsert's conflict check
-  // finds the row and updates it.
-  PgTestEnv env;
-  env.source().exec("create table public.t (k int, v text, c bigint not null);"
-                    "insert into t values (null, 'new', 1), (1, 'one', 2)");
-  env.target().exec("create table public.t (k int, v text, c bigint not null);"
-                    "create unique index on t (k) nulls not distinct;"
-                    "insert into t values (null, 'old', 0), (7, 'kept', 0)");
-  const auto config = env.config(R"(pipeline: t
-source: source
-target: target
-schedule: "@hourly"
-tables:
-  - { name: t, source_table: t, target_table: t, key: [k], cursor: c }
-)");
-  const TimedSummary r = testing::TableRuns(env, config).run("t", "t");
-  INFO(r.summary.error);
-  REQUIRE(r.summary.status == RunStatus::Success);
-  CHECK(r.summary.rows_written == 2);
-  CHECK(PgTestEnv::rows(env.target(), "select coalesce(k::text, '-') || ' ' || v from t order by k nulls first") ==
-        std::vector<std::string>{"- new", "1 one", "7 kept"});
-  CHECK(PgTestEnv::rows(env.state(), "select value from tidemark.watermarks")[0] == "3");
-}
-
-}  // namespace tidemark
