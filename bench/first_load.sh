@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Measures a first load and an upsert re-read of N rows against bare COPY
-# between the same two databases. Starts its own throwaway PostgreSQL.
-#   ROWS=1000000 bench/first_load.sh
+# between the same two databases: ROUNDS first loads into an emptied
+# target, alternating with bare COPY (medians), tidemark's peak resident
+# memory during each first load, then the re-reads. Starts its own
+# throwaway PostgreSQL.
+#   ROWS=1000000 ROUNDS=3 bench/first_load.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
 source "$(dirname "$0")/../scripts/lib/common.sh"
 ROWS=${ROWS:-1000000}
+ROUNDS=${ROUNDS:-3}
 tidemark=$(built_tidemark)
 
 export PGPORT=${PGPORT:-55499}
@@ -51,8 +55,37 @@ copy_only() {
   psql -X -q -d bench_source -c "copy (select * from public.orders) to stdout" |
     psql -X -q -d bench_target -c "copy raw.copy_only from stdin"
 }
-bare=$(seconds copy_only)
-first=$(seconds "$tidemark" run bench --config "$dir/tidemark.yaml")
+# Empty targets and no stored watermark: the next run is a first load.
+reset_targets() {
+  psql -X -q -d bench_target -c "truncate raw.orders, raw.copy_only" \
+    -c "delete from tidemark.watermarks where pipeline = 'bench'" -c "checkpoint"
+}
+# The first load under GNU time: wall seconds and peak resident memory (KiB).
+first_load() {
+  /usr/bin/time -f %M -o "$dir/rss" "$tidemark" run bench --config "$dir/tidemark.yaml" >/dev/null
+}
+median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+bare_times=()
+first_times=()
+rss=()
+for round in $(seq 1 "$ROUNDS"); do
+  reset_targets
+  if [ $((round % 2)) = 1 ]; then
+    first_times+=("$(seconds first_load)")
+    bare_times+=("$(seconds copy_only)")
+  else
+    bare_times+=("$(seconds copy_only)")
+    first_times+=("$(seconds first_load)")
+  fi
+  rss+=("$(cat "$dir/rss")")
+  printf 'round %s: bare COPY %.2f s, tidemark first load %.2f s (%.2fx), peak RSS %s KiB\n' "$round" \
+    "${bare_times[-1]}" "${first_times[-1]}" "$(awk -v b="${bare_times[-1]}" -v t="${first_times[-1]}" 'BEGIN { print b / t }')" \
+    "${rss[-1]}"
+done
+bare=$(median "${bare_times[@]}")
+first=$(median "${first_times[@]}")
+peak=$(printf '%s\n' "${rss[@]}" | sort -n | tail -n 1)
 # lookback 31d: the second run re-reads every row through the upsert; none changed.
 reread=$(seconds "$tidemark" run bench --config "$dir/tidemark.yaml")
 psql -X -q -d bench_source -c "update public.orders set status = 'refunded', updated_at = clock_timestamp() where order_id % 10 = 0"
@@ -65,8 +98,10 @@ refunded=$(psql -X -At -d bench_target -c "select count(*) from raw.orders where
 
 loaded=$(psql -X -At -d bench_target -c "select count(*) from raw.orders")
 [ "$loaded" = "$ROWS" ] || { echo "loaded $loaded rows, expected $ROWS" >&2; exit 1; }
-printf 'rows: %s\n' "$ROWS"
-printf 'bare COPY source -> target (psql | psql): %.2f s\n' "$bare"
-printf 'tidemark first load (empty target, COPY straight in): %.2f s (%.0f rows/s)\n' "$first" "$(awk -v r="$ROWS" -v s="$first" 'BEGIN { print r / s }')"
+printf 'rows: %s, rounds: %s\n' "$ROWS" "$ROUNDS"
+printf 'median bare COPY source -> target (psql | psql): %.2f s\n' "$bare"
+printf 'median tidemark first load (empty target, COPY straight in): %.2f s (%.0f rows/s): %.2fx bare COPY\n' "$first" \
+  "$(awk -v r="$ROWS" -v s="$first" 'BEGIN { print r / s }')" "$(awk -v b="$bare" -v t="$first" 'BEGIN { print b / t }')"
+printf 'tidemark peak RSS during a first load: %.1f MiB\n' "$(awk -v k="$peak" 'BEGIN { print k / 1024 }')"
 printf 'tidemark re-read of every row, none changed (upsert): %.2f s\n' "$reread"
 printf 'tidemark re-read with 10%% of rows changed (upsert): %.2f s\n' "$changed"

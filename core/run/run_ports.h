@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/sql/copy_format.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
 #include "core/result.h"
@@ -132,6 +133,9 @@ struct SourceTable {
   bool cursor_nullable = true;  // false when the column is NOT NULL
   std::vector<std::string> columns;  // copied, in order
   std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
+  // The type of each copied column, in the same order (core/sql/copy_format.h);
+  // empty when not known, which keeps COPY in text.
+  std::vector<CopyColumnType> column_types;
 };
 
 class Source {

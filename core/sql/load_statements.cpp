@@ -18,19 +18,20 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
 }  // namespace
 
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                     const Window& window) {
+                                     const Window& window, CopyFormat format) {
+  const std::string options = format == CopyFormat::Binary ? " (FORMAT binary)" : "";
   const std::string cols = column_list(columns);
   const std::string target = table.target_table.quoted();
   const std::string cursor = quote_identifier(table.cursor);
   LoadStatements s;
   s.copy_out = "COPY (SELECT " + cols + " FROM " + table.source_table->quoted() + " WHERE " +
-               cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT";
+               cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT" + options;
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
   s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";
   s.create_stage = std::string("CREATE TEMP TABLE ") + kStage + " ON COMMIT DROP AS SELECT " + cols + " FROM " +
                    target + " WITH NO DATA";
-  s.copy_into_stage = std::string("COPY ") + kStage + " (" + cols + ") FROM STDIN";
-  s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN";
+  s.copy_into_stage = std::string("COPY ") + kStage + " (" + cols + ") FROM STDIN" + options;
+  s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN" + options;
 
   std::vector<std::string> rest;
   for (const std::string& c : columns) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/sql/copy_format.h"
 #include "core/watermark/window_plan.h"
 
 namespace tidemark {
@@ -22,8 +23,9 @@ struct LoadStatements {
 };
 
 // Requires table.mode == Incremental, a source table and a non-empty `columns`
-// that includes the key and the cursor.
+// that includes the key and the cursor. `format` is that of all three COPY
+// statements (core/sql/copy_format.h says when binary is safe).
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                     const Window& window);
+                                     const Window& window, CopyFormat format = CopyFormat::Text);
 
 }  // namespace tidemark

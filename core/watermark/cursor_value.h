@@ -53,7 +53,8 @@ std::optional<double> cursor_unix_seconds(const CursorValue& value);
 
 // A SQL expression of the cursor's type for this value, built only from
 // digits, so it is safe to splice into statements that take no parameters
-// (COPY). Example: ('epoch'::timestamptz + 1767225600000000 * interval '1 microsecond').
+// (COPY), and immutable, so the planner folds it into one constant.
+// Example: (('epoch'::timestamp + 1767225600000000 * interval '1 microsecond') AT TIME ZONE 'UTC').
 std::string cursor_sql_literal(const CursorValue& value);
 
 // The half-open window `column >= lo AND column < hi` over a quoted column,

@@ -191,8 +191,22 @@ void PgConnection::abandon_copy_out() {
   drain_results();
 }
 
+namespace {
+
+// A binary COPY stream with no rows: the 19-byte file header (signature,
+// flags, header extension length 0) and the 2-byte trailer (-1), which the
+// server sends as one message when there is no row between them.
+bool binary_copy_without_rows(const char* data, int n) {
+  static constexpr char kSignature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
+  return n == 21 && std::memcmp(data, kSignature, 11) == 0 && static_cast<unsigned char>(data[19]) == 0xFF &&
+         static_cast<unsigned char>(data[20]) == 0xFF;
+}
+
+}  // namespace
+
 std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out,
-                                     const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel) {
+                                     const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel,
+                                     bool binary) {
   {
     const PgResult started(PQexec(source.conn_, copy_out.c_str()));
     if (PQresultStatus(started.raw()) != PGRES_COPY_OUT) source.fail(first_line(copy_out), started.raw());
@@ -225,6 +239,10 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
     char* data = nullptr;
     const int n = PQgetCopyData(source.conn_, &data, 0);
     if (n > 0) {
+      if (copy_in.empty() && binary && binary_copy_without_rows(data, n)) {
+        PQfreemem(data);  // nothing between header and trailer: no row, the target stays untouched
+        continue;
+      }
       if (copy_in.empty()) {
         try {
           start_copy_in();

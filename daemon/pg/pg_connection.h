@@ -109,9 +109,13 @@ class PgConnection {
   // needs first and return its COPY ... FROM STDIN; a source with no rows
   // leaves this connection untouched and returns 0. Returns the rows the
   // target accepted. On failure the target's COPY is aborted (its
-  // transaction must be rolled back) and PgError is thrown.
+  // transaction must be rolled back) and PgError is thrown. With `binary`
+  // both statements must be COPY ... (FORMAT binary): the source then
+  // sends its file header and trailer even without rows, and such a
+  // stream also leaves this connection untouched.
   std::int64_t copy_from(PgConnection& source, const std::string& copy_out,
-                         const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel);
+                         const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel,
+                         bool binary = false);
 
   // Runs `query` on `source` with typed parameters (OIDs in `types`) and
   // streams its rows into `target_table` on this connection with COPY,
@@ -131,6 +135,8 @@ class PgConnection {
 
   bool is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
   int backend_pid() const { return PQbackendPID(conn_); }
+  // The server's major version (15 for 15.4), as libpq reported it at connect.
+  int server_major_version() const { return PQserverVersion(conn_) / 10000; }
 
   // Marks the session as not to be reused (a lock it may still hold, a
   // state nobody can vouch for): a pool closes it instead of keeping it.

@@ -11,19 +11,24 @@ namespace tidemark {
 Result<std::vector<ColumnShape>> PgTarget::check(const TableConfig& table) {
   try {
     const std::string name = table.target_table.display();
-    // One round trip: the columns ('c', with their types) and
-    // the columns of every plain unique index ('i', with the index).
+    // One round trip: the columns ('c', with their types) and the columns
+    // of every plain unique index ('i', with the index).
     const PgResult r = target_.exec(
-        "select 'c', a.attname, format_type(a.atttypid, a.atttypmod) from pg_attribute a"
-        " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped"
-        " union all"
-        " select 'i', a.attname, i.indexrelid::text from pg_index i"
-        " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
-        " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
+        "select 'c', a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
+            " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
+            " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped"
+            " union all"
+            " select 'i', a.attname, i.indexrelid::text, false from pg_index i"
+            " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
+            " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
         {table.target_table.quoted()});
     std::vector<ColumnShape> columns;
+    TargetCopyTypes copy_types;
+    copy_types.same_major_version = target_.server_major_version() == source_.connection().server_major_version();
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.text(i, 0) == "c") columns.push_back(ColumnShape{r.text(i, 1), r.text(i, 2)});
+      if (r.text(i, 0) != "c") continue;
+      columns.push_back(ColumnShape{r.text(i, 1), r.text(i, 2)});
+      copy_types.by_column[r.text(i, 1)] = CopyColumnType{r.text(i, 2), r.boolean(i, 3)};
     }
     if (columns.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
     std::map<std::string, std::set<std::string>> unique_columns;
@@ -38,6 +43,7 @@ Result<std::vector<ColumnShape>> PgTarget::check(const TableConfig& table) {
       for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
       return permanent_error("target table " + name + " has no unique index or primary key on exactly (" + list + ")");
     }
+    copy_types_ = std::move(copy_types);
     return columns;
   } catch (const PgError& e) {
     return e.as_error();
@@ -45,7 +51,7 @@ Result<std::vector<ColumnShape>> PgTarget::check(const TableConfig& table) {
 }
 
 std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
-  return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_);
+  return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_, copy_types_);
 }
 
 }  // namespace tidemark

@@ -23,8 +23,15 @@ class PgTarget final : public Target {
   PgTarget(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel)
       : target_(target), source_(source), state_(state), cancel_(cancel) {}
 
+  // Also keeps the target's column types, from which the units of work
+  // begun after it choose each chunk's COPY format (core/sql/copy_format.h):
+  // binary when both sides have the same built-in types and server major
+  // version, else text.
   Result<std::vector<ColumnShape>> check(const TableConfig& table) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
+
+  // The COPY format of a chunk of `source`'s columns, after check().
+  CopyFormat copy_format(const SourceTable& source) const { return copy_types_.format_for(source.columns, source.column_types); }
 
   // Test hook: called at each ChunkStep of every unit of work; throwing
   // there simulates a crash.
@@ -36,6 +43,7 @@ class PgTarget final : public Target {
   PgStateStore& state_;
   const CancelToken& cancel_;
   std::function<void(ChunkStep)> fault_hook_;
+  TargetCopyTypes copy_types_;  // from the last check()
 };
 
 }  // namespace tidemark

@@ -76,7 +76,8 @@ Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<Chun
 
 Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const SourceTable& source,
                                               const Window& window) {
-  const LoadStatements sql = build_load_statements(table, source.columns, window);
+  const CopyFormat format = copy_types_.format_for(source.columns, source.column_types);
+  const LoadStatements sql = build_load_statements(table, source.columns, window, format);
   return in_target_transaction([&] {
     // An empty target takes the rows straight from COPY: a first load
     // runs at COPY speed. Only then is the table locked (and checked
@@ -98,7 +99,7 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
           staged = true;
           return sql.copy_into_stage;
         },
-        cancel_);
+        cancel_, format == CopyFormat::Binary);
     counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
     return counts;
   });

@@ -12,6 +12,7 @@
 
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
+#include "core/sql/copy_format.h"
 #include "daemon/pg/pg_connection.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
@@ -23,14 +24,17 @@ enum class ChunkStep { BeforeTargetWrite, AfterTargetWrite, AfterCommit };
 
 class PgUnitOfWork final : public UnitOfWork {
  public:
+  // `copy_types` are the target's, as its check found them: a chunk's
+  // COPY from source to target is binary when they allow it.
   PgUnitOfWork(PgConnection& target, PgSource& source, PgStateStore& state, RunLock lock, const CancelToken& cancel,
-               std::function<void(ChunkStep)> fault_hook)
+               std::function<void(ChunkStep)> fault_hook, TargetCopyTypes copy_types = {})
       : target_(target),
         source_(source),
         state_(state),
         lock_(std::move(lock)),
         cancel_(cancel),
-        fault_hook_(std::move(fault_hook)) {}
+        fault_hook_(std::move(fault_hook)),
+        copy_types_(std::move(copy_types)) {}
   ~PgUnitOfWork() override;
   PgUnitOfWork(const PgUnitOfWork&) = delete;
   PgUnitOfWork& operator=(const PgUnitOfWork&) = delete;
@@ -60,6 +64,7 @@ class PgUnitOfWork final : public UnitOfWork {
   RunLock lock_;
   const CancelToken& cancel_;
   std::function<void(ChunkStep)> fault_hook_;
+  TargetCopyTypes copy_types_;
   bool target_open_ = false;  // a target transaction is open
   bool state_open_ = false;   // a transaction of a separate state database is open
   bool written_ = false;      // the unit's write ran

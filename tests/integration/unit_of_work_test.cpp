@@ -145,4 +145,54 @@ TEST_CASE("regression: a compare-and-set beaten while it waited named the value 
   store.unlock(RunLock{key, std::nullopt});
 }
 
+TEST_CASE("the target's check chooses binary COPY only for the same built-in types on both sides") {
+  struct Row {
+    const char* source_ddl;
+    const char* target_ddl;
+    const char* columns;  // the pipeline's `columns`, or empty for all
+    CopyFormat expected;
+  };
+  const Row rows[] = {
+      {"(id bigint primary key, amount numeric(12,2), at timestamptz not null)",
+       "(id bigint primary key, amount numeric(12,2), at timestamptz not null)", "", CopyFormat::Binary},
+      // Another typmod, another width: text converts, binary would not.
+      {"(id bigint primary key, amount numeric(12,2), at timestamptz not null)",
+       "(id bigint primary key, amount numeric(14,2), at timestamptz not null)", "", CopyFormat::Text},
+      {"(id int primary key, at timestamptz not null)", "(id bigint primary key, at timestamptz not null)", "",
+       CopyFormat::Text},
+      // A domain is a type of the database's own.
+      {"(id bigint primary key, amount cents, at timestamptz not null)",
+       "(id bigint primary key, amount cents, at timestamptz not null)", "", CopyFormat::Text},
+      // Only the copied columns count: the domain column is not one of them.
+      {"(id bigint primary key, amount cents, at timestamptz not null)",
+       "(id bigint primary key, at timestamptz not null, extra text)", "[id, at]", CopyFormat::Binary},
+  };
+  for (const Row& row : rows) {
+    PgTestEnv env;
+    const std::string domain = "create domain cents as bigint; ";
+    env.source().exec(domain + "create table public.t " + row.source_ddl);
+    env.target().exec(domain + "create table public.t " + row.target_ddl);
+    std::string yaml = "pipeline: p\nsource: source\ntarget: target\nschedule: \"@hourly\"\ntables:\n"
+                       "  - { name: t, source_table: t, target_table: t, key: [id], cursor: at";
+    if (*row.columns) yaml += std::string(", columns: ") + row.columns;
+    yaml += " }\n";
+    const auto config = env.config(yaml);
+    const PipelineConfig& pipeline = *config->find_pipeline("p");
+    const TableConfig& table = *pipeline.find_table("t");
+    CancelToken cancel;
+    PipelineConnections connections;
+    connections.open_state(*config);
+    connections.open_data(*config, pipeline);
+    PgStateStore state(*connections.state);
+    PgSource source = connections.make_source(nullptr, &cancel);
+    PgTarget target(connections.target(), source, state, cancel);
+    const auto inspected = source.inspect(table);
+    REQUIRE(inspected.ok());
+    const auto checked = target.check(table);
+    INFO(row.source_ddl, " -> ", row.target_ddl);
+    REQUIRE(checked.ok());
+    CHECK(target.copy_format(*inspected) == row.expected);
+  }
+}
+
 }  // namespace tidemark

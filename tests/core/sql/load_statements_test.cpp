@@ -21,6 +21,25 @@ TEST_CASE("load statements quote every identifier and use a half-open window") {
         "EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE NOT record_image_eq(ROW(t.\"status\", "
         "t.\"Updated At\"), ROW(EXCLUDED.\"status\", EXCLUDED.\"Updated At\"))");
   CHECK(s.copy_out.find("BETWEEN") == std::string::npos);
+  CHECK(s.copy_into_stage == "COPY \"tidemark_stage\" (\"order_id\", \"status\", \"Updated At\") FROM STDIN");
+  CHECK(s.copy_into_target == "COPY \"raw\".\"orders\" (\"order_id\", \"status\", \"Updated At\") FROM STDIN");
+}
+
+TEST_CASE("binary COPY statements say so on both sides") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("s.t");
+  t.target_table = *QualifiedName::parse("r.t");
+  t.key = {"a"};
+  t.cursor = "b";
+  const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
+  const LoadStatements s = build_load_statements(t, {"a", "b"}, w, CopyFormat::Binary);
+  CHECK(s.copy_out ==
+        "COPY (SELECT \"a\", \"b\" FROM \"s\".\"t\" WHERE \"b\" >= (0::bigint) AND \"b\" < (1::bigint)) TO STDOUT "
+        "(FORMAT binary)");
+  CHECK(s.copy_into_stage == "COPY \"tidemark_stage\" (\"a\", \"b\") FROM STDIN (FORMAT binary)");
+  CHECK(s.copy_into_target == "COPY \"r\".\"t\" (\"a\", \"b\") FROM STDIN (FORMAT binary)");
+  // The upsert reads the stage, whatever filled it.
+  CHECK(s.upsert == build_load_statements(t, {"a", "b"}, w).upsert);
 }
 
 TEST_CASE("a table whose columns are all key does nothing on conflict") {

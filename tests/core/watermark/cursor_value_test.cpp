@@ -85,7 +85,9 @@ TEST_CASE("lookback and max_window arithmetic fits the cursor type") {
 
 TEST_CASE("SQL literals are made of digits and typed") {
   CHECK(cursor_sql_literal(*cursor_from_text(CursorType::TimestampTz, "1970-01-01T00:00:01Z")) ==
-        "('epoch'::timestamptz + 1000000 * interval '1 microsecond')");
+        "(('epoch'::timestamp + 1000000 * interval '1 microsecond') AT TIME ZONE 'UTC')");
+  CHECK(cursor_sql_literal(*cursor_from_text(CursorType::Timestamp, "1970-01-01T00:00:01")) ==
+        "('epoch'::timestamp + 1000000 * interval '1 microsecond')");
   CHECK(cursor_sql_literal(*cursor_from_text(CursorType::Date, "1969-12-31")) == "('1970-01-01'::date + -1)");
   CHECK(cursor_sql_literal(CursorValue{CursorType::Integer, 5}) == "(5::bigint)");
 }

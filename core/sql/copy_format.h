@@ -1,0 +1,52 @@
+// Which COPY format carries one table's rows from the source to the target:
+// binary when both sides read it the same way, text otherwise. A pure
+// decision on what inspection found; thread-safe. Owned by the load path
+// (daemon/pg/pg_target decides once per run, pg_unit_of_work uses it).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tidemark {
+
+enum class CopyFormat { Text, Binary };
+
+// One copied column's type as one side sees it.
+struct CopyColumnType {
+  std::string name;           // format_type(): "numeric(12,2)", "timestamp with time zone", "text[]"
+  bool portable_binary = false;  // a built-in type with binary send and receive
+};
+
+// The catalog expression, over pg_type aliased `t` (a column's type), that
+// fills CopyColumnType::portable_binary: built in (an OID below
+// FirstNormalObjectId, the same in every database) with binary send and
+// receive functions. False when there is no such type.
+inline constexpr const char* kPortableBinarySql =
+    "coalesce(t.oid < 16384 and t.typsend::oid <> 0 and t.typreceive::oid <> 0, false)";
+
+// Binary saves the target parsing every value from text (about a third of
+// a first load's time on the target, most of it timestamps and numerics),
+// but a binary value is read as the target column's type without any
+// conversion, and arrays and records name their element types by OID. So
+// binary only when the two servers are of one major version and every
+// column has exactly the same type on both sides, a built-in one (its OID
+// is the same in every database) that has binary I/O. Lists of unequal
+// length, or none, give text.
+CopyFormat choose_copy_format(const std::vector<CopyColumnType>& source, const std::vector<CopyColumnType>& target,
+                              bool same_major_version);
+
+// What the target's check found: the type of each target column, and
+// whether the two servers share a major version. Each chunk chooses its
+// format from it, so that a column appended by the chunk's own unit of
+// work (not known here) keeps that chunk in text.
+struct TargetCopyTypes {
+  std::map<std::string, CopyColumnType> by_column;
+  bool same_major_version = false;
+
+  // The format for copying `columns`, whose source types are `source`
+  // (same order).
+  CopyFormat format_for(const std::vector<std::string>& columns, const std::vector<CopyColumnType>& source) const;
+};
+
+}  // namespace tidemark
