@@ -22,8 +22,18 @@ struct CopyColumnType {
 // fills CopyColumnType::portable_binary: built in (an OID below
 // FirstNormalObjectId, the same in every database) with binary send and
 // receive functions. False when there is no such type.
+// Not the OID alias types (regclass, regtype, regconfig, ... and their
+// arrays): their binary value is the object's OID in the source database,
+// which names another object, or none, in the target, where their text
+// (the object's name) is looked up again. Not composites (nor arrays of
+// them) either: a row type's binary value carries its fields' type OIDs,
+// and the catalogs' row types hold OID aliases. Nor arrays of a type
+// without binary I/O (aclitem[]), which could not be sent at all.
 inline constexpr const char* kPortableBinarySql =
-    "coalesce(t.oid < 16384 and t.typsend::oid <> 0 and t.typreceive::oid <> 0, false)";
+    "coalesce(t.oid < 16384 and t.typsend::oid <> 0 and t.typreceive::oid <> 0"
+    " and t.typname !~ '^_?reg' and t.typtype <> 'c'"
+    " and not exists (select from pg_type e where e.oid = t.typelem"
+    " and (e.typtype = 'c' or e.typsend::oid = 0 or e.typreceive::oid = 0)), false)";
 
 // Binary saves the target parsing every value from text (about a third of
 // a first load's time on the target, most of it timestamps and numerics),

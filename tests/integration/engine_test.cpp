@@ -526,3 +526,42 @@ tables:
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: binary COPY carried reg* columns as raw OIDs, naming other objects in the target") {
+  PgTestEnv env;
+  // The same names in both databases, under other OIDs: the source makes
+  // objects the target lacks first.
+  env.source().exec("create table public.filler (x int); create text search configuration filler_cfg (copy = simple);");
+  const char* objects =
+      "create table public.referenced (x int);"
+      " create text search configuration my_cfg (copy = english);"
+      " create table public.refs (id int primary key, rel regclass, cfg regconfig, rels regclass[],"
+      " typ regtype, v bigint not null)";
+  env.source().exec(objects);
+  env.target().exec(objects);
+  env.source().exec(
+      "insert into refs values (1, 'referenced', 'my_cfg', '{referenced,refs}', 'refs', 1),"
+      " (2, 'refs', 'english', null, 'int4', 2)");
+  REQUIRE(PgTestEnv::rows(env.source(), "select 'referenced'::regclass::oid")[0] !=
+          PgTestEnv::rows(env.target(), "select 'referenced'::regclass::oid")[0]);
+  const auto config = env.config(R"(pipeline: refs
+source: source
+target: target
+schedule: "@hourly"
+tables:
+  - { name: refs, source_table: refs, target_table: refs, key: [id], cursor: v, lookback: 10 }
+)");
+  testing::TableRuns runs(env, config);
+  const std::string all = "select refs::text from refs order by id";
+  for (int round = 0; round < 2; ++round) {  // a first load, then a re-read through the stage
+    const TimedSummary r = runs.run("refs", "refs");
+    INFO(r.summary.error);
+    REQUIRE(r.summary.status == RunStatus::Success);
+    CHECK(r.summary.rows_read == 2);
+    CHECK(PgTestEnv::rows(env.target(), all) == PgTestEnv::rows(env.source(), all));
+  }
+}
+
+}  // namespace tidemark
