@@ -31,12 +31,15 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   s.create_stage = std::string("CREATE TEMP TABLE ") + kStage + " ON COMMIT DROP AS SELECT " + cols + " FROM " +
                    target + " WITH NO DATA";
   s.copy_into_stage = std::string("COPY ") + kStage + " (" + cols + ") FROM STDIN" + options;
-  s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN" + options;
 
   std::vector<std::string> rest;
   for (const std::string& c : columns) {
     if (std::find(table.key.begin(), table.key.end(), c) == table.key.end()) rest.push_back(c);
   }
+  // With every column in the key the upsert keeps one of rows the source
+  // holds twice (DO NOTHING); COPY straight into the target would break
+  // its unique index on them instead, so such a table always stages.
+  if (!rest.empty()) s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN" + options;
   s.upsert = "INSERT INTO " + target + " AS t (" + cols + ") SELECT " + cols + " FROM " + kStage +
              " ON CONFLICT (" + column_list(table.key) + ") DO ";
   if (rest.empty()) {

@@ -18,7 +18,9 @@ struct LoadStatements {
   std::string target_is_empty;  // one boolean
   std::string create_stage;     // temp table with the target's column types, dropped at commit
   std::string copy_into_stage;  // COPY stage FROM STDIN
-  std::string copy_into_target; // COPY target FROM STDIN (first load into an empty table)
+  // COPY target FROM STDIN (first load into an empty table); empty when
+  // every column is in the key, which must go through the upsert.
+  std::string copy_into_target;
   std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
 };
 

@@ -89,7 +89,7 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
     counts.rows_read = target_.copy_from(
         source_.connection(), sql.copy_out,
         [&] {
-          bool empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+          bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
           if (empty) {
             target_.exec(sql.lock_target);
             empty = target_.exec(sql.target_is_empty).boolean(0, 0);

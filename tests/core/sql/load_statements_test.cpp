@@ -53,4 +53,18 @@ TEST_CASE("a table whose columns are all key does nothing on conflict") {
   CHECK(s.upsert.substr(s.upsert.size() - 10) == "DO NOTHING");
 }
 
+TEST_CASE("regression: a table whose columns are all key never copies straight into an empty target") {
+  // The upsert keeps one of two equal rows; a COPY into the target failed
+  // on its unique index.
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("s.t");
+  t.target_table = *QualifiedName::parse("r.t");
+  t.key = {"a", "b"};
+  t.cursor = "a";
+  const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
+  CHECK(build_load_statements(t, {"a", "b"}, w).copy_into_target.empty());
+  CHECK(build_load_statements(t, {"a", "b"}, w, CopyFormat::Binary).copy_into_target.empty());
+  CHECK_FALSE(build_load_statements(t, {"a", "b", "c"}, w).copy_into_target.empty());
+}
+
 }  // namespace tidemark
