@@ -530,6 +530,7 @@ tables:
 namespace tidemark {
 
 TEST_CASE("regression: binary COPY carried reg* columns as raw OIDs, naming other objects in the target") {
+  // And an array of a type without binary I/O (aclitem[]) failed to send.
   PgTestEnv env;
   // The same names in both databases, under other OIDs: the source makes
   // objects the target lacks first.
@@ -538,12 +539,12 @@ TEST_CASE("regression: binary COPY carried reg* columns as raw OIDs, naming othe
       "create table public.referenced (x int);"
       " create text search configuration my_cfg (copy = english);"
       " create table public.refs (id int primary key, rel regclass, cfg regconfig, rels regclass[],"
-      " typ regtype, v bigint not null)";
+      " typ regtype, acl aclitem[], v bigint not null)";
   env.source().exec(objects);
   env.target().exec(objects);
   env.source().exec(
-      "insert into refs values (1, 'referenced', 'my_cfg', '{referenced,refs}', 'refs', 1),"
-      " (2, 'refs', 'english', null, 'int4', 2)");
+      "insert into refs values (1, 'referenced', 'my_cfg', '{referenced,refs}', 'refs', '{postgres=r/postgres}', 1),"
+      " (2, 'refs', 'english', null, 'int4', null, 2)");
   REQUIRE(PgTestEnv::rows(env.source(), "select 'referenced'::regclass::oid")[0] !=
           PgTestEnv::rows(env.target(), "select 'referenced'::regclass::oid")[0]);
   const auto config = env.config(R"(pipeline: refs
