@@ -29,6 +29,7 @@ struct RunSummary {
   std::string error;
   ErrorKind error_kind = ErrorKind::Transient;  // of a failed run: whether a retry can help
   HorizonReport horizon;  // incremental runs
+  std::optional<ReconcileCounts> reconcile;  // a reconcile's totals
 };
 
 // Shared steps of every kind of run.

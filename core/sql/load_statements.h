@@ -19,6 +19,7 @@ struct LoadStatements {
   std::string copy_into_stage;  // COPY stage FROM STDIN
   std::string copy_into_target; // COPY target FROM STDIN (first load into an empty table)
   std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
+  std::string stage;            // the stage's quoted name
 };
 
 // Requires table.mode == Incremental, a source table and a non-empty `columns`

@@ -1,0 +1,51 @@
+// How reconcile cuts a key set into buckets and which buckets it looks
+// into: bucket count from a row count, the buckets whose count or checksum
+// differ between the sides, and batches of those buckets small enough to
+// hold their keys in memory. Pure functions over values; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/reconcile/reconcile_ports.h"
+
+namespace tidemark {
+
+// About this many keys per bucket: a 10 M-row table has 10,000 buckets,
+// and a differing bucket costs fetching about a thousand keys a side.
+inline constexpr std::int64_t kKeysPerBucket = 1000;
+// At most this many buckets (the aggregate returns a row per bucket).
+inline constexpr std::int64_t kMaxBuckets = 1 << 20;
+// At most about this many keys (both sides together) are held at once.
+inline constexpr std::int64_t kBatchKeys = 50000;
+
+// Buckets for a table of `rows` rows: rows / kKeysPerBucket, within [1, kMaxBuckets].
+std::int64_t bucket_count(std::int64_t rows);
+
+// A bucket whose keys differ, with each side's count.
+struct BucketDifference {
+  std::int64_t bucket = 0;
+  std::int64_t source_rows = 0;
+  std::int64_t target_rows = 0;
+};
+
+// The buckets whose count or checksum differ (a bucket absent on one side
+// counts 0 there), in bucket order.
+std::vector<BucketDifference> differing_buckets(const std::vector<BucketSum>& source,
+                                                const std::vector<BucketSum>& target);
+
+// Whether the bucket count was too small for the rows found: a differing
+// bucket holds more than a batch, and more buckets are allowed. `rows` is
+// the larger side's exact total.
+bool needs_more_buckets(const std::vector<BucketDifference>& differing, std::int64_t buckets, std::int64_t rows);
+
+// The differing buckets in batches, in bucket order, each holding at most
+// `max_keys` keys of both sides together (a bucket larger than that is a
+// batch of its own).
+std::vector<std::vector<std::int64_t>> bucket_batches(const std::vector<BucketDifference>& differing,
+                                                      std::int64_t max_keys = kBatchKeys);
+
+// The larger of the two sides' totals.
+std::int64_t total_rows(const std::vector<BucketSum>& source, const std::vector<BucketSum>& target);
+
+}  // namespace tidemark
