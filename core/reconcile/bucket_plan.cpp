@@ -30,9 +30,9 @@ std::vector<BucketDifference> differing_buckets(const std::vector<BucketSum>& so
 
 bool needs_more_buckets(const std::vector<BucketDifference>& differing, std::int64_t buckets, std::int64_t rows) {
   if (bucket_count(rows) <= buckets) return false;
-  return std::any_of(differing.begin(), differing.end(), [](const BucketDifference& d) {
-    return d.source_rows + d.target_rows > kBatchKeys;
-  });
+  std::int64_t keys = 0;
+  for (const BucketDifference& d : differing) keys += d.source_rows + d.target_rows;
+  return keys > kBatchKeys;
 }
 
 std::vector<std::vector<std::int64_t>> bucket_batches(const std::vector<BucketDifference>& differing,

@@ -34,9 +34,11 @@ struct BucketDifference {
 std::vector<BucketDifference> differing_buckets(const std::vector<BucketSum>& source,
                                                 const std::vector<BucketSum>& target);
 
-// Whether the bucket count was too small for the rows found: a differing
-// bucket holds more than a batch, and more buckets are allowed. `rows` is
-// the larger side's exact total.
+// Whether the bucket count was too small for the rows found (statistics
+// that lag far behind the table): the differing buckets hold more than a
+// batch of keys, and the exact count `rows` (the larger side's total)
+// calls for more buckets. Counting again costs a scan a side; reading a
+// batch of keys costs less than that, so only more than a batch counts.
 bool needs_more_buckets(const std::vector<BucketDifference>& differing, std::int64_t buckets, std::int64_t rows);
 
 // The differing buckets in batches, in bucket order, each holding at most
