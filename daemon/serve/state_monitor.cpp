@@ -88,6 +88,8 @@ void StateMonitor::refresh(const Config& config) {
       progress.last_success_unix = s.last_success_at;
       progress.ahead = s.ahead_of_source;
       metrics_.table_progress(s.table, progress, snapshot->now);
+      // After a restart the reconcile gauges come back from the run rows.
+      if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
     }
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);

@@ -9,6 +9,8 @@
 #include <chrono>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "core/run/run_ports.h"
 #include "daemon/commands/commands.h"
 #include "pg_test_env.h"
@@ -143,9 +145,30 @@ TEST_CASE("a row removed from the target below the watermark is found, counted m
   CHECK(r.target("select amount from raw.orders where order_id = 1500") == "1500");
   CHECK(PgTestEnv::rows(r.env.state(), "select rows_deleted, rows_missing from tidemark.runs"
                                        " where trigger = 'reconcile'") == std::vector<std::string>{"0|2"});
-  // The claim holds again.
+  // status says so, its last run stays the load's; history shows the reconcile.
+  StatusOptions status;
+  status.json = true;
+  r.out.str("");
+  REQUIRE(r.CommandRunner::run(run_status, status) == 0);
+  const auto tables = nlohmann::json::parse(r.out.str());
+  CHECK(tables[0]["table"] == "orders");
+  CHECK(tables[0]["why"]["reason"] == "rows_missing");
+  CHECK(tables[0]["why"]["text"].get<std::string>().find("found 2 source rows below the watermark") !=
+        std::string::npos);
+  CHECK(tables[0]["last_reconcile"]["rows_missing"] == 2);
+  CHECK(tables[0]["last_run"]["rows_written"] == 2000);
+  CHECK(tables[1]["why"].is_null());
+  HistoryOptions history;
+  r.out.str("");
+  REQUIRE(r.CommandRunner::run(run_history, history) == 0);
+  CHECK(r.out.str().find("reconcile success") != std::string::npos);
+  CHECK(r.out.str().find("deleted 0, missing 2") != std::string::npos);
+  // The claim holds again, and status stops saying otherwise.
   REQUIRE(r.reconcile("orders") == 0);
   CHECK(r.out.str().find("0 rows deleted, 0 missing") != std::string::npos);
+  r.out.str("");
+  REQUIRE(r.CommandRunner::run(run_status, status) == 0);
+  CHECK(nlohmann::json::parse(r.out.str())[0]["why"].is_null());
 }
 
 TEST_CASE("a source row above the watermark that the target lacks is not loaded yet: neither missing nor copied") {
