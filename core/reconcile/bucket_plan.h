@@ -11,11 +11,14 @@
 
 namespace tidemark {
 
-// About this many keys per bucket: a 10 M-row table has 10,000 buckets,
-// and a differing bucket costs fetching about a thousand keys a side.
-inline constexpr std::int64_t kKeysPerBucket = 1000;
-// At most this many buckets (the aggregate returns a row per bucket).
-inline constexpr std::int64_t kMaxBuckets = 1 << 20;
+// About this many keys per bucket. Differences spread evenly touch a
+// bucket each: with 0.1 % of rows differing, about 10 % of the buckets
+// differ and their keys are read, a tenth of the table's (a thousand keys
+// a bucket would touch 63 % of them). A 10 M-row table has 100,000
+// buckets: the two aggregates return that many rows, held while compared.
+inline constexpr std::int64_t kKeysPerBucket = 100;
+// At most this many buckets (about 20 MiB of bucket sums, both sides).
+inline constexpr std::int64_t kMaxBuckets = 1 << 18;
 // At most about this many keys (both sides together) are held at once.
 inline constexpr std::int64_t kBatchKeys = 50000;
 

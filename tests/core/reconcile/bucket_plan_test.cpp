@@ -7,14 +7,14 @@
 
 namespace tidemark {
 
-TEST_CASE("bucket count: about a thousand keys a bucket, at least one, at most kMaxBuckets") {
+TEST_CASE("bucket count: about a hundred keys a bucket, at least one, at most kMaxBuckets") {
   struct Row {
     std::int64_t rows;
     std::int64_t buckets;
   };
   const Row rows[] = {
-      {-1, 1},       {0, 1},          {1, 1},           {1000, 1},           {1001, 2},
-      {2000, 2},     {1000000, 1000}, {10000000, 10000}, {2000000000000, kMaxBuckets},
+      {-1, 1},    {0, 1},          {1, 1},            {100, 1},           {101, 2},
+      {2000, 20}, {1000000, 10000}, {10000000, 100000}, {100000000, kMaxBuckets}, {2000000000000, kMaxBuckets},
   };
   for (const Row& r : rows) {
     CAPTURE(r.rows);
@@ -54,8 +54,8 @@ TEST_CASE("more buckets only when statistics lagged and the differences exceed a
   const std::vector<BucketDifference> small{{0, 20000, 19990}};
   const std::vector<BucketDifference> large{{0, 40000, 39990}};
   CHECK_FALSE(needs_more_buckets(small, 1, 40000));   // a batch reads them all
-  CHECK(needs_more_buckets(large, 1, 80000));         // 80 buckets would do
-  CHECK_FALSE(needs_more_buckets(large, 80, 80000));  // sized right already
+  CHECK(needs_more_buckets(large, 1, 80000));          // 800 buckets would do
+  CHECK_FALSE(needs_more_buckets(large, 800, 80000));  // sized right already
   CHECK_FALSE(needs_more_buckets({}, 1, 10000000));   // nothing differs: nothing to read
   CHECK(total_rows({{0, 5, ""}, {1, 6, ""}}, {{0, 12, ""}}) == 12);
 }

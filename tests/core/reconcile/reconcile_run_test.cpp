@@ -135,11 +135,11 @@ TEST_CASE("no watermark yet: nothing is claimed, nothing compared") {
 }
 
 TEST_CASE("batches commit one by one: a failure keeps what committed, and a rerun finishes the rest") {
-  Harness h(3000);  // 3 buckets of about 1,000 keys once sized from the counts
+  Harness h(3000);  // 30 buckets of 100 keys
   h.source_keys.estimate = 3000;
-  for (const int k : {3, 4, 5, 3001 - 1}) h.delete_in_source(k);  // one key in each bucket: 3 % 3 = 0, 4, 5, 3000
+  for (const int k : {3, 4, 5, 3000}) h.delete_in_source(k);  // buckets 3, 4, 5 and 0
   ReconcileRequest request;
-  request.batch_keys = 2500;  // a bucket (about 2,000 keys of both sides) a batch
+  request.batch_keys = 250;  // a bucket (about 200 keys of both sides) a batch
   h.target.fail_reconcile.clear();
   // The second batch fails.
   int batch = 0;
@@ -150,16 +150,16 @@ TEST_CASE("batches commit one by one: a failure keeps what committed, and a reru
   CHECK(failed.run.status == RunStatus::Failed);
   CHECK(failed.run.error == "connection lost");
   CHECK(failed.batches == 2);
-  CHECK(failed.counts.deleted == 2);  // the first batch only: what committed
-  CHECK(h.state.runs[0].end->reconcile->deleted == 2);
-  CHECK(h.target.rows.size() == 2998);
+  CHECK(failed.counts.deleted == 1);  // the first batch (bucket 0) only: what committed
+  CHECK(h.state.runs[0].end->reconcile->deleted == 1);
+  CHECK(h.target.rows.size() == 2999);
 
   h.target.before_record = nullptr;
   h.target.fail_commit.clear();
   const ReconcileReport rerun = h.reconcile(request);
   CHECK(rerun.run.status == RunStatus::Success);
-  CHECK(rerun.differing_buckets == 2);  // the committed bucket matches now
-  CHECK(rerun.counts.deleted == 2);
+  CHECK(rerun.differing_buckets == 3);  // the committed bucket matches now
+  CHECK(rerun.counts.deleted == 3);
   CHECK(h.target.rows.size() == 2996);
 }
 
