@@ -85,6 +85,8 @@ struct DeletesConfig {
   std::optional<CronSchedule> reconcile;  // always set once valid
   DeleteAction action = DeleteAction::Delete;
   std::string mark_column;  // action Mark only: a timestamptz target column
+  SourceLocation location;  // of the deletes: map, for messages about it
+  std::string key_path;     // e.g. "tables[0].deletes"
 };
 
 struct TableConfig {

@@ -394,6 +394,8 @@ const MapSchema<TableConfig>& table_schema() {
            "incremental: {reconcile, action, mark_column}: rows deleted in the source leave the target",
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              DeletesConfig d;
+             d.location = r.location(n);
+             d.key_path = r.path();
              r.read_map(n, deletes_schema(), d);
              t.deletes = d;
            }},

@@ -819,6 +819,39 @@ tables:
   CHECK_FALSE(p.tables[2].deletes);
 }
 
+TEST_CASE("regression: deletes on a target table that another table also loads would delete its rows") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: shards
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: shard_1
+    source_table: s1.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)"},
+                                                    {"q.yaml", R"(pipeline: shards_2
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: shard_2
+    source_table: s2.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+)"}});
+  REQUIRE(outcome.errors.size() == 1);
+  const ConfigError& e = outcome.errors[0];
+  CHECK(e.file == "p.yaml");
+  CHECK(e.line == 11);
+  CHECK(e.column == 14);
+  CHECK(e.key_path == "tables[0].deletes");
+  CHECK(e.message.find("is also loaded by shards_2.shard_2") != std::string::npos);
+}
+
 TEST_CASE("integer cursors take counts for lookback and max_window") {
   const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: events
 source: shop

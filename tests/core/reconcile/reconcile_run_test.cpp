@@ -166,7 +166,7 @@ TEST_CASE("batches commit one by one: a failure keeps what committed, and a reru
 TEST_CASE("action mark passes its column to the unit of work; action delete none") {
   Harness h;
   h.delete_in_source(7);
-  h.table.deletes = DeletesConfig{std::nullopt, DeleteAction::Mark, "deleted_at"};
+  h.table.deletes = DeletesConfig{std::nullopt, DeleteAction::Mark, "deleted_at", {}, {}};
   h.reconcile();
   REQUIRE(h.target.fixes.size() == 1);
   CHECK(h.target.fixes[0].mark_column == "deleted_at");

@@ -68,7 +68,7 @@ TEST_CASE("the fix: delete or mark by key, copy again only below the watermark")
 
 TEST_CASE("with action mark the load's upsert clears the mark of every row it writes, changed or not") {
   TableConfig t = table();
-  t.deletes = DeletesConfig{std::nullopt, DeleteAction::Mark, "deleted_at"};
+  t.deletes = DeletesConfig{std::nullopt, DeleteAction::Mark, "deleted_at", {}, {}};
   const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
   const LoadStatements s = build_load_statements(t, {"order_id", "Line No", "amount"}, w);
   CHECK(s.upsert.find("DO UPDATE SET \"amount\" = EXCLUDED.\"amount\", \"deleted_at\" = NULL WHERE NOT "
