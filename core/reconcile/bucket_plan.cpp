@@ -35,22 +35,6 @@ bool needs_more_buckets(const std::vector<BucketDifference>& differing, std::int
   return keys > kBatchKeys;
 }
 
-std::vector<std::vector<std::int64_t>> bucket_batches(const std::vector<BucketDifference>& differing,
-                                                      std::int64_t max_keys) {
-  std::vector<std::vector<std::int64_t>> out;
-  std::int64_t in_batch = 0;
-  for (const BucketDifference& d : differing) {
-    const std::int64_t keys = d.source_rows + d.target_rows;
-    if (out.empty() || (in_batch + keys > max_keys && !out.back().empty())) {
-      out.emplace_back();
-      in_batch = 0;
-    }
-    out.back().push_back(d.bucket);
-    in_batch += keys;
-  }
-  return out;
-}
-
 std::int64_t total_rows(const std::vector<BucketSum>& source, const std::vector<BucketSum>& target) {
   std::int64_t s = 0;
   std::int64_t t = 0;

@@ -1,7 +1,7 @@
 // How reconcile cuts a key set into buckets and which buckets it looks
 // into: bucket count from a row count, the buckets whose count or checksum
-// differ between the sides, and batches of those buckets small enough to
-// hold their keys in memory. Pure functions over values; thread-safe.
+// differ between the sides, and whether the count must be taken again
+// with more buckets. Pure functions over values; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,8 @@ namespace tidemark {
 inline constexpr std::int64_t kKeysPerBucket = 100;
 // At most this many buckets (about 20 MiB of bucket sums, both sides).
 inline constexpr std::int64_t kMaxBuckets = 1 << 18;
-// At most about this many keys (both sides together) are held at once.
+// At most about this many keys (both sides together) are held and
+// committed at once; a bucket larger than that is read whole.
 inline constexpr std::int64_t kBatchKeys = 50000;
 
 // Buckets for a table of `rows` rows: rows / kKeysPerBucket, within [1, kMaxBuckets].
@@ -43,12 +44,6 @@ std::vector<BucketDifference> differing_buckets(const std::vector<BucketSum>& so
 // calls for more buckets. Counting again costs a scan a side; reading a
 // batch of keys costs less than that, so only more than a batch counts.
 bool needs_more_buckets(const std::vector<BucketDifference>& differing, std::int64_t buckets, std::int64_t rows);
-
-// The differing buckets in batches, in bucket order, each holding at most
-// `max_keys` keys of both sides together (a bucket larger than that is a
-// batch of its own).
-std::vector<std::vector<std::int64_t>> bucket_batches(const std::vector<BucketDifference>& differing,
-                                                      std::int64_t max_keys = kBatchKeys);
 
 // The larger of the two sides' totals.
 std::int64_t total_rows(const std::vector<BucketSum>& source, const std::vector<BucketSum>& target);

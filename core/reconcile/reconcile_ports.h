@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "core/reconcile/key_row.h"
 #include "core/result.h"
+#include "core/run/run_ports.h"
 #include "core/watermark/cursor_value.h"
 
 namespace tidemark {
@@ -23,28 +25,12 @@ struct BucketSum {
   std::string checksum;
 };
 
-// One key. Rows are ordered by (bucket, text), text compared byte by byte
-// (COLLATE "C" on the server, std::string's order here), the same on both
-// sides whatever their collations.
-struct KeyRow {
-  std::int64_t bucket = 0;
-  std::string text;  // the whole key as one text: ROW(k1, k2, ...)::text
-  std::vector<std::optional<std::string>> columns;  // each key column as text, to name the row again
-  // Source: its cursor is below the watermark (the target must hold it).
-  // Target: its mark_column is set already (action mark).
-  bool flag = false;
-
-  bool operator<(const KeyRow& other) const {
-    return bucket != other.bucket ? bucket < other.bucket : text < other.text;
-  }
-};
-
 // One side of the comparison. The source side compares only the keys whose
 // cursor is below the watermark (what the target is expected to hold); the
-// target side only the rows not marked deleted. keys() returns every key of
-// the buckets asked for, flagged (KeyRow::flag), so that a source row whose
-// cursor moved past the watermark since it was loaded is not mistaken for
-// a deleted one.
+// target side only the rows not marked deleted. The key listing returns
+// every key of the buckets asked for, flagged (KeyRow::flag), so that a
+// source row whose cursor moved past the watermark since it was loaded is
+// not mistaken for a deleted one.
 class KeySide {
  public:
   virtual ~KeySide() = default;
@@ -54,9 +40,16 @@ class KeySide {
   // Count and checksum of every non-empty bucket out of `buckets`, in one
   // aggregate query. `watermark`: the source's filter; the target ignores it.
   virtual Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) = 0;
-  // Every key in the buckets `which` (out of `buckets`), ordered by KeyRow::operator<.
-  virtual Result<std::vector<KeyRow>> keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                                           const CursorValue& watermark) = 0;
+  // Starts listing every key in the buckets `which` (out of `buckets`),
+  // ordered by KeyRow::operator<, in one pass over the table, to be read
+  // piece by piece with next_keys while other transactions commit
+  // between the pieces. Replaces a listing still open.
+  virtual Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                           const CursorValue& watermark) = 0;
+  // The next `most` keys of the listing (fewer only at its end).
+  virtual Result<std::vector<KeyRow>> next_keys(std::size_t most) = 0;
+  // Ends the listing; best effort, never fails loudly.
+  virtual void close_keys() = 0;
 };
 
 }  // namespace tidemark

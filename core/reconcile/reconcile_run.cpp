@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 
 #include "core/reconcile/key_diff.h"
 #include "core/run/run_lifecycle.h"
@@ -78,6 +80,7 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   const CursorValue& w = *watermark;
   const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
+  source_table_ = *source_table;
   if (source_table->cursor_type != w.type) {
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(w.type)) + " but cursor " +
                            run_.table.cursor + " is a " + std::string(cursor_type_name(source_table->cursor_type)));
@@ -106,16 +109,69 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   report.buckets = buckets;
   report.differing_buckets = static_cast<std::int64_t>(differing.size());
 
+  if (differing.empty()) return ok_status();
+  std::vector<std::int64_t> which;
+  for (const BucketDifference& d : differing) which.push_back(d.bucket);
+  // One pass a side: both listings are opened once and read in pieces, in
+  // step, by bucket; a piece is merged and committed once every bucket in
+  // it is complete on both sides.
+  if (const Status opened = source_keys_.open_keys(buckets, which, w); !opened) return opened;
+  if (const Status opened = target_keys_.open_keys(buckets, which, w); !opened) {
+    source_keys_.close_keys();
+    return opened;
+  }
+  const Status merged = merge_listings(request, w, run, report);
+  source_keys_.close_keys();
+  target_keys_.close_keys();
+  return merged;
+}
+
+Status ReconcileRun::merge_listings(const ReconcileRequest& request, const CursorValue& w, RunId run,
+                                    ReconcileReport& report) {
+  struct Listing {
+    KeySide& side;
+    std::vector<KeyRow> rows;
+    bool done = false;
+  };
+  Listing source{source_keys_, {}, false};
+  Listing target{target_keys_, {}, false};
+  std::size_t piece = static_cast<std::size_t>(std::max<std::int64_t>(2, request.batch_keys / 2));
+  const auto fill = [&](Listing& l) -> Status {
+    if (l.done || l.rows.size() >= piece) return ok_status();
+    const std::size_t want = piece - l.rows.size();
+    auto more = l.side.next_keys(want);
+    if (!more) return more.failure();
+    report.keys_fetched += static_cast<std::int64_t>(more->size());
+    if (more->size() < want) l.done = true;
+    l.rows.insert(l.rows.end(), std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
+    return ok_status();
+  };
+  // Rows of buckets below the last one read from a listing still going are
+  // complete on that side; a finished listing is complete throughout.
+  const auto complete_below = [](const Listing& l) {
+    return l.done || l.rows.empty() ? std::numeric_limits<std::int64_t>::max() : l.rows.back().bucket;
+  };
+  const auto take_below = [](Listing& l, std::int64_t limit) {
+    const auto end = std::find_if(l.rows.begin(), l.rows.end(), [&](const KeyRow& r) { return r.bucket >= limit; });
+    std::vector<KeyRow> out(std::make_move_iterator(l.rows.begin()), std::make_move_iterator(end));
+    l.rows.erase(l.rows.begin(), end);
+    return out;
+  };
   const std::string mark_column = reconcile_mark_column(run_.table);
-  for (const std::vector<std::int64_t>& batch : bucket_batches(differing, request.batch_keys)) {
+  for (;;) {
     if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
-    const auto source_rows = source_keys_.keys(buckets, batch, w);
-    if (!source_rows) return source_rows.failure();
-    const auto target_rows = target_keys_.keys(buckets, batch, w);
-    if (!target_rows) return target_rows.failure();
-    report.keys_fetched += static_cast<std::int64_t>(source_rows->size() + target_rows->size());
+    if (const Status filled = fill(source); !filled) return filled;
+    if (const Status filled = fill(target); !filled) return filled;
+    const std::int64_t limit = std::min(complete_below(source), complete_below(target));
+    const std::vector<KeyRow> from_source = take_below(source, limit);
+    const std::vector<KeyRow> from_target = take_below(target, limit);
+    if (from_source.empty() && from_target.empty()) {
+      if (source.done && target.done) return ok_status();
+      piece *= 2;  // one bucket fills a whole piece: read further before merging
+      continue;
+    }
     ++report.batches;
-    const KeyDiff diff = diff_keys(*source_rows, *target_rows);
+    const KeyDiff diff = diff_keys(from_source, from_target);
     keep_examples(diff.gone, request.examples, report.deleted_examples);
     keep_examples(diff.missing, request.examples, report.missing_examples);
     if (request.dry_run) {
@@ -136,13 +192,12 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
     record.lock = RunLock{run_.key(), std::nullopt};
     record.run = run;
     record.reconcile = ReconcileCounts{0, static_cast<std::int64_t>(diff.missing.size())};
-    const auto deleted = commit_reconcile(run_.target, run_.table, *source_table, fix, record);
+    const auto deleted = commit_reconcile(run_.target, run_.table, source_table_, fix, record);
     if (!deleted) return deleted.failure();
     report.counts.deleted += *deleted;
     report.counts.missing += static_cast<std::int64_t>(diff.missing.size());
     report.restored += static_cast<std::int64_t>(diff.restored.size());
   }
-  return ok_status();
 }
 
 }  // namespace tidemark

@@ -25,7 +25,7 @@ struct ReconcileRequest {
   bool wait_for_lock = true;  // a manual reconcile waits for a load to finish; the scheduler's does not
   bool dry_run = false;
   std::size_t examples = 5;              // keys of each kind kept for the report
-  std::int64_t batch_keys = kBatchKeys;  // keys (both sides) held at once
+  std::int64_t batch_keys = kBatchKeys;  // keys (both sides) held and committed at once
 };
 
 struct ReconcileReport {
@@ -36,7 +36,7 @@ struct ReconcileReport {
   std::int64_t buckets = 0;
   std::int64_t differing_buckets = 0;
   std::int64_t keys_fetched = 0;  // keys read from both sides (0 when no bucket differs)
-  int batches = 0;                // batches of buckets looked into (committed, unless a dry run)
+  int batches = 0;                // pieces of the key listings merged (each committed, unless a dry run)
   std::vector<std::string> deleted_examples;  // key texts, ROW(...)::text
   std::vector<std::string> missing_examples;
 };
@@ -56,7 +56,12 @@ class ReconcileRun {
   Status reconcile_locked(const ReconcileRequest& request, const std::optional<CursorValue>& watermark, RunId run,
                           ReconcileReport& report);
 
+  // Reads both key listings in step and merges and commits them piece by
+  // piece (each piece at most about request.batch_keys keys).
+  Status merge_listings(const ReconcileRequest& request, const CursorValue& w, RunId run, ReconcileReport& report);
+
   const RunContext run_;
+  SourceTable source_table_;  // what the source said, for copying rows again
   KeySide& source_keys_;
   KeySide& target_keys_;
 };

@@ -16,7 +16,7 @@
 #include "core/config/config_model.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
-#include "core/reconcile/reconcile_ports.h"
+#include "core/reconcile/key_row.h"
 #include "core/result.h"
 #include "core/watermark/safe_horizon.h"
 #include "core/run/table_key.h"

@@ -7,8 +7,25 @@
 namespace tidemark {
 namespace {
 
-// The bucket of a key text, non-negative; $1 is the bucket count.
-constexpr const char* kBucketOf = "((hashtextextended(tm_key, 0) & 9223372036854775807) % $1::bigint)";
+// The bucket of a key text, non-negative, out of `count` (an SQL bigint).
+std::string bucket_of(const std::string& count) {
+  return "((hashtextextended(tm_key, 0) & 9223372036854775807) % " + count + ")";
+}
+
+// The listing's bucket count and bucket list as literals made of digits.
+struct Numbers {
+  std::string count = "$1::bigint";
+  std::string which = "$2::bigint[]";
+};
+
+Numbers literal_numbers(std::int64_t buckets, const std::vector<std::int64_t>& which) {
+  Numbers out;
+  out.count = "(" + std::to_string(buckets) + "::bigint)";
+  out.which = "ARRAY[";
+  for (std::size_t i = 0; i < which.size(); ++i) out.which += (i ? "," : "") + std::to_string(which[i]);
+  out.which += "]::bigint[]";
+  return out;
+}
 
 std::string key_row(const std::vector<std::string>& key, const std::string& alias) {
   std::string out = "ROW(";
@@ -31,19 +48,19 @@ std::string key_columns_out(const std::vector<std::string>& key) {
 }
 
 KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name, const std::string& compared,
-                            const std::string& flag) {
+                            const std::string& flag, const Numbers& n = Numbers{}) {
   const std::string from = name.quoted() + " q";
   KeySideQueries out;
   out.estimate =
       "SELECT coalesce((SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = to_regclass($1)), 0)";
-  out.bucket_sums = std::string("SELECT ") + kBucketOf +
+  out.bucket_sums = "SELECT " + bucket_of(n.count) +
                     " AS tm_bucket, count(*), sum(hashtextextended(tm_key, 1))::text FROM (SELECT " +
                     key_row(table.key, "q") + " AS tm_key FROM " + from + " WHERE " + compared +
                     ") k GROUP BY 1";
   out.keys = std::string("SELECT tm_bucket, tm_key, tm_flag") + key_columns_out(table.key) + " FROM (SELECT " +
-             kBucketOf + " AS tm_bucket, k.* FROM (SELECT " + key_row(table.key, "q") + " AS tm_key, (" + flag +
+             bucket_of(n.count) + " AS tm_bucket, k.* FROM (SELECT " + key_row(table.key, "q") + " AS tm_key, (" + flag +
              ") IS TRUE AS tm_flag" + key_columns_text(table.key, "q") + " FROM " + from +
-             ") k) b WHERE tm_bucket = ANY($2::bigint[]) ORDER BY tm_bucket, tm_key COLLATE \"C\"";
+             ") k) b WHERE tm_bucket = ANY(" + n.which + ") ORDER BY tm_bucket, tm_key COLLATE \"C\"";
   return out;
 }
 
@@ -89,6 +106,20 @@ KeySideQueries target_key_queries(const TableConfig& table, const std::string& m
   if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false");
   const std::string mark = "q." + quote_identifier(mark_column);
   return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL");
+}
+
+std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which) {
+  const std::string below = "q." + quote_identifier(table.cursor) + " < " + cursor_sql_literal(watermark);
+  return side_queries(table, *table.source_table, below, below, literal_numbers(buckets, which)).keys;
+}
+
+std::string target_key_listing(const TableConfig& table, const std::string& mark_column, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which) {
+  const Numbers n = literal_numbers(buckets, which);
+  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false", n).keys;
+  const std::string mark = "q." + quote_identifier(mark_column);
+  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL", n).keys;
 }
 
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys) {

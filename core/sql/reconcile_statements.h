@@ -31,6 +31,13 @@ KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& w
 // empty `mark_column`: every row); keys() flags the marked ones.
 KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column);
 
+// KeySideQueries::keys with the bucket count and list as literals made of
+// digits, for a cursor WITH HOLD (which binds no parameters).
+std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which);
+std::string target_key_listing(const TableConfig& table, const std::string& mark_column, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which);
+
 // The keys as a JSON array of objects, column name to text value, for
 // the $1 of the statements below.
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys);

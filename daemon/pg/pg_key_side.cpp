@@ -42,16 +42,31 @@ Result<std::vector<BucketSum>> PgKeySide::bucket_sums(std::int64_t buckets, cons
   }
 }
 
-Result<std::vector<KeyRow>> PgKeySide::keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                                            const CursorValue& watermark) {
+namespace {
+
+constexpr const char* kListing = "tidemark_keys";
+
+}  // namespace
+
+Status PgKeySide::open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                            const CursorValue& watermark) {
   try {
     normalise();
-    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, watermark)
-                                                   : target_key_queries(table_, mark_column_);
-    std::string list = "{";
-    for (std::size_t i = 0; i < which.size(); ++i) list += (i ? "," : "") + std::to_string(which[i]);
-    list += "}";
-    const PgResult r = connection_.exec(q.keys, {std::to_string(buckets), list});
+    close_keys();
+    const std::string listing = role_ == Role::Source
+                                    ? source_key_listing(table_, watermark, buckets, which)
+                                    : target_key_listing(table_, mark_column_, buckets, which);
+    connection_.exec(std::string("DECLARE ") + kListing + " NO SCROLL CURSOR WITH HOLD FOR " + listing);
+    listing_ = true;
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<KeyRow>> PgKeySide::next_keys(std::size_t most) {
+  try {
+    const PgResult r = connection_.exec("FETCH FORWARD " + std::to_string(most) + " FROM " + kListing);
     const int key_columns = static_cast<int>(table_.key.size());
     std::vector<KeyRow> out;
     out.reserve(static_cast<std::size_t>(r.rows()));
@@ -66,6 +81,17 @@ Result<std::vector<KeyRow>> PgKeySide::keys(std::int64_t buckets, const std::vec
     return out;
   } catch (const PgError& e) {
     return e.as_error();
+  }
+}
+
+void PgKeySide::close_keys() {
+  if (!listing_) return;
+  listing_ = false;
+  try {
+    connection_.rollback_quietly();
+    connection_.exec(std::string("CLOSE ") + kListing);
+  } catch (const PgError&) {
+    connection_.poison();  // a cursor nobody closed must not stay on a pooled session
   }
 }
 

@@ -20,8 +20,13 @@ class PgKeySide final : public KeySide {
 
   Result<std::int64_t> estimate_rows() override;
   Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) override;
-  Result<std::vector<KeyRow>> keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                                   const CursorValue& watermark) override;
+  // The listing is a cursor WITH HOLD: its rows are computed in one pass
+  // when it is declared, outside any transaction, and stay readable while
+  // the units of work on the same session begin and commit between pieces.
+  Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                   const CursorValue& watermark) override;
+  Result<std::vector<KeyRow>> next_keys(std::size_t most) override;
+  void close_keys() override;
 
  private:
   // Sets the output settings key text depends on, once. Throws PgError.
@@ -32,6 +37,7 @@ class PgKeySide final : public KeySide {
   Role role_;
   std::string mark_column_;
   bool normalised_ = false;
+  bool listing_ = false;  // the cursor is declared
 };
 
 // The settings a key's text depends on, identical on every session that compares keys.

@@ -42,11 +42,11 @@ class FakeKeySide final : public KeySide {
     return out;
   }
 
-  Result<std::vector<KeyRow>> keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                                   const CursorValue& watermark) override {
+  Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                   const CursorValue& watermark) override {
     ++keys_asked;
-    if (!fail_keys.empty()) return Error{fail_keys};
-    std::vector<KeyRow> out;
+    listing_.clear();
+    next_ = 0;
     for (const auto& [key, cursor] : rows()) {
       if (std::find(which.begin(), which.end(), key % buckets) == which.end()) continue;
       KeyRow row;
@@ -54,12 +54,22 @@ class FakeKeySide final : public KeySide {
       row.text = "(" + std::to_string(key) + ")";
       row.columns = {std::to_string(key)};
       row.flag = source_ != nullptr && cursor < watermark.raw;
-      out.push_back(row);
+      listing_.push_back(row);
     }
-    std::sort(out.begin(), out.end());
+    std::sort(listing_.begin(), listing_.end());
+    return ok_status();
+  }
+  Result<std::vector<KeyRow>> next_keys(std::size_t most) override {
+    if (!fail_keys.empty()) return Error{fail_keys};
+    const std::size_t end = std::min(listing_.size(), next_ + most);
+    std::vector<KeyRow> out(listing_.begin() + static_cast<std::ptrdiff_t>(next_),
+                            listing_.begin() + static_cast<std::ptrdiff_t>(end));
+    next_ = end;
     keys_returned += static_cast<std::int64_t>(out.size());
     return out;
   }
+  void close_keys() override { ++closed; }
+  int closed = 0;
 
  private:
   std::vector<std::pair<std::int64_t, std::int64_t>> rows() const {
@@ -74,6 +84,8 @@ class FakeKeySide final : public KeySide {
 
   const std::vector<FakeRow>* source_;
   const std::map<std::int64_t, std::int64_t>* target_;
+  std::vector<KeyRow> listing_;
+  std::size_t next_ = 0;
 };
 
 }  // namespace tidemark

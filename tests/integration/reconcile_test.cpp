@@ -53,7 +53,7 @@ tables:
 struct Reconcile : testing::CommandRunner {
   PgTestEnv env;
 
-  Reconcile() {
+  explicit Reconcile(bool state_in_target = true) : env(state_in_target) {
     env.source().exec(
         "create table public.orders (order_id int primary key, updated_at timestamptz not null, amount int);"
         "insert into public.orders select g, timestamptz '2026-01-01' + g * interval '1 minute', g"
@@ -286,6 +286,18 @@ TEST_CASE("regression: a row re-inserted in the source after it was marked is un
   CHECK(report.counts.deleted == 0);
   CHECK(report.restored == 1);
   CHECK(r.target("select count(*) from raw.orders_marked where deleted_at is not null") == "0");
+}
+
+TEST_CASE("with the state in a database of its own, each batch's counts commit with the state's transaction") {
+  Reconcile r(/*state_in_target=*/false);
+  r.env.source().exec("delete from public.orders where order_id between 11 and 15");
+  r.env.target().exec("delete from raw.orders where order_id = 1999");
+  REQUIRE(r.reconcile("orders") == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("5 rows deleted, 1 missing (copied again)") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.orders") == "1995");  // 2000 - 5 deleted - 1 removed + 1 copied again
+  CHECK(PgTestEnv::rows(r.env.state(), "select rows_deleted, rows_missing from tidemark.runs"
+                                       " where trigger = 'reconcile'") == std::vector<std::string>{"5|1"});
 }
 
 TEST_CASE("reconcile exits 2 for an unknown table, a partition table, or a pipeline without deletes and no --table") {

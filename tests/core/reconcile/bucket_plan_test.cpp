@@ -1,6 +1,6 @@
 // Reconcile's bucket plan as tables: expected values come from the rules
-// (about a thousand keys a bucket, batches of at most kBatchKeys keys), not
-// from running the code.
+// (about a hundred keys a bucket, more buckets only past a batch of
+// kBatchKeys keys), not from running the code.
 #include <doctest/doctest.h>
 
 #include "core/reconcile/bucket_plan.h"
@@ -37,17 +37,6 @@ TEST_CASE("differing buckets: a count or a checksum apart, or present on one sid
   CHECK(d[3].target_rows == 0);
   CHECK(differing_buckets(source, source).empty());
   CHECK(differing_buckets({}, {}).empty());
-}
-
-TEST_CASE("batches: buckets in order, at most max_keys keys of both sides, a larger bucket alone") {
-  const std::vector<BucketDifference> d{{1, 30, 30}, {2, 20, 10}, {5, 200, 0}, {7, 1, 1}, {9, 49, 50}};
-  const auto batches = bucket_batches(d, 100);
-  REQUIRE(batches.size() == 4);
-  CHECK(batches[0] == std::vector<std::int64_t>{1, 2});  // 90 keys
-  CHECK(batches[1] == std::vector<std::int64_t>{5});     // 200: alone
-  CHECK(batches[2] == std::vector<std::int64_t>{7});     // 2, and 99 more would pass 100
-  CHECK(batches[3] == std::vector<std::int64_t>{9});
-  CHECK(bucket_batches({}, 100).empty());
 }
 
 TEST_CASE("more buckets only when statistics lagged and the differences exceed a batch") {

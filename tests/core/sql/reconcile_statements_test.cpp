@@ -84,3 +84,21 @@ TEST_CASE("with action mark the load's upsert clears the mark of every row it wr
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("the key listing for a held cursor carries its bucket count and list as digits") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("s.t");
+  t.target_table = *QualifiedName::parse("r.t");
+  t.key = {"id"};
+  t.cursor = "c";
+  const std::string listing = source_key_listing(t, CursorValue{CursorType::Integer, 9}, 100, {3, 17});
+  CHECK(listing.find("% (100::bigint)) AS tm_bucket") != std::string::npos);
+  CHECK(listing.find("tm_bucket = ANY(ARRAY[3,17]::bigint[])") != std::string::npos);
+  CHECK(listing.find('$') == std::string::npos);
+  CHECK(target_key_listing(t, "gone_at", 7, {1}).find("(q.\"gone_at\" IS NOT NULL) IS TRUE AS tm_flag") !=
+        std::string::npos);
+}
+
+}  // namespace tidemark
