@@ -71,6 +71,10 @@ struct DaemonConfig {
 
 enum class TableMode { Incremental, Partition };
 
+// What an incremental run does when the source's columns no longer match
+// what the table loads (docs/drift-and-deletes.md).
+enum class SchemaChangePolicy { Fail, AppendNewColumns };
+
 struct PartitionSpec {
   std::string column;
   PartitionUnit unit = PartitionUnit::Day;
@@ -97,6 +101,7 @@ struct TableConfig {
   std::optional<QualifiedName> source_table;  // incremental only
   QualifiedName target_table;
   std::vector<std::string> columns;  // empty: every source column
+  SchemaChangePolicy on_schema_change = SchemaChangePolicy::Fail;  // incremental only
   std::vector<std::string> key;      // incremental only
   std::string cursor;                // incremental only
   CursorSpan lookback;

@@ -149,7 +149,8 @@ void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
   } else {
     require_key(r, node, "partition", "a partition table needs partition: {column, unit}");
     require_key(r, node, "query", "a partition table is defined by a query over $1 (lo) and $2 (hi)");
-    for (const char* key : {"source_table", "key", "cursor", "columns", "lookback", "max_window", "deletes"}) {
+    for (const char* key :
+         {"source_table", "key", "cursor", "columns", "lookback", "max_window", "on_schema_change", "deletes"}) {
       reject_key(r, node, key, "only for mode: incremental (a partition table is replaced whole)");
     }
     if (!t.query.empty() &&
@@ -361,6 +362,13 @@ const MapSchema<TableConfig>& table_schema() {
            into(&TableConfig::target_table, read_table_name)},
           {"columns", Presence::Optional, "", "list of columns", "incremental: columns copied; default every source column",
            into(&TableConfig::columns, read_column_list)},
+          {"on_schema_change", Presence::Optional, "fail", "fail | append_new_columns",
+           "incremental: when the source's columns change, fail the run before it writes, or add new source "
+           "columns to the target (nullable) and load them; dropped or retyped columns fail either way",
+           into(&TableConfig::on_schema_change, [](ConfigReader& r, const YAML::Node& n) {
+             return read_enum<SchemaChangePolicy>(
+                 r, n, {{"fail", SchemaChangePolicy::Fail}, {"append_new_columns", SchemaChangePolicy::AppendNewColumns}});
+           })},
           {"key", Presence::Optional, "", "list of columns", "incremental (required): the upsert key",
            into(&TableConfig::key, read_column_list)},
           {"cursor", Presence::Optional, "", "column", "incremental (required): timestamptz, timestamp, date or integer column",

@@ -85,7 +85,16 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(w.type)) + " but cursor " +
                            run_.table.cursor + " is a " + std::string(cursor_type_name(source_table->cursor_type)));
   }
-  if (const Status checked = run_.target.check(run_.table, *source_table); !checked) return checked;
+  const auto target_columns = run_.target.check(run_.table);
+  if (!target_columns) return target_columns.failure();
+  // Rows are copied again as the target holds them: a source column the
+  // target lacks (schema drift) is the load's to report, not this copy's.
+  std::vector<std::string> copied;
+  for (const std::string& c : source_table_.columns) {
+    const auto has = [&](const ColumnShape& t) { return t.name == c; };
+    if (std::any_of(target_columns->begin(), target_columns->end(), has)) copied.push_back(c);
+  }
+  if (!target_columns->empty()) source_table_.columns = copied;
 
   const auto source_estimate = source_keys_.estimate_rows();
   if (!source_estimate) return source_estimate.failure();

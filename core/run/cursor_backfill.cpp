@@ -20,11 +20,13 @@ Result<CursorValue> parse_bound(CursorType type, const std::string& text, const 
 RunSummary CursorBackfill::execute(const std::string& from, const std::string& to) {
   RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt},
                    RunTrigger::Backfill);
-  const Status outcome = run.open(/*wait=*/false) ? reload(from, to, run.summary()) : ok_status();
+  const Status outcome =
+      run.open(/*wait=*/false) ? reload(from, to, run.loaded_columns(), run.summary()) : ok_status();
   return run.finish(outcome, run_.cancel.cancelled());
 }
 
-Status CursorBackfill::reload(const std::string& from, const std::string& to, RunSummary& summary) {
+Status CursorBackfill::reload(const std::string& from, const std::string& to,
+                              const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
   const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
   const auto lo = parse_bound(source_table->cursor_type, from, *run_.pipeline.zone);
@@ -32,7 +34,10 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to, Ru
   const auto hi = parse_bound(source_table->cursor_type, to, *run_.pipeline.zone);
   if (!hi) return permanent_error("--to: " + hi.error());
   if (!(*lo < *hi)) return permanent_error("--from must be before --to");
-  if (const Status checked = run_.target.check(run_.table, *source_table); !checked) return checked;
+  // A backfill loads through the same columns as a run, and stops on the
+  // same drift (core/run/schema_drift.h).
+  const auto columns = check_columns(run_, *source_table, loaded, summary);
+  if (!columns) return columns.failure();
 
   WindowPlanInput input;
   input.initial = *lo;
@@ -49,8 +54,14 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to, Ru
     record.lock = RunLock{summary.table, std::nullopt};
     record.run = summary.run;
     record.window = *chunk;
-    const auto counts = commit_chunk(run_.target, run_.table, *source_table, record);
+    const bool first = summary.chunks == 0;
+    if (first) record.loaded_columns = columns->snapshot;
+    const auto counts = commit_chunk(run_.target, run_.table, columns->source, record,
+                                     first ? columns->append : std::vector<ColumnShape>());
     if (!counts) return counts.failure();
+    if (first) {
+      for (const ColumnShape& c : columns->append) summary.appended_columns.push_back(c.name);
+    }
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;
     ++summary.chunks;  // not reported as a committed chunk: no watermark moved

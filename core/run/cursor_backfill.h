@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "core/run/column_check.h"
 #include "core/run/run_context.h"
 
 namespace tidemark {
@@ -20,7 +21,8 @@ class CursorBackfill {
   RunSummary execute(const std::string& from, const std::string& to);
 
  private:
-  Status reload(const std::string& from, const std::string& to, RunSummary& summary);
+  Status reload(const std::string& from, const std::string& to, const std::optional<std::vector<ColumnShape>>& loaded,
+                RunSummary& summary);
 
   const RunContext run_;  // references only: the run owns none of it
 };

@@ -11,20 +11,24 @@ namespace tidemark {
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Incremental) std::abort();
   RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
-  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.summary()) : ok_status();
+  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.loaded_columns(), run.summary()) : ok_status();
   return run.finish(outcome, run_.cancel.cancelled());
 }
 
-Status IncrementalRun::run_locked(RunSummary& summary) {
+Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
   const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
+  // Before anything is read or written: a run that would load other
+  // columns than the table loaded stops here (core/run/schema_drift.h),
+  // a retyped cursor included.
+  const auto columns = check_columns(run_, *source_table, loaded, summary);
+  if (!columns) return columns.failure();
   const CursorType type = source_table->cursor_type;
   if (summary.watermark_before && summary.watermark_before->type != type) {
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
                  " but cursor " + run_.table.cursor + " is a " + std::string(cursor_type_name(type)) +
                  "; set a new one with tidemark rewind");
   }
-  if (const Status checked = run_.target.check(run_.table, *source_table); !checked) return checked;
 
   WindowPlanInput input;
   input.watermark = summary.watermark_before;
@@ -51,7 +55,7 @@ Status IncrementalRun::run_locked(RunSummary& summary) {
   const auto plan = WindowPlan::make(input);
   if (!plan) return plan.failure();
   summary.range = plan->range();
-  return load_chunks(*source_table, *plan, summary);
+  return load_chunks(*columns, *plan, summary);
 }
 
 Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& source_table,
@@ -142,7 +146,7 @@ Result<std::optional<CursorValue>> IncrementalRun::unheld_horizon(CursorType typ
   return std::optional<CursorValue>(*local);
 }
 
-Status IncrementalRun::load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary) {
+Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& plan, RunSummary& summary) {
   std::optional<CursorValue> watermark = summary.watermark_before;
   summary.watermark_after = watermark;
   std::optional<Window> chunk;
@@ -153,8 +157,16 @@ Status IncrementalRun::load_chunks(const SourceTable& source_table, const Window
     record.run = summary.run;
     record.window = *chunk;
     record.move = WatermarkMove{watermark, plan.watermark_after(*chunk)};
-    const auto counts = commit_chunk(run_.target, run_.table, source_table, record);
+    // The first chunk takes the columns along: the new ones into the
+    // target, the snapshot into the state, with its rows or not at all.
+    const bool first = summary.chunks == 0;
+    if (first) record.loaded_columns = columns.snapshot;
+    const auto counts = commit_chunk(run_.target, run_.table, columns.source, record,
+                                     first ? columns.append : std::vector<ColumnShape>());
     if (!counts) return counts.failure();
+    if (first) {
+      for (const ColumnShape& c : columns.append) summary.appended_columns.push_back(c.name);
+    }
     watermark = record.move->next;
     summary.watermark_after = watermark;
     summary.rows_read += counts->rows_read;

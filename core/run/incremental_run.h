@@ -6,6 +6,7 @@
 // they end up in the RunSummary and the run row.
 #pragma once
 
+#include "core/run/column_check.h"
 #include "core/run/run_context.h"
 #include "core/watermark/window_plan.h"
 
@@ -21,7 +22,8 @@ class IncrementalRun {
 
  private:
   // The part that runs under the lock, its run row open; fills `summary`.
-  Status run_locked(RunSummary& summary);
+  // `loaded` is the table's schema snapshot.
+  Status run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary);
   // hi from the source's safe horizon (core/safe_horizon.h); records the
   // horizon in the summary. Fails when the horizon is unknowable and the
   // table has no lookback, or `initial` is ahead of it.
@@ -32,7 +34,7 @@ class IncrementalRun {
   // for an empty integer table.
   Result<std::optional<CursorValue>> unheld_horizon(CursorType type, const HorizonReading& reading);
   // Loads every planned chunk; returns the error that stopped it, if any.
-  Status load_chunks(const SourceTable& source_table, const WindowPlan& plan, RunSummary& summary);
+  Status load_chunks(const ColumnPlan& columns, const WindowPlan& plan, RunSummary& summary);
 
   const RunContext run_;  // references only: the run owns none of it
 };

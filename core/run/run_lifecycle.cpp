@@ -45,6 +45,7 @@ bool RunLifecycle::open(bool wait) {
   }
   summary_.run = opened->run;
   if (opened->watermark) summary_.watermark_before = opened->watermark->value;
+  loaded_columns_ = opened->loaded_columns;
   summary_.watermark_after = summary_.watermark_before;  // until a step commits
   opened_ = true;
   return true;

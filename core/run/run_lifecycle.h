@@ -29,6 +29,8 @@ class RunLifecycle {
 
   // The run's figures so far; the run fills them in as it goes.
   RunSummary& summary() { return summary_; }
+  // The table's schema snapshot, as open() read it.
+  const std::optional<std::vector<ColumnShape>>& loaded_columns() const { return loaded_columns_; }
 
   // Concludes the summary from `outcome` (cancelled rather than failed
   // when `cancelled`; ignored when open() returned false), writes the run
@@ -42,6 +44,7 @@ class RunLifecycle {
   ScopedRunLock lock_;
   RunTrigger trigger_;
   RunSummary summary_;
+  std::optional<std::vector<ColumnShape>> loaded_columns_;
   bool opened_ = false;
   bool finished_ = false;
 };

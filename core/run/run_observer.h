@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/watermark/cursor_value.h"
 #include "core/run/run_ports.h"
@@ -30,6 +31,12 @@ struct RunSummary {
   ErrorKind error_kind = ErrorKind::Transient;  // of a failed run: whether a retry can help
   HorizonReport horizon;  // incremental runs
   std::optional<ReconcileCounts> reconcile;  // a reconcile's totals
+  // Incremental runs and backfills that compared the source's columns
+  // with what the table loads: whether they drifted
+  // (tidemark_schema_drift), and how. Nothing when the run stopped before.
+  std::optional<bool> schema_drift;
+  std::string schema_changes;  // "added column note text; ..." when drifted
+  std::vector<std::string> appended_columns;  // added to the target by a committed chunk
 };
 
 // Shared steps of every kind of run.

@@ -18,6 +18,7 @@
 #include "core/time/partition_calendar.h"
 #include "core/reconcile/key_row.h"
 #include "core/result.h"
+#include "core/run/schema_drift.h"
 #include "core/watermark/safe_horizon.h"
 #include "core/run/table_key.h"
 
@@ -41,6 +42,9 @@ struct OpenedRun {
   RunId run = 0;
   std::optional<StoredWatermark> watermark;
   int abandoned = 0;  // earlier `running` rows marked failed
+  // The columns the table's last successful load loaded (its schema
+  // snapshot, core/run/schema_drift.h); nothing when none is stored.
+  std::optional<std::vector<ColumnShape>> loaded_columns;
 };
 
 // What a run row records when it starts. A partition's run has its
@@ -81,6 +85,9 @@ struct RunEnd {
   ErrorKind error_kind = ErrorKind::Transient;  // of a failure: whether a retry can help
   HorizonReport horizon;
   std::optional<ReconcileCounts> reconcile;  // a reconcile's totals
+  // The schema drift the run found ("" when none); nothing when it did
+  // not get as far as comparing the columns.
+  std::optional<std::string> schema_drift;
 };
 
 // Which advisory lock guards a run: the table's, or one partition's.
@@ -103,7 +110,8 @@ class StateStore {
   virtual void unlock(const RunLock& lock) = 0;
   // A run's first step, as one: marks the `running` rows the lock covers
   // failed (abandoned: the lock proves none is alive; a partition's lock
-  // covers the rows of its window only), reads the watermark, and inserts
+  // covers the rows of its window only), reads the watermark and the
+  // table's schema snapshot, and inserts
   // the `running` row, committed at once so it is visible during the run.
   // Requires the lock.
   virtual Result<OpenedRun> open_run(const RunStart& start) = 0;
@@ -136,13 +144,16 @@ struct SourceTable {
   CursorType cursor_type = CursorType::TimestampTz;
   bool cursor_nullable = true;  // false when the column is NOT NULL
   std::vector<std::string> columns;  // copied, in order
+  std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
 };
 
 class Source {
  public:
   virtual ~Source() = default;
-  // Cursor type and the columns to copy (the configured ones, else all).
-  // Fails when the table or a column is missing.
+  // Cursor type, the columns to copy (the configured ones, else all) and
+  // every column with its type. Fails when the table, its cursor or a key
+  // column is missing; a configured column that is missing is for the
+  // run to judge (core/run/schema_drift.h): it may have been dropped.
   virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
   // What the safe horizon is decided from (core/safe_horizon.h): the
   // source's clock, for integer cursors max(cursor) read just before it,
@@ -194,6 +205,8 @@ struct StepRecord {
   std::optional<WatermarkMove> move;
   bool partition_done = false;  // marks lock.partition done by this run
   std::optional<ReconcileCounts> reconcile;  // added to the run row's reconcile counts
+  // Stored as the table's schema snapshot, replacing the one before.
+  std::optional<std::vector<ColumnShape>> loaded_columns;
 };
 
 // What recording a step found. It is written (all of it) only when the
@@ -221,6 +234,11 @@ struct ReconcileFix {
 class UnitOfWork {
  public:
   virtual ~UnitOfWork() = default;
+  // Adds `columns` to the target table, nullable, each with its source
+  // type, unless the table has a column of that name by then (another
+  // table loading into it may have added it). Comes before the unit's
+  // write, in its transaction: rolled back with it.
+  virtual Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) = 0;
   // Copies the window's rows from the source and upserts them on the key.
   virtual Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source,
                                           const Window& window) = 0;
@@ -247,9 +265,11 @@ class UnitOfWork {
 class Target {
  public:
   virtual ~Target() = default;
-  // Checks the target table: it exists, has every column, and a unique
-  // index on exactly the key. The message names the table.
-  virtual Status check(const TableConfig& table, const SourceTable& source) = 0;
+  // Checks the target table: it exists and has a unique index on exactly
+  // the key; returns its columns with their types (whether it
+  // has those a run loads is core/run/schema_drift's to say). The
+  // message names the table.
+  virtual Result<std::vector<ColumnShape>> check(const TableConfig& table) = 0;
   // A new unit of work under `lock`, which the run holds; nothing is sent
   // until it is used. Rows it writes are written under the lock too (on
   // the target itself when the state lives elsewhere), so that a run that

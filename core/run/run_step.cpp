@@ -34,9 +34,12 @@ Status record_and_commit(UnitOfWork& work, const StepRecord& record) {
 }  // namespace
 
 Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
-                                 StepRecord record) {
+                                 StepRecord record, const std::vector<ColumnShape>& add_columns) {
   if (!record.window) std::abort();  // a chunk is a window's rows
   const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
+  if (!add_columns.empty()) {
+    if (const Status added = work->add_columns(table, add_columns); !added) return added.failure();
+  }
   const auto counts = work->write_chunk(table, source, *record.window);
   if (!counts) return counts.failure();
   record.counts = *counts;

@@ -10,10 +10,11 @@
 
 namespace tidemark {
 
-// Loads one chunk: copies and upserts the rows of `record.window`, then
-// records them (and moves the watermark, when the record says so).
+// Loads one chunk: adds `add_columns` to the target (on_schema_change:
+// append_new_columns), copies and upserts the rows of `record.window`,
+// then records them (and moves the watermark, when the record says so).
 Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
-                                 StepRecord record);
+                                 StepRecord record, const std::vector<ColumnShape>& add_columns = {});
 
 // Replaces one partition and marks it done (record.partition_done).
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,

@@ -88,6 +88,22 @@ create index partitions_done_by_hi on tidemark.partitions (pipeline, table_name,
 create index partitions_done_by_update on tidemark.partitions (pipeline, table_name, updated_at)
   where status = 'done';
 )SQL"},
+      // Schema drift (docs/drift-and-deletes.md): the columns each
+      // incremental table last loaded, written with a load step's record,
+      // and what each run found ('' when nothing; null when it did not
+      // compare), which status and the gauge after a restart read.
+      {5, "schema drift: the columns each table loaded, and the drift each run found", R"SQL(
+create table tidemark.loaded_columns (
+  pipeline   text not null,
+  table_name text not null,
+  columns    jsonb not null,
+  changed_at timestamptz not null,
+  run_id     bigint,
+  primary key (pipeline, table_name)
+);
+
+alter table tidemark.runs add column schema_drift text;
+)SQL"},
       // A reconcile is a run row too (trigger 'reconcile'): what it deleted
       // or marked and what it found missing below the watermark, added as
       // each batch of buckets commits. Null for other runs. status and the

@@ -32,6 +32,20 @@ TableReason failing(const TableRunFacts& runs) {
   return out;
 }
 
+// Drift stops every run until someone changes the source, the target or
+// the configuration: what changed comes first, how long it has lasted after.
+TableReason drifted(const TableRunFacts& runs) {
+  TableReason out;
+  out.reason = Reason::SchemaDrift;
+  out.changes = runs.schema_drift;
+  out.failures = runs.failures;
+  out.failing_since = runs.failing_since;
+  out.text = "schema drift: " + runs.schema_drift + " (";
+  if (runs.failing_since) out.text += "since " + instant_text(*runs.failing_since) + ", ";
+  out.text += std::to_string(runs.failures) + (runs.failures == 1 ? " run" : " runs") + " stopped)";
+  return out;
+}
+
 TableReason ahead(const WatermarkHealth& health, const TableRunFacts& runs) {
   TableReason out;
   out.reason = Reason::Ahead;
@@ -79,6 +93,7 @@ TableReason stale(const WatermarkReading& reading, const WatermarkHealth& health
 TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& runs, double now_unix,
                           std::chrono::seconds stale_after) {
   const WatermarkHealth health = assess_watermark(reading, now_unix, stale_after);
+  if (runs.last_failed && !runs.schema_drift.empty()) return drifted(runs);
   if (runs.last_failed) return failing(runs);
   if (health.ahead()) return ahead(health, runs);
   if (!runs.any_run) {
@@ -119,6 +134,7 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
 const char* reason_name(Reason reason) {
   switch (reason) {
     case Reason::None: return "";
+    case Reason::SchemaDrift: return "schema_drift";
     case Reason::Failing: return "failing";
     case Reason::Ahead: return "ahead";
     case Reason::NeverRan: return "never_ran";

@@ -38,14 +38,17 @@ struct TableRunFacts {
   // target lacked, and when it ended; nothing when none ran.
   std::optional<std::int64_t> reconcile_missing;
   std::optional<double> reconcile_at;
+  // The schema drift the latest finished run found ("added column note
+  // text; ..."); empty when it found none or did not compare.
+  std::string schema_drift;
 };
 
 // The reasons, most urgent first: the first that applies is the one given.
-// Schema drift (tidemark_schema_drift) is to come as one more kind, with
-// its own name; readers of the JSON take an unknown `reason` as a problem.
+// Readers of the JSON take an unknown `reason` as a problem.
 enum class Reason {
-  None,      // healthy: nothing to say
-  Failing,   // the latest finished run failed
+  None,         // healthy: nothing to say
+  SchemaDrift,  // the latest finished run stopped on schema drift (tidemark_schema_drift)
+  Failing,      // the latest finished run failed
   Ahead,     // the watermark is ahead of the source (or of the clock)
   NeverRan,  // no run of the table was ever recorded
   HeldBack,  // stale, because a source transaction held hi back
@@ -56,8 +59,10 @@ enum class Reason {
 struct TableReason {
   Reason reason = Reason::None;
   std::string text;  // one line for people; empty when healthy
-  // Failing: how many runs, since when, the latest error's kind (nothing
-  // when unrecorded) and its first line.
+  // SchemaDrift: the changes ("added column note text; ...").
+  std::string changes;
+  // Failing and SchemaDrift: how many runs, since when; Failing: the
+  // latest error's kind (nothing when unrecorded) and its first line.
   std::int64_t failures = 0;
   std::optional<double> failing_since;
   std::optional<ErrorKind> error_kind;
@@ -71,8 +76,8 @@ struct TableReason {
 TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& runs, double now_unix,
                           std::chrono::seconds stale_after);
 
-// The reason's name in JSON: "", "failing", "ahead", "never_ran",
-// "held_back", "stale", "rows_missing".
+// The reason's name in JSON: "", "schema_drift", "failing", "ahead",
+// "never_ran", "held_back", "stale", "rows_missing".
 const char* reason_name(Reason reason);
 
 // The first line of an error, for one-line displays.

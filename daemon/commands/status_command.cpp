@@ -29,6 +29,11 @@ nlohmann::json why_json(const TableReason& why) {
   nlohmann::json out;
   out["reason"] = reason_name(why.reason);
   out["text"] = why.text;
+  if (why.reason == Reason::SchemaDrift) {
+    out["changes"] = why.changes;
+    out["failures"] = why.failures;
+    out["since"] = why.failing_since ? nlohmann::json(iso(*why.failing_since)) : nlohmann::json();
+  }
   if (why.reason == Reason::Failing) {
     out["failures"] = why.failures;
     out["since"] = why.failing_since ? nlohmann::json(iso(*why.failing_since)) : nlohmann::json();

@@ -70,6 +70,14 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
   const auto target = connect_to(config, pipeline.target);
   const auto source_table = PgSource(*source).inspect(table);
   if (!source_table) throw std::runtime_error(source_table.error());
+  // inspect leaves a listed column that is gone to the runs' drift check;
+  // verify has nothing to compare it by.
+  for (const std::string& c : source_table->columns) {
+    const auto& catalog = source_table->catalog;
+    if (std::none_of(catalog.begin(), catalog.end(), [&](const ColumnShape& s) { return s.name == c; })) {
+      throw std::runtime_error("source table " + table.source_table->display() + " has no column " + c);
+    }
+  }
   const auto window = verify_window((*stored)->value, table.lookback);
   if (!window) throw std::runtime_error(window.error());
   normalise_session(*source);

@@ -47,6 +47,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {
       all.push_back(r.text(i, 0));
+      out.catalog.push_back(ColumnShape{r.text(i, 0), r.text(i, 1)});
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_nullable = !r.boolean(i, 3);
@@ -56,18 +57,11 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     const auto type = cursor_type_from_postgres(cursor_type);
     if (!type) return permanent_error("source table " + name + ": " + type.error());
     out.cursor_type = *type;
-    if (table.columns.empty()) {
-      out.columns = all;
-    } else {
-      for (const std::string& c : table.columns) {
-        if (std::find(all.begin(), all.end(), c) == all.end()) {
-          return permanent_error("source table " + name + " has no column " + c);
-        }
-      }
-      out.columns = table.columns;
-    }
+    // A configured column the source lacks may have been dropped: the
+    // run's schema check (core/run/schema_drift.h) says which.
+    out.columns = table.columns.empty() ? all : table.columns;
     for (const std::string& k : table.key) {
-      if (std::find(out.columns.begin(), out.columns.end(), k) == out.columns.end()) {
+      if (std::find(all.begin(), all.end(), k) == all.end()) {
         return permanent_error("source table " + name + " has no key column " + k);
       }
     }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 namespace tidemark {
 namespace {
@@ -21,6 +22,27 @@ std::optional<std::string> optional_cursor_text(const std::optional<CursorValue>
 std::optional<std::string> window_text(const std::optional<Window>& window, CursorValue Window::*bound) {
   if (!window) return std::nullopt;
   return cursor_to_text((*window).*bound);
+}
+
+// A schema snapshot as stored: [{"name": ..., "type": ...}, ...] in order.
+std::optional<std::string> columns_json(const std::optional<std::vector<ColumnShape>>& columns) {
+  if (!columns) return std::nullopt;
+  nlohmann::json out = nlohmann::json::array();
+  for (const ColumnShape& c : *columns) out.push_back({{"name", c.name}, {"type", c.type}});
+  return out.dump();
+}
+
+// A stored snapshot; nothing when the text is not one (it is then
+// rewritten by the next successful load, as if none had been stored).
+std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& text) {
+  try {
+    const nlohmann::json stored = nlohmann::json::parse(text);
+    std::vector<ColumnShape> out;
+    for (const auto& c : stored) out.push_back({c.at("name").get<std::string>(), c.at("type").get<std::string>()});
+    return out;
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace
@@ -99,7 +121,8 @@ started as (
   insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi)
   values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7)
   returning run_id)
-select (select run_id from started), (select count(*) from abandoned), value, value_type
+select (select run_id from started), (select count(*) from abandoned), value, value_type,
+       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2)
 from (select 1) one left join stored on true
 )SQL",
                                         {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
@@ -120,6 +143,7 @@ from (select 1) one left join stored on true
       }
       out.watermark = StoredWatermark{*value};
     }
+    if (!r.is_null(0, 4)) out.loaded_columns = columns_from_json(r.text(0, 4));
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -173,9 +197,14 @@ run as (
   update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
          watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
          rows_written = rows_written + $13
-         , rows_deleted = case when $17::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $17 end
-         , rows_missing = case when $18::bigint is null then rows_missing else coalesce(rows_missing, 0) + $18 end
-  where run_id = $5 and (select ok from written))
+         , rows_deleted = case when $18::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $18 end
+         , rows_missing = case when $19::bigint is null then rows_missing else coalesce(rows_missing, 0) + $19 end
+  where run_id = $5 and (select ok from written)),
+shape as (
+  insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
+  select $1, $2, $17::text::jsonb, now(), $5 where $17::text is not null and (select ok from written)
+  on conflict (pipeline, table_name) do update
+  set columns = excluded.columns, changed_at = now(), run_id = excluded.run_id)
 select (select held from lock), (select ok from written)
 )SQL",
                                {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
@@ -186,7 +215,7 @@ select (select held from lock), (select ok from written)
                                 window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
                                 optional_cursor_text(next), std::to_string(step.counts.rows_read),
                                 std::to_string(step.counts.rows_written), std::string(mode),
-                                done_lo, done_hi,
+                                done_lo, done_hi, columns_json(step.loaded_columns),
                                 step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->deleted))
                                                : std::nullopt,
                                 step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->missing))
@@ -219,8 +248,8 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
         " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
-        " null_cursor_rows = $12, error_kind = $13,"
-        " rows_deleted = coalesce($14::bigint, rows_deleted), rows_missing = coalesce($15::bigint, rows_missing)"
+        " null_cursor_rows = $12, error_kind = $13, schema_drift = $14,"
+        " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing)"
         " where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
@@ -233,6 +262,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
                                       : std::nullopt,
          end.success ? std::nullopt
                      : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient"),
+         end.schema_drift,
          end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->deleted)) : std::nullopt,
          end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt});
     return ok_status();

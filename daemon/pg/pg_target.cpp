@@ -8,27 +8,24 @@
 
 namespace tidemark {
 
-Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
+Result<std::vector<ColumnShape>> PgTarget::check(const TableConfig& table) {
   try {
     const std::string name = table.target_table.display();
-    // One round trip: the columns ('c') and the columns of every plain
-    // unique index ('i', with the index).
+    // One round trip: the columns ('c', with their types) and
+    // the columns of every plain unique index ('i', with the index).
     const PgResult r = target_.exec(
-        "select 'c', a.attname, null from pg_attribute a where a.attrelid = to_regclass($1) and a.attnum > 0"
-        " and not a.attisdropped"
+        "select 'c', a.attname, format_type(a.atttypid, a.atttypmod) from pg_attribute a"
+        " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped"
         " union all"
         " select 'i', a.attname, i.indexrelid::text from pg_index i"
         " join pg_attribute a on a.attrelid = i.indrelid and a.attnum = any(i.indkey)"
         " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
         {table.target_table.quoted()});
-    std::set<std::string> present;
+    std::vector<ColumnShape> columns;
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.text(i, 0) == "c") present.insert(r.text(i, 1));
+      if (r.text(i, 0) == "c") columns.push_back(ColumnShape{r.text(i, 1), r.text(i, 2)});
     }
-    if (present.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
-    for (const std::string& c : source.columns) {
-      if (!present.count(c)) return permanent_error("target table " + name + " has no column " + c);
-    }
+    if (columns.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
     std::map<std::string, std::set<std::string>> unique_columns;
     for (int i = 0; i < r.rows(); ++i) {
       if (r.text(i, 0) == "i") unique_columns[r.text(i, 2)].insert(r.text(i, 1));
@@ -41,7 +38,7 @@ Status PgTarget::check(const TableConfig& table, const SourceTable& source) {
       for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
       return permanent_error("target table " + name + " has no unique index or primary key on exactly (" + list + ")");
     }
-    return ok_status();
+    return columns;
   } catch (const PgError& e) {
     return e.as_error();
   }

@@ -23,7 +23,7 @@ class PgTarget final : public Target {
   PgTarget(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel)
       : target_(target), source_(source), state_(state), cancel_(cancel) {}
 
-  Status check(const TableConfig& table, const SourceTable& source) override;
+  Result<std::vector<ColumnShape>> check(const TableConfig& table) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
   // Test hook: called at each ChunkStep of every unit of work; throwing

@@ -25,20 +25,45 @@ PgUnitOfWork::~PgUnitOfWork() {
   if (state_open_) state_.connection().rollback_quietly();
 }
 
-Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<ChunkCounts()>& write) {
-  if (target_open_ || state_open_) std::abort();  // one write per unit of work, before its record
+void PgUnitOfWork::open_target() {
+  if (target_open_) return;
+  if (&state_.connection() == &target_) {
+    target_.exec("BEGIN");  // the session holds the run's lock itself
+  } else {
+    // The run's lock lives on the state database. Should its session die
+    // after the record, while the target commits, the next holder of the
+    // lock must not write these rows' partition (or keys) beside them:
+    // it waits here, on the target, until this transaction has ended.
+    // (The key is a number tidemark computed, not text from anywhere.)
+    target_.exec("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(run_lock_key(lock_)) + ")");
+  }
+  target_open_ = true;
+}
+
+Status PgUnitOfWork::add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) {
+  if (written_ || state_open_) std::abort();  // columns come before the unit's write and record
   try {
-    if (&state_.connection() == &target_) {
-      target_.exec("BEGIN");  // the session holds the run's lock itself
-    } else {
-      // The run's lock lives on the state database. Should its session die
-      // after the record, while the target commits, the next holder of the
-      // lock must not write these rows' partition (or keys) beside them:
-      // it waits here, on the target, until this transaction has ended.
-      // (The key is a number tidemark computed, not text from anywhere.)
-      target_.exec("BEGIN; SELECT pg_advisory_xact_lock(" + std::to_string(run_lock_key(lock_)) + ")");
+    open_target();
+    // The type is the source catalog's own format_type() text (names in
+    // it come quoted as needed), not text from the configuration; a type
+    // the target database does not have fails here, naming it. IF NOT
+    // EXISTS: another table loading into this target may have added the
+    // column first (its ALTER held the table until it committed).
+    for (const ColumnShape& c : columns) {
+      target_.exec("ALTER TABLE " + table.target_table.quoted() + " ADD COLUMN IF NOT EXISTS " +
+                   quote_identifier(c.name) + " " + c.type);
     }
-    target_open_ = true;
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<ChunkCounts()>& write) {
+  if (written_ || state_open_) std::abort();  // one write per unit of work, before its record
+  written_ = true;
+  try {
+    open_target();
     step(ChunkStep::BeforeTargetWrite);
     const ChunkCounts counts = write();
     step(ChunkStep::AfterTargetWrite);

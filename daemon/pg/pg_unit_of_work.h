@@ -35,6 +35,7 @@ class PgUnitOfWork final : public UnitOfWork {
   PgUnitOfWork(const PgUnitOfWork&) = delete;
   PgUnitOfWork& operator=(const PgUnitOfWork&) = delete;
 
+  Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) override;
   Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
   Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) override;
   Result<std::int64_t> reconcile(const TableConfig& table, const SourceTable& source,
@@ -45,9 +46,12 @@ class PgUnitOfWork final : public UnitOfWork {
  private:
   // Opens the target transaction and runs `write` in it, the fault hook
   // around it. Requires that nothing was written or recorded yet (one
-  // write per unit). Every failure comes back as an Error; the
-  // destructor rolls back.
+  // write per unit; columns may have been added before it). Every
+  // failure comes back as an Error; the destructor rolls back.
   Result<ChunkCounts> in_target_transaction(const std::function<ChunkCounts()>& write);
+  // Begins the target transaction, under the run's lock on the target
+  // when the state lives elsewhere. Throws PgError.
+  void open_target();
   void step(ChunkStep s) const {
     if (fault_hook_) fault_hook_(s);
   }
@@ -60,6 +64,7 @@ class PgUnitOfWork final : public UnitOfWork {
   std::function<void(ChunkStep)> fault_hook_;
   bool target_open_ = false;  // a target transaction is open
   bool state_open_ = false;   // a transaction of a separate state database is open
+  bool written_ = false;      // the unit's write ran
 };
 
 }  // namespace tidemark

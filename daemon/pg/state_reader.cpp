@@ -73,6 +73,7 @@ TableRunFacts TableState::run_facts() const {
     out.reconcile_missing = last_reconcile->missing;
     out.reconcile_at = last_reconcile->finished_at;
   }
+  out.schema_drift = schema_drift.value_or("");
   return out;
 }
 
@@ -89,11 +90,12 @@ Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tab
     nlohmann::json asked = nlohmann::json::array();
     for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // The left join from one row keeps the clock when no table is asked.
-    // error_kind is read through to_jsonb: a schema at version 2 (a new
-    // binary's `status` before the daemon upgraded it) has no such column,
-    // and its runs simply have no kind; so are a reconcile's counts
-    // (version 6). Reconciles are runs of their own: the latest run, the
-    // last success and the failures are the loads'.
+    // error_kind and schema_drift are read through to_jsonb: a schema at
+    // an older version (a new binary's `status` before the daemon upgraded
+    // it) has no such column, and its runs simply have no kind or drift;
+    // so are a reconcile's counts (version 6). Reconciles are runs of
+    // their own: the latest run, the last success and the failures are
+    // the loads'.
     const PgResult r = connection_.exec(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name, position
@@ -105,7 +107,7 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        extract(epoch from s.finished_at)::float8,
        extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
        extract(epoch from now())::float8,
-       f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8,
+       f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
        rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
@@ -113,7 +115,8 @@ left join lateral (select run_id, status, started_at, finished_at, rows_written,
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger <> 'reconcile'
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
-                          status, error, to_jsonb(r) ->> 'error_kind' as error_kind
+                          status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
+                          to_jsonb(r) ->> 'schema_drift' as schema_drift
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
                          and r.trigger <> 'reconcile'
@@ -166,9 +169,10 @@ order by a.position
       }
       s.failures_since_success = optional_integer(r, i, 22).value_or(0);
       s.failing_since = optional_double(r, i, 23);
-      if (!r.is_null(i, 26)) {
-        s.last_reconcile = ReconcileState{optional_integer(r, i, 24).value_or(0), optional_integer(r, i, 25).value_or(0),
-                                          std::stod(r.text(i, 26))};
+      s.schema_drift = r.optional_text(i, 24);
+      if (!r.is_null(i, 27)) {
+        s.last_reconcile = ReconcileState{optional_integer(r, i, 25).value_or(0), optional_integer(r, i, 26).value_or(0),
+                                          std::stod(r.text(i, 27))};
       }
       out.tables.push_back(std::move(s));
     }

@@ -70,6 +70,11 @@ struct TableState {
   std::int64_t failures_since_success = 0;
   std::optional<double> failing_since;
   std::optional<ReconcileState> last_reconcile;
+  // The schema drift the latest finished run found: "" when none, the
+  // changes when it drifted; nothing when it did not compare columns (a
+  // partition table, a run that failed first, or one recorded before
+  // state schema version 5).
+  std::optional<std::string> schema_drift;
 
   // What age and stale are judged from (core/watermark_health.h).
   WatermarkReading reading() const;

@@ -300,6 +300,9 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
   }
   s->rows_written->Increment(static_cast<double>(summary.rows_written));
   if (summary.horizon.lag_seconds) s->horizon_lag->Set(*summary.horizon.lag_seconds);
+  // Only a run that compared the columns knows: one that failed before
+  // (a database down) leaves the gauge as it was.
+  if (summary.schema_drift) s->schema_drift->Set(*summary.schema_drift ? 1 : 0);
 }
 
 void MetricsRegistry::run_started(const TableKey& table, std::chrono::duration<double> start_delay) {
@@ -350,6 +353,7 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   s->moved->Set(progress.moved_unix ? *progress.moved_unix : std::nan(""));
   s->stale->Set(health.stale() ? 1 : 0);
   if (progress.last_success_unix) s->last_success->Set(*progress.last_success_unix);
+  if (progress.schema_drift) s->schema_drift->Set(*progress.schema_drift ? 1 : 0);
 }
 
 void MetricsRegistry::schema_drift(const TableKey& table, bool drifted) {

@@ -87,6 +87,8 @@ void StateMonitor::refresh(const Config& config) {
       progress.moved_unix = s.moved_at;
       progress.last_success_unix = s.last_success_at;
       progress.ahead = s.ahead_of_source;
+      // After a restart the gauge starts from what the last run found.
+      if (s.schema_drift) progress.schema_drift = !s.schema_drift->empty();
       metrics_.table_progress(s.table, progress, snapshot->now);
       // After a restart the reconcile gauges come back from the run rows.
       if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);

@@ -17,6 +17,7 @@ namespace {
 class UnreachableWork final : public UnitOfWork {
  public:
   explicit UnreachableWork(std::string error) : error_(std::move(error)) {}
+  Status add_columns(const TableConfig&, const std::vector<ColumnShape>&) override { return Error{error_}; }
   Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
     return Error{error_};
   }
@@ -41,7 +42,7 @@ class UnreachableDatabase final : public Source, public Target {
   Result<CursorValue> cursor_at(SourceMicros, CursorType) override { return Error{error_}; }
   Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
-  Status check(const TableConfig&, const SourceTable&) override { return Error{error_}; }
+  Result<std::vector<ColumnShape>> check(const TableConfig&) override { return Error{error_}; }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override { return std::make_unique<UnreachableWork>(error_); }
 
  private:
@@ -173,6 +174,11 @@ std::string describe_run(const TimedSummary& run) {
     line += ", " + std::to_string(*h.null_cursor_rows) + " rows with a NULL cursor (never loaded)";
   }
   if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
+  if (!s.appended_columns.empty()) {
+    std::string names;
+    for (const std::string& c : s.appended_columns) names += (names.empty() ? "" : ", ") + c;
+    line += "; new source columns added to the target: " + names;
+  }
   if (!s.error.empty()) line += ": " + s.error;
   return line;
 }

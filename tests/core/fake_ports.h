@@ -35,6 +35,7 @@ class FakeState final : public StateStore {
   std::set<Instant> partition_locks_elsewhere;  // partitions a "backfill" holds
   std::set<Instant> partition_locks;            // partitions this run holds
   std::map<Instant, std::pair<Instant, std::string>> partitions;  // lo -> (hi, status)
+  std::optional<std::vector<ColumnShape>> loaded_columns;  // the schema snapshot
 
   Result<bool> lock(const RunLock& lock, bool) override {
     if (lock.partition) {
@@ -64,12 +65,13 @@ class FakeState final : public StateStore {
     OpenedRun out;
     for (auto& r : runs) {
       if (!r.end && (!start.window || (r.start.window && r.start.window->lo == start.window->lo))) {
-        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt};
+        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt};
         ++out.abandoned;
       }
     }
     abandoned_marked += out.abandoned;
     if (watermark) out.watermark = StoredWatermark{*watermark};
+    if (!start.window) out.loaded_columns = loaded_columns;
     runs.push_back({start, std::nullopt});
     out.run = static_cast<RunId>(runs.size());
     return out;
@@ -143,9 +145,17 @@ class FakeSource final : public Source {
   std::string fail_with;
   Instant now{};  // the source clock, less kStartReportMargin
 
-  Result<SourceTable> inspect(const TableConfig&) override {
+  // Every source column with its type.
+  std::vector<ColumnShape> catalog{{"id", "bigint"}, {"c", "bigint"}};
+  Result<SourceTable> inspect(const TableConfig& table) override {
     if (!fail_with.empty()) return Error{fail_with};
-    return SourceTable{type, cursor_nullable, {"id", "c"}};
+    SourceTable out{type, cursor_nullable, {}, catalog};
+    if (table.columns.empty()) {
+      for (const ColumnShape& c : catalog) out.columns.push_back(c.name);
+    } else {
+      out.columns = table.columns;
+    }
+    return out;
   }
   Result<HorizonReading> read_horizon(const TableConfig&, CursorType t) override {
     if (!fail_with.empty()) return Error{fail_with};
@@ -206,7 +216,12 @@ class FakeTarget final : public Target {
   std::function<void()> before_record;
   int commits = 0;
 
-  Status check(const TableConfig&, const SourceTable&) override { return ok_status(); }
+  // The target's columns; nothing: the source's catalog (a target made like it).
+  std::optional<std::vector<ColumnShape>> columns;
+  std::vector<ColumnShape> added_columns;  // by committed units of work
+  Result<std::vector<ColumnShape>> check(const TableConfig&) override {
+    return columns ? *columns : source_.catalog;
+  }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
   std::vector<RunLock> begun;  // the lock each unit of work was begun under
   std::string fail_commit;     // commit() fails with this, landing nothing
@@ -225,6 +240,10 @@ class FakeUnitOfWork final : public UnitOfWork {
  public:
   explicit FakeUnitOfWork(FakeTarget& target) : target_(target), staged_(target.rows) {}
 
+  Status add_columns(const TableConfig&, const std::vector<ColumnShape>& columns) override {
+    adding_ = columns;
+    return ok_status();
+  }
   Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window& window) override {
     const int index = static_cast<int>(target_.chunks.size());
     target_.chunks.push_back(window);
@@ -281,6 +300,13 @@ class FakeUnitOfWork final : public UnitOfWork {
     FakeState& state = target_.state_;
     target_.rows = std::move(staged_);
     if (record_->move) state.watermark = record_->move->next;
+    if (record_->loaded_columns) state.loaded_columns = record_->loaded_columns;
+    if (!adding_.empty()) {
+      std::vector<ColumnShape> now = target_.columns ? *target_.columns : target_.source_.catalog;
+      for (const ColumnShape& c : adding_) now.push_back(c);
+      target_.columns = now;
+      target_.added_columns.insert(target_.added_columns.end(), adding_.begin(), adding_.end());
+    }
     if (record_->partition_done && partition_) {
       target_.partitions_written.push_back(*partition_);
       state.partitions[partition_->lo] = {partition_->hi, "done"};
@@ -296,6 +322,7 @@ class FakeUnitOfWork final : public UnitOfWork {
   std::map<std::int64_t, std::int64_t> staged_;
   std::optional<TimeWindow> partition_;
   std::optional<StepRecord> record_;
+  std::vector<ColumnShape> adding_;
 };
 
 inline std::unique_ptr<UnitOfWork> FakeTarget::begin(const RunLock& lock) {

@@ -90,6 +90,40 @@ TEST_CASE("schema drift and the last reconcile's counts are per-table gauges, 0 
   CHECK(has(metrics.scrape_text(), drift + "0"));
 }
 
+TEST_CASE("tidemark_schema_drift follows the runs that compared columns, and the stored state after a restart") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  const std::string drift = R"(tidemark_schema_drift{pipeline="p",table="orders"} )";
+  RunSummary run;
+  run.table = {"p", "orders"};
+  run.status = RunStatus::Failed;
+  run.error_kind = ErrorKind::Permanent;
+  run.schema_drift = true;
+  metrics.on_run_finished(run);
+  CHECK(has(metrics.scrape_text(), drift + "1"));
+  // A run that failed before comparing (the source was down) knows nothing of it.
+  run.error_kind = ErrorKind::Transient;
+  run.schema_drift.reset();
+  metrics.on_run_finished(run);
+  CHECK(has(metrics.scrape_text(), drift + "1"));
+  // The operator fixed the target: the next run compares and loads.
+  run.status = RunStatus::Success;
+  run.schema_drift = false;
+  metrics.on_run_finished(run);
+  CHECK(has(metrics.scrape_text(), drift + "0"));
+
+  // A restarted daemon starts from the latest finished run in the state.
+  MetricsRegistry restarted;
+  restarted.set_config(config_with(kOrders));
+  TableProgress progress;
+  progress.schema_drift = true;
+  restarted.table_progress({"p", "orders"}, progress, 1000.0);
+  CHECK(has(restarted.scrape_text(), drift + "1"));
+  progress.schema_drift.reset();  // the latest run did not compare: the gauge stays
+  restarted.table_progress({"p", "orders"}, progress, 1000.0);
+  CHECK(has(restarted.scrape_text(), drift + "1"));
+}
+
 TEST_CASE("runs are counted; a reload adds and removes whole tables") {
   MetricsRegistry metrics;
   metrics.set_config(config_with(kOrders));

@@ -475,7 +475,8 @@ std::string standby_dsn(const std::string& database) {
 // A session on the standby once it has replayed the events table of the
 // database `dsn` names.
 std::unique_ptr<PgConnection> await_standby(const std::string& dsn) {
-  for (int i = 0; i < 100; ++i) {
+  // Up to 30 s: beside a compiling build, replay of a new database can lag.
+  for (int i = 0; i < 300; ++i) {
     try {
       auto standby = std::make_unique<PgConnection>(dsn, "standby");
       PgTestEnv::rows(*standby, "select count(*) from events");
@@ -506,7 +507,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   const std::string replica = standby_dsn(database);
   // The standby has the database and the row once it has replayed them.
   std::unique_ptr<PgConnection> standby;
-  for (int i = 0; i < 100 && !standby; ++i) {
+  for (int i = 0; i < 300 && !standby; ++i) {
     try {
       standby = std::make_unique<PgConnection>(replica, "standby");
       if (PgTestEnv::rows(*standby, "select count(*) from events")[0] != "1") standby.reset();
@@ -544,6 +545,9 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   const std::string replica2 =
       standby_dsn(PgTestEnv::rows(with_primary.source(), "select current_database()")[0]);
   with_primary.add_connection("replica", "dsn: \"" + replica2 + "\", primary: source, replay_timeout: 5s");
+  // The run waits for replay of what it reads, but it cannot connect to a
+  // database the standby has not created yet.
+  await_standby(replica2);
   testing::TableRuns runs(with_primary, with_primary.config(replica_pipeline()));
 
   // A transaction open on the primary holds hi back, though the standby cannot see it.

@@ -444,6 +444,32 @@ tables:
     query: select 1
 )",
      11, 12, "tables[0].query", "only for mode: partition"},
+    {"unknown on_schema_change", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    on_schema_change: append
+)",
+     11, 23, "tables[0].on_schema_change", "\"append\" is not one of: fail, append_new_columns"},
+    {"on_schema_change on a partition table", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "0 1 * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day }
+    query: select * from t where day >= $1 and day < $2
+    target_table: mart.daily
+    on_schema_change: append_new_columns
+)",
+     11, 23, "tables[0].on_schema_change", "only for mode: incremental"},
     {"key on a partition table", R"(pipeline: p
 source: shop
 target: warehouse
@@ -741,6 +767,7 @@ tables:
     max_window: 1d
     initial: "2026-01-01T00:00:00Z"
     schedule: "*/1 * * * *"
+    on_schema_change: append_new_columns
   - name: daily_revenue
     stale_after: 26h
     mode: partition
@@ -769,6 +796,8 @@ tables:
   CHECK(*shard.max_window == CursorSpan{CursorSpan::Kind::Duration, 86400});
   CHECK(*shard.initial == "2026-01-01T00:00:00Z");
   CHECK(shard.schedule->expression() == "*/1 * * * *");
+  CHECK(orders.on_schema_change == SchemaChangePolicy::Fail);  // the default
+  CHECK(shard.on_schema_change == SchemaChangePolicy::AppendNewColumns);
   CHECK(orders.stale_after == std::chrono::hours(24));  // the pipeline's default
   const TableConfig& daily = p.tables[2];
   CHECK(daily.mode == TableMode::Partition);

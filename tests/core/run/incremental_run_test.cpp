@@ -279,4 +279,70 @@ TEST_CASE("regression: a prepared transaction's hold understated the lag; it is 
   CHECK(*s.horizon.lag_seconds == doctest::Approx(601.0));  // 10 min, plus the margin on the clock
 }
 
+
+TEST_CASE("schema drift: a column added in the source fails the run before anything is written") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  CHECK(h.state.loaded_columns == std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}});  // the first snapshot
+  const auto watermark = h.state.watermark;
+  const auto commits = h.target.commits;
+
+  h.source.catalog.push_back({"note", "text"});
+  h.target.columns = std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}};
+  h.source.rows.push_back({2, 20});
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error_kind == ErrorKind::Permanent);
+  CHECK(s.error == "schema drift in src: added column note text");
+  CHECK(s.schema_drift == true);
+  CHECK(h.target.commits == commits);  // nothing written
+  CHECK(h.state.watermark == watermark);
+  REQUIRE(h.state.runs.back().end);
+  CHECK(h.state.runs.back().end->schema_drift == "added column note text");
+  CHECK(h.state.loaded_columns->size() == 2);
+}
+
+TEST_CASE("schema drift: append_new_columns adds the new column with the first chunk, then loads it") {
+  Harness h;
+  h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.catalog.push_back({"note", "text"});
+  h.target.columns = std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}};
+  h.source.rows.push_back({2, 20});
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.schema_drift == false);
+  CHECK(s.appended_columns == std::vector<std::string>{"note"});
+  CHECK(h.target.added_columns == std::vector<ColumnShape>{{"note", "text"}});
+  CHECK(h.state.loaded_columns == h.source.catalog);  // stored with the chunk that added it
+  CHECK(h.state.runs.back().end->schema_drift == "");
+  CHECK(h.target_matches_source());
+}
+
+TEST_CASE("schema drift: a dropped column fails even with append_new_columns, and a failed load keeps the snapshot") {
+  Harness h;
+  h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
+  h.source.catalog.push_back({"note", "text"});
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.catalog.pop_back();
+  h.target.columns = std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}, {"note", "text"}};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.schema_drift == true);
+  CHECK(s.error.find("dropped column note") != std::string::npos);
+  CHECK(h.state.loaded_columns->size() == 3);
+}
+
+TEST_CASE("schema drift: a run that stops before comparing columns says nothing about drift") {
+  Harness h;
+  h.source.fail_with = "connection lost";
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK_FALSE(s.schema_drift);
+  CHECK_FALSE(h.state.runs.back().end->schema_drift);
+}
+
 }  // namespace tidemark

@@ -88,6 +88,18 @@ TEST_CASE("the reason a table is stale or failing, in the operator's words") {
       {"a failure recorded before kinds were: no kind is made up",
        time_watermark(600), failed(2, 120, std::nullopt, "abandoned", std::nullopt), kHour, Reason::Failing,
        "failing since 2027-01-15T07:58:00Z (2 runs: abandoned)"},
+      {"schema drift: what changed, since when, how many runs it stopped",
+       time_watermark(2 * kHour),
+       [] {
+         TableRunFacts f = failed(3, kHour, ErrorKind::Permanent,
+                                  "schema drift in public.orders: added column note text", 2 * kHour);
+         f.schema_drift = "added column note text";
+         return f;
+       }(),
+       kHour, Reason::SchemaDrift, "schema drift: added column note text (since 2027-01-15T07:00:00Z, 3 runs stopped)"},
+      {"drift found earlier, but the latest run failed otherwise: failing",
+       time_watermark(600), failed(1, 60, ErrorKind::Transient, "connection refused", 900), kHour, Reason::Failing,
+       "failing since 2027-01-15T07:59:00Z (1 run; transient: connection refused)"},
       {"failing wins over ahead", time_watermark(-kHour, true),
        failed(1, 60, ErrorKind::Permanent, "boom", std::nullopt), kHour, Reason::Failing,
        "failing since 2027-01-15T07:59:00Z (1 run; permanent: boom)"},
@@ -166,6 +178,7 @@ TEST_CASE("rows missing at the last reconcile: said of a fresh table; stale and 
 
 TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::None)).empty());
+  CHECK(std::string(reason_name(Reason::SchemaDrift)) == "schema_drift");
   CHECK(std::string(reason_name(Reason::Failing)) == "failing");
   CHECK(std::string(reason_name(Reason::Ahead)) == "ahead");
   CHECK(std::string(reason_name(Reason::NeverRan)) == "never_ran");
