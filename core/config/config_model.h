@@ -80,6 +80,19 @@ struct PartitionSpec {
   PartitionUnit unit = PartitionUnit::Day;
 };
 
+enum class DeleteAction { Delete, Mark };
+
+// `deletes:` of an incremental table: when reconcile compares the key sets
+// of source and target, and what it does to a target row whose key left
+// the source (docs/drift-and-deletes.md).
+struct DeletesConfig {
+  std::optional<CronSchedule> reconcile;  // always set once valid
+  DeleteAction action = DeleteAction::Delete;
+  std::string mark_column;  // action Mark only: a timestamptz target column
+  SourceLocation location;  // of the deletes: map, for messages about it
+  std::string key_path;     // e.g. "tables[0].deletes"
+};
+
 struct TableConfig {
   std::string name;  // unique within the pipeline; state key is (pipeline, name)
   TableMode mode = TableMode::Incremental;
@@ -98,6 +111,7 @@ struct TableConfig {
   std::chrono::seconds stale_after{0};   // own, or the pipeline's
   std::optional<PartitionSpec> partition;  // partition only
   std::string query;                       // partition only; $1 = lo, $2 = hi
+  std::optional<DeletesConfig> deletes;    // incremental only
 };
 
 struct PipelineConfig {

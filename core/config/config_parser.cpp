@@ -170,6 +170,29 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
     if (second_document) out.errors.push_back(std::move(*second_document));
     if (out.errors.size() == errors_before) config.pipelines.push_back(std::move(pipeline));
   }
+  // A reconcile compares its source with the whole target table: where
+  // several tables load into one target table (shards), it would delete
+  // the others' rows as gone from its source.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> loaders;  // (target, table) -> tables
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) loaders[{p.target, t.target_table.quoted()}].push_back(p.name + "." + t.name);
+  }
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) {
+      if (!t.deletes) continue;
+      const auto& shared = loaders[{p.target, t.target_table.quoted()}];
+      if (shared.size() < 2) continue;
+      std::string others;
+      for (const std::string& name : shared) {
+        if (name != p.name + "." + t.name) others += (others.empty() ? "" : ", ") + name;
+      }
+      out.errors.push_back(ConfigError{t.deletes->location.file, t.deletes->location.line, t.deletes->location.column,
+                                       t.deletes->key_path,
+                                       "target table " + t.target_table.display() + " is also loaded by " + others +
+                                           ": a reconcile would delete their rows as gone from this table's source; "
+                                           "deletes: needs a target table of its own"});
+    }
+  }
   std::sort(config.pipelines.begin(), config.pipelines.end(),
             [](const PipelineConfig& a, const PipelineConfig& b) { return a.name < b.name; });
   if (out.errors.empty()) out.value = std::move(config);

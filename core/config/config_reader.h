@@ -60,6 +60,9 @@ class ConfigReader {
 
   SourceLocation location(const YAML::Node& node) const;
   const std::string& file() const { return file_; }
+  // The current key path, e.g. "tables[0].deletes", for a check made
+  // later, once every file is read (ConfigError::key_path).
+  std::string path() const;
   std::size_t error_count() const { return errors_.size(); }
 
   // Appends a path segment ("tables", "[2]", "lookback") for its lifetime.
@@ -90,7 +93,6 @@ class ConfigReader {
   void read_list(const YAML::Node& node, const std::function<void(const YAML::Node&)>& read_item);
 
  private:
-  std::string path() const;
   bool expect_map(const YAML::Node& node);
   struct MapEntry {
     std::string key;

@@ -132,10 +132,25 @@ void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
         r.error(node["columns"], "cursor column \"" + t.cursor + "\" must be one of the columns");
       }
     }
+    // The mark is the target's own column: a loaded column would be
+    // overwritten by every load, and a key or cursor cannot be a mark.
+    if (t.deletes && !t.deletes->mark_column.empty()) {
+      const std::string& mark = t.deletes->mark_column;
+      const bool loaded = std::find(t.columns.begin(), t.columns.end(), mark) != t.columns.end() ||
+                          std::find(t.key.begin(), t.key.end(), mark) != t.key.end() || t.cursor == mark;
+      if (loaded) {
+        ConfigReader::Scope deletes(r, "deletes");
+        ConfigReader::Scope scope(r, "mark_column");
+        r.error(node["deletes"]["mark_column"], "mark_column \"" + mark +
+                                                    "\" is a loaded column (key, cursor or columns); it must be a "
+                                                    "target column of its own");
+      }
+    }
   } else {
     require_key(r, node, "partition", "a partition table needs partition: {column, unit}");
     require_key(r, node, "query", "a partition table is defined by a query over $1 (lo) and $2 (hi)");
-    for (const char* key : {"source_table", "key", "cursor", "columns", "lookback", "max_window", "on_schema_change"}) {
+    for (const char* key :
+         {"source_table", "key", "cursor", "columns", "lookback", "max_window", "on_schema_change", "deletes"}) {
       reject_key(r, node, key, "only for mode: incremental (a partition table is replaced whole)");
     }
     if (!t.query.empty() &&
@@ -296,6 +311,34 @@ const MapSchema<PartitionSpec>& partition_schema() {
   return schema;
 }
 
+const MapSchema<DeletesConfig>& deletes_schema() {
+  static const MapSchema<DeletesConfig> schema{
+      "tables[].deletes",
+      {
+          {"reconcile", Presence::Required, "", "cron expression",
+           "when reconcile compares the key sets of source and target (also: tidemark reconcile)",
+           into(&DeletesConfig::reconcile, read_schedule)},
+          {"action", Presence::Optional, "delete", "delete | mark",
+           "what happens to a target row whose key left the source",
+           into(&DeletesConfig::action, [](ConfigReader& r, const YAML::Node& n) {
+             return read_enum<DeleteAction>(r, n, {{"delete", DeleteAction::Delete}, {"mark", DeleteAction::Mark}});
+           })},
+          {"mark_column", Presence::Optional, "", "column",
+           "action mark (required): a timestamptz target column set when the row's key leaves the source",
+           into(&DeletesConfig::mark_column, read_column)},
+      },
+      [](ConfigReader& r, const YAML::Node& node, DeletesConfig& d) {
+        if (d.action == DeleteAction::Mark && d.mark_column.empty() && !node["mark_column"].IsDefined()) {
+          r.error(node, "missing required key \"mark_column\": action mark sets a timestamptz target column");
+        }
+        if (d.action == DeleteAction::Delete && node["mark_column"].IsDefined()) {
+          ConfigReader::Scope scope(r, "mark_column");
+          r.error(node["mark_column"], "only for action: mark (action delete removes the row)");
+        }
+      }};
+  return schema;
+}
+
 const MapSchema<TableConfig>& table_schema() {
   static const MapSchema<TableConfig> schema{
       "tables[]",
@@ -355,6 +398,15 @@ const MapSchema<TableConfig>& table_schema() {
            }},
           {"query", Presence::Optional, "", "SQL", "partition (required): rows of one partition; $1 = lo, $2 = hi",
            into(&TableConfig::query, read_string)},
+          {"deletes", Presence::Optional, "", "map",
+           "incremental: {reconcile, action, mark_column}: rows deleted in the source leave the target",
+           [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
+             DeletesConfig d;
+             d.location = r.location(n);
+             d.key_path = r.path();
+             r.read_map(n, deletes_schema(), d);
+             t.deletes = d;
+           }},
       },
       check_table};
   return schema;
@@ -449,6 +501,7 @@ std::string render_schema_reference() {
   render_map(out, pipeline_schema());
   render_map(out, table_schema());
   render_map(out, partition_schema());
+  render_map(out, deletes_schema());
   return out;
 }
 

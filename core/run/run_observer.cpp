@@ -44,6 +44,7 @@ RunEnd run_end(const RunSummary& summary) {
   // A cancelled run was stopped by a shutdown: another would have gone on.
   end.error_kind = summary.status == RunStatus::Failed ? summary.error_kind : ErrorKind::Transient;
   end.horizon = summary.horizon;
+  end.reconcile = summary.reconcile;
   if (summary.schema_drift) end.schema_drift = *summary.schema_drift ? summary.schema_changes : std::string();
   return end;
 }

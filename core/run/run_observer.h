@@ -30,6 +30,7 @@ struct RunSummary {
   std::string error;
   ErrorKind error_kind = ErrorKind::Transient;  // of a failed run: whether a retry can help
   HorizonReport horizon;  // incremental runs
+  std::optional<ReconcileCounts> reconcile;  // a reconcile's totals
   // Incremental runs and backfills that compared the source's columns
   // with what the table loads: whether they drifted
   // (tidemark_schema_drift), and how. Nothing when the run stopped before.

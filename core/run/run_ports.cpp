@@ -9,6 +9,7 @@ std::string_view run_trigger_name(RunTrigger trigger) {
     case RunTrigger::Startup: return "startup";
     case RunTrigger::Backfill: return "backfill";
     case RunTrigger::Retry: return "retry";
+    case RunTrigger::Reconcile: return "reconcile";
   }
   return "?";
 }

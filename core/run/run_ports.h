@@ -17,6 +17,7 @@
 #include "core/sql/copy_format.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
+#include "core/reconcile/key_row.h"
 #include "core/result.h"
 #include "core/run/schema_drift.h"
 #include "core/watermark/safe_horizon.h"
@@ -30,7 +31,7 @@ inline Status ok_status() { return Unit{}; }
 
 using RunId = std::int64_t;
 
-enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry };
+enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile };
 std::string_view run_trigger_name(RunTrigger trigger);
 
 struct StoredWatermark {
@@ -66,6 +67,14 @@ struct HorizonReport {
   std::optional<std::int64_t> null_cursor_rows;
 };
 
+// What a reconcile found and did: target rows deleted (or marked) because
+// their key left the source, and source rows below the watermark that the
+// target lacked (copied again).
+struct ReconcileCounts {
+  std::int64_t deleted = 0;
+  std::int64_t missing = 0;
+};
+
 // What a run row records when it ends.
 struct RunEnd {
   bool success = false;
@@ -76,6 +85,7 @@ struct RunEnd {
   std::string error;  // empty on success
   ErrorKind error_kind = ErrorKind::Transient;  // of a failure: whether a retry can help
   HorizonReport horizon;
+  std::optional<ReconcileCounts> reconcile;  // a reconcile's totals
   // The schema drift the run found ("" when none); nothing when it did
   // not get as far as comparing the columns.
   std::optional<std::string> schema_drift;
@@ -108,6 +118,9 @@ class StateStore {
   virtual Result<OpenedRun> open_run(const RunStart& start) = 0;
   // Records the end of the run; best effort on an already failing path.
   virtual Status finish_run(RunId run, const RunEnd& end) = 0;
+  // The stored watermark, read without writing anything (reconcile's dry
+  // run); nothing when none is stored.
+  virtual Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) = 0;
 
   // Integer cursors: the (source clock, max cursor) observations earlier
   // runs kept. `source` names what they were taken of (source connection,
@@ -195,6 +208,7 @@ struct StepRecord {
   ChunkCounts counts;            // added to the run row's counts
   std::optional<WatermarkMove> move;
   bool partition_done = false;  // marks lock.partition done by this run
+  std::optional<ReconcileCounts> reconcile;  // added to the run row's reconcile counts
   // Stored as the table's schema snapshot, replacing the one before.
   std::optional<std::vector<ColumnShape>> loaded_columns;
 };
@@ -205,6 +219,14 @@ struct StepRecorded {
   bool lock_held = false;
   bool written = false;
   std::optional<CursorValue> found;  // the stored watermark, for a move that was not written
+};
+
+// What reconcile changes in one batch (UnitOfWork::reconcile).
+struct ReconcileFix {
+  std::vector<KeyRow> gone;     // target keys that left the source
+  std::vector<KeyRow> recopy;   // source keys below the watermark to copy again
+  std::string mark_column;      // empty: delete `gone`; else mark them
+  CursorValue watermark;        // only rows below it are copied again
 };
 
 // One transaction of the target (and of the state, with it): the rows a
@@ -228,6 +250,13 @@ class UnitOfWork {
   // inserts the query's rows (run on the source with $1 = lo, $2 = hi),
   // each of which must lie in the window. Touches nothing outside it.
   virtual Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) = 0;
+  // Reconcile's changes to one batch of keys: deletes the target rows of
+  // `gone` (or, with a mark_column, sets it to the transaction's now()
+  // where still null), then copies the source rows of `recopy` whose cursor
+  // is below `watermark` again and upserts them (which clears a mark).
+  // Returns the target rows deleted or marked.
+  virtual Result<std::int64_t> reconcile(const TableConfig& table, const SourceTable& source,
+                                         const ReconcileFix& fix) = 0;
   // Checks the lock, compares and sets the watermark and writes the record
   // (run row, partition done), as StepRecorded says; fails, writing
   // nothing, when the state cannot be reached.

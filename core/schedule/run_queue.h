@@ -1,8 +1,8 @@
 // The firings of tables waiting for a free worker (SPEC §7): a firing that
 // finds every worker busy waits, oldest scheduled firing first, and is
-// never dropped for lack of a worker; a table has at most one run going or
-// waiting, so a firing of a table that is running or already waiting is
-// coalesced (an overrun). Pure bookkeeping over values: no clock, no
+// never dropped for lack of a worker; a table's job (its load, its
+// reconcile) has at most one run going or waiting, so a firing of a job
+// that is running or already waiting is coalesced (an overrun). Pure bookkeeping over values: no clock, no
 // threads. Owned by the scheduler and used on its loop thread only.
 #pragma once
 
@@ -19,10 +19,16 @@
 
 namespace tidemark {
 
+// What a firing runs: the table's load, or its reconcile (deletes:). Each
+// is a job of its own, with its own schedule, one going or waiting at a
+// time; both contend for the table's advisory lock when they run.
+enum class JobKind { Load, Reconcile };
+
 struct Firing {
   TableKey table;
   Instant scheduled;  // when it was due: the queue's order, and the start delay
   RunTrigger trigger = RunTrigger::Schedule;
+  JobKind kind = JobKind::Load;
 };
 
 class RunQueue {
@@ -40,22 +46,24 @@ class RunQueue {
   // A run of `table` ended (requires it running): its worker is free. The
   // next waiting firing, if any, is now running and returned for the
   // caller to start.
-  std::optional<Firing> finished(const TableKey& table);
+  std::optional<Firing> finished(const TableKey& table, JobKind kind = JobKind::Load);
 
   // Drops the waiting firing of a table (a reload removed it); true when
   // there was one.
-  bool remove(const TableKey& table);
+  bool remove(const TableKey& table, JobKind kind = JobKind::Load);
   // Drops every waiting firing (stopping: nothing new starts); returns them.
   std::vector<Firing> clear();
 
   std::size_t waiting() const { return by_order_.size(); }
   std::size_t running() const { return running_.size(); }
-  bool is_running(const TableKey& table) const { return running_.count(key_of(table)) > 0; }
+  bool is_running(const TableKey& table, JobKind kind = JobKind::Load) const {
+    return running_.count(key_of(table, kind)) > 0;
+  }
 
  private:
-  using Key = std::pair<std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, JobKind>;
   using Order = std::tuple<Instant, std::uint64_t, Key>;  // scheduled, then arrival
-  static Key key_of(const TableKey& t) { return {t.pipeline, t.table}; }
+  static Key key_of(const TableKey& t, JobKind kind) { return {t.pipeline, t.table, kind}; }
 
   std::size_t workers_;
   std::uint64_t arrivals_ = 0;

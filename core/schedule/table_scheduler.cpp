@@ -9,11 +9,19 @@
 namespace tidemark {
 namespace {
 
-std::string schedule_identity(const PipelineConfig& p, const TableConfig& t) {
-  return t.schedule->expression() + " @ " + p.timezone;
+const CronSchedule& job_schedule(const TableConfig& t, JobKind kind) {
+  return kind == JobKind::Reconcile ? *t.deletes->reconcile : *t.schedule;
 }
 
-TableKey table_key(const std::pair<std::string, std::string>& key) { return TableKey{key.first, key.second}; }
+std::string schedule_identity(const PipelineConfig& p, const TableConfig& t, JobKind kind) {
+  return job_schedule(t, kind).expression() + " @ " + p.timezone;
+}
+
+TableKey table_key(const std::tuple<std::string, std::string, JobKind>& key) {
+  return TableKey{std::get<0>(key), std::get<1>(key)};
+}
+
+JobKind kind_of(const std::tuple<std::string, std::string, JobKind>& key) { return std::get<2>(key); }
 
 }  // namespace
 
@@ -24,21 +32,20 @@ TableScheduler::TableScheduler(std::size_t workers, Clock& clock, Alarm& alarm, 
 void TableScheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts) {
   config_ = std::move(config);
   const Instant now = clock_.now();
-  for (const PipelineConfig& p : config_->pipelines) {
-    for (const TableConfig& t : p.tables) {
-      const Key key{p.name, t.name};
-      TableState& state = tables_[key];
-      state.pipeline = &p;
-      state.table = &t;
-      state.schedule = schedule_identity(p, t);
-      const auto last = last_starts.find(key);
-      if (last != last_starts.end() && missed_firing(p, t, last->second, now)) {
-        events_.catching_up(table_key(key), last->second);
-        state.next_regular = next_firing(p, t, now);
-        arm(key, now, RunTrigger::Startup);
-      } else {
-        arm_next_regular(key, now);
-      }
+  for (const auto& [key, job] : jobs_of(*config_)) {
+    const auto [p, t] = job;
+    TableState& state = tables_[key];
+    state.pipeline = p;
+    state.table = t;
+    state.schedule = schedule_identity(*p, *t, kind_of(key));
+    // Only loads catch up: last_starts are the loads' starts.
+    const auto last = last_starts.find({p->name, t->name});
+    if (kind_of(key) == JobKind::Load && last != last_starts.end() && missed_firing(*p, *t, last->second, now)) {
+      events_.catching_up(table_key(key), last->second);
+      state.next_regular = next_firing(*p, *t, now);
+      arm(key, now, RunTrigger::Startup);
+    } else {
+      arm_next_regular(key, now);
     }
   }
   set_alarm();
@@ -48,17 +55,14 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
   if (phase_ != StopPhase::Running) return;  // nothing fires any more; the old configuration serves the runs left
   config_ = std::move(config);
   const Instant now = clock_.now();
-  std::map<Key, std::pair<const PipelineConfig*, const TableConfig*>> wanted;
-  for (const PipelineConfig& p : config_->pipelines) {
-    for (const TableConfig& t : p.tables) wanted[{p.name, t.name}] = {&p, &t};
-  }
+  const auto wanted = jobs_of(*config_);
   for (auto it = tables_.begin(); it != tables_.end();) {
     if (wanted.count(it->first)) {
       ++it;
       continue;
     }
     disarm(it->first);
-    if (queue_.remove(table_key(it->first))) events_.queue_length(queue_.waiting());
+    if (queue_.remove(table_key(it->first), kind_of(it->first))) events_.queue_length(queue_.waiting());
     it = tables_.erase(it);
   }
   for (const auto& [key, found] : wanted) {
@@ -67,7 +71,7 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
     TableState& state = tables_[key];
     state.pipeline = p;
     state.table = t;
-    const std::string identity = schedule_identity(*p, *t);
+    const std::string identity = schedule_identity(*p, *t, kind_of(key));
     if (added || state.schedule != identity) {
       state.schedule = identity;
       const std::optional<Deadline> pending = state.armed;
@@ -151,9 +155,9 @@ void TableScheduler::wake_while_stopping() {
   }
 }
 
-void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary) {
-  const Key key{table.pipeline, table.table};
-  if (const auto next = queue_.finished(table)) {
+void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary, JobKind kind) {
+  const Key key{table.pipeline, table.table, kind};
+  if (const auto next = queue_.finished(table, kind)) {
     events_.queue_length(queue_.waiting());
     launch(*next);
   }
@@ -164,13 +168,18 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
   const auto it = tables_.find(key);
   if (it == tables_.end()) return;  // a reload removed the table while it ran
   TableState& state = it->second;
-  switch (summary.status) {
+  RunStatus status = summary.status;
+  // A reconcile is rare and does not wait on a worker for the lock: when
+  // a load holds it, the reconcile comes back after the backoff instead
+  // of a day later.
+  if (kind == JobKind::Reconcile && status == RunStatus::SkippedLocked) status = RunStatus::Failed;
+  switch (status) {
     case RunStatus::Success:
       state.failures = 0;
       state.failed_permanently = false;
       break;
     case RunStatus::Failed:
-      if (summary.error_kind == ErrorKind::Permanent) {
+      if (summary.status == RunStatus::Failed && summary.error_kind == ErrorKind::Permanent) {
         // The backoff counts transient failures in a row; this one is of
         // another kind and starts that count over.
         state.failures = 0;
@@ -192,6 +201,20 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
   set_alarm();
 }
 
+std::map<TableScheduler::Key, std::pair<const PipelineConfig*, const TableConfig*>> TableScheduler::jobs_of(
+    const Config& config) const {
+  std::map<Key, std::pair<const PipelineConfig*, const TableConfig*>> out;
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) {
+      out[{p.name, t.name, JobKind::Load}] = {&p, &t};
+      if (t.mode == TableMode::Incremental && t.deletes && t.deletes->reconcile) {
+        out[{p.name, t.name, JobKind::Reconcile}] = {&p, &t};
+      }
+    }
+  }
+  return out;
+}
+
 void TableScheduler::arm(const Key& key, Instant at, RunTrigger trigger) {
   disarm(key);
   tables_.at(key).armed = Deadline{at, trigger};
@@ -207,7 +230,7 @@ void TableScheduler::disarm(const Key& key) {
 
 void TableScheduler::arm_next_regular(const Key& key, Instant after) {
   TableState& state = tables_.at(key);
-  state.next_regular = next_firing(*state.pipeline, *state.table, after);
+  state.next_regular = job_schedule(*state.table, kind_of(key)).next_after(after, *state.pipeline->zone);
   if (state.next_regular) {
     arm(key, *state.next_regular, RunTrigger::Schedule);
   } else {
@@ -219,7 +242,7 @@ void TableScheduler::fire(const Key& key, const Deadline& due, Instant now) {
   // From the later of the two, so a clock that jumped or a loop that
   // stalled yields one firing now, not a burst of the ones in between.
   arm_next_regular(key, std::max(due.at, now));
-  const Firing firing{table_key(key), due.at, due.trigger};
+  const Firing firing{table_key(key), due.at, due.trigger, kind_of(key)};
   switch (queue_.offer(firing)) {
     case RunQueue::Offer::Start:
       tables_.at(key).failed_permanently = false;  // a new attempt: its own outcome decides
@@ -234,7 +257,7 @@ void TableScheduler::fire(const Key& key, const Deadline& due, Instant now) {
 }
 
 void TableScheduler::launch(const Firing& firing) {
-  const TableState& state = tables_.at({firing.table.pipeline, firing.table.table});
+  const TableState& state = tables_.at({firing.table.pipeline, firing.table.table, firing.kind});
   launcher_.launch(RunOrder{firing, config_, state.pipeline, state.table});
 }
 

@@ -1,7 +1,11 @@
 // Decides when every table runs: arms its next firing, fires it into the
 // RunQueue, skips overruns, retries transient failures with backoff (never
 // a permanent one), runs once at start-up what downtime missed, applies
-// reloads and stops. It reads time only from its Clock, waits only through
+// reloads and stops. A table with deletes: has a second job, its
+// reconcile, on its own schedule, decided the same way (keyed by table and
+// JobKind); a reconcile that finds the table's lock held by a load is
+// tried again after the backoff, like a transient failure, and a missed
+// reconcile waits for its next firing rather than catching up. It reads time only from its Clock, waits only through
 // its Alarm and runs tables only through its RunLauncher. Not thread-safe:
 // owned by one thread (the daemon's loop), which makes every call.
 #pragma once
@@ -14,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "core/config/config_model.h"
@@ -66,13 +71,13 @@ class TableScheduler {
   // waiting firing, and a failed run is retried or not, by its error kind.
   // Requires a run of `table` in flight (aborts otherwise: the launcher
   // reported a run it never got).
-  void run_finished(const TableKey& table, const RunSummary& summary);
+  void run_finished(const TableKey& table, const RunSummary& summary, JobKind kind = JobKind::Load);
 
   std::size_t in_flight() const { return queue_.running(); }
   std::size_t waiting() const { return queue_.waiting(); }
 
  private:
-  using Key = std::pair<std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, JobKind>;
   struct Deadline {
     Instant at;
     RunTrigger trigger = RunTrigger::Schedule;
@@ -88,6 +93,8 @@ class TableScheduler {
   };
   enum class StopPhase { Running, Grace, Cancelled, Done };
 
+  // The jobs `config` asks for, with their pipeline and table.
+  std::map<Key, std::pair<const PipelineConfig*, const TableConfig*>> jobs_of(const Config& config) const;
   void arm(const Key& key, Instant at, RunTrigger trigger);
   void disarm(const Key& key);
   void arm_next_regular(const Key& key, Instant after);

@@ -26,6 +26,7 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   LoadStatements s;
   s.copy_out = "COPY (SELECT " + cols + " FROM " + table.source_table->quoted() + " WHERE " +
                cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT" + options;
+  s.stage = kStage;
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
   s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";
   s.create_stage = std::string("CREATE TEMP TABLE ") + kStage + " ON COMMIT DROP AS SELECT " + cols + " FROM " +
@@ -42,21 +43,33 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   if (!rest.empty()) s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN" + options;
   s.upsert = "INSERT INTO " + target + " AS t (" + cols + ") SELECT " + cols + " FROM " + kStage +
              " ON CONFLICT (" + column_list(table.key) + ") DO ";
-  if (rest.empty()) {
+  // deletes with action mark: a row loaded again is in the source again,
+  // so its mark is cleared, even when nothing else of it changed (else a
+  // row re-inserted after it was marked would stay marked for ever).
+  std::string mark;
+  if (table.deletes && table.deletes->action == DeleteAction::Mark &&
+      std::find(columns.begin(), columns.end(), table.deletes->mark_column) == columns.end()) {
+    mark = quote_identifier(table.deletes->mark_column);
+  }
+  if (rest.empty() && mark.empty()) {
     s.upsert += "NOTHING";
   } else {
     std::string sets;
     for (const std::string& c : rest) {
       sets += (sets.empty() ? "" : ", ") + quote_identifier(c) + " = EXCLUDED." + quote_identifier(c);
     }
+    if (!mark.empty()) sets += (sets.empty() ? "" : ", ") + mark + " = NULL";
     // A re-read row that did not change is left alone: no new tuple, no WAL.
     // Rows are compared by the binary image of their values (what the `*=`
     // operator does), which every type has, json and point included, and
     // which sees every change: 1.0 becoming 1.00, or a case change under a
     // case-insensitive collation, is written, where `=` would call them
     // equal. It is cheaper than comparing the rows' text.
-    s.upsert += "UPDATE SET " + sets + " WHERE NOT record_image_eq(ROW(" + column_list(rest, "t.") + "), ROW(" +
-                column_list(rest, "EXCLUDED.") + "))";
+    std::string changed = rest.empty() ? std::string("false")
+                                       : "NOT record_image_eq(ROW(" + column_list(rest, "t.") + "), ROW(" +
+                                             column_list(rest, "EXCLUDED.") + "))";
+    if (!mark.empty()) changed += " OR t." + mark + " IS NOT NULL";
+    s.upsert += "UPDATE SET " + sets + " WHERE " + changed;
   }
   return s;
 }

@@ -22,6 +22,7 @@ struct LoadStatements {
   // every column is in the key, which must go through the upsert.
   std::string copy_into_target;
   std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
+  std::string stage;            // the stage's quoted name
 };
 
 // Requires table.mode == Incremental, a source table and a non-empty `columns`

@@ -104,6 +104,17 @@ create table tidemark.loaded_columns (
 
 alter table tidemark.runs add column schema_drift text;
 )SQL"},
+      // A reconcile is a run row too (trigger 'reconcile'): what it deleted
+      // or marked and what it found missing below the watermark, added as
+      // each batch of buckets commits. Null for other runs. status and the
+      // state monitor read each table's last reconcile with one index probe.
+      {6, "reconcile: rows deleted and rows missing, per run", R"SQL(
+alter table tidemark.runs
+  add column rows_deleted bigint,
+  add column rows_missing bigint;
+create index runs_reconcile on tidemark.runs (pipeline, table_name, run_id desc)
+  where trigger = 'reconcile' and status = 'success';
+)SQL"},
   };
   return migrations;
 }

@@ -102,7 +102,21 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
     out.text = "never ran";
     return out;
   }
-  if (health.why != Staleness::TooOld) return TableReason{};
+  if (health.why != Staleness::TooOld) {
+    if (runs.reconcile_missing && *runs.reconcile_missing > 0) {
+      // The watermark's claim was broken, though the rows are back: the
+      // cause (a writer behind the cursor, a delete on the target) may
+      // still be at work. Until the next reconcile finds none.
+      TableReason out;
+      out.reason = Reason::RowsMissing;
+      out.text = "rows missing: the last reconcile";
+      if (runs.reconcile_at) out.text += " (" + instant_text(*runs.reconcile_at) + ")";
+      out.text += " found " + std::to_string(*runs.reconcile_missing) +
+                  " source rows below the watermark that the target lacked, and copied them again";
+      return out;
+    }
+    return TableReason{};
+  }
   // The hold is to blame when it is the larger part of the age: hi stayed
   // that far behind the source's clock at the last success, and less time
   // than that has passed since.
@@ -126,6 +140,7 @@ const char* reason_name(Reason reason) {
     case Reason::NeverRan: return "never_ran";
     case Reason::HeldBack: return "held_back";
     case Reason::Stale: return "stale";
+    case Reason::RowsMissing: return "rows_missing";
   }
   return "";
 }

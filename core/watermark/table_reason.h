@@ -34,6 +34,10 @@ struct TableRunFacts {
   // clock, and what held it there (empty when nothing did).
   std::optional<double> horizon_lag_seconds;
   std::string horizon_held_by;
+  // The latest successful reconcile: source rows below the watermark the
+  // target lacked, and when it ended; nothing when none ran.
+  std::optional<std::int64_t> reconcile_missing;
+  std::optional<double> reconcile_at;
   // The schema drift the latest finished run found ("added column note
   // text; ..."); empty when it found none or did not compare.
   std::string schema_drift;
@@ -49,6 +53,7 @@ enum class Reason {
   NeverRan,  // no run of the table was ever recorded
   HeldBack,  // stale, because a source transaction held hi back
   Stale,     // stale for any other reason: no success for too long, no new rows
+  RowsMissing,  // fresh, but the last reconcile found rows missing below the watermark
 };
 
 struct TableReason {
@@ -72,7 +77,7 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
                           std::chrono::seconds stale_after);
 
 // The reason's name in JSON: "", "schema_drift", "failing", "ahead",
-// "never_ran", "held_back", "stale".
+// "never_ran", "held_back", "stale", "rows_missing".
 const char* reason_name(Reason reason);
 
 // The first line of an error, for one-line displays.

@@ -85,6 +85,15 @@ const std::vector<CommandRow>& command_table() {
                          sub.add_flag("--force", o.force, "allow a value past the source's clock (audited as forced)");
                        },
                        run_rewind),
+      database_command("reconcile",
+                       "compare source and target keys: delete (or mark) rows gone from the source, copy missing "
+                       "ones again",
+                       [](CLI::App& sub, ReconcileOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("--table", o.table, "only this table (any incremental table)");
+                         sub.add_flag("--dry-run", o.dry_run, "count and show what would change; change nothing");
+                       },
+                       run_reconcile),
       database_command("verify", "compare source and target: the lookback window per day, the last partitions done",
                        [](CLI::App& sub, VerifyOptions& o) {
                          sub.add_option("pipeline", o.pipeline, "pipeline name")->required();

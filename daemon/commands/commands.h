@@ -63,6 +63,14 @@ struct VerifyOptions : CommonOptions {
 };
 int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::ostream& out, std::ostream& err);
 
+struct ReconcileOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;  // empty: every table with deletes:
+  bool dry_run = false;
+};
+int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line, std::ostream& out,
+                  std::ostream& err);
+
 struct RewindOptions : CommonOptions {
   std::string pipeline;
   std::string table;

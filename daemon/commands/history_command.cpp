@@ -39,6 +39,8 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
                         {"watermark_after", text(run.watermark_after)},
                         {"rows_read", run.rows_read},
                         {"rows_written", run.rows_written},
+                        {"rows_deleted", number(run.rows_deleted)},
+                        {"rows_missing", number(run.rows_missing)},
                         {"error", text(run.error)},
                         {"error_kind", text(run.error_kind)},
                         {"host", text(run.host)},
@@ -53,16 +55,20 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
     out << runs.dump(2) << '\n';
     return kExitOk;
   }
-  fmt::print(out, "{:>7} {:<30} {:<8} {:<8} {:<20} {:>9} {:>9} {:>9}  {}\n", "RUN", "TABLE", "TRIGGER", "STATUS",
+  fmt::print(out, "{:>7} {:<30} {:<9} {:<8} {:<20} {:>9} {:>9} {:>9}  {}\n", "RUN", "TABLE", "TRIGGER", "STATUS",
              "STARTED", "SECONDS", "READ", "WRITTEN", "WATERMARK / ERROR");
   for (const auto& run : runs) {
+    // A reconcile moves no watermark: its counts are what it did.
+    const bool reconcile = !run["rows_deleted"].is_null() && run["error"].is_null();
     const std::string detail =
-        !run["error"].is_null()
+        reconcile ? fmt::format("deleted {}, missing {}", run["rows_deleted"].get<std::int64_t>(),
+                                run["rows_missing"].is_null() ? 0 : run["rows_missing"].get<std::int64_t>())
+        : !run["error"].is_null()
             ? escape_control_characters(run["error"].get<std::string>())
             : (run["watermark_before"].is_null() ? std::string("(none)") : run["watermark_before"].get<std::string>()) +
                   " -> " +
                   (run["watermark_after"].is_null() ? std::string("(none)") : run["watermark_after"].get<std::string>());
-    fmt::print(out, "{:>7} {:<30} {:<8} {:<8} {:<20} {:>9} {:>9} {:>9}  {}\n", run["run_id"].get<std::int64_t>(),
+    fmt::print(out, "{:>7} {:<30} {:<9} {:<8} {:<20} {:>9} {:>9} {:>9}  {}\n", run["run_id"].get<std::int64_t>(),
                run["pipeline"].get<std::string>() + "." + run["table"].get<std::string>(),
                run["trigger"].get<std::string>(), run["status"].get<std::string>(),
                run["started_at"].get<std::string>(),

@@ -104,6 +104,13 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
         run["error"] = s.last_run->error ? nlohmann::json(*s.last_run->error) : nlohmann::json();
       }
       row["last_run"] = run;
+      nlohmann::json reconcile;
+      if (s.last_reconcile) {
+        reconcile["finished_at"] = iso(s.last_reconcile->finished_at);
+        reconcile["rows_deleted"] = s.last_reconcile->deleted;
+        reconcile["rows_missing"] = s.last_reconcile->missing;
+      }
+      row["last_reconcile"] = reconcile;
       row["why"] = why_json(why);
       rows.push_back(row);
     }

@@ -63,6 +63,14 @@ void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& 
     from = *next;
   }
   fmt::print(out, "\n");
+  if (t.deletes && t.deletes->reconcile) {
+    fmt::print(out, "    deletes: {}{}, reconcile \"{}\", next:",
+               t.deletes->action == DeleteAction::Mark ? "mark " : "delete",
+               t.deletes->action == DeleteAction::Mark ? t.deletes->mark_column : std::string(),
+               t.deletes->reconcile->expression());
+    if (const auto next = t.deletes->reconcile->next_after(now, *p.zone)) fmt::print(out, " {}", format_instant(*next));
+    fmt::print(out, "\n");
+  }
 }
 
 // What validate learns by connecting to a source (or to a standby's

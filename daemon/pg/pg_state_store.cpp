@@ -197,6 +197,8 @@ run as (
   update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
          watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
          rows_written = rows_written + $13
+         , rows_deleted = case when $18::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $18 end
+         , rows_missing = case when $19::bigint is null then rows_missing else coalesce(rows_missing, 0) + $19 end
   where run_id = $5 and (select ok from written)),
 shape as (
   insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
@@ -213,7 +215,11 @@ select (select held from lock), (select ok from written)
                                 window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
                                 optional_cursor_text(next), std::to_string(step.counts.rows_read),
                                 std::to_string(step.counts.rows_written), std::string(mode),
-                                done_lo, done_hi, columns_json(step.loaded_columns)});
+                                done_lo, done_hi, columns_json(step.loaded_columns),
+                                step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->deleted))
+                                               : std::nullopt,
+                                step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->missing))
+                                               : std::nullopt});
     StepRecorded out;
     out.lock_held = r.boolean(0, 0);
     out.written = r.boolean(0, 1);
@@ -242,7 +248,9 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
         " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
-        " null_cursor_rows = $12, error_kind = $13, schema_drift = $14 where run_id = $1",
+        " null_cursor_rows = $12, error_kind = $13, schema_drift = $14,"
+        " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing)"
+        " where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
          end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
@@ -254,7 +262,9 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
                                       : std::nullopt,
          end.success ? std::nullopt
                      : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient"),
-         end.schema_drift});
+         end.schema_drift,
+         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->deleted)) : std::nullopt,
+         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

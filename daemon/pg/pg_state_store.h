@@ -45,7 +45,7 @@ class PgStateStore final : public StateStore {
   Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
   Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
 
-  Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table);
+  Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
 
   // A step's record (core/run_ports.h StepRecord), as one statement on
   // `tx`: the state connection, or the target connection when the two are

@@ -5,6 +5,7 @@
 
 #include "core/time/instant_text.h"
 #include "core/sql/load_statements.h"
+#include "core/sql/reconcile_statements.h"
 #include "core/sql/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
 
@@ -154,6 +155,32 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
   });
 }
 
+
+Result<std::int64_t> PgUnitOfWork::reconcile(const TableConfig& table, const SourceTable& source,
+                                             const ReconcileFix& fix) {
+  const ReconcileStatements sql = reconcile_statements(table, source.columns, fix.mark_column, fix.watermark);
+  // The stage and the upsert are the load's own, so a row copied again is
+  // written exactly as a load writes it (and its mark cleared).
+  const LoadStatements load = build_load_statements(table, source.columns, Window{fix.watermark, fix.watermark});
+  std::int64_t changed = 0;
+  const auto done = in_target_transaction([&] {
+    if (!fix.gone.empty()) {
+      const std::string keys = keys_json(table.key, fix.gone);
+      changed = target_.exec(fix.mark_column.empty() ? sql.delete_keys : sql.mark_keys, {keys}).affected();
+    }
+    ChunkCounts counts;
+    if (!fix.recopy.empty()) {
+      target_.exec(load.create_stage);
+      counts.rows_read = target_.copy_query_into(source_.connection(), sql.copy_source,
+                                                 {keys_json(table.key, fix.recopy)}, {0}, load.stage,
+                                                 cancel_);
+      counts.rows_written = counts.rows_read > 0 ? target_.exec(load.upsert).affected() : 0;
+    }
+    return counts;
+  });
+  if (!done) return done.failure();
+  return changed;
+}
 
 Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {
   // With nothing written yet the record stands alone: one statement,

@@ -69,6 +69,10 @@ TableRunFacts TableState::run_facts() const {
   out.last_success_at = last_success_at;
   out.horizon_lag_seconds = horizon_lag_seconds;
   out.horizon_held_by = horizon_held_by.value_or("");
+  if (last_reconcile) {
+    out.reconcile_missing = last_reconcile->missing;
+    out.reconcile_at = last_reconcile->finished_at;
+  }
   out.schema_drift = schema_drift.value_or("");
   return out;
 }
@@ -88,7 +92,10 @@ Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tab
     // The left join from one row keeps the clock when no table is asked.
     // error_kind and schema_drift are read through to_jsonb: a schema at
     // an older version (a new binary's `status` before the daemon upgraded
-    // it) has no such column, and its runs simply have no kind or drift.
+    // it) has no such column, and its runs simply have no kind or drift;
+    // so are a reconcile's counts (version 6). Reconciles are runs of
+    // their own: the latest run, the last success and the failures are
+    // the loads'.
     const PgResult r = connection_.exec(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name, position
@@ -100,24 +107,33 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        extract(epoch from s.finished_at)::float8,
        extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
        extract(epoch from now())::float8,
-       f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift
+       f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
+       rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger <> 'reconcile'
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
                           status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
                           to_jsonb(r) ->> 'schema_drift' as schema_drift
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
+                         and r.trigger <> 'reconcile'
                    order by run_id desc limit 1) f on true
 left join lateral (select run_id, finished_at from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
+                         and r.trigger <> 'reconcile'
                    order by run_id desc limit 1) s on true
 left join lateral (select count(*) as failures, min(finished_at) as since from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'failed'
-                         and r.run_id > coalesce(s.run_id, 0)) x on true
+                         and r.trigger <> 'reconcile' and r.run_id > coalesce(s.run_id, 0)) x on true
+left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_deleted,
+                          (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing, finished_at
+                   from tidemark.runs r
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
+                         and r.trigger = 'reconcile'
+                   order by run_id desc limit 1) rc on true
 left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
                    where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p on true
 order by a.position
@@ -154,6 +170,10 @@ order by a.position
       s.failures_since_success = optional_integer(r, i, 22).value_or(0);
       s.failing_since = optional_double(r, i, 23);
       s.schema_drift = r.optional_text(i, 24);
+      if (!r.is_null(i, 27)) {
+        s.last_reconcile = ReconcileState{optional_integer(r, i, 25).value_or(0), optional_integer(r, i, 26).value_or(0),
+                                          std::stod(r.text(i, 27))};
+      }
       out.tables.push_back(std::move(s));
     }
     return out;
@@ -181,7 +201,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
         " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
         " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
         " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid,"
-        " to_jsonb(runs) ->> 'error_kind'"  // as in table_states: version 2 has no such column
+        " to_jsonb(runs) ->> 'error_kind',"  // as in table_states: version 2 has no such column
+        " (to_jsonb(runs) ->> 'rows_deleted')::bigint, (to_jsonb(runs) ->> 'rows_missing')::bigint"
         " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
         {pipeline, std::to_string(limit)});
     std::vector<RunRecord> out;
@@ -204,6 +225,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
       run.host = r.optional_text(i, 14);
       run.pid = optional_integer(r, i, 15);
       run.error_kind = r.optional_text(i, 16);
+      run.rows_deleted = optional_integer(r, i, 17);
+      run.rows_missing = optional_integer(r, i, 18);
       out.push_back(std::move(run));
     }
     return out;
@@ -222,7 +245,8 @@ Result<LastRunStarts> StateReader::last_run_starts(const std::vector<TableKey>& 
 select a.pipeline, a.table_name, extract(epoch from l.started_at)::bigint
 from (select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item) a
 cross join lateral (select started_at from tidemark.runs r
-                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger <> 'backfill'
+                    where r.pipeline = a.pipeline and r.table_name = a.table_name
+                          and r.trigger not in ('backfill', 'reconcile')
                     order by run_id desc limit 1) l
 )SQL",
                                         {asked.dump()});

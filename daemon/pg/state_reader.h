@@ -32,6 +32,13 @@ struct LatestRun {
   std::optional<std::string> error;
 };
 
+// A table's latest successful reconcile.
+struct ReconcileState {
+  std::int64_t deleted = 0;
+  std::int64_t missing = 0;
+  double finished_at = 0;  // Unix seconds
+};
+
 // One table as the state database has it. Times are Unix seconds on the
 // state database's clock.
 struct TableState {
@@ -62,6 +69,7 @@ struct TableState {
   // when the first of them ended.
   std::int64_t failures_since_success = 0;
   std::optional<double> failing_since;
+  std::optional<ReconcileState> last_reconcile;
   // The schema drift the latest finished run found: "" when none, the
   // changes when it drifted; nothing when it did not compare columns (a
   // partition table, a run that failed first, or one recorded before
@@ -104,6 +112,9 @@ struct RunRecord {
   std::optional<std::string> error_kind;
   std::optional<std::string> host;
   std::optional<std::int64_t> pid;
+  // A reconcile's counts (state schema version 6); nothing for other runs.
+  std::optional<std::int64_t> rows_deleted;
+  std::optional<std::int64_t> rows_missing;
 };
 
 // When each table last started a run that its schedule counts, keyed by
@@ -136,8 +147,8 @@ class StateReader {
   // of all. Requires the schema. Fails when the query does.
   Result<std::vector<RunRecord>> recent_runs(const std::optional<std::string>& pipeline, std::int64_t limit);
 
-  // When each of `tables` last started a run, backfills apart (they do
-  // not stand for a firing): what serve catches missed firings up from.
+  // When each of `tables` last started a run, backfills and reconciles
+  // apart (they do not stand for a firing of its load): what serve catches missed firings up from.
   // One index probe per table, however long the history. Tables that
   // never ran are absent. Requires the schema. Fails when the query does.
   Result<LastRunStarts> last_run_starts(const std::vector<TableKey>& tables);

@@ -9,7 +9,9 @@ Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, St
     : loop_(loop),
       reporter_(metrics),
       launcher_(loop, metrics, monitor, workers,
-                [this](const TableKey& table, const RunSummary& summary) { tables_.run_finished(table, summary); }),
+                [this](const TableKey& table, const RunSummary& summary, JobKind kind) {
+                  tables_.run_finished(table, summary, kind);
+                }),
       alarm_(loop, [this] { tables_.wake(); }),
       tables_(workers, clock_, alarm_, launcher_, reporter_) {}
 

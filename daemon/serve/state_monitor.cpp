@@ -95,6 +95,8 @@ void StateMonitor::refresh(const Config& config) {
       // After a restart the gauge starts from what the last run found.
       if (s.schema_drift) progress.schema_drift = !s.schema_drift->empty();
       metrics_.table_progress(s.table, progress, snapshot->now);
+      // After a restart the reconcile gauges come back from the run rows.
+      if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
     }
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);

@@ -6,6 +6,7 @@
 #include "core/run/incremental_run.h"
 #include "core/run/partition_run.h"
 #include "daemon/commands/command_support.h"
+#include "daemon/pg/pg_key_side.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
 
@@ -21,6 +22,9 @@ class UnreachableWork final : public UnitOfWork {
     return Error{error_};
   }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
+  Result<std::int64_t> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
+    return Error{error_};
+  }
   Result<StepRecorded> record(const StepRecord&) override { return Error{error_}; }
   Status commit() override { return Error{error_}; }
 
@@ -94,6 +98,59 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     spdlog::log(ok ? spdlog::level::info : spdlog::level::err, "{}", describe_run(out));
   }
   return out;
+}
+
+ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const TableConfig& table,
+                                       const ReconcileRequest& request, const CancelToken& cancel) {
+  const auto started = std::chrono::steady_clock::now();
+  ReconcileReport out;
+  out.run.table = TableKey{pipeline.name, table.name};
+  PipelineConnections connections(pool_);
+  try {
+    connections.open_state(*config_);
+    connections.open_data(*config_, pipeline);
+  } catch (const std::exception& e) {
+    // Without the state nothing can be recorded; without a side nothing
+    // compared. Either way no run row: the error is the report's.
+    out.run.status = RunStatus::Failed;
+    out.run.error = e.what();
+    return out;
+  }
+  PgStateStore state(*connections.state);
+  PgSource source = connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
+  PgTarget target(connections.target(), source, state, cancel);
+  if (fault_hook_) target.set_fault_hook(fault_hook_);
+  PgKeySide source_keys(*connections.source, table, PgKeySide::Role::Source);
+  PgKeySide target_keys(connections.target(), table, PgKeySide::Role::Target, reconcile_mark_column(table));
+  const RunContext context{pipeline, table, state, source, target, observer_, cancel};
+  out = ReconcileRun(context, source_keys, target_keys).execute(request);
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  if (log_runs_) {
+    const bool ok = out.run.status == RunStatus::Success || out.run.status == RunStatus::SkippedLocked;
+    spdlog::log(ok ? spdlog::level::info : spdlog::level::err, "{}, {} ms", describe_reconcile(out, request.dry_run),
+                elapsed.count());
+  }
+  return out;
+}
+
+std::string describe_reconcile(const ReconcileReport& report, bool dry_run) {
+  const RunSummary& s = report.run;
+  std::string line = s.table.display() + ": reconcile" + (dry_run ? " (dry run)" : "") + " " +
+                     std::string(run_status_name(s.status));
+  if (s.status == RunStatus::Failed) line += s.error_kind == ErrorKind::Permanent ? " (permanent)" : " (transient)";
+  if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
+  if (s.run != 0) line += " run " + std::to_string(s.run);
+  if (report.no_watermark) return line + ", no watermark yet: nothing is claimed, nothing compared";
+  line += ", watermark " + text_or_none(s.watermark_before);
+  const char* verb = dry_run ? " to delete" : " deleted";
+  line += ", " + std::to_string(report.counts.deleted) + " rows" + verb + ", " +
+          std::to_string(report.counts.missing) + " missing" + (dry_run ? "" : " (copied again)");
+  if (report.restored > 0) line += ", " + std::to_string(report.restored) + " marked rows back in the source";
+  line += ", " + std::to_string(report.differing_buckets) + " of " + std::to_string(report.buckets) +
+          " buckets differed, " + std::to_string(report.keys_fetched) + " keys read";
+  if (!s.error.empty()) line += ": " + s.error;
+  return line;
 }
 
 std::string describe_run(const TimedSummary& run) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 
+#include "core/reconcile/reconcile_run.h"
 #include "core/run/cancel_token.h"
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
@@ -35,6 +36,12 @@ class TableRunner {
   TimedSummary run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
                    const CancelToken& cancel);
 
+  // A reconcile of an incremental table (core/reconcile/reconcile_run.h)
+  // on the same sessions a run takes. Never throws for database trouble:
+  // it ends up in the report (and the run row when there is one).
+  ReconcileReport reconcile(const PipelineConfig& pipeline, const TableConfig& table, const ReconcileRequest& request,
+                            const CancelToken& cancel);
+
   // Whether each finished run is logged (the daemon) or left to the caller
   // to print (`tidemark run`). Default: logged.
   void set_log_runs(bool log_runs) { log_runs_ = log_runs; }
@@ -52,5 +59,8 @@ class TableRunner {
 
 // One log line for a finished run: old and new watermark, window, rows, duration.
 std::string describe_run(const TimedSummary& run);
+
+// One log line for a finished reconcile: its counts, buckets and keys read.
+std::string describe_reconcile(const ReconcileReport& report, bool dry_run);
 
 }  // namespace tidemark

@@ -28,9 +28,25 @@ WorkerLauncher::~WorkerLauncher() {
 }
 
 void WorkerLauncher::launch(const RunOrder& order) {
-  const Key key{order.firing.table.pipeline, order.firing.table.table};
+  const Key key{order.firing.table.pipeline, order.firing.table.table, order.firing.kind};
   auto cancel = std::make_shared<CancelToken>();
   running_[key] = cancel;
+  if (order.firing.kind == JobKind::Reconcile) {
+    boost::asio::post(pool_, [this, order, key, cancel] {
+      TableRunner runner(order.config, metrics_, &sessions_);
+      ReconcileRequest request;
+      request.wait_for_lock = false;  // a load holds it: the scheduler tries again after the backoff
+      const ReconcileReport report = runner.reconcile(*order.pipeline, *order.table, request, *cancel);
+      if (report.run.status == RunStatus::Success && !report.no_watermark) {
+        metrics_.reconcile_finished(order.firing.table, report.counts.deleted, report.counts.missing);
+      }
+      boost::asio::post(loop_, [this, key, table = order.firing.table, summary = report.run] {
+        running_.erase(key);
+        on_finished_(table, summary, JobKind::Reconcile);
+      });
+    });
+    return;
+  }
   boost::asio::post(pool_, [this, order, key, cancel] {
     const auto started = std::chrono::system_clock::now();
     metrics_.run_started(order.firing.table,
@@ -41,7 +57,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
     monitor_.poke();
     boost::asio::post(loop_, [this, key, table = order.firing.table, summary = result.summary] {
       running_.erase(key);
-      on_finished_(table, summary);
+      on_finished_(table, summary, JobKind::Load);
     });
   });
 }

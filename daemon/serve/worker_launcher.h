@@ -1,7 +1,8 @@
 // Runs tables for the TableScheduler on a bounded Asio thread_pool, never on
-// the loop thread: each run takes its sessions from a shared ConnectionPool
-// through a TableRunner, reports its figures to the metrics, and its end is
-// posted back to the loop. Owned by the Scheduler; launch() and
+// the loop thread: each run (a load, or a reconcile of a table with
+// deletes:) takes its sessions from a shared ConnectionPool through a
+// TableRunner, reports its figures to the metrics, and its end is posted
+// back to the loop. Owned by the Scheduler; launch() and
 // cancel_all() must be called on the loop thread.
 #pragma once
 
@@ -11,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <tuple>
 
 #include "core/run/cancel_token.h"
 #include "core/schedule/scheduler_ports.h"
@@ -22,7 +24,7 @@ namespace tidemark {
 
 class WorkerLauncher final : public RunLauncher {
  public:
-  using Finished = std::function<void(const TableKey&, const RunSummary&)>;
+  using Finished = std::function<void(const TableKey&, const RunSummary&, JobKind)>;
 
   // `workers` threads and as many idle sessions per database. `on_finished`
   // is called on the loop thread when a run ends. The loop, metrics and
@@ -36,7 +38,7 @@ class WorkerLauncher final : public RunLauncher {
   void cancel_all() override;
 
  private:
-  using Key = std::pair<std::string, std::string>;
+  using Key = std::tuple<std::string, std::string, JobKind>;
 
   boost::asio::io_context& loop_;
   MetricsRegistry& metrics_;

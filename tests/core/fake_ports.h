@@ -65,7 +65,7 @@ class FakeState final : public StateStore {
     OpenedRun out;
     for (auto& r : runs) {
       if (!r.end && (!start.window || (r.start.window && r.start.window->lo == start.window->lo))) {
-        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt};
+        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt};
         ++out.abandoned;
       }
     }
@@ -81,6 +81,11 @@ class FakeState final : public StateStore {
     if (!fail_finish.empty()) return Error{fail_finish};
     runs.at(static_cast<std::size_t>(run - 1)).end = end;
     return ok_status();
+  }
+  Result<std::optional<StoredWatermark>> read_watermark(const TableKey&) override {
+    if (!fail_open.empty()) return Error{fail_open};
+    if (!watermark) return std::optional<StoredWatermark>();
+    return std::optional<StoredWatermark>(StoredWatermark{*watermark});
   }
   std::map<SourceMicros, std::pair<std::string, std::int64_t>> samples;  // taken_at -> (source, max)
   Result<std::vector<CursorSample>> read_cursor_samples(const TableKey&, const std::string& source) override {
@@ -221,6 +226,9 @@ class FakeTarget final : public Target {
   std::vector<RunLock> begun;  // the lock each unit of work was begun under
   std::string fail_commit;     // commit() fails with this, landing nothing
   int unrecorded_commits = 0;  // commits asked without a written record: a broken rule
+  std::vector<ReconcileFix> fixes;  // every reconcile batch asked of a unit of work
+  std::string fail_reconcile;       // UnitOfWork::reconcile fails with this
+  std::vector<StepRecord> records;  // every record committed
 
  private:
   friend class FakeUnitOfWork;
@@ -256,6 +264,20 @@ class FakeUnitOfWork final : public UnitOfWork {
     partition_ = request.window;
     return ChunkCounts{1, 1};
   }
+  // Deletes the gone keys and copies the recopied ones from the source
+  // (keys and cursors are the key rows' first column and the source rows).
+  Result<std::int64_t> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix& fix) override {
+    target_.fixes.push_back(fix);
+    if (!target_.fail_reconcile.empty()) return Error{target_.fail_reconcile};
+    std::int64_t changed = 0;
+    for (const KeyRow& k : fix.gone) changed += static_cast<std::int64_t>(staged_.erase(std::stoll(*k.columns.at(0))));
+    for (const KeyRow& k : fix.recopy) {
+      for (const FakeRow& r : target_.source_.rows) {
+        if (r.key == std::stoll(*k.columns.at(0)) && r.cursor < fix.watermark.raw) staged_[r.key] = r.cursor;
+      }
+    }
+    return changed;
+  }
   Result<StepRecorded> record(const StepRecord& record) override {
     if (target_.before_record) target_.before_record();
     StepRecorded out;
@@ -290,6 +312,7 @@ class FakeUnitOfWork final : public UnitOfWork {
       state.partitions[partition_->lo] = {partition_->hi, "done"};
     }
     ++target_.commits;
+    target_.records.push_back(*record_);
     if (target_.cancel_after_first) target_.cancel_after_first->cancel();
     return ok_status();
   }

@@ -67,13 +67,13 @@ class FakeAlarm final : public Alarm {
 class FakeLauncher final : public RunLauncher {
  public:
   std::vector<RunOrder> launched;  // every run started, in order
-  std::map<std::string, RunOrder> running;  // by table name
+  std::map<std::string, RunOrder> running;  // by table name ("name reconcile" for a reconcile)
   std::size_t most_running = 0;
   int cancel_requests = 0;
 
   void launch(const RunOrder& order) override {
     launched.push_back(order);
-    running[order.firing.table.table] = order;
+    running[order.firing.table.table + (order.firing.kind == JobKind::Reconcile ? " reconcile" : "")] = order;
     most_running = std::max(most_running, running.size());
   }
   void cancel_all() override { ++cancel_requests; }
@@ -128,7 +128,8 @@ struct SimulatedScheduler {
     clock.set(std::max(clock.now(), until));
   }
 
-  // The run of `table` ends now with `status` (and, failed, `kind`).
+  // The run of `table` ends now with `status` (and, failed, `kind`); "t
+  // reconcile" names table t's reconcile.
   void finish(const std::string& table, RunStatus status, ErrorKind kind = ErrorKind::Transient) {
     const auto it = launcher.running.find(table);
     REQUIRE(it != launcher.running.end());
@@ -137,8 +138,9 @@ struct SimulatedScheduler {
     summary.status = status;
     summary.error_kind = kind;
     if (status == RunStatus::Failed) summary.error = kind == ErrorKind::Permanent ? "schema" : "connection lost";
+    const JobKind job = it->second.firing.kind;
     launcher.running.erase(it);
-    scheduler.run_finished(summary.table, summary);
+    scheduler.run_finished(summary.table, summary, job);
   }
 };
 

@@ -39,6 +39,110 @@ struct BrokenCase {
 
 // Each pipeline file below is valid except for one thing.
 const BrokenCase kBrokenPipelines[] = {
+    {"deletes without reconcile", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { action: delete }
+)",
+     11, 14, "tables[0].deletes", "missing required key \"reconcile\""},
+    {"deletes with a broken cron", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "61 * * * *" }
+)",
+     11, 27, "tables[0].deletes.reconcile", "61"},
+    {"deletes with an unknown action", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *", action: purge }
+)",
+     11, 48, "tables[0].deletes.action", "purge"},
+    {"action mark without mark_column", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *", action: mark }
+)",
+     11, 14, "tables[0].deletes", "missing required key \"mark_column\""},
+    {"mark_column with action delete", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *", mark_column: deleted_at }
+)",
+     11, 53, "tables[0].deletes.mark_column", "only for action: mark"},
+    {"mark_column that is a loaded column", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *", action: mark, mark_column: updated_at }
+)",
+     11, 67, "tables[0].deletes.mark_column", "is a loaded column"},
+    {"unknown key in deletes", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *", acton: mark }
+)",
+     11, 40, "tables[0].deletes.acton", "unknown key \"acton\""},
+    {"deletes on a partition table", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day }
+    query: select * from t where day >= $1 and day < $2
+    target_table: mart.daily
+    deletes: { reconcile: "0 3 * * *" }
+)",
+     11, 14, "tables[0].deletes", "only for mode: incremental"},
     {"unknown top-level key", R"(pipeline: p
 source: shop
 target: warehouse
@@ -700,6 +804,81 @@ tables:
   CHECK(daily.partition->unit == PartitionUnit::Day);
   CHECK(daily.partition->column == "ordered_at");
   CHECK(daily.stale_after == std::chrono::hours(26));
+}
+
+TEST_CASE("deletes: reconcile's cron, action delete by default, action mark with its column") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: shop
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+timezone: Europe/Berlin
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+  - name: customers
+    source_table: public.customers
+    target_table: raw.customers
+    key: [customer_id]
+    cursor: updated_at
+    columns: [customer_id, name, updated_at]
+    deletes:
+      reconcile: "@daily"
+      action: mark
+      mark_column: deleted_at
+  - name: events
+    source_table: public.events
+    target_table: raw.events
+    key: [id]
+    cursor: id
+)"}});
+  INFO((outcome.errors.empty() ? "" : outcome.errors[0].to_string()));
+  REQUIRE(outcome.value);
+  const PipelineConfig& p = outcome.value->pipelines.at(0);
+  REQUIRE(p.tables[0].deletes);
+  CHECK(p.tables[0].deletes->reconcile->expression() == "0 3 * * *");
+  CHECK(p.tables[0].deletes->action == DeleteAction::Delete);
+  CHECK(p.tables[0].deletes->mark_column.empty());
+  REQUIRE(p.tables[1].deletes);
+  CHECK(p.tables[1].deletes->action == DeleteAction::Mark);
+  CHECK(p.tables[1].deletes->mark_column == "deleted_at");
+  CHECK_FALSE(p.tables[2].deletes);
+}
+
+TEST_CASE("regression: deletes on a target table that another table also loads would delete its rows") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: shards
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: shard_1
+    source_table: s1.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)"},
+                                                    {"q.yaml", R"(pipeline: shards_2
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: shard_2
+    source_table: s2.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+)"}});
+  REQUIRE(outcome.errors.size() == 1);
+  const ConfigError& e = outcome.errors[0];
+  CHECK(e.file == "p.yaml");
+  CHECK(e.line == 11);
+  CHECK(e.column == 14);
+  CHECK(e.key_path == "tables[0].deletes");
+  CHECK(e.message.find("is also loaded by shards_2.shard_2") != std::string::npos);
 }
 
 TEST_CASE("integer cursors take counts for lookback and max_window") {

@@ -149,6 +149,7 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
     void unlock(const RunLock&) override {}
     Result<OpenedRun> open_run(const RunStart&) override { return Error{"unused"}; }
     Status finish_run(RunId, const RunEnd&) override { return ok_status(); }
+    Result<std::optional<StoredWatermark>> read_watermark(const TableKey&) override { return Error{"unused"}; }
     Result<std::vector<CursorSample>> read_cursor_samples(const TableKey&, const std::string&) override {
       return std::vector<CursorSample>{};
     }

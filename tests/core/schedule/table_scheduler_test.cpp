@@ -364,3 +364,86 @@ TEST_CASE("a full worker pool queues firings and starts them oldest first") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// A table `t` loaded every 10 minutes and reconciled daily at 03:00.
+std::shared_ptr<const Config> reconciled_config(const std::string& reconcile = "0 3 * * *") {
+  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
+  const std::string text =
+      "pipeline: p\nsource: w\ntarget: w\ntables:\n"
+      "  - { name: t, source_table: s.t, target_table: r.t, key: [id], cursor: id, schedule: \"*/10 * * * *\",\n"
+      "      deletes: { reconcile: \"" + reconcile + "\" } }\n"
+      "  - { name: u, source_table: s.u, target_table: r.u, key: [id], cursor: id, schedule: \"*/10 * * * *\" }\n";
+  auto config = parse_config(*daemon.value, {{"p.yaml", text}});
+  REQUIRE(config.value);
+  return std::make_shared<const Config>(std::move(*config.value));
+}
+
+std::vector<std::string> reconciles_of(const FakeLauncher& launcher, const std::string& table) {
+  std::vector<std::string> out;
+  for (const RunOrder& o : launcher.launched) {
+    if (o.firing.table.table == table && o.firing.kind == JobKind::Reconcile) {
+      out.push_back(format_instant(o.firing.scheduled) + " " + std::string(run_trigger_name(o.firing.trigger)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a table with deletes: is reconciled on its own schedule, beside its loads, on the same workers") {
+  SimulatedScheduler sim(4, at("2026-01-01T02:55:30Z"));
+  sim.scheduler.start(reconciled_config(), {});
+  sim.advance_to(at("2026-01-01T03:00:10Z"));
+  // The load and the reconcile are jobs of their own: both fired at 03:00.
+  CHECK(reconciles_of(sim.launcher, "t") == std::vector<std::string>{"2026-01-01T03:00:00Z schedule"});
+  CHECK(reconciles_of(sim.launcher, "u").empty());  // no deletes: no reconcile
+  CHECK(sim.launcher.running.count("t") == 1);
+  CHECK(sim.launcher.running.count("t reconcile") == 1);
+  CHECK(sim.scheduler.in_flight() == 3);
+  sim.finish("t reconcile", RunStatus::Success);
+  sim.finish("t", RunStatus::Success);
+  sim.finish("u", RunStatus::Success);
+  sim.advance_to(at("2026-01-02T03:00:10Z"));
+  CHECK(reconciles_of(sim.launcher, "t") ==
+        std::vector<std::string>{"2026-01-01T03:00:00Z schedule", "2026-01-02T03:00:00Z schedule"});
+  CHECK(sim.events.overruns.empty() == false);  // the loads nobody finished since
+}
+
+TEST_CASE("a reconcile that finds the table's lock held by a load comes back after the backoff") {
+  SimulatedScheduler sim(4, at("2026-01-01T02:59:30Z"));
+  sim.scheduler.start(reconciled_config(), {});
+  sim.advance_to(at("2026-01-01T03:00:00Z"));
+  sim.finish("t reconcile", RunStatus::SkippedLocked);
+  sim.advance_to(at("2026-01-01T03:00:30Z"));
+  CHECK(reconciles_of(sim.launcher, "t") ==
+        std::vector<std::string>{"2026-01-01T03:00:00Z schedule", "2026-01-01T03:00:10Z retry"});
+  // A load skipped as locked is not retried: the next firing runs it.
+  sim.finish("t", RunStatus::SkippedLocked);
+  CHECK(sim.events.retries.size() == 1);
+}
+
+TEST_CASE("one worker: a reconcile waits behind the load like any firing; a reload without deletes drops it") {
+  SimulatedScheduler sim(1, at("2026-01-01T02:59:30Z"));
+  sim.scheduler.start(reconciled_config(), {});
+  sim.advance_to(at("2026-01-01T03:00:00Z"));
+  CHECK(sim.scheduler.in_flight() == 1);
+  CHECK(sim.scheduler.waiting() == 2);  // u's load and t's reconcile
+  CHECK(sim.launcher.most_running == 1);
+  sim.scheduler.reload(config_of({{"t", "*/10 * * * *"}, {"u", "*/10 * * * *"}}));
+  CHECK(sim.scheduler.waiting() == 1);  // the reconcile's firing went with its deletes:
+  sim.advance_to(at("2026-01-02T04:00:00Z"));
+  CHECK(reconciles_of(sim.launcher, "t").empty());
+}
+
+TEST_CASE("a changed reconcile schedule is re-armed on reload") {
+  SimulatedScheduler sim(4, at("2026-01-01T02:00:30Z"));
+  sim.scheduler.start(reconciled_config("0 3 * * *"), {});
+  sim.scheduler.reload(reconciled_config("30 2 * * *"));
+  sim.advance_to(at("2026-01-01T02:31:00Z"));
+  CHECK(reconciles_of(sim.launcher, "t") == std::vector<std::string>{"2026-01-01T02:30:00Z schedule"});
+}
+
+}  // namespace tidemark

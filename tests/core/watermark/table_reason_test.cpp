@@ -157,6 +157,25 @@ TEST_CASE("a held-back reason names the holder for the JSON") {
   CHECK(why.held_by == kSession);
 }
 
+TEST_CASE("rows missing at the last reconcile: said of a fresh table; stale and failing come first") {
+  TableRunFacts missing = succeeded(60);
+  missing.reconcile_missing = 3;
+  missing.reconcile_at = kNow - 7200;
+  const TableReason fresh = explain_table(time_watermark(120), missing, kNow, std::chrono::hours(1));
+  CHECK(fresh.reason == Reason::RowsMissing);
+  CHECK(fresh.text ==
+        "rows missing: the last reconcile (2027-01-15T06:00:00Z) found 3 source rows below the watermark that the "
+        "target lacked, and copied them again");
+  CHECK(explain_table(time_watermark(3 * kHour), missing, kNow, std::chrono::hours(1)).reason == Reason::Stale);
+  TableRunFacts failing = missing;
+  failing.last_failed = true;
+  failing.failures = 1;
+  CHECK(explain_table(time_watermark(120), failing, kNow, std::chrono::hours(1)).reason == Reason::Failing);
+  TableRunFacts none_missing = succeeded(60);
+  none_missing.reconcile_missing = 0;
+  CHECK(explain_table(time_watermark(120), none_missing, kNow, std::chrono::hours(1)).reason == Reason::None);
+}
+
 TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::None)).empty());
   CHECK(std::string(reason_name(Reason::SchemaDrift)) == "schema_drift");
@@ -165,6 +184,7 @@ TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::NeverRan)) == "never_ran");
   CHECK(std::string(reason_name(Reason::HeldBack)) == "held_back");
   CHECK(std::string(reason_name(Reason::Stale)) == "stale");
+  CHECK(std::string(reason_name(Reason::RowsMissing)) == "rows_missing");
   CHECK(first_line("one\r\ntwo") == "one");
   CHECK(first_line("only") == "only");
 }

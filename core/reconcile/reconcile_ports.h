@@ -1,0 +1,55 @@
+// What reconcile compares and changes, as small interfaces: each side's
+// key set seen through buckets (count and checksum of the keys' hashes per
+// bucket) and the keys of chosen buckets, in order. daemon/ implements them
+// over libpq (PgKeySide); tests/ has fakes. Expected failures are values.
+// An instance serves one reconcile on one thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/reconcile/key_row.h"
+#include "core/result.h"
+#include "core/run/run_ports.h"
+#include "core/watermark/cursor_value.h"
+
+namespace tidemark {
+
+// One bucket of a side's key set: how many keys hash into it and the sum
+// of a second hash of each (as decimal text: it is a numeric on the server).
+struct BucketSum {
+  std::int64_t bucket = 0;
+  std::int64_t rows = 0;
+  std::string checksum;
+};
+
+// One side of the comparison. The source side compares only the keys whose
+// cursor is below the watermark (what the target is expected to hold); the
+// target side only the rows not marked deleted. The key listing returns
+// every key of the buckets asked for, flagged (KeyRow::flag), so that a
+// source row whose cursor moved past the watermark since it was loaded is
+// not mistaken for a deleted one.
+class KeySide {
+ public:
+  virtual ~KeySide() = default;
+  // About how many rows the table holds (planner statistics: cheap, may be
+  // stale or 0); sizes the buckets before the exact counts are known.
+  virtual Result<std::int64_t> estimate_rows() = 0;
+  // Count and checksum of every non-empty bucket out of `buckets`, in one
+  // aggregate query. `watermark`: the source's filter; the target ignores it.
+  virtual Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) = 0;
+  // Starts listing every key in the buckets `which` (out of `buckets`),
+  // ordered by KeyRow::operator<, in one pass over the table, to be read
+  // piece by piece with next_keys while other transactions commit
+  // between the pieces. Replaces a listing still open.
+  virtual Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                           const CursorValue& watermark) = 0;
+  // The next `most` keys of the listing (fewer only at its end).
+  virtual Result<std::vector<KeyRow>> next_keys(std::size_t most) = 0;
+  // Ends the listing; best effort, never fails loudly.
+  virtual void close_keys() = 0;
+};
+
+}  // namespace tidemark

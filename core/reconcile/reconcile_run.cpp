@@ -1,0 +1,212 @@
+#include "core/reconcile/reconcile_run.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iterator>
+#include <limits>
+
+#include "core/reconcile/key_diff.h"
+#include "core/run/run_lifecycle.h"
+#include "core/run/run_step.h"
+#include "core/run/scoped_run_lock.h"
+
+namespace tidemark {
+namespace {
+
+// The lifecycle reports to an observer; a reconcile's go to its caller.
+class UnheardObserver final : public RunObserver {
+ public:
+  void on_chunk_committed(const TableKey&, const Window&, const ChunkCounts&, const CursorValue&) override {}
+  void on_run_finished(const RunSummary&) override {}
+};
+
+void keep_examples(const std::vector<KeyRow>& rows, std::size_t most, std::vector<std::string>& into) {
+  for (const KeyRow& r : rows) {
+    if (into.size() >= most) return;
+    into.push_back(r.text);
+  }
+}
+
+}  // namespace
+
+std::string reconcile_mark_column(const TableConfig& table) {
+  if (!table.deletes || table.deletes->action != DeleteAction::Mark) return {};
+  return table.deletes->mark_column;
+}
+
+ReconcileReport ReconcileRun::execute(const ReconcileRequest& request) {
+  if (run_.table.mode != TableMode::Incremental) std::abort();
+  ReconcileReport report;
+  const RunLock lock{run_.key(), std::nullopt};
+  if (request.dry_run) {
+    // Nothing is written: the lock alone, the watermark read under it.
+    report.run.table = run_.key();
+    ScopedRunLock held(run_.state, lock);
+    if (!lock_taken(held.acquire(request.wait_for_lock), "table", report.run)) return report;
+    const auto stored = run_.state.read_watermark(run_.key());
+    Status outcome = ok_status();
+    if (!stored) {
+      outcome = stored.failure();
+    } else {
+      std::optional<CursorValue> watermark;
+      if (*stored) watermark = (*stored)->value;
+      report.run.watermark_before = watermark;
+      report.run.watermark_after = watermark;
+      outcome = reconcile_locked(request, watermark, 0, report);
+    }
+    conclude(report.run, outcome, run_.cancel.cancelled());
+    report.run.reconcile = report.counts;
+    return report;
+  }
+  UnheardObserver unheard;
+  RunLifecycle run(run_.state, unheard, lock, request.trigger);
+  Status outcome = ok_status();
+  if (run.open(request.wait_for_lock)) {
+    outcome = reconcile_locked(request, run.summary().watermark_before, run.summary().run, report);
+    run.summary().reconcile = report.counts;
+  }
+  report.run = run.finish(outcome, run_.cancel.cancelled());
+  return report;
+}
+
+Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std::optional<CursorValue>& watermark,
+                                      RunId run, ReconcileReport& report) {
+  if (!watermark) {
+    // Nothing is claimed yet, and deletions are only looked for among
+    // rows a load wrote: a first load comes first.
+    report.no_watermark = true;
+    return ok_status();
+  }
+  const CursorValue& w = *watermark;
+  const auto source_table = run_.source.inspect(run_.table);
+  if (!source_table) return source_table.failure();
+  source_table_ = *source_table;
+  if (source_table->cursor_type != w.type) {
+    return permanent_error("the stored watermark is a " + std::string(cursor_type_name(w.type)) + " but cursor " +
+                           run_.table.cursor + " is a " + std::string(cursor_type_name(source_table->cursor_type)));
+  }
+  const auto target_columns = run_.target.check(run_.table);
+  if (!target_columns) return target_columns.failure();
+  // Rows are copied again as the target holds them: a source column the
+  // target lacks (schema drift) is the load's to report, not this copy's.
+  std::vector<std::string> copied;
+  for (const std::string& c : source_table_.columns) {
+    const auto has = [&](const ColumnShape& t) { return t.name == c; };
+    if (std::any_of(target_columns->begin(), target_columns->end(), has)) copied.push_back(c);
+  }
+  if (!target_columns->empty()) source_table_.columns = copied;
+
+  const auto source_estimate = source_keys_.estimate_rows();
+  if (!source_estimate) return source_estimate.failure();
+  const auto target_estimate = target_keys_.estimate_rows();
+  if (!target_estimate) return target_estimate.failure();
+  std::int64_t buckets = bucket_count(std::max(*source_estimate, *target_estimate));
+
+  std::vector<BucketDifference> differing;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const auto from_source = source_keys_.bucket_sums(buckets, w);
+    if (!from_source) return from_source.failure();
+    const auto from_target = target_keys_.bucket_sums(buckets, w);
+    if (!from_target) return from_target.failure();
+    differing = differing_buckets(*from_source, *from_target);
+    // Statistics far below the real size make buckets too large to fetch
+    // in a batch: count again once, with buckets sized from the counts.
+    const std::int64_t rows = total_rows(*from_source, *from_target);
+    if (attempt == 1 || !needs_more_buckets(differing, buckets, rows)) break;
+    buckets = bucket_count(rows);
+  }
+  report.buckets = buckets;
+  report.differing_buckets = static_cast<std::int64_t>(differing.size());
+
+  if (differing.empty()) return ok_status();
+  std::vector<std::int64_t> which;
+  for (const BucketDifference& d : differing) which.push_back(d.bucket);
+  // One pass a side: both listings are opened once and read in pieces, in
+  // step, by bucket; a piece is merged and committed once every bucket in
+  // it is complete on both sides.
+  if (const Status opened = source_keys_.open_keys(buckets, which, w); !opened) return opened;
+  if (const Status opened = target_keys_.open_keys(buckets, which, w); !opened) {
+    source_keys_.close_keys();
+    return opened;
+  }
+  const Status merged = merge_listings(request, w, run, report);
+  source_keys_.close_keys();
+  target_keys_.close_keys();
+  return merged;
+}
+
+Status ReconcileRun::merge_listings(const ReconcileRequest& request, const CursorValue& w, RunId run,
+                                    ReconcileReport& report) {
+  struct Listing {
+    KeySide& side;
+    std::vector<KeyRow> rows;
+    bool done = false;
+  };
+  Listing source{source_keys_, {}, false};
+  Listing target{target_keys_, {}, false};
+  std::size_t piece = static_cast<std::size_t>(std::max<std::int64_t>(2, request.batch_keys / 2));
+  const auto fill = [&](Listing& l) -> Status {
+    if (l.done || l.rows.size() >= piece) return ok_status();
+    const std::size_t want = piece - l.rows.size();
+    auto more = l.side.next_keys(want);
+    if (!more) return more.failure();
+    report.keys_fetched += static_cast<std::int64_t>(more->size());
+    if (more->size() < want) l.done = true;
+    l.rows.insert(l.rows.end(), std::make_move_iterator(more->begin()), std::make_move_iterator(more->end()));
+    return ok_status();
+  };
+  // Rows of buckets below the last one read from a listing still going are
+  // complete on that side; a finished listing is complete throughout.
+  const auto complete_below = [](const Listing& l) {
+    return l.done || l.rows.empty() ? std::numeric_limits<std::int64_t>::max() : l.rows.back().bucket;
+  };
+  const auto take_below = [](Listing& l, std::int64_t limit) {
+    const auto end = std::find_if(l.rows.begin(), l.rows.end(), [&](const KeyRow& r) { return r.bucket >= limit; });
+    std::vector<KeyRow> out(std::make_move_iterator(l.rows.begin()), std::make_move_iterator(end));
+    l.rows.erase(l.rows.begin(), end);
+    return out;
+  };
+  const std::string mark_column = reconcile_mark_column(run_.table);
+  for (;;) {
+    if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
+    if (const Status filled = fill(source); !filled) return filled;
+    if (const Status filled = fill(target); !filled) return filled;
+    const std::int64_t limit = std::min(complete_below(source), complete_below(target));
+    const std::vector<KeyRow> from_source = take_below(source, limit);
+    const std::vector<KeyRow> from_target = take_below(target, limit);
+    if (from_source.empty() && from_target.empty()) {
+      if (source.done && target.done) return ok_status();
+      piece *= 2;  // one bucket fills a whole piece: read further before merging
+      continue;
+    }
+    ++report.batches;
+    const KeyDiff diff = diff_keys(from_source, from_target);
+    keep_examples(diff.gone, request.examples, report.deleted_examples);
+    keep_examples(diff.missing, request.examples, report.missing_examples);
+    if (request.dry_run) {
+      report.counts.deleted += static_cast<std::int64_t>(diff.gone.size());
+      report.counts.missing += static_cast<std::int64_t>(diff.missing.size());
+      report.restored += static_cast<std::int64_t>(diff.restored.size());
+      continue;
+    }
+    if (diff.gone.empty() && diff.missing.empty() && diff.restored.empty()) continue;
+    ReconcileFix fix;
+    fix.gone = diff.gone;
+    fix.recopy = diff.missing;
+    fix.recopy.insert(fix.recopy.end(), diff.restored.begin(), diff.restored.end());
+    std::sort(fix.recopy.begin(), fix.recopy.end());
+    fix.mark_column = mark_column;
+    fix.watermark = w;
+    StepRecord record;
+    record.lock = RunLock{run_.key(), std::nullopt};
+    record.run = run;
+    record.reconcile = ReconcileCounts{0, static_cast<std::int64_t>(diff.missing.size())};
+    const auto deleted = commit_reconcile(run_.target, run_.table, source_table_, fix, record);
+    if (!deleted) return deleted.failure();
+    report.counts.deleted += *deleted;
+    report.counts.missing += static_cast<std::int64_t>(diff.missing.size());
+    report.restored += static_cast<std::int64_t>(diff.restored.size());
+  }
+}
+
+}  // namespace tidemark

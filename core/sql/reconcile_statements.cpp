@@ -1,0 +1,161 @@
+#include "core/sql/reconcile_statements.h"
+
+#include <cstdio>
+
+#include "core/sql/sql_identifier.h"
+
+namespace tidemark {
+namespace {
+
+// The bucket of a key text, non-negative, out of `count` (an SQL bigint).
+std::string bucket_of(const std::string& count) {
+  return "((hashtextextended(tm_key, 0) & 9223372036854775807) % " + count + ")";
+}
+
+// The listing's bucket count and bucket list as literals made of digits.
+struct Numbers {
+  std::string count = "$1::bigint";
+  std::string which = "$2::bigint[]";
+};
+
+Numbers literal_numbers(std::int64_t buckets, const std::vector<std::int64_t>& which) {
+  Numbers out;
+  out.count = "(" + std::to_string(buckets) + "::bigint)";
+  out.which = "ARRAY[";
+  for (std::size_t i = 0; i < which.size(); ++i) out.which += (i ? "," : "") + std::to_string(which[i]);
+  out.which += "]::bigint[]";
+  return out;
+}
+
+std::string key_row(const std::vector<std::string>& key, const std::string& alias) {
+  std::string out = "ROW(";
+  for (std::size_t i = 0; i < key.size(); ++i) out += (i ? ", " : "") + alias + "." + quote_identifier(key[i]);
+  return out + ")::text";
+}
+
+std::string key_columns_text(const std::vector<std::string>& key, const std::string& alias) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    out += ", " + alias + "." + quote_identifier(key[i]) + "::text AS tm_c" + std::to_string(i);
+  }
+  return out;
+}
+
+std::string key_columns_out(const std::vector<std::string>& key) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i) out += ", tm_c" + std::to_string(i);
+  return out;
+}
+
+KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name, const std::string& compared,
+                            const std::string& flag, const Numbers& n = Numbers{}) {
+  const std::string from = name.quoted() + " q";
+  KeySideQueries out;
+  out.estimate =
+      "SELECT coalesce((SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = to_regclass($1)), 0)";
+  out.bucket_sums = "SELECT " + bucket_of(n.count) +
+                    " AS tm_bucket, count(*), sum(hashtextextended(tm_key, 1))::text FROM (SELECT " +
+                    key_row(table.key, "q") + " AS tm_key FROM " + from + " WHERE " + compared +
+                    ") k GROUP BY 1";
+  out.keys = std::string("SELECT tm_bucket, tm_key, tm_flag") + key_columns_out(table.key) + " FROM (SELECT " +
+             bucket_of(n.count) + " AS tm_bucket, k.* FROM (SELECT " + key_row(table.key, "q") + " AS tm_key, (" + flag +
+             ") IS TRUE AS tm_flag" + key_columns_text(table.key, "q") + " FROM " + from +
+             ") k) b WHERE tm_bucket = ANY(" + n.which + ") ORDER BY tm_bucket, tm_key COLLATE \"C\"";
+  return out;
+}
+
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buffer[8];
+          std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(c));
+          out += buffer;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// t.k1 = d.k1 AND t.k2 = d.k2
+std::string key_match(const std::vector<std::string>& key, const std::string& a, const std::string& b) {
+  std::string out;
+  for (const std::string& k : key) {
+    out += (out.empty() ? "" : " AND ") + a + "." + quote_identifier(k) + " = " + b + "." + quote_identifier(k);
+  }
+  return out;
+}
+
+}  // namespace
+
+KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& watermark) {
+  const std::string below = "q." + quote_identifier(table.cursor) + " < " + cursor_sql_literal(watermark);
+  return side_queries(table, *table.source_table, below, below);
+}
+
+KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column) {
+  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false");
+  const std::string mark = "q." + quote_identifier(mark_column);
+  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL");
+}
+
+std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which) {
+  const std::string below = "q." + quote_identifier(table.cursor) + " < " + cursor_sql_literal(watermark);
+  return side_queries(table, *table.source_table, below, below, literal_numbers(buckets, which)).keys;
+}
+
+std::string target_key_listing(const TableConfig& table, const std::string& mark_column, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which) {
+  const Numbers n = literal_numbers(buckets, which);
+  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false", n).keys;
+  const std::string mark = "q." + quote_identifier(mark_column);
+  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL", n).keys;
+}
+
+std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys) {
+  std::string out = "[";
+  for (std::size_t r = 0; r < keys.size(); ++r) {
+    out += r ? ",{" : "{";
+    for (std::size_t c = 0; c < key_columns.size(); ++c) {
+      out += (c ? "," : "") + json_string(key_columns[c]) + ":";
+      const auto& value = c < keys[r].columns.size() ? keys[r].columns[c] : std::nullopt;
+      out += value ? json_string(*value) : std::string("null");
+    }
+    out += "}";
+  }
+  return out + "]";
+}
+
+ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
+                                         const std::string& mark_column, const CursorValue& watermark) {
+  const std::string target = table.target_table.quoted();
+  const std::string source = table.source_table->quoted();
+  const std::string keys_of = [&](const std::string& type) {
+    return "json_populate_recordset(NULL::" + type + ", $1::json) d";
+  }(target);
+  ReconcileStatements s;
+  s.delete_keys = "DELETE FROM " + target + " t USING " + keys_of + " WHERE " + key_match(table.key, "t", "d");
+  if (!mark_column.empty()) {
+    s.mark_keys = "UPDATE " + target + " t SET " + quote_identifier(mark_column) + " = now() FROM " + keys_of +
+                  " WHERE " + key_match(table.key, "t", "d") + " AND t." + quote_identifier(mark_column) +
+                  " IS NULL";
+  }
+  std::string cols;
+  for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + std::string("s.") + quote_identifier(c);
+  s.copy_source = "SELECT " + cols + " FROM " + source + " s WHERE s." + quote_identifier(table.cursor) + " < " +
+                  cursor_sql_literal(watermark) + " AND EXISTS (SELECT 1 FROM json_populate_recordset(NULL::" +
+                  source + ", $1::json) d WHERE " + key_match(table.key, "s", "d") + ")";
+  return s;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,54 @@
+// The SQL text of reconcile, built from the table's config: each side's
+// bucket aggregate and key listing, and the target's delete, mark and
+// re-copy of chosen keys. Every identifier is quoted; the watermark is a
+// typed literal made of digits; keys travel as one bound JSON parameter
+// read back with json_populate_recordset over the table's own row type,
+// so each key column is parsed by its own type. Pure; thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config/config_model.h"
+#include "core/reconcile/reconcile_ports.h"
+
+namespace tidemark {
+
+// One side's queries. Parameters: bucket_sums $1 = bucket count;
+// keys $1 = bucket count, $2 = bigint[] of buckets; estimate $1 = the
+// quoted table name.
+struct KeySideQueries {
+  std::string estimate;     // one bigint: rows per the planner's statistics, 0 when unknown
+  std::string bucket_sums;  // bucket, rows, checksum (text) of each non-empty bucket
+  std::string keys;         // bucket, key text, flag, then each key column as text; ordered
+};
+
+// The source: compared rows are those with cursor < watermark; keys()
+// returns every row, flagged by that condition.
+KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& watermark);
+// The target: compared rows are those not marked (mark_column IS NULL;
+// empty `mark_column`: every row); keys() flags the marked ones.
+KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column);
+
+// KeySideQueries::keys with the bucket count and list as literals made of
+// digits, for a cursor WITH HOLD (which binds no parameters).
+std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which);
+std::string target_key_listing(const TableConfig& table, const std::string& mark_column, std::int64_t buckets,
+                               const std::vector<std::int64_t>& which);
+
+// The keys as a JSON array of objects, column name to text value, for
+// the $1 of the statements below.
+std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys);
+
+struct ReconcileStatements {
+  std::string delete_keys;  // $1 = keys_json: deletes those target rows
+  std::string mark_keys;    // $1 = keys_json: sets mark_column = now() where still null (action mark)
+  std::string copy_source;  // on the source, $1 = keys_json: the rows of those keys still below the watermark
+};
+
+ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
+                                         const std::string& mark_column, const CursorValue& watermark);
+
+}  // namespace tidemark

@@ -1,0 +1,89 @@
+#include <ostream>
+
+#include "core/run/cancel_token.h"
+#include "daemon/commands/chunk_logger.h"
+#include "daemon/commands/command_support.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/commands/interrupt_scope.h"
+#include "daemon/pg/state_schema.h"
+#include "daemon/serve/table_runner.h"
+
+namespace tidemark {
+
+int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line, std::ostream& out,
+                  std::ostream& err) {
+  const PipelineConfig* pipeline = config->find_pipeline(command_line.pipeline);
+  if (pipeline == nullptr) {
+    err << "tidemark reconcile: no pipeline named \"" << command_line.pipeline << "\"\n";
+    return kExitUsage;
+  }
+  std::vector<const TableConfig*> tables;
+  if (!command_line.table.empty()) {
+    const TableConfig* table = pipeline->find_table(command_line.table);
+    if (table == nullptr) {
+      err << "tidemark reconcile: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
+      return kExitUsage;
+    }
+    if (table->mode != TableMode::Incremental) {
+      err << "tidemark reconcile: " << pipeline->name << "." << table->name
+          << " is a partition table; reconcile compares the keys of incremental tables (tidemark verify compares "
+             "partitions)\n";
+      return kExitUsage;
+    }
+    tables.push_back(table);
+  } else {
+    for (const TableConfig& table : pipeline->tables) {
+      if (table.deletes) tables.push_back(&table);
+    }
+    if (tables.empty()) {
+      err << "tidemark reconcile: no table of pipeline " << pipeline->name
+          << " has deletes: configured; name one with --table\n";
+      return kExitUsage;
+    }
+  }
+  if (const auto refusal = state_session_refusal(*config)) {
+    err << "tidemark reconcile: " << *refusal << '\n';
+    return kExitUsage;
+  }
+  CancelToken interrupt;
+  const InterruptScope interrupt_scope(interrupt);
+  try {
+    if (!command_line.dry_run) migrate_state_schema(*connect_to(*config, config->daemon.state));
+  } catch (const std::exception& e) {
+    err << "tidemark reconcile: " << e.what() << '\n';
+    return kExitFailure;
+  }
+
+  ChunkLogger chunk_logger;
+  ConnectionPool sessions(1, std::chrono::seconds(60));
+  TableRunner runner(config, chunk_logger, &sessions);
+  runner.set_log_runs(false);
+  bool all_ok = true;
+  for (const TableConfig* table : tables) {
+    if (interrupt.cancelled()) {
+      err << "tidemark reconcile: " << interrupt.reason() << "; " << pipeline->name << "." << table->name
+          << " was not started\n";
+      all_ok = false;
+      continue;
+    }
+    ReconcileRequest request;
+    request.trigger = RunTrigger::Reconcile;
+    request.wait_for_lock = true;  // beside a load: wait for it to end
+    request.dry_run = command_line.dry_run;
+    const ReconcileReport report = runner.reconcile(*pipeline, *table, request, interrupt);
+    out << describe_reconcile(report, command_line.dry_run) << '\n';
+    const auto examples = [&](const char* what, const std::vector<std::string>& keys) {
+      if (keys.empty()) return;
+      out << "  " << what << ":";
+      for (const std::string& k : keys) out << ' ' << k;
+      out << '\n';
+    };
+    examples(command_line.dry_run ? "would delete, e.g." : "deleted, e.g.", report.deleted_examples);
+    examples("missing, e.g.", report.missing_examples);
+    all_ok = all_ok && report.run.status == RunStatus::Success;
+  }
+  return all_ok ? kExitOk : kExitFailure;
+}
+
+}  // namespace tidemark

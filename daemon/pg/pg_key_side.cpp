@@ -1,0 +1,98 @@
+#include "daemon/pg/pg_key_side.h"
+
+#include "core/sql/reconcile_statements.h"
+
+namespace tidemark {
+
+void normalise_key_text_session(PgConnection& connection) {
+  connection.exec(
+      "set timezone to 'UTC'; set datestyle to 'ISO, YMD'; set intervalstyle to 'postgres';"
+      " set extra_float_digits to 1; set bytea_output to 'hex'");
+}
+
+void PgKeySide::normalise() {
+  if (normalised_) return;
+  normalise_key_text_session(connection_);
+  normalised_ = true;
+}
+
+Result<std::int64_t> PgKeySide::estimate_rows() {
+  try {
+    const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
+    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, CursorValue{})
+                                                   : target_key_queries(table_, mark_column_);
+    return connection_.exec(q.estimate, {name.quoted()}).integer(0, 0);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<BucketSum>> PgKeySide::bucket_sums(std::int64_t buckets, const CursorValue& watermark) {
+  try {
+    normalise();
+    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, watermark)
+                                                   : target_key_queries(table_, mark_column_);
+    const PgResult r = connection_.exec(q.bucket_sums, {std::to_string(buckets)});
+    std::vector<BucketSum> out;
+    out.reserve(static_cast<std::size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) out.push_back(BucketSum{r.integer(i, 0), r.integer(i, 1), r.text(i, 2)});
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+namespace {
+
+constexpr const char* kListing = "tidemark_keys";
+
+}  // namespace
+
+Status PgKeySide::open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                            const CursorValue& watermark) {
+  try {
+    normalise();
+    close_keys();
+    const std::string listing = role_ == Role::Source
+                                    ? source_key_listing(table_, watermark, buckets, which)
+                                    : target_key_listing(table_, mark_column_, buckets, which);
+    connection_.exec(std::string("DECLARE ") + kListing + " NO SCROLL CURSOR WITH HOLD FOR " + listing);
+    listing_ = true;
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<KeyRow>> PgKeySide::next_keys(std::size_t most) {
+  try {
+    const PgResult r = connection_.exec("FETCH FORWARD " + std::to_string(most) + " FROM " + kListing);
+    const int key_columns = static_cast<int>(table_.key.size());
+    std::vector<KeyRow> out;
+    out.reserve(static_cast<std::size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) {
+      KeyRow row;
+      row.bucket = r.integer(i, 0);
+      row.text = r.text(i, 1);
+      row.flag = r.boolean(i, 2);
+      for (int c = 0; c < key_columns; ++c) row.columns.push_back(r.optional_text(i, 3 + c));
+      out.push_back(std::move(row));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+void PgKeySide::close_keys() {
+  if (!listing_) return;
+  listing_ = false;
+  try {
+    connection_.rollback_quietly();
+    connection_.exec(std::string("CLOSE ") + kListing);
+  } catch (const PgError&) {
+    connection_.poison();  // a cursor nobody closed must not stay on a pooled session
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,46 @@
+// The KeySide over one PostgreSQL session (core/reconcile/reconcile_ports.h):
+// a table's keys as bucket aggregates and as ordered key lists, with the
+// queries of core/sql/reconcile_statements. It sets the session's time
+// zone, date and float output so that a key prints as the same text on
+// both sides. Owns no connection; used by one reconcile on one thread.
+#pragma once
+
+#include "core/config/config_model.h"
+#include "core/reconcile/reconcile_ports.h"
+#include "daemon/pg/pg_connection.h"
+
+namespace tidemark {
+
+class PgKeySide final : public KeySide {
+ public:
+  enum class Role { Source, Target };
+  // `mark_column` (target, action mark): rows with it set count as deleted already.
+  PgKeySide(PgConnection& connection, const TableConfig& table, Role role, std::string mark_column = {})
+      : connection_(connection), table_(table), role_(role), mark_column_(std::move(mark_column)) {}
+
+  Result<std::int64_t> estimate_rows() override;
+  Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) override;
+  // The listing is a cursor WITH HOLD: its rows are computed in one pass
+  // when it is declared, outside any transaction, and stay readable while
+  // the units of work on the same session begin and commit between pieces.
+  Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                   const CursorValue& watermark) override;
+  Result<std::vector<KeyRow>> next_keys(std::size_t most) override;
+  void close_keys() override;
+
+ private:
+  // Sets the output settings key text depends on, once. Throws PgError.
+  void normalise();
+
+  PgConnection& connection_;
+  const TableConfig& table_;
+  Role role_;
+  std::string mark_column_;
+  bool normalised_ = false;
+  bool listing_ = false;  // the cursor is declared
+};
+
+// The settings a key's text depends on, identical on every session that compares keys.
+void normalise_key_text_session(PgConnection& connection);
+
+}  // namespace tidemark

@@ -1,0 +1,91 @@
+// In-memory KeySide over the fakes' rows (tests/core/fake_ports.h): the
+// source's rows (compared: cursor below the watermark) or the target's
+// (every row). Key k prints as "(k)" and falls in bucket k % buckets; a
+// bucket's checksum is the sum of its keys. It counts what it is asked,
+// and fails where a test says. It implements the port, not the rule.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fake_ports.h"
+
+namespace tidemark {
+
+class FakeKeySide final : public KeySide {
+ public:
+  // `source`: the source's rows; else `target`: the target's key -> cursor.
+  explicit FakeKeySide(const std::vector<FakeRow>* source, const std::map<std::int64_t, std::int64_t>* target = nullptr)
+      : source_(source), target_(target) {}
+
+  std::int64_t estimate = 0;
+  int sums_asked = 0;
+  int keys_asked = 0;
+  std::int64_t keys_returned = 0;
+  std::string fail_keys;  // keys() fails with this
+
+  Result<std::int64_t> estimate_rows() override { return estimate; }
+
+  Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) override {
+    ++sums_asked;
+    std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> sums;
+    for (const auto& [key, cursor] : rows()) {
+      if (source_ && !(cursor < watermark.raw)) continue;
+      auto& s = sums[key % buckets];
+      ++s.first;
+      s.second += key;
+    }
+    std::vector<BucketSum> out;
+    for (const auto& [bucket, s] : sums) out.push_back(BucketSum{bucket, s.first, std::to_string(s.second)});
+    return out;
+  }
+
+  Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                   const CursorValue& watermark) override {
+    ++keys_asked;
+    listing_.clear();
+    next_ = 0;
+    for (const auto& [key, cursor] : rows()) {
+      if (std::find(which.begin(), which.end(), key % buckets) == which.end()) continue;
+      KeyRow row;
+      row.bucket = key % buckets;
+      row.text = "(" + std::to_string(key) + ")";
+      row.columns = {std::to_string(key)};
+      row.flag = source_ != nullptr && cursor < watermark.raw;
+      listing_.push_back(row);
+    }
+    std::sort(listing_.begin(), listing_.end());
+    return ok_status();
+  }
+  Result<std::vector<KeyRow>> next_keys(std::size_t most) override {
+    if (!fail_keys.empty()) return Error{fail_keys};
+    const std::size_t end = std::min(listing_.size(), next_ + most);
+    std::vector<KeyRow> out(listing_.begin() + static_cast<std::ptrdiff_t>(next_),
+                            listing_.begin() + static_cast<std::ptrdiff_t>(end));
+    next_ = end;
+    keys_returned += static_cast<std::int64_t>(out.size());
+    return out;
+  }
+  void close_keys() override { ++closed; }
+  int closed = 0;
+
+ private:
+  std::vector<std::pair<std::int64_t, std::int64_t>> rows() const {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    if (source_) {
+      for (const FakeRow& r : *source_) out.emplace_back(r.key, r.cursor);
+    } else {
+      for (const auto& [k, c] : *target_) out.emplace_back(k, c);
+    }
+    return out;
+  }
+
+  const std::vector<FakeRow>* source_;
+  const std::map<std::int64_t, std::int64_t>* target_;
+  std::vector<KeyRow> listing_;
+  std::size_t next_ = 0;
+};
+
+}  // namespace tidemark

@@ -1,0 +1,187 @@
+// ReconcileRun over the fakes: what it compares, what it reads, what it
+// commits and records, and what a dry run, a held lock, a missing
+// watermark and a failure in the middle leave behind.
+#include <doctest/doctest.h>
+
+#include "core/reconcile/reconcile_run.h"
+#include "fake_key_side.h"
+
+namespace tidemark {
+namespace {
+
+// 1..n in the source and the target, all below the watermark 1,000,000.
+struct Harness : FakeRunPorts {
+  FakeKeySide source_keys{&source.rows};
+  FakeKeySide target_keys{nullptr, &target.rows};
+
+  explicit Harness(int n = 100) {
+    pipeline.name = "p";
+    table.name = "t";
+    table.key = {"id"};
+    table.cursor = "c";
+    table.source_table = *QualifiedName::parse("s.t");
+    table.target_table = *QualifiedName::parse("r.t");
+    state.watermark = CursorValue{CursorType::Integer, 1000000};
+    for (int k = 1; k <= n; ++k) {
+      source.rows.push_back(FakeRow{k, k});
+      target.rows[k] = k;
+    }
+  }
+
+  void delete_in_source(std::int64_t key) {
+    source.rows.erase(std::remove_if(source.rows.begin(), source.rows.end(),
+                                     [&](const FakeRow& r) { return r.key == key; }),
+                      source.rows.end());
+  }
+
+  ReconcileReport reconcile(ReconcileRequest request = {}) {
+    return ReconcileRun(context(), source_keys, target_keys).execute(request);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("reconcile of equal key sets compares two aggregates and reads no key") {
+  Harness h;
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.buckets == 1);
+  CHECK(r.differing_buckets == 0);
+  CHECK(r.keys_fetched == 0);
+  CHECK(h.source_keys.sums_asked == 1);
+  CHECK(h.target_keys.sums_asked == 1);
+  CHECK(h.source_keys.keys_asked == 0);
+  CHECK(h.target.commits == 0);
+  // A run row with its trigger and zero counts.
+  REQUIRE(h.state.runs.size() == 1);
+  CHECK(h.state.runs[0].start.trigger == RunTrigger::Reconcile);
+  REQUIRE(h.state.runs[0].end);
+  CHECK(h.state.runs[0].end->success);
+  CHECK(h.state.runs[0].end->reconcile->deleted == 0);
+  CHECK(h.state.runs[0].end->reconcile->missing == 0);
+  CHECK_FALSE(h.state.locked);  // released
+}
+
+TEST_CASE("rows deleted in the source are deleted in the target and counted, with the record in the same commit") {
+  Harness h;
+  for (const int k : {10, 20, 30}) h.delete_in_source(k);
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.counts.deleted == 3);
+  CHECK(r.counts.missing == 0);
+  CHECK(h.target.rows.size() == 97);
+  CHECK(h.target.rows.count(20) == 0);
+  REQUIRE(h.target.records.size() == 1);
+  CHECK(h.target.records[0].reconcile->deleted == 3);
+  CHECK_FALSE(h.target.records[0].move);  // the watermark stays
+  CHECK(h.state.watermark == CursorValue{CursorType::Integer, 1000000});
+  CHECK(h.state.runs[0].end->reconcile->deleted == 3);
+  CHECK(r.deleted_examples == std::vector<std::string>{"(10)", "(20)", "(30)"});
+}
+
+TEST_CASE("target rows missing below the watermark are copied again and counted; above it, left to the load") {
+  Harness h;
+  h.target.rows.erase(5);
+  h.target.rows.erase(6);
+  h.source.rows.push_back(FakeRow{500, 2000000});  // above the watermark: not loaded yet
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.counts.missing == 2);
+  CHECK(r.counts.deleted == 0);
+  CHECK(h.target.rows.count(5) == 1);
+  CHECK(h.target.rows.count(500) == 0);
+  REQUIRE(h.target.fixes.size() == 1);
+  CHECK(h.target.fixes[0].recopy.size() == 2);
+  CHECK(h.target.fixes[0].watermark == CursorValue{CursorType::Integer, 1000000});
+  CHECK(h.state.runs[0].end->reconcile->missing == 2);
+}
+
+TEST_CASE("a dry run counts, keeps examples, and writes nothing, not even a run row") {
+  Harness h;
+  h.delete_in_source(1);
+  h.target.rows.erase(2);
+  ReconcileRequest dry;
+  dry.dry_run = true;
+  const ReconcileReport r = h.reconcile(dry);
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.counts.deleted == 1);
+  CHECK(r.counts.missing == 1);
+  CHECK(r.missing_examples == std::vector<std::string>{"(2)"});
+  CHECK(h.state.runs.empty());
+  CHECK(h.target.commits == 0);
+  CHECK(h.target.begun.empty());
+  CHECK(h.target.rows.count(1) == 1);
+  CHECK_FALSE(h.state.locked);
+}
+
+TEST_CASE("a held lock: skipped when not waiting, nothing compared") {
+  Harness h;
+  h.state.held_elsewhere = true;
+  ReconcileRequest scheduled;
+  scheduled.wait_for_lock = false;
+  const ReconcileReport r = h.reconcile(scheduled);
+  CHECK(r.run.status == RunStatus::SkippedLocked);
+  CHECK(h.source_keys.sums_asked == 0);
+  CHECK(h.state.runs.empty());
+}
+
+TEST_CASE("no watermark yet: nothing is claimed, nothing compared") {
+  Harness h;
+  h.state.watermark.reset();
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.no_watermark);
+  CHECK(h.source_keys.sums_asked == 0);
+}
+
+TEST_CASE("batches commit one by one: a failure keeps what committed, and a rerun finishes the rest") {
+  Harness h(3000);  // 30 buckets of 100 keys
+  h.source_keys.estimate = 3000;
+  for (const int k : {3, 4, 5, 3000}) h.delete_in_source(k);  // buckets 3, 4, 5 and 0
+  ReconcileRequest request;
+  request.batch_keys = 250;  // a bucket (about 200 keys of both sides) a batch
+  h.target.fail_reconcile.clear();
+  // The second batch fails.
+  int batch = 0;
+  h.target.before_record = [&] {
+    if (++batch == 2) h.target.fail_commit = "connection lost";
+  };
+  const ReconcileReport failed = h.reconcile(request);
+  CHECK(failed.run.status == RunStatus::Failed);
+  CHECK(failed.run.error == "connection lost");
+  CHECK(failed.batches == 2);
+  CHECK(failed.counts.deleted == 1);  // the first batch (bucket 0) only: what committed
+  CHECK(h.state.runs[0].end->reconcile->deleted == 1);
+  CHECK(h.target.rows.size() == 2999);
+
+  h.target.before_record = nullptr;
+  h.target.fail_commit.clear();
+  const ReconcileReport rerun = h.reconcile(request);
+  CHECK(rerun.run.status == RunStatus::Success);
+  CHECK(rerun.differing_buckets == 3);  // the committed bucket matches now
+  CHECK(rerun.counts.deleted == 3);
+  CHECK(h.target.rows.size() == 2996);
+}
+
+TEST_CASE("action mark passes its column to the unit of work; action delete none") {
+  Harness h;
+  h.delete_in_source(7);
+  h.table.deletes = DeletesConfig{std::nullopt, DeleteAction::Mark, "deleted_at", {}, {}};
+  h.reconcile();
+  REQUIRE(h.target.fixes.size() == 1);
+  CHECK(h.target.fixes[0].mark_column == "deleted_at");
+  CHECK(reconcile_mark_column(TableConfig{}).empty());
+}
+
+TEST_CASE("a failure reading keys fails the run with it, having committed nothing") {
+  Harness h;
+  h.delete_in_source(1);
+  h.target_keys.fail_keys = "canceling statement due to statement timeout";
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Failed);
+  CHECK(r.run.error == "canceling statement due to statement timeout");
+  CHECK(h.target.commits == 0);
+  CHECK_FALSE(h.state.runs[0].end->success);
+}
+
+}  // namespace tidemark

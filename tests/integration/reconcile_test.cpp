@@ -1,0 +1,315 @@
+// `tidemark reconcile` end to end against a real PostgreSQL: rows deleted
+// in the source leave the target (deleted or marked), rows missing below
+// the watermark come back and are counted, rows not loaded yet are left
+// alone, a dry run changes nothing, a reconcile waits for a load's lock,
+// and a table without differences reads no key.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "core/run/run_ports.h"
+#include "daemon/commands/commands.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+const char* const kPipeline = R"(pipeline: shop
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+  - name: orders_marked
+    source_table: public.orders
+    target_table: raw.orders_marked
+    columns: [order_id, updated_at, amount]
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *", action: mark, mark_column: deleted_at }
+  - name: lines
+    source_table: public.lines
+    target_table: raw.lines
+    key: [order_ref, line_no]
+    cursor: updated_at
+  - name: orders_plain
+    source_table: public.orders
+    target_table: raw.orders_copy
+    key: [order_id]
+    cursor: updated_at
+)";
+
+struct Reconcile : testing::CommandRunner {
+  PgTestEnv env;
+
+  explicit Reconcile(bool state_in_target = true) : env(state_in_target) {
+    env.source().exec(
+        "create table public.orders (order_id int primary key, updated_at timestamptz not null, amount int);"
+        "insert into public.orders select g, timestamptz '2026-01-01' + g * interval '1 minute', g"
+        " from generate_series(1, 2000) g;"
+        // A composite key whose text part needs quoting in a record and in JSON.
+        "create table public.lines (order_ref text, line_no int, updated_at timestamptz not null,"
+        " primary key (order_ref, line_no));"
+        "insert into public.lines select case g % 4 when 0 then 'a,b' when 1 then 'tab\there' when 2 then"
+        " 'quote\"d (x)' else 'ü ' || g end, g, timestamptz '2026-01-01' + g * interval '1 minute'"
+        " from generate_series(1, 400) g");
+    env.target().exec(
+        "create schema raw;"
+        "create table raw.orders (order_id int primary key, updated_at timestamptz not null, amount int);"
+        "create table raw.orders_copy (order_id int primary key, updated_at timestamptz not null, amount int);"
+        "create table raw.orders_marked (order_id int primary key, updated_at timestamptz not null, amount int,"
+        " deleted_at timestamptz);"
+        "create table raw.lines (order_ref text, line_no int, updated_at timestamptz not null,"
+        " primary key (order_ref, line_no))");
+    config_path = env.write_config_files(kPipeline);
+    RunOptions run;
+    run.pipeline = "shop";
+    REQUIRE(CommandRunner::run(run_run, run) == 0);
+  }
+
+  int reconcile(const std::string& table = "", bool dry_run = false) {
+    out.str("");
+    err.str("");
+    ReconcileOptions options;
+    options.pipeline = "shop";
+    options.table = table;
+    options.dry_run = dry_run;
+    return CommandRunner::run(run_reconcile, options);
+  }
+
+  std::string target(const std::string& query) { return PgTestEnv::rows(env.target(), query).at(0); }
+  std::string source(const std::string& query) { return PgTestEnv::rows(env.source(), query).at(0); }
+
+  // The report of one reconcile through the runner the command uses.
+  ReconcileReport report(const std::string& table, bool dry_run = false) {
+    const auto config = env.config(kPipeline);
+    ChunkLogger observer;
+    CancelToken cancel;
+    TableRunner runner(config, observer);
+    ReconcileRequest request;
+    request.dry_run = dry_run;
+    const PipelineConfig& pipeline = *config->find_pipeline("shop");
+    return runner.reconcile(pipeline, *pipeline.find_table(table), request, cancel);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("20 rows deleted in the source are deleted from the target with action delete, marked with action mark") {
+  Reconcile r;
+  r.env.source().exec("delete from public.orders where order_id % 100 = 0");  // 20 rows
+  REQUIRE(r.reconcile() == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("shop.orders: reconcile success") != std::string::npos);
+  CHECK(r.out.str().find("20 rows deleted, 0 missing") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.orders") == "1980");
+  CHECK(r.target("select count(*) from raw.orders where order_id % 100 = 0") == "0");
+  // Marked, not deleted; only the 20.
+  CHECK(r.target("select count(*) from raw.orders_marked") == "2000");
+  CHECK(r.target("select count(*) from raw.orders_marked where deleted_at is not null") == "20");
+  CHECK(r.target("select count(*) from raw.orders_marked where deleted_at is not null and order_id % 100 <> 0") == "0");
+  // Each reconcile is a run row with its counts.
+  CHECK(PgTestEnv::rows(r.env.state(),
+                        "select table_name, trigger, status, rows_deleted, rows_missing from tidemark.runs"
+                        " where trigger = 'reconcile' order by table_name") ==
+        std::vector<std::string>{"orders|reconcile|success|20|0", "orders_marked|reconcile|success|20|0"});
+  // Again: nothing left to delete; marked rows count as deleted already.
+  REQUIRE(r.reconcile() == 0);
+  CHECK(r.out.str().find("shop.orders: reconcile success") != std::string::npos);
+  CHECK(r.out.str().find("0 rows deleted, 0 missing") != std::string::npos);
+  CHECK(r.out.str().find("shop.orders_marked: reconcile success") != std::string::npos);
+  CHECK(r.out.str().find("20 rows deleted") == std::string::npos);
+  // The marks keep the time they were set.
+  CHECK(r.target("select count(distinct deleted_at) from raw.orders_marked") == "1");
+}
+
+TEST_CASE("a row removed from the target below the watermark is found, counted missing and copied again") {
+  Reconcile r;
+  r.env.target().exec("delete from raw.orders where order_id in (7, 1500)");
+  REQUIRE(r.reconcile("orders") == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("0 rows deleted, 2 missing (copied again)") != std::string::npos);
+  CHECK(r.out.str().find("missing, e.g.: (1500) (7)") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.orders") == "2000");
+  CHECK(r.target("select amount from raw.orders where order_id = 1500") == "1500");
+  CHECK(PgTestEnv::rows(r.env.state(), "select rows_deleted, rows_missing from tidemark.runs"
+                                       " where trigger = 'reconcile'") == std::vector<std::string>{"0|2"});
+  // status says so, its last run stays the load's; history shows the reconcile.
+  StatusOptions status;
+  status.json = true;
+  r.out.str("");
+  REQUIRE(r.CommandRunner::run(run_status, status) == 0);
+  const auto tables = nlohmann::json::parse(r.out.str());
+  CHECK(tables[0]["table"] == "orders");
+  CHECK(tables[0]["why"]["reason"] == "rows_missing");
+  CHECK(tables[0]["why"]["text"].get<std::string>().find("found 2 source rows below the watermark") !=
+        std::string::npos);
+  CHECK(tables[0]["last_reconcile"]["rows_missing"] == 2);
+  CHECK(tables[0]["last_run"]["rows_written"] == 2000);
+  CHECK(tables[1]["why"].is_null());
+  HistoryOptions history;
+  r.out.str("");
+  REQUIRE(r.CommandRunner::run(run_history, history) == 0);
+  CHECK(r.out.str().find("reconcile success") != std::string::npos);
+  CHECK(r.out.str().find("deleted 0, missing 2") != std::string::npos);
+  // The claim holds again, and status stops saying otherwise.
+  REQUIRE(r.reconcile("orders") == 0);
+  CHECK(r.out.str().find("0 rows deleted, 0 missing") != std::string::npos);
+  r.out.str("");
+  REQUIRE(r.CommandRunner::run(run_status, status) == 0);
+  CHECK(nlohmann::json::parse(r.out.str())[0]["why"].is_null());
+}
+
+TEST_CASE("a source row above the watermark that the target lacks is not loaded yet: neither missing nor copied") {
+  Reconcile r;
+  r.env.source().exec("insert into public.orders values (5000, now() + interval '1 day', 1)");
+  REQUIRE(r.reconcile("orders") == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("0 rows deleted, 0 missing") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.orders where order_id = 5000") == "0");
+}
+
+TEST_CASE("regression: a row updated in the source since the last load is not taken for a deleted one") {
+  Reconcile r;
+  // Its cursor moved above the watermark: the source no longer counts it
+  // among the rows the target must hold, but the target holds it.
+  r.env.source().exec("update public.orders set updated_at = now() + interval '1 day' where order_id = 42");
+  const ReconcileReport report = r.report("orders");
+  CHECK(report.run.status == RunStatus::Success);
+  CHECK(report.counts.deleted == 0);
+  CHECK(report.counts.missing == 0);
+  CHECK(report.differing_buckets == 1);
+  CHECK(r.target("select count(*) from raw.orders where order_id = 42") == "1");
+}
+
+TEST_CASE("--dry-run prints both counts and example keys and changes nothing") {
+  Reconcile r;
+  r.env.source().exec("delete from public.orders where order_id in (10, 20, 30)");
+  r.env.target().exec("delete from raw.orders where order_id = 99");
+  const std::string before = r.target("select md5(string_agg(o::text, ',' order by order_id)) from raw.orders o");
+  REQUIRE(r.reconcile("orders", /*dry_run=*/true) == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("reconcile (dry run) success") != std::string::npos);
+  CHECK(r.out.str().find("3 rows to delete, 1 missing") != std::string::npos);
+  CHECK(r.out.str().find("would delete, e.g.: (10) (20) (30)") != std::string::npos);
+  CHECK(r.out.str().find("missing, e.g.: (99)") != std::string::npos);
+  CHECK(r.target("select md5(string_agg(o::text, ',' order by order_id)) from raw.orders o") == before);
+  CHECK(r.target("select count(*) from tidemark.runs where trigger = 'reconcile'") == "0");
+}
+
+TEST_CASE("composite keys with text that needs quoting are compared, deleted and copied again") {
+  Reconcile r;
+  r.env.source().exec("delete from public.lines where line_no in (1, 2, 3, 4)");
+  r.env.target().exec("delete from raw.lines where line_no in (101, 102, 103, 104)");
+  REQUIRE(r.reconcile("lines") == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("4 rows deleted, 4 missing (copied again)") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.lines") == "396");
+  CHECK(r.target("select string_agg(order_ref, '|' order by line_no) from raw.lines where line_no between 101 and 104") ==
+        r.source("select string_agg(order_ref, '|' order by line_no) from public.lines where line_no between 101 and 104"));
+}
+
+TEST_CASE("a table with no differences reads no key: only the two bucket aggregates") {
+  Reconcile r;
+  r.env.source().exec("analyze public.orders");
+  r.env.target().exec("analyze raw.orders");
+  const ReconcileReport report = r.report("orders");
+  CHECK(report.run.status == RunStatus::Success);
+  CHECK(report.buckets == 20);  // 2,000 rows, about 100 keys a bucket
+  CHECK(report.differing_buckets == 0);
+  CHECK(report.keys_fetched == 0);
+  CHECK(report.batches == 0);
+}
+
+TEST_CASE("reconcile beside a running load waits for the table's lock, then proceeds") {
+  Reconcile r;
+  r.env.source().exec("delete from public.orders where order_id = 1");
+  // Another session holds the table's lock, as a load does for its whole run.
+  PgConnection holder(r.env.dsn("target"), "holder");
+  const std::string key = std::to_string(run_lock_key(RunLock{TableKey{"shop", "orders"}, std::nullopt}));
+  holder.exec("select pg_advisory_lock(" + key + ")");
+  std::atomic<bool> finished{false};
+  ReconcileReport report;
+  std::thread reconcile([&] {
+    report = r.report("orders");
+    finished = true;
+  });
+  // It waits on the lock...
+  bool waiting = false;
+  for (int i = 0; i < 100 && !waiting; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    waiting = PgTestEnv::rows(holder, "select count(*) from pg_locks where locktype = 'advisory' and not granted")
+                  .at(0) == "1";
+  }
+  CHECK(waiting);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK_FALSE(finished.load());
+  CHECK(PgTestEnv::rows(holder, "select count(*) from raw.orders where order_id = 1").at(0) == "1");
+  // ...and goes on once the load lets it go.
+  holder.exec("select pg_advisory_unlock(" + key + ")");
+  reconcile.join();
+  CHECK(report.run.status == RunStatus::Success);
+  CHECK(report.counts.deleted == 1);
+  CHECK(r.target("select count(*) from raw.orders where order_id = 1") == "0");
+}
+
+TEST_CASE("regression: a row re-inserted in the source after it was marked is unmarked, not marked for ever") {
+  Reconcile r;
+  r.env.source().exec("delete from public.orders where order_id in (5, 6)");
+  REQUIRE(r.reconcile("orders_marked") == 0);
+  REQUIRE(r.target("select count(*) from raw.orders_marked where deleted_at is not null") == "2");
+  // 5 comes back as a new row (above the watermark): the next load's upsert
+  // clears its mark. 6 comes back with its old cursor (a restore): the
+  // reconcile copies it again, which clears the mark, and it is not missing.
+  r.env.source().exec("insert into public.orders values (5, now(), 5),"
+                      " (6, timestamptz '2026-01-01' + 6 * interval '1 minute', 6)");
+  RunOptions run;
+  run.pipeline = "shop";
+  run.table = "orders_marked";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  REQUIRE(r.CommandRunner::run(run_run, run) == 0);
+  CHECK(r.target("select deleted_at is null from raw.orders_marked where order_id = 5") == "t");
+  const ReconcileReport report = r.report("orders_marked");
+  CHECK(report.run.status == RunStatus::Success);
+  CHECK(report.counts.missing == 0);
+  CHECK(report.counts.deleted == 0);
+  CHECK(report.restored == 1);
+  CHECK(r.target("select count(*) from raw.orders_marked where deleted_at is not null") == "0");
+}
+
+TEST_CASE("with the state in a database of its own, each batch's counts commit with the state's transaction") {
+  Reconcile r(/*state_in_target=*/false);
+  r.env.source().exec("delete from public.orders where order_id between 11 and 15");
+  r.env.target().exec("delete from raw.orders where order_id = 1999");
+  REQUIRE(r.reconcile("orders") == 0);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("5 rows deleted, 1 missing (copied again)") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.orders") == "1995");  // 2000 - 5 deleted - 1 removed + 1 copied again
+  CHECK(PgTestEnv::rows(r.env.state(), "select rows_deleted, rows_missing from tidemark.runs"
+                                       " where trigger = 'reconcile'") == std::vector<std::string>{"5|1"});
+}
+
+TEST_CASE("reconcile exits 2 for an unknown table, a partition table, or a pipeline without deletes and no --table") {
+  Reconcile r;
+  CHECK(r.reconcile("nope") == 2);
+  ReconcileOptions options;
+  options.pipeline = "nope";
+  CHECK(r.CommandRunner::run(run_reconcile, options) == 2);
+  // --table may name an incremental table without deletes: action delete.
+  r.env.source().exec("delete from public.orders where order_id = 3");
+  REQUIRE(r.reconcile("orders_plain") == 0);
+  CHECK(r.out.str().find("1 rows deleted") != std::string::npos);
+}
+
+}  // namespace tidemark
