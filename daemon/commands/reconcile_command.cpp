@@ -1,3 +1,4 @@
+#include <optional>
 #include <ostream>
 
 #include "core/run/cancel_token.h"
@@ -6,6 +7,7 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
+#include "daemon/commands/partition_compare.h"
 #include "daemon/pg/state_schema.h"
 #include "daemon/serve/table_runner.h"
 
@@ -25,11 +27,18 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
       err << "tidemark reconcile: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
       return kExitUsage;
     }
-    if (table->mode != TableMode::Incremental) {
-      err << "tidemark reconcile: " << pipeline->name << "." << table->name
-          << " is a partition table; reconcile compares the keys of incremental tables (tidemark verify compares "
-             "partitions)\n";
-      return kExitUsage;
+    if (table->mode == TableMode::Partition) {
+      // A partition is rewritten whole from its query, so there are no
+      // keys to compare: every done partition is compared with what its
+      // query returns now, and those that differ are named with the
+      // backfill that rewrites them. Read-only, so --dry-run changes
+      // nothing either way.
+      try {
+        return compare_partitions(*config, *pipeline, *table, std::nullopt, out) ? kExitOk : kExitFailure;
+      } catch (const std::exception& e) {
+        err << "tidemark reconcile: " << e.what() << '\n';
+        return kExitFailure;
+      }
     }
     tables.push_back(table);
   } else {

@@ -14,7 +14,9 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/partition_backfill.h"
+#include "daemon/commands/partition_compare.h"
 #include "daemon/pg/partition_bounds.h"
+#include "daemon/pg/pg_key_side.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
 
@@ -25,12 +27,6 @@ struct Bucket {
   std::int64_t rows = 0;
   std::string checksum = "0";
 };
-
-// Equal values must print as equal text on both sides.
-void normalise_session(PgConnection& c) {
-  c.exec("set timezone to 'UTC'; set datestyle to 'ISO, YMD'; set intervalstyle to 'postgres';"
-         " set extra_float_digits to 1; set bytea_output to 'hex'");
-}
 
 std::map<std::string, Bucket> buckets(PgConnection& c, const std::string& sql) {
   std::map<std::string, Bucket> out;
@@ -80,8 +76,8 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
   }
   const auto window = verify_window((*stored)->value, table.lookback);
   if (!window) throw std::runtime_error(window.error());
-  normalise_session(*source);
-  normalise_session(*target);
+  normalise_key_text_session(*source);
+  normalise_key_text_session(*target);
   const auto from_source = buckets(
       *source, verify_query(*table.source_table, source_table->columns, table.cursor, *window, pipeline.timezone));
   const auto from_target = buckets(
@@ -106,76 +102,8 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
 
 // How many of a partition table's partitions verify compares: the most
 // recent ones marked done (a week of days, say), each by re-running its
-// query, which costs what a run of it costs.
+// query, which costs what a run of it costs. reconcile compares them all.
 constexpr std::size_t kPartitionsVerified = 7;
-
-// Verifies a partition table: each recent partition's target rows against
-// what its query returns on the source now. Returns whether all matched.
-bool verify_partition_table(const Config& config, const PipelineConfig& pipeline, const TableConfig& table,
-                            std::ostream& out) {
-  const TableKey key{pipeline.name, table.name};
-  const auto state = connect_to(config, config.daemon.state);
-  std::vector<Instant> done;
-  if (state_schema_exists(*state)) {
-    // Every partition a calendar can hold: years 1 to 9999.
-    const auto all = PgStateStore(*state).done_partitions(key, Instant(std::chrono::seconds(-62135596800LL)),
-                                                          Instant(std::chrono::seconds(253402300799LL)));
-    if (!all) throw std::runtime_error(all.error());
-    done = *all;
-  }
-  if (done.empty()) {
-    fmt::print(out, "{}: no partition written yet; nothing to verify\n", key.display());
-    return true;
-  }
-  std::sort(done.begin(), done.end());
-  if (done.size() > kPartitionsVerified) done.erase(done.begin(), done.end() - kPartitionsVerified);
-
-  const auto source = connect_to_source(config, pipeline.source);
-  const auto target = connect_to(config, pipeline.target);
-  normalise_session(*source);
-  normalise_session(*target);
-  const TimeZone& zone = *pipeline.zone;
-  const PartitionUnit unit = table.partition->unit;
-  fmt::print(out, "{}: the last {} partitions done, query -> {}\n", key.display(), done.size(),
-             table.target_table.display());
-  fmt::print(out, "  {:<20} {:>12} {:>12}  {}\n", "PARTITION", "SOURCE ROWS", "TARGET ROWS", "RESULT");
-  std::optional<PartitionVerifyQueries> queries;
-  bool ok = true;
-  std::string first_bad;
-  std::string last_bad_hi;
-  for (const Instant lo : done) {
-    const TimeWindow partition = partition_containing(lo, unit, zone);
-    const PartitionRequest request = partition_request(key, 0, partition, zone, unit);
-    const auto bounds = partition_bounds(*target, table, request);
-    if (!bounds) throw std::runtime_error(bounds.error());
-    if (!queries) {
-      // Compared by the query's own columns, by name.
-      const PgResult shape = source->exec(
-          "SELECT * FROM (\n" + without_trailing_semicolons(table.query) + "\n) q LIMIT 0", bounds->params,
-          bounds->types);
-      std::vector<std::string> columns;
-      for (int c = 0; c < shape.columns(); ++c) columns.push_back(shape.column_name(c));
-      queries = partition_verify_queries(table, columns, bounds->cast);
-    }
-    const PgResult from_source = source->exec(queries->source, bounds->params, bounds->types);
-    const PgResult from_target = target->exec(queries->target, bounds->params);
-    const Bucket s{from_source.integer(0, 0), from_source.text(0, 1)};
-    const Bucket t{from_target.integer(0, 0), from_target.text(0, 1)};
-    const bool match = s.rows == t.rows && s.checksum == t.checksum;
-    const char* result = match ? "ok" : (s.rows == t.rows ? "DIFFERENT VALUES" : "DIFFERENT COUNT");
-    fmt::print(out, "  {:<20} {:>12} {:>12}  {}\n", partition_label(partition, unit, zone), s.rows, t.rows, result);
-    if (!match) {
-      if (first_bad.empty()) first_bad = request.lo_local;
-      last_bad_hi = request.hi_local;
-    }
-    ok = ok && match;
-  }
-  if (!ok) {
-    fmt::print(out, "  rewrite them with: tidemark backfill {} --table {} --from '{}' --to '{}' --rerun\n",
-               pipeline.name, table.name, first_bad, last_bad_hi);
-  }
-  return ok;
-}
 
 }  // namespace
 
@@ -190,7 +118,7 @@ int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::
   try {
     for (const TableConfig& table : pipeline->tables) {
       if (!command_line.table.empty() && table.name != command_line.table) continue;
-      const bool table_ok = table.mode == TableMode::Partition ? verify_partition_table(*config, *pipeline, table, out)
+      const bool table_ok = table.mode == TableMode::Partition ? compare_partitions(*config, *pipeline, table, kPartitionsVerified, out)
                                                                : verify_table(*config, *pipeline, table, out);
       all_ok = table_ok && all_ok;
     }

@@ -158,13 +158,51 @@ TEST_CASE("verify compares each recent partition with what its query returns now
   CHECK(shop.run(run_verify, verify) == 0);
 }
 
+TEST_CASE("reconcile of a partition table compares every done partition, not only the most recent, and names the fix") {
+  Shop shop;
+  // Ten days: verify sees the last seven, reconcile all of them.
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-22", "2026-04-01") == 0);
+  ReconcileOptions reconcile;
+  reconcile.pipeline = "shop";
+  reconcile.table = "daily_revenue";
+  std::ostringstream().swap(shop.out);
+  CHECK(shop.run(run_reconcile, reconcile) == 0);
+  CHECK(shop.out.str().find("shop.daily_revenue: all 10 partitions done") != std::string::npos);
+
+  // The oldest day's partition is changed in the target: too old for verify.
+  shop.env.target().exec("update mart.daily_revenue set revenue = revenue + 1 where day_start = '2026-03-22 00:00+01'");
+  const char* const kOldestDay = "select revenue from mart.daily_revenue where day_start = '2026-03-22 00:00+01'";
+  const auto tampered = PgTestEnv::rows(shop.env.target(), kOldestDay);
+  VerifyOptions verify;
+  verify.pipeline = "shop";
+  verify.table = "daily_revenue";
+  std::ostringstream().swap(shop.out);
+  CHECK(shop.run(run_verify, verify) == 0);
+  std::ostringstream().swap(shop.out);
+  reconcile.dry_run = true;
+  CHECK(shop.run(run_reconcile, reconcile) == 1);
+  const std::string report = shop.out.str();
+  INFO(report);
+  CHECK(report.find("DIFFERENT VALUES") != std::string::npos);
+  CHECK(report.find("tidemark backfill shop --table daily_revenue --from '2026-03-22 00:00:00' --to "
+                    "'2026-03-23 00:00:00' --rerun") != std::string::npos);
+  // Reporting changes nothing; the named backfill does.
+  CHECK(PgTestEnv::rows(shop.env.target(), kOldestDay) == tampered);
+  shop.options.rerun = true;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-22 00:00:00", "2026-03-23 00:00:00") == 0);
+  CHECK(PgTestEnv::rows(shop.env.target(), kOldestDay) != tampered);
+  std::ostringstream().swap(shop.out);
+  reconcile.dry_run = false;
+  CHECK(shop.run(run_reconcile, reconcile) == 0);
+}
+
 TEST_CASE("verify of a partition table with nothing written says so") {
   Shop shop;
   VerifyOptions verify;
   verify.pipeline = "shop";
   verify.table = "daily_revenue";
   CHECK(shop.run(run_verify, verify) == 0);
-  CHECK(shop.out.str().find("shop.daily_revenue: no partition written yet; nothing to verify") != std::string::npos);
+  CHECK(shop.out.str().find("shop.daily_revenue: no partition written yet; nothing to compare") != std::string::npos);
 }
 
 TEST_CASE("days of 23 and 25 hours in Europe/Berlin are one partition each") {
