@@ -313,3 +313,52 @@ TEST_CASE("reconcile exits 2 for an unknown table, a partition table, or a pipel
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: reconcile --table of a shard refuses to run instead of deleting the other shards' rows") {
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.orders_eu (order_id int primary key, updated_at timestamptz not null);"
+      "create table public.orders_us (order_id int primary key, updated_at timestamptz not null);"
+      "insert into public.orders_eu select g, timestamptz '2026-01-01' + g * interval '1 minute'"
+      " from generate_series(1, 100) g;"
+      "insert into public.orders_us select g, timestamptz '2026-01-01' + g * interval '1 minute'"
+      " from generate_series(101, 200) g");
+  env.target().exec(
+      "create schema raw;"
+      "create table raw.orders (order_id int primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: shards
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: eu
+    source_table: public.orders_eu
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+  - name: us
+    source_table: public.orders_us
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+)");
+  RunOptions run;
+  run.pipeline = "shards";
+  REQUIRE(runner.run(run_run, run) == 0);
+  REQUIRE(PgTestEnv::rows(env.target(), "select count(*) from raw.orders").at(0) == "200");
+  ReconcileOptions options;
+  options.pipeline = "shards";
+  options.table = "eu";
+  CHECK(runner.run(run_reconcile, options) == 2);
+  INFO(runner.out.str() << runner.err.str());
+  CHECK(runner.err.str().find("also loaded by shards.us") != std::string::npos);
+  // The us shard's rows stay.
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.orders").at(0) == "200");
+  options.dry_run = true;
+  CHECK(runner.run(run_reconcile, options) == 2);
+}
+
+}  // namespace tidemark
