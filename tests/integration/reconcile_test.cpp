@@ -13,6 +13,7 @@
 
 #include "core/run/run_ports.h"
 #include "daemon/commands/commands.h"
+#include "daemon/pg/pg_key_side.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -359,6 +360,36 @@ tables:
   CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.orders").at(0) == "200");
   options.dry_run = true;
   CHECK(runner.run(run_reconcile, options) == 2);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: the source is asked afresh which keys it holds before they are deleted, by value") {
+  Reconcile r;
+  const auto config = r.env.config(kPipeline);
+  const TableConfig& lines = *config->find_pipeline("shop")->find_table("lines");
+  PgKeySide source(r.env.source(), lines, PgKeySide::Role::Source);
+  const auto key = [](std::string ref, std::string line) {
+    KeyRow k;
+    k.columns = {std::move(ref), std::move(line)};
+    return k;
+  };
+  const std::vector<KeyRow> asked{key("a,b", "4"), key("a,b", "5"), key("quote\"d (x)", "2"), key("\u00fc 3", "3"),
+                                  key("tab\there", "1")};
+  auto held = source.held_now(asked);
+  REQUIRE(held);
+  CHECK(*held == std::vector<std::size_t>{0, 2, 3, 4});
+  // A key written again after a listing is held now.
+  r.env.source().exec("delete from public.lines where line_no = 4");
+  held = source.held_now(asked);
+  REQUIRE(held);
+  CHECK(*held == std::vector<std::size_t>{2, 3, 4});
+  r.env.source().exec("insert into public.lines values ('a,b', 4, timestamptz '2026-01-01')");
+  held = source.held_now(asked);
+  REQUIRE(held);
+  CHECK(*held == std::vector<std::size_t>{0, 2, 3, 4});
 }
 
 }  // namespace tidemark
