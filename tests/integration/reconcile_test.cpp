@@ -393,3 +393,42 @@ TEST_CASE("regression: the source is asked afresh which keys it holds before the
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a key that prints differently on the two sides is not deleted while the source holds it") {
+  // A timestamp key in the source loaded into a timestamptz key: the same
+  // value prints "2025-01-01 01:00:00" and "2025-01-01 01:00:00+00".
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.t (k timestamp primary key, updated_at timestamptz not null);"
+      "insert into public.t select timestamp '2025-01-01' + g * interval '1 hour',"
+      " timestamptz '2026-01-01' + g * interval '1 minute' from generate_series(1, 300) g");
+  env.target().exec(
+      "create schema raw; create table raw.t (k timestamptz primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  env.source().exec("delete from public.t where k = timestamp '2025-01-01 05:00:00'");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  REQUIRE(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find(" 1 rows deleted") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t").at(0) == "299");
+}
+
+}  // namespace tidemark
