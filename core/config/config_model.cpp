@@ -11,6 +11,14 @@ auto find_named(const Range& items, const std::string& name) -> decltype(&*items
   return it == items.end() ? nullptr : &*it;
 }
 
+// Whether two target names may name one table: an unqualified name
+// resolves through the session's search_path (public.orders, say), so it
+// may be the same table as a qualified one of the same name.
+bool may_be_same_table(const QualifiedName& a, const QualifiedName& b) {
+  if (a.name() != b.name()) return false;
+  return !a.schema() || !b.schema() || *a.schema() == *b.schema();
+}
+
 }  // namespace
 
 const ConnectionConfig* DaemonConfig::find_connection(const std::string& wanted) const {
@@ -23,6 +31,18 @@ const TableConfig* PipelineConfig::find_table(const std::string& wanted) const {
 
 const PipelineConfig* Config::find_pipeline(const std::string& wanted) const {
   return find_named(pipelines, wanted);
+}
+
+std::vector<std::string> Config::tables_sharing_target(const PipelineConfig& pipeline, const TableConfig& table) const {
+  std::vector<std::string> out;
+  for (const PipelineConfig& p : pipelines) {
+    if (p.target != pipeline.target) continue;
+    for (const TableConfig& t : p.tables) {
+      if (&t == &table || !may_be_same_table(t.target_table, table.target_table)) continue;
+      out.push_back(p.name + "." + t.name);
+    }
+  }
+  return out;
 }
 
 }  // namespace tidemark

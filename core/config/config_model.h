@@ -133,6 +133,11 @@ struct Config {
   std::vector<PipelineConfig> pipelines;  // sorted by name
 
   const PipelineConfig* find_pipeline(const std::string& wanted) const;
+  // The other tables ("pipeline.table") that load, or may load, into the
+  // same target table as `table` of `pipeline` (shards): a reconcile of
+  // `table` would delete their rows as gone from its source. An
+  // unqualified name counts as the same as a qualified one of that name.
+  std::vector<std::string> tables_sharing_target(const PipelineConfig& pipeline, const TableConfig& table) const;
 };
 
 }  // namespace tidemark

@@ -173,19 +173,13 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
   // A reconcile compares its source with the whole target table: where
   // several tables load into one target table (shards), it would delete
   // the others' rows as gone from its source.
-  std::map<std::pair<std::string, std::string>, std::vector<std::string>> loaders;  // (target, table) -> tables
-  for (const PipelineConfig& p : config.pipelines) {
-    for (const TableConfig& t : p.tables) loaders[{p.target, t.target_table.quoted()}].push_back(p.name + "." + t.name);
-  }
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       if (!t.deletes) continue;
-      const auto& shared = loaders[{p.target, t.target_table.quoted()}];
-      if (shared.size() < 2) continue;
+      const std::vector<std::string> shared = config.tables_sharing_target(p, t);
+      if (shared.empty()) continue;
       std::string others;
-      for (const std::string& name : shared) {
-        if (name != p.name + "." + t.name) others += (others.empty() ? "" : ", ") + name;
-      }
+      for (const std::string& name : shared) others += (others.empty() ? "" : ", ") + name;
       out.errors.push_back(ConfigError{t.deletes->location.file, t.deletes->location.line, t.deletes->location.column,
                                        t.deletes->key_path,
                                        "target table " + t.target_table.display() + " is also loaded by " + others +

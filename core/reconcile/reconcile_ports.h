@@ -5,6 +5,7 @@
 // An instance serves one reconcile on one thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -50,6 +51,11 @@ class KeySide {
   virtual Result<std::vector<KeyRow>> next_keys(std::size_t most) = 0;
   // Ends the listing; best effort, never fails loudly.
   virtual void close_keys() = 0;
+  // Of `keys` (from a listing of either side), the positions of those
+  // whose key the side holds now, in a snapshot of its own: the listing's
+  // is as old as the reconcile, and a key may have come back since.
+  // Matched by each key column's value, not by the key's text.
+  virtual Result<std::vector<std::size_t>> held_now(const std::vector<KeyRow>& keys) = 0;
 };
 
 }  // namespace tidemark

@@ -180,7 +180,25 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
       continue;
     }
     ++report.batches;
-    const KeyDiff diff = diff_keys(from_source, from_target);
+    KeyDiff diff = diff_keys(from_source, from_target);
+    // The source's listing is as old as the reconcile; a key deleted and
+    // written again since (a delete and insert, a restore) is in the
+    // source now, and deleting its row would break the watermark's claim
+    // for a row whose cursor may never move again. Ask the source afresh,
+    // just before the delete, and keep those rows.
+    if (!diff.gone.empty()) {
+      const auto held = source_keys_.held_now(diff.gone);
+      if (!held) return held.failure();
+      std::vector<bool> keep(diff.gone.size(), false);
+      for (const std::size_t i : *held) {
+        if (i < keep.size()) keep[i] = true;
+      }
+      std::vector<KeyRow> gone;
+      for (std::size_t i = 0; i < diff.gone.size(); ++i) {
+        if (!keep[i]) gone.push_back(std::move(diff.gone[i]));
+      }
+      diff.gone = std::move(gone);
+    }
     keep_examples(diff.gone, request.examples, report.deleted_examples);
     keep_examples(diff.missing, request.examples, report.missing_examples);
     if (request.dry_run) {

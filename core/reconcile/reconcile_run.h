@@ -2,7 +2,8 @@
 // reconcile`; docs/drift-and-deletes.md): under the table's lock, compare
 // the key sets of source and target bucket by bucket, fetch the keys of
 // the buckets that differ only, in batches, and per batch delete (or mark)
-// the target rows whose key left the source and copy again the source
+// the target rows whose key left the source (and is still absent when the
+// source is asked again, just before the batch) and copy again the source
 // rows below the watermark that the target lacks, each batch committed
 // with its counts in the run row. A dry run takes the lock and compares,
 // and writes nothing, not even a run row.

@@ -136,6 +136,13 @@ std::string keys_json(const std::vector<std::string>& key_columns, const std::ve
   return out + "]";
 }
 
+std::string held_keys(const TableConfig& table, const QualifiedName& name) {
+  const std::string type = name.quoted();
+  return "SELECT e.i FROM json_array_elements($1::json) WITH ORDINALITY e(v, i) WHERE EXISTS (SELECT 1 FROM " +
+         type + " q, json_populate_record(NULL::" + type + ", e.v) d WHERE " + key_match(table.key, "q", "d") +
+         ") ORDER BY e.i";
+}
+
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                          const std::string& mark_column, const CursorValue& watermark) {
   const std::string target = table.target_table.quoted();

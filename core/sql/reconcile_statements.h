@@ -42,6 +42,10 @@ std::string target_key_listing(const TableConfig& table, const std::string& mark
 // the $1 of the statements below.
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys);
 
+// On `table` (a side's table name), $1 = keys_json: the 1-based positions
+// in $1 of the keys the table holds, each key column compared by value.
+std::string held_keys(const TableConfig& table, const QualifiedName& name);
+
 struct ReconcileStatements {
   std::string delete_keys;  // $1 = keys_json: deletes those target rows
   std::string mark_keys;    // $1 = keys_json: sets mark_column = now() where still null (action mark)

@@ -84,6 +84,20 @@ Result<std::vector<KeyRow>> PgKeySide::next_keys(std::size_t most) {
   }
 }
 
+Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& keys) {
+  try {
+    if (keys.empty()) return std::vector<std::size_t>{};
+    const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
+    const PgResult r = connection_.exec(held_keys(table_, name), {keys_json(table_.key, keys)});
+    std::vector<std::size_t> out;
+    out.reserve(static_cast<std::size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) out.push_back(static_cast<std::size_t>(r.integer(i, 0) - 1));
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
 void PgKeySide::close_keys() {
   if (!listing_) return;
   listing_ = false;

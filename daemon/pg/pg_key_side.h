@@ -27,6 +27,7 @@ class PgKeySide final : public KeySide {
                    const CursorValue& watermark) override;
   Result<std::vector<KeyRow>> next_keys(std::size_t most) override;
   void close_keys() override;
+  Result<std::vector<std::size_t>> held_now(const std::vector<KeyRow>& keys) override;
 
  private:
   // Sets the output settings key text depends on, once. Throws PgError.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,6 +58,7 @@ class FakeKeySide final : public KeySide {
       listing_.push_back(row);
     }
     std::sort(listing_.begin(), listing_.end());
+    if (after_open) after_open();
     return ok_status();
   }
   Result<std::vector<KeyRow>> next_keys(std::size_t most) override {
@@ -69,6 +71,19 @@ class FakeKeySide final : public KeySide {
     return out;
   }
   void close_keys() override { ++closed; }
+  Result<std::vector<std::size_t>> held_now(const std::vector<KeyRow>& keys) override {
+    ++held_asked;
+    std::vector<std::size_t> out;
+    const auto now = rows();
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const std::int64_t key = std::stoll(*keys[i].columns.at(0));
+      const auto has = [&](const std::pair<std::int64_t, std::int64_t>& r) { return r.first == key; };
+      if (std::any_of(now.begin(), now.end(), has)) out.push_back(i);
+    }
+    return out;
+  }
+  int held_asked = 0;
+  std::function<void()> after_open;  // runs once the listing is taken: a change it makes is not in it
   int closed = 0;
 
  private:

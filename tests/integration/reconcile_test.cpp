@@ -13,6 +13,7 @@
 
 #include "core/run/run_ports.h"
 #include "daemon/commands/commands.h"
+#include "daemon/pg/pg_key_side.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -310,6 +311,124 @@ TEST_CASE("reconcile exits 2 for an unknown table, a partition table, or a pipel
   r.env.source().exec("delete from public.orders where order_id = 3");
   REQUIRE(r.reconcile("orders_plain") == 0);
   CHECK(r.out.str().find("1 rows deleted") != std::string::npos);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: reconcile --table of a shard refuses to run instead of deleting the other shards' rows") {
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.orders_eu (order_id int primary key, updated_at timestamptz not null);"
+      "create table public.orders_us (order_id int primary key, updated_at timestamptz not null);"
+      "insert into public.orders_eu select g, timestamptz '2026-01-01' + g * interval '1 minute'"
+      " from generate_series(1, 100) g;"
+      "insert into public.orders_us select g, timestamptz '2026-01-01' + g * interval '1 minute'"
+      " from generate_series(101, 200) g");
+  env.target().exec(
+      "create schema raw;"
+      "create table raw.orders (order_id int primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: shards
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: eu
+    source_table: public.orders_eu
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+  - name: us
+    source_table: public.orders_us
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+)");
+  RunOptions run;
+  run.pipeline = "shards";
+  REQUIRE(runner.run(run_run, run) == 0);
+  REQUIRE(PgTestEnv::rows(env.target(), "select count(*) from raw.orders").at(0) == "200");
+  ReconcileOptions options;
+  options.pipeline = "shards";
+  options.table = "eu";
+  CHECK(runner.run(run_reconcile, options) == 2);
+  INFO(runner.out.str() << runner.err.str());
+  CHECK(runner.err.str().find("also loaded by shards.us") != std::string::npos);
+  // The us shard's rows stay.
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.orders").at(0) == "200");
+  options.dry_run = true;
+  CHECK(runner.run(run_reconcile, options) == 2);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: the source is asked afresh which keys it holds before they are deleted, by value") {
+  Reconcile r;
+  const auto config = r.env.config(kPipeline);
+  const TableConfig& lines = *config->find_pipeline("shop")->find_table("lines");
+  PgKeySide source(r.env.source(), lines, PgKeySide::Role::Source);
+  const auto key = [](std::string ref, std::string line) {
+    KeyRow k;
+    k.columns = {std::move(ref), std::move(line)};
+    return k;
+  };
+  const std::vector<KeyRow> asked{key("a,b", "4"), key("a,b", "5"), key("quote\"d (x)", "2"), key("\u00fc 3", "3"),
+                                  key("tab\there", "1")};
+  auto held = source.held_now(asked);
+  REQUIRE(held);
+  CHECK(*held == std::vector<std::size_t>{0, 2, 3, 4});
+  // A key written again after a listing is held now.
+  r.env.source().exec("delete from public.lines where line_no = 4");
+  held = source.held_now(asked);
+  REQUIRE(held);
+  CHECK(*held == std::vector<std::size_t>{2, 3, 4});
+  r.env.source().exec("insert into public.lines values ('a,b', 4, timestamptz '2026-01-01')");
+  held = source.held_now(asked);
+  REQUIRE(held);
+  CHECK(*held == std::vector<std::size_t>{0, 2, 3, 4});
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a key that prints differently on the two sides is not deleted while the source holds it") {
+  // A timestamp key in the source loaded into a timestamptz key: the same
+  // value prints "2025-01-01 01:00:00" and "2025-01-01 01:00:00+00".
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.t (k timestamp primary key, updated_at timestamptz not null);"
+      "insert into public.t select timestamp '2025-01-01' + g * interval '1 hour',"
+      " timestamptz '2026-01-01' + g * interval '1 minute' from generate_series(1, 300) g");
+  env.target().exec(
+      "create schema raw; create table raw.t (k timestamptz primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  env.source().exec("delete from public.t where k = timestamp '2025-01-01 05:00:00'");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  REQUIRE(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find(" 1 rows deleted") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t").at(0) == "299");
 }
 
 }  // namespace tidemark

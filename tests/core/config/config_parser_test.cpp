@@ -1016,3 +1016,35 @@ TEST_CASE("regression: a table that is not a map, without any schedule, is one c
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: deletes on public.orders beside a table loading the unqualified orders is refused") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: shards
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: shard_1
+    source_table: s1.orders
+    target_table: public.orders
+    key: [order_id]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+  - name: shard_2
+    source_table: s2.orders
+    target_table: orders
+    key: [order_id]
+    cursor: updated_at
+  - name: elsewhere
+    source_table: s3.orders
+    target_table: raw.other
+    key: [order_id]
+    cursor: updated_at
+)"}});
+  REQUIRE(outcome.errors.size() == 1);
+  CHECK(outcome.errors[0].key_path == "tables[0].deletes");
+  CHECK(outcome.errors[0].message.find("is also loaded by shards.shard_2") != std::string::npos);
+}
+
+}  // namespace tidemark

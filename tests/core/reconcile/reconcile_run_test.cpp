@@ -185,3 +185,22 @@ TEST_CASE("a failure reading keys fails the run with it, having committed nothin
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a key written again in the source after the listing is not deleted from the target") {
+  Harness h;
+  h.delete_in_source(7);
+  h.delete_in_source(8);
+  // Key 7 comes back (a delete and insert) once the listing is taken, with
+  // a cursor below the watermark: no load would ever copy it again.
+  h.source_keys.after_open = [&] { h.source.rows.push_back(FakeRow{7, 7}); };
+  const ReconcileReport r = h.reconcile();
+  REQUIRE(r.run.status == RunStatus::Success);
+  CHECK(h.target.rows.count(7) == 1);
+  CHECK(h.target.rows.count(8) == 0);
+  CHECK(r.counts.deleted == 1);
+  CHECK(h.source_keys.held_asked == 1);
+}
+
+}  // namespace tidemark
