@@ -103,12 +103,14 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   std::int64_t buckets = bucket_count(std::max(*source_estimate, *target_estimate));
 
   std::vector<BucketDifference> differing;
+  bool source_below_empty = false;  // no source row below the watermark
   for (int attempt = 0; attempt < 2; ++attempt) {
     const auto from_source = source_keys_.bucket_sums(buckets, w);
     if (!from_source) return from_source.failure();
     const auto from_target = target_keys_.bucket_sums(buckets, w);
     if (!from_target) return from_target.failure();
     differing = differing_buckets(*from_source, *from_target);
+    source_below_empty = total_rows(*from_source, {}) == 0;
     // Statistics far below the real size make buckets too large to fetch
     // in a batch: count again once, with buckets sized from the counts.
     const std::int64_t rows = total_rows(*from_source, *from_target);
@@ -129,14 +131,14 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
     source_keys_.close_keys();
     return opened;
   }
-  const Status merged = merge_listings(request, w, run, report);
+  const Status merged = merge_listings(request, w, run, source_below_empty, report);
   source_keys_.close_keys();
   target_keys_.close_keys();
   return merged;
 }
 
 Status ReconcileRun::merge_listings(const ReconcileRequest& request, const CursorValue& w, RunId run,
-                                    ReconcileReport& report) {
+                                    bool source_below_empty, ReconcileReport& report) {
   struct Listing {
     KeySide& side;
     std::vector<KeyRow> rows;
@@ -167,10 +169,23 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     return out;
   };
   const std::string mark_column = reconcile_mark_column(run_.table);
-  for (;;) {
+  for (bool first = true;; first = false) {
     if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     if (const Status filled = fill(source); !filled) return filled;
     if (const Status filled = fill(target); !filled) return filled;
+    // No source row below the watermark means every bucket the target
+    // holds a row in differs, and equal buckets are empty on both sides;
+    // a source listing of those buckets that is empty too means the
+    // source table holds no row at all. A source emptied or swapped by
+    // mistake (a wrong DSN, a restore in progress) is far likelier than
+    // one emptied on purpose, and deleting every target row is the one
+    // step reconcile cannot take back: refuse, before anything commits.
+    if (first && source_below_empty && source.done && source.rows.empty() && !target.rows.empty()) {
+      return permanent_error("source table " + run_.table.source_table->display() + " holds no row, but target table " +
+                             run_.table.target_table.display() +
+                             " does: a reconcile would delete every target row, so it refuses; if the source was "
+                             "emptied on purpose, empty the target by hand");
+    }
     const std::int64_t limit = std::min(complete_below(source), complete_below(target));
     const std::vector<KeyRow> from_source = take_below(source, limit);
     const std::vector<KeyRow> from_target = take_below(target, limit);

@@ -59,7 +59,11 @@ class ReconcileRun {
 
   // Reads both key listings in step and merges and commits them piece by
   // piece (each piece at most about request.batch_keys keys).
-  Status merge_listings(const ReconcileRequest& request, const CursorValue& w, RunId run, ReconcileReport& report);
+  // `source_below_empty`: the source's aggregate counted no row below the
+  // watermark (then an empty source listing means an empty source table,
+  // which is refused).
+  Status merge_listings(const ReconcileRequest& request, const CursorValue& w, RunId run, bool source_below_empty,
+                        ReconcileReport& report);
 
   const RunContext run_;
   SourceTable source_table_;  // what the source said, for copying rows again

@@ -135,6 +135,16 @@ TEST_CASE("20 rows deleted in the source are deleted from the target with action
   CHECK(r.target("select count(distinct deleted_at) from raw.orders_marked") == "1");
 }
 
+TEST_CASE("a source emptied by mistake is refused: no target row is deleted or marked") {
+  Reconcile r;
+  r.env.source().exec("truncate public.orders");
+  CHECK(r.reconcile() == 1);
+  INFO(r.out.str());
+  CHECK(r.out.str().find("holds no row") != std::string::npos);
+  CHECK(r.target("select count(*) from raw.orders") == "2000");
+  CHECK(r.target("select count(*) from raw.orders_marked where deleted_at is not null") == "0");
+}
+
 TEST_CASE("a row removed from the target below the watermark is found, counted missing and copied again") {
   Reconcile r;
   r.env.target().exec("delete from raw.orders where order_id in (7, 1500)");

@@ -203,4 +203,26 @@ TEST_CASE("regression: a key written again in the source after the listing is no
   CHECK(h.source_keys.held_asked == 1);
 }
 
+TEST_CASE("an empty source table is refused: reconcile never deletes every target row") {
+  Harness h;
+  h.source.rows.clear();  // a wrong DSN, a restore in progress
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Failed);
+  CHECK(r.run.error_kind == ErrorKind::Permanent);
+  CHECK(r.run.error.find("holds no row") != std::string::npos);
+  CHECK(h.target.rows.size() == 100);
+  CHECK(h.target.commits == 0);
+  CHECK(r.counts.deleted == 0);
+}
+
+TEST_CASE("every source row updated past the watermark is not an empty source: nothing is deleted") {
+  Harness h;
+  for (FakeRow& row : h.source.rows) row.cursor = 2000000;  // all changed since the last load
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.counts.deleted == 0);
+  CHECK(r.counts.missing == 0);
+  CHECK(h.target.rows.size() == 100);
+}
+
 }  // namespace tidemark
