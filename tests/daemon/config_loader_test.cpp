@@ -44,6 +44,9 @@ TEST_CASE("the example configuration under config/ is valid") {
   CHECK(orders->timezone == "Europe/Berlin");
   REQUIRE(orders->find_table("daily_revenue"));
   CHECK(orders->find_table("daily_revenue")->mode == TableMode::Partition);
+  REQUIRE(orders->find_table("orders"));
+  REQUIRE(orders->find_table("orders")->deletes);
+  CHECK(orders->find_table("orders")->deletes->action == DeleteAction::Delete);
 }
 
 TEST_CASE("pipelines_dir is relative to the daemon file and only *.yaml is read") {
