@@ -146,9 +146,6 @@ struct SourceTable {
   bool cursor_nullable = true;  // false when the column is NOT NULL
   std::vector<std::string> columns;  // copied, in order
   std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
-  // The type of each copied column, in the same order (core/sql/copy_format.h);
-  // empty when not known, which keeps COPY in text.
-  std::vector<CopyColumnType> column_types;
 };
 
 class Source {

@@ -11,17 +11,9 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/sql/column_shape.h"
 
 namespace tidemark {
-
-// A column as a catalog lists it.
-struct ColumnShape {
-  std::string name;
-  std::string type;  // as PostgreSQL's format_type() writes it: numeric(12,2), text, character varying(20)
-
-  bool operator==(const ColumnShape& other) const { return name == other.name && type == other.type; }
-  bool operator!=(const ColumnShape& other) const { return !(*this == other); }
-};
 
 struct ColumnRetype {
   std::string name;

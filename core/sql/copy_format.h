@@ -4,9 +4,10 @@
 // (daemon/pg/pg_target decides once per run, pg_unit_of_work uses it).
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
+
+#include "core/sql/column_shape.h"
 
 namespace tidemark {
 
@@ -51,12 +52,12 @@ CopyFormat choose_copy_format(const std::vector<CopyColumnType>& source, const s
 // format from it, so that a column appended by the chunk's own unit of
 // work (not known here) keeps that chunk in text.
 struct TargetCopyTypes {
-  std::map<std::string, CopyColumnType> by_column;
+  std::vector<ColumnShape> columns;  // every target column
   bool same_major_version = false;
 
-  // The format for copying `columns`, whose source types are `source`
-  // (same order).
-  CopyFormat format_for(const std::vector<std::string>& columns, const std::vector<CopyColumnType>& source) const;
+  // The format for copying `copied`, looked up by name in the source's
+  // columns and the target's; a column either lacks gives text.
+  CopyFormat format_for(const std::vector<std::string>& copied, const std::vector<ColumnShape>& source) const;
 };
 
 }  // namespace tidemark

@@ -46,12 +46,10 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     }
     SourceTable out;
     std::vector<std::string> all;
-    std::vector<CopyColumnType> all_types;
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {
       all.push_back(r.text(i, 0));
-      out.catalog.push_back(ColumnShape{r.text(i, 0), r.text(i, 1)});
-      all_types.push_back(CopyColumnType{r.text(i, 1), r.boolean(i, 4)});
+      out.catalog.push_back(ColumnShape{r.text(i, 0), r.text(i, 1), r.boolean(i, 4)});
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_nullable = !r.boolean(i, 3);
@@ -62,14 +60,8 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     if (!type) return permanent_error("source table " + name + ": " + type.error());
     out.cursor_type = *type;
     // A configured column the source lacks may have been dropped: the
-    // run's schema check (core/run/schema_drift.h) says which; until then
-    // it has no type, which keeps COPY in text.
+    // run's schema check (core/run/schema_drift.h) says which.
     out.columns = table.columns.empty() ? all : table.columns;
-    for (const std::string& c : out.columns) {
-      const auto at = std::find(all.begin(), all.end(), c);
-      out.column_types.push_back(at == all.end() ? CopyColumnType{}
-                                                 : all_types[static_cast<std::size_t>(at - all.begin())]);
-    }
     for (const std::string& k : table.key) {
       if (std::find(all.begin(), all.end(), k) == all.end()) {
         return permanent_error("source table " + name + " has no key column " + k);

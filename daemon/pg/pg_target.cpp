@@ -23,12 +23,8 @@ Result<std::vector<ColumnShape>> PgTarget::check(const TableConfig& table) {
             " where i.indrelid = to_regclass($1) and i.indisunique and i.indpred is null and i.indexprs is null",
         {table.target_table.quoted()});
     std::vector<ColumnShape> columns;
-    TargetCopyTypes copy_types;
-    copy_types.same_major_version = target_.server_major_version() == source_.connection().server_major_version();
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.text(i, 0) != "c") continue;
-      columns.push_back(ColumnShape{r.text(i, 1), r.text(i, 2)});
-      copy_types.by_column[r.text(i, 1)] = CopyColumnType{r.text(i, 2), r.boolean(i, 3)};
+      if (r.text(i, 0) == "c") columns.push_back(ColumnShape{r.text(i, 1), r.text(i, 2), r.boolean(i, 3)});
     }
     if (columns.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
     std::map<std::string, std::set<std::string>> unique_columns;
@@ -43,7 +39,8 @@ Result<std::vector<ColumnShape>> PgTarget::check(const TableConfig& table) {
       for (const auto& k : table.key) list += (list.empty() ? "" : ", ") + k;
       return permanent_error("target table " + name + " has no unique index or primary key on exactly (" + list + ")");
     }
-    copy_types_ = std::move(copy_types);
+    copy_types_ = TargetCopyTypes{columns,
+                                  target_.server_major_version() == source_.connection().server_major_version()};
     return columns;
   } catch (const PgError& e) {
     return e.as_error();

@@ -31,7 +31,7 @@ class PgTarget final : public Target {
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
   // The COPY format of a chunk of `source`'s columns, after check().
-  CopyFormat copy_format(const SourceTable& source) const { return copy_types_.format_for(source.columns, source.column_types); }
+  CopyFormat copy_format(const SourceTable& source) const { return copy_types_.format_for(source.columns, source.catalog); }
 
   // Test hook: called at each ChunkStep of every unit of work; throwing
   // there simulates a crash.

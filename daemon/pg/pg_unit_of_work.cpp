@@ -77,7 +77,7 @@ Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<Chun
 
 Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const SourceTable& source,
                                               const Window& window) {
-  const CopyFormat format = copy_types_.format_for(source.columns, source.column_types);
+  const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
   const LoadStatements sql = build_load_statements(table, source.columns, window, format);
   return in_target_transaction([&] {
     // An empty target takes the rows straight from COPY: a first load

@@ -149,7 +149,7 @@ class FakeSource final : public Source {
   std::vector<ColumnShape> catalog{{"id", "bigint"}, {"c", "bigint"}};
   Result<SourceTable> inspect(const TableConfig& table) override {
     if (!fail_with.empty()) return Error{fail_with};
-    SourceTable out{type, cursor_nullable, {}, catalog, {}};
+    SourceTable out{type, cursor_nullable, {}, catalog};
     if (table.columns.empty()) {
       for (const ColumnShape& c : catalog) out.columns.push_back(c.name);
     } else {

@@ -14,7 +14,7 @@ namespace {
 CursorValue n(std::int64_t v) { return {CursorType::Integer, v}; }
 
 struct Harness : FakeRunPorts {
-  SourceTable source_table{CursorType::Integer, false, {"id", "c"}, {}, {}};
+  SourceTable source_table{CursorType::Integer, false, {"id", "c"}, {}};
   int records = 0;
 
   Harness() {

@@ -38,15 +38,15 @@ TEST_CASE("regression: a column appended by the chunk's own unit of work kept bi
   // know it, so that chunk goes in text.
   TargetCopyTypes target;
   target.same_major_version = true;
-  target.by_column["id"] = CopyColumnType{"bigint", true};
-  target.by_column["at"] = CopyColumnType{"timestamp with time zone", true};
-  const std::vector<CopyColumnType> source{{"bigint", true}, {"timestamp with time zone", true}, {"text", true}};
-  CHECK(target.format_for({"id", "at"}, {source[0], source[1]}) == CopyFormat::Binary);
+  target.columns = {{"id", "bigint", true}, {"at", "timestamp with time zone", true}};
+  const std::vector<ColumnShape> source{
+      {"id", "bigint", true}, {"at", "timestamp with time zone", true}, {"note", "text", true}};
+  CHECK(target.format_for({"id", "at"}, source) == CopyFormat::Binary);
   CHECK(target.format_for({"id", "at", "note"}, source) == CopyFormat::Text);
-  target.by_column["note"] = CopyColumnType{"text", true};
+  target.columns.push_back({"note", "text", true});
   CHECK(target.format_for({"id", "at", "note"}, source) == CopyFormat::Binary);
   // A column the source no longer has comes without a type.
-  CHECK(target.format_for({"id", "at", "note"}, {source[0], source[1], CopyColumnType{}}) == CopyFormat::Text);
+  CHECK(target.format_for({"id", "at", "note"}, {source[0], source[1]}) == CopyFormat::Text);
 }
 
 }  // namespace tidemark
