@@ -54,7 +54,9 @@ class KeySide {
   // Of `keys` (from a listing of either side), the positions of those
   // whose key the side holds now, in a snapshot of its own: the listing's
   // is as old as the reconcile, and a key may have come back since.
-  // Matched by each key column's value, not by the key's text.
+  // Matched by each key column's value, not by the key's text (which may
+  // differ between the sides). The target side holds only rows not
+  // marked deleted.
   virtual Result<std::vector<std::size_t>> held_now(const std::vector<KeyRow>& keys) = 0;
 };
 

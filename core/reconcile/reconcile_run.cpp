@@ -13,6 +13,23 @@
 namespace tidemark {
 namespace {
 
+// Drops from `keys` those `side` holds now, matched by value (KeySide::held_now).
+Status drop_held(KeySide& side, std::vector<KeyRow>& keys) {
+  if (keys.empty()) return ok_status();
+  const auto held = side.held_now(keys);
+  if (!held) return held.failure();
+  std::vector<bool> drop(keys.size(), false);
+  for (const std::size_t i : *held) {
+    if (i < drop.size()) drop[i] = true;
+  }
+  std::vector<KeyRow> kept;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!drop[i]) kept.push_back(std::move(keys[i]));
+  }
+  keys = std::move(kept);
+  return ok_status();
+}
+
 // The lifecycle reports to an observer; a reconcile's go to its caller.
 class UnheardObserver final : public RunObserver {
  public:
@@ -201,19 +218,11 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     // source now, and deleting its row would break the watermark's claim
     // for a row whose cursor may never move again. Ask the source afresh,
     // just before the delete, and keep those rows.
-    if (!diff.gone.empty()) {
-      const auto held = source_keys_.held_now(diff.gone);
-      if (!held) return held.failure();
-      std::vector<bool> keep(diff.gone.size(), false);
-      for (const std::size_t i : *held) {
-        if (i < keep.size()) keep[i] = true;
-      }
-      std::vector<KeyRow> gone;
-      for (std::size_t i = 0; i < diff.gone.size(); ++i) {
-        if (!keep[i]) gone.push_back(std::move(diff.gone[i]));
-      }
-      diff.gone = std::move(gone);
-    }
+    if (const Status asked = drop_held(source_keys_, diff.gone); !asked) return asked;
+    // A key the target holds, only printed differently there (a timestamp
+    // key loaded into timestamptz), is not missing: asked by value, such
+    // keys are neither copied again nor counted (nor alerted on).
+    if (const Status asked = drop_held(target_keys_, diff.missing); !asked) return asked;
     keep_examples(diff.gone, request.examples, report.deleted_examples);
     keep_examples(diff.missing, request.examples, report.missing_examples);
     if (request.dry_run) {

@@ -136,11 +136,12 @@ std::string keys_json(const std::vector<std::string>& key_columns, const std::ve
   return out + "]";
 }
 
-std::string held_keys(const TableConfig& table, const QualifiedName& name) {
+std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::string& mark_column) {
   const std::string type = name.quoted();
+  const std::string unmarked = mark_column.empty() ? "" : " AND q." + quote_identifier(mark_column) + " IS NULL";
   return "SELECT e.i FROM json_array_elements($1::json) WITH ORDINALITY e(v, i) WHERE EXISTS (SELECT 1 FROM " +
          type + " q, json_populate_record(NULL::" + type + ", e.v) d WHERE " + key_match(table.key, "q", "d") +
-         ") ORDER BY e.i";
+         unmarked + ") ORDER BY e.i";
 }
 
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,

@@ -88,7 +88,8 @@ Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& 
   try {
     if (keys.empty()) return std::vector<std::size_t>{};
     const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
-    const PgResult r = connection_.exec(held_keys(table_, name), {keys_json(table_.key, keys)});
+    const PgResult r = connection_.exec(held_keys(table_, name, role_ == Role::Target ? mark_column_ : std::string()),
+                                        {keys_json(table_.key, keys)});
     std::vector<std::size_t> out;
     out.reserve(static_cast<std::size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) out.push_back(static_cast<std::size_t>(r.integer(i, 0) - 1));
