@@ -72,7 +72,8 @@ as_pg_owner() {
 
 # Starts a throwaway server: data and socket in a fresh temp folder, no TCP,
 # trust auth. Exports PGHOST, PGPORT, PGUSER and TIDEMARK_PG_DIR. Call
-# stop_postgres from an EXIT trap.
+# stop_postgres from an EXIT trap. TIDEMARK_PG_SETTINGS adds server
+# settings ("-c shared_buffers=1GB ..."), for benchmarks.
 start_postgres() {
   local bin
   bin=$(pg_bin)
@@ -85,7 +86,7 @@ start_postgres() {
   as_pg_owner "$bin/initdb" -D "$TIDEMARK_PG_DIR/data" -U postgres --auth=trust --no-sync -E UTF8 \
     --locale=C >"$TIDEMARK_PG_DIR/initdb.log" 2>&1 || { cat "$TIDEMARK_PG_DIR/initdb.log" >&2; return 1; }
   as_pg_owner "$bin/pg_ctl" -D "$TIDEMARK_PG_DIR/data" -l "$TIDEMARK_PG_DIR/server.log" -w -t 60 start \
-    -o "-k $TIDEMARK_PG_DIR -p $PGPORT -c listen_addresses='' -c fsync=off -c max_connections=200" >/dev/null ||
+    -o "-k $TIDEMARK_PG_DIR -p $PGPORT -c listen_addresses='' -c fsync=off -c max_connections=200 ${TIDEMARK_PG_SETTINGS:-}" >/dev/null ||
     { cat "$TIDEMARK_PG_DIR/server.log" >&2; return 1; }
 }
 
