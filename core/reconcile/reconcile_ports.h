@@ -38,15 +38,22 @@ class KeySide {
   // About how many rows the table holds (planner statistics: cheap, may be
   // stale or 0); sizes the buckets before the exact counts are known.
   virtual Result<std::int64_t> estimate_rows() = 0;
+  // The two long steps, the aggregate and the listing, are asked in two
+  // halves, so that both sides work at once: the send_ half starts the
+  // step and returns, the other waits for it. Once a step is sent nothing
+  // else may be asked of the side until it is collected.
+  //
   // Count and checksum of every non-empty bucket out of `buckets`, in one
   // aggregate query. `watermark`: the source's filter; the target ignores it.
-  virtual Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) = 0;
-  // Starts listing every key in the buckets `which` (out of `buckets`),
-  // ordered by KeyRow::operator<, in one pass over the table, to be read
-  // piece by piece with next_keys while other transactions commit
-  // between the pieces. Replaces a listing still open.
-  virtual Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                           const CursorValue& watermark) = 0;
+  virtual Status send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) = 0;
+  virtual Result<std::vector<BucketSum>> bucket_sums() = 0;
+  // Lists every key in the buckets `which` (out of `buckets`), ordered by
+  // KeyRow::operator<, in one pass over the table, to be read piece by
+  // piece with next_keys while other transactions commit between the
+  // pieces. Replaces a listing still open.
+  virtual Status send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                                const CursorValue& watermark) = 0;
+  virtual Status open_keys() = 0;
   // The next `most` keys of the listing (fewer only at its end).
   virtual Result<std::vector<KeyRow>> next_keys(std::size_t most) = 0;
   // Ends the listing; best effort, never fails loudly.

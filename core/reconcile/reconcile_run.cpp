@@ -122,9 +122,15 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   std::vector<BucketDifference> differing;
   bool source_below_empty = false;  // no source row below the watermark
   for (int attempt = 0; attempt < 2; ++attempt) {
-    const auto from_source = source_keys_.bucket_sums(buckets, w);
+    // Both sides count at once.
+    if (const Status sent = source_keys_.send_bucket_sums(buckets, w); !sent) return sent;
+    if (const Status sent = target_keys_.send_bucket_sums(buckets, w); !sent) {
+      (void)source_keys_.bucket_sums();  // collected, and dropped: the target cannot count
+      return sent;
+    }
+    const auto from_source = source_keys_.bucket_sums();
+    const auto from_target = target_keys_.bucket_sums();
     if (!from_source) return from_source.failure();
-    const auto from_target = target_keys_.bucket_sums(buckets, w);
     if (!from_target) return from_target.failure();
     differing = differing_buckets(*from_source, *from_target);
     source_below_empty = total_rows(*from_source, {}) == 0;
@@ -143,10 +149,19 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   // One pass a side: both listings are opened once and read in pieces, in
   // step, by bucket; a piece is merged and committed once every bucket in
   // it is complete on both sides.
-  if (const Status opened = source_keys_.open_keys(buckets, which, w); !opened) return opened;
-  if (const Status opened = target_keys_.open_keys(buckets, which, w); !opened) {
+  // Both listings are computed at once.
+  if (const Status sent = source_keys_.send_open_keys(buckets, which, w); !sent) return sent;
+  if (const Status sent = target_keys_.send_open_keys(buckets, which, w); !sent) {
+    (void)source_keys_.open_keys();
     source_keys_.close_keys();
-    return opened;
+    return sent;
+  }
+  const Status source_opened = source_keys_.open_keys();
+  const Status target_opened = target_keys_.open_keys();
+  if (!source_opened || !target_opened) {
+    source_keys_.close_keys();
+    target_keys_.close_keys();
+    return !source_opened ? source_opened : target_opened;
   }
   const Status merged = merge_listings(request, w, run, source_below_empty, report);
   source_keys_.close_keys();

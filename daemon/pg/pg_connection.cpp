@@ -413,8 +413,37 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
   return rows;
 }
 
+void PgConnection::send(const std::string& sql, const PgParams& params) {
+  if (!sent_.empty()) std::abort();  // one statement in flight at a time
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  if (!PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
+                         nullptr, 0)) {
+    fail(first_line(sql));
+  }
+  sent_ = sql;
+}
+
+PgResult PgConnection::finish() {
+  if (sent_.empty()) std::abort();  // finish() collects what send() sent
+  const std::string sql = std::move(sent_);
+  sent_.clear();
+  PGresult* first = PQgetResult(conn_);
+  // One statement, one result: read on to the end either way.
+  const std::string rest = drain_results();
+  PgResult result = check(first, sql);
+  if (!rest.empty()) throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
+  return result;
+}
+
 void PgConnection::rollback_quietly() {
   if (!conn_ || PQstatus(conn_) != CONNECTION_OK) return;
+  if (!sent_.empty()) {
+    sent_.clear();
+    request_cancel();
+    drain_results();
+  }
   if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
   PQclear(PQexec(conn_, "ROLLBACK"));
 }

@@ -129,8 +129,17 @@ class PgConnection {
                                const std::vector<Oid>& types, const std::string& target_table,
                                const CancelToken& cancel, const CopyRowCheck* check = nullptr);
 
-  // Rolls back an open or failed transaction; swallows errors (used on
-  // paths that are already failing).
+  // Sends one statement without waiting for it, so that statements on two
+  // connections run at once; finish() waits for its result. In between
+  // the connection takes no other statement (rollback_quietly cancels it).
+  // Throws PgError.
+  void send(const std::string& sql, const PgParams& params);
+  // The result of the statement send() sent. Throws PgError.
+  PgResult finish();
+
+  // Rolls back an open or failed transaction, cancelling a statement sent
+  // and not finished; swallows errors (used on paths that are already
+  // failing).
   void rollback_quietly();
 
   bool is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
@@ -159,6 +168,7 @@ class PgConnection {
 
   PGconn* conn_ = nullptr;
   std::string label_;
+  std::string sent_;  // the statement send() sent and finish() has not collected
   bool poisoned_ = false;
 };
 

@@ -27,12 +27,21 @@ Result<std::int64_t> PgKeySide::estimate_rows() {
   }
 }
 
-Result<std::vector<BucketSum>> PgKeySide::bucket_sums(std::int64_t buckets, const CursorValue& watermark) {
+Status PgKeySide::send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) {
   try {
     normalise();
     const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, watermark)
                                                    : target_key_queries(table_, mark_column_);
-    const PgResult r = connection_.exec(q.bucket_sums, {std::to_string(buckets)});
+    connection_.send(q.bucket_sums, {std::to_string(buckets)});
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<BucketSum>> PgKeySide::bucket_sums() {
+  try {
+    const PgResult r = connection_.finish();
     std::vector<BucketSum> out;
     out.reserve(static_cast<std::size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) out.push_back(BucketSum{r.integer(i, 0), r.integer(i, 1), r.text(i, 2)});
@@ -48,15 +57,24 @@ constexpr const char* kListing = "tidemark_keys";
 
 }  // namespace
 
-Status PgKeySide::open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                            const CursorValue& watermark) {
+Status PgKeySide::send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                                 const CursorValue& watermark) {
   try {
     normalise();
     close_keys();
     const std::string listing = role_ == Role::Source
                                     ? source_key_listing(table_, watermark, buckets, which)
                                     : target_key_listing(table_, mark_column_, buckets, which);
-    connection_.exec(std::string("DECLARE ") + kListing + " NO SCROLL CURSOR WITH HOLD FOR " + listing);
+    connection_.send(std::string("DECLARE ") + kListing + " NO SCROLL CURSOR WITH HOLD FOR " + listing, {});
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Status PgKeySide::open_keys() {
+  try {
+    connection_.finish();
     listing_ = true;
     return ok_status();
   } catch (const PgError& e) {

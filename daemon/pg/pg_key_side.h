@@ -19,12 +19,14 @@ class PgKeySide final : public KeySide {
       : connection_(connection), table_(table), role_(role), mark_column_(std::move(mark_column)) {}
 
   Result<std::int64_t> estimate_rows() override;
-  Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) override;
+  Status send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) override;
+  Result<std::vector<BucketSum>> bucket_sums() override;
   // The listing is a cursor WITH HOLD: its rows are computed in one pass
   // when it is declared, outside any transaction, and stay readable while
   // the units of work on the same session begin and commit between pieces.
-  Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                   const CursorValue& watermark) override;
+  Status send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                        const CursorValue& watermark) override;
+  Status open_keys() override;
   Result<std::vector<KeyRow>> next_keys(std::size_t most) override;
   void close_keys() override;
   Result<std::vector<std::size_t>> held_now(const std::vector<KeyRow>& keys) override;

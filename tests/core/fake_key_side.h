@@ -26,11 +26,30 @@ class FakeKeySide final : public KeySide {
   int keys_asked = 0;
   std::int64_t keys_returned = 0;
   std::string fail_keys;  // keys() fails with this
+  std::string fail_send;  // send_bucket_sums fails with this
+  // When set, each step sent and collected is written here, after `name`:
+  // the order the two sides were asked in.
+  std::vector<std::string>* steps = nullptr;
+  std::string name;
 
   Result<std::int64_t> estimate_rows() override { return estimate; }
 
-  Result<std::vector<BucketSum>> bucket_sums(std::int64_t buckets, const CursorValue& watermark) override {
+  Status send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) override {
+    if (sent_) std::abort();  // a step sent is collected before the next
+    if (!fail_send.empty()) return Error{fail_send};
+    sent_ = true;
+    note("sends sums");
+    sums_buckets_ = buckets;
+    sums_watermark_ = watermark;
+    return ok_status();
+  }
+  Result<std::vector<BucketSum>> bucket_sums() override {
+    if (!sent_) std::abort();  // only what was sent is collected
+    sent_ = false;
+    note("collects sums");
     ++sums_asked;
+    const std::int64_t buckets = sums_buckets_;
+    const CursorValue& watermark = sums_watermark_;
     std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> sums;
     for (const auto& [key, cursor] : rows()) {
       if (source_ && !(cursor < watermark.raw)) continue;
@@ -43,8 +62,23 @@ class FakeKeySide final : public KeySide {
     return out;
   }
 
-  Status open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                   const CursorValue& watermark) override {
+  Status send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
+                        const CursorValue& watermark) override {
+    if (sent_) std::abort();  // a step sent is collected before the next
+    sent_ = true;
+    note("sends listing");
+    keys_buckets_ = buckets;
+    keys_which_ = which;
+    keys_watermark_ = watermark;
+    return ok_status();
+  }
+  Status open_keys() override {
+    if (!sent_) std::abort();  // only what was sent is collected
+    sent_ = false;
+    note("collects listing");
+    const std::int64_t buckets = keys_buckets_;
+    const std::vector<std::int64_t>& which = keys_which_;
+    const CursorValue& watermark = keys_watermark_;
     ++keys_asked;
     listing_.clear();
     next_ = 0;
@@ -87,6 +121,9 @@ class FakeKeySide final : public KeySide {
   int closed = 0;
 
  private:
+  void note(const std::string& step) {
+    if (steps) steps->push_back(name + " " + step);
+  }
   std::vector<std::pair<std::int64_t, std::int64_t>> rows() const {
     std::vector<std::pair<std::int64_t, std::int64_t>> out;
     if (source_) {
@@ -101,6 +138,12 @@ class FakeKeySide final : public KeySide {
   const std::map<std::int64_t, std::int64_t>* target_;
   std::vector<KeyRow> listing_;
   std::size_t next_ = 0;
+  bool sent_ = false;  // a step was sent and not collected yet
+  std::int64_t sums_buckets_ = 0;
+  CursorValue sums_watermark_;
+  std::int64_t keys_buckets_ = 0;
+  std::vector<std::int64_t> keys_which_;
+  CursorValue keys_watermark_;
 };
 
 }  // namespace tidemark

@@ -62,6 +62,32 @@ TEST_CASE("reconcile of equal key sets compares two aggregates and reads no key"
   CHECK_FALSE(h.state.locked);  // released
 }
 
+TEST_CASE("both sides count and list at once: each step is sent to both before either is collected") {
+  Harness h;
+  std::vector<std::string> steps;
+  h.source_keys.steps = &steps;
+  h.source_keys.name = "source";
+  h.target_keys.steps = &steps;
+  h.target_keys.name = "target";
+  h.delete_in_source(10);
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.counts.deleted == 1);
+  CHECK(steps == std::vector<std::string>{"source sends sums", "target sends sums", "source collects sums",
+                                          "target collects sums", "source sends listing", "target sends listing",
+                                          "source collects listing", "target collects listing"});
+}
+
+TEST_CASE("a side that cannot count fails the reconcile after the other side's count is collected") {
+  Harness h;
+  h.target_keys.fail_send = "target gone";
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Failed);
+  CHECK(r.run.error.find("target gone") != std::string::npos);
+  CHECK(h.source_keys.sums_asked == 1);  // sent and collected, never left in flight
+  CHECK(h.target.commits == 0);
+}
+
 TEST_CASE("rows deleted in the source are deleted in the target and counted, with the record in the same commit") {
   Harness h;
   for (const int k : {10, 20, 30}) h.delete_in_source(k);
