@@ -103,6 +103,17 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
     return out;
   }
   if (health.why != Staleness::TooOld) {
+    if (runs.reconcile_failed) {
+      // The loads are fine, but rows deleted in the source stay in the
+      // target (and missing rows are not looked for) until one succeeds.
+      TableReason out;
+      out.reason = Reason::ReconcileFailing;
+      out.error_line = first_line(runs.reconcile_error);
+      out.text = "reconcile failing";
+      if (runs.reconcile_failed_at) out.text += " (" + instant_text(*runs.reconcile_failed_at) + ")";
+      if (!out.error_line.empty()) out.text += ": " + out.error_line;
+      return out;
+    }
     if (runs.reconcile_missing && *runs.reconcile_missing > 0) {
       // The watermark's claim was broken, though the rows are back: the
       // cause (a writer behind the cursor, a delete on the target) may
@@ -140,6 +151,7 @@ const char* reason_name(Reason reason) {
     case Reason::NeverRan: return "never_ran";
     case Reason::HeldBack: return "held_back";
     case Reason::Stale: return "stale";
+    case Reason::ReconcileFailing: return "reconcile_failing";
     case Reason::RowsMissing: return "rows_missing";
   }
   return "";

@@ -38,6 +38,10 @@ struct TableRunFacts {
   // target lacked, and when it ended; nothing when none ran.
   std::optional<std::int64_t> reconcile_missing;
   std::optional<double> reconcile_at;
+  // The latest finished reconcile failed, when, and with this error.
+  bool reconcile_failed = false;
+  std::optional<double> reconcile_failed_at;
+  std::string reconcile_error;
   // The schema drift the latest finished run found ("added column note
   // text; ..."); empty when it found none or did not compare.
   std::string schema_drift;
@@ -53,6 +57,7 @@ enum class Reason {
   NeverRan,  // no run of the table was ever recorded
   HeldBack,  // stale, because a source transaction held hi back
   Stale,     // stale for any other reason: no success for too long, no new rows
+  ReconcileFailing,  // fresh, but the latest reconcile failed: deleted rows stay in the target
   RowsMissing,  // fresh, but the last reconcile found rows missing below the watermark
 };
 
@@ -77,7 +82,7 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
                           std::chrono::seconds stale_after);
 
 // The reason's name in JSON: "", "schema_drift", "failing", "ahead",
-// "never_ran", "held_back", "stale", "rows_missing".
+// "never_ran", "held_back", "stale", "reconcile_failing", "rows_missing".
 const char* reason_name(Reason reason);
 
 // The first line of an error, for one-line displays.

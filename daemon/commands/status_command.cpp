@@ -42,6 +42,7 @@ nlohmann::json why_json(const TableReason& why) {
                                                                  : nlohmann::json("transient");
     out["error"] = why.error_line;
   }
+  if (why.reason == Reason::ReconcileFailing) out["error"] = why.error_line;
   if (why.reason == Reason::HeldBack || (why.reason == Reason::Ahead && !why.held_by.empty())) {
     out["held_by"] = why.held_by;
   }

@@ -73,6 +73,9 @@ TableRunFacts TableState::run_facts() const {
     out.reconcile_missing = last_reconcile->missing;
     out.reconcile_at = last_reconcile->finished_at;
   }
+  out.reconcile_failed = last_reconcile_failed;
+  out.reconcile_failed_at = last_reconcile_failed_at;
+  out.reconcile_error = last_reconcile_error.value_or("");
   out.schema_drift = schema_drift.value_or("");
   return out;
 }
@@ -108,7 +111,8 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
        extract(epoch from now())::float8,
        f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
-       rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8
+       rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8,
+       rl.status, rl.error, extract(epoch from rl.finished_at)::float8
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
@@ -134,6 +138,10 @@ left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_delet
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
                          and r.trigger = 'reconcile'
                    order by run_id desc limit 1) rc on true
+left join lateral (select status, error, finished_at from tidemark.runs r
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
+                         and r.trigger = 'reconcile'
+                   order by run_id desc limit 1) rl on true
 left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
                    where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p on true
 order by a.position
@@ -173,6 +181,11 @@ order by a.position
       if (!r.is_null(i, 27)) {
         s.last_reconcile = ReconcileState{optional_integer(r, i, 25).value_or(0), optional_integer(r, i, 26).value_or(0),
                                           std::stod(r.text(i, 27))};
+      }
+      if (!r.is_null(i, 28) && r.text(i, 28) == "failed") {
+        s.last_reconcile_failed = true;
+        s.last_reconcile_error = r.optional_text(i, 29);
+        s.last_reconcile_failed_at = optional_double(r, i, 30);
       }
       out.tables.push_back(std::move(s));
     }

@@ -69,7 +69,11 @@ struct TableState {
   // when the first of them ended.
   std::int64_t failures_since_success = 0;
   std::optional<double> failing_since;
-  std::optional<ReconcileState> last_reconcile;
+  std::optional<ReconcileState> last_reconcile;  // the latest successful reconcile
+  // The latest finished reconcile failed, when, and with this error.
+  bool last_reconcile_failed = false;
+  std::optional<double> last_reconcile_failed_at;
+  std::optional<std::string> last_reconcile_error;
   // The schema drift the latest finished run found: "" when none, the
   // changes when it drifted; nothing when it did not compare columns (a
   // partition table, a run that failed first, or one recorded before

@@ -60,6 +60,7 @@ struct MetricsRegistry::TableSeries {
   Value schema_drift;
   Value reconcile_deleted;
   Value reconcile_missing;
+  Value reconcile_failed;
 };
 
 // A histogram's buckets (each its own count; +Inf last) and sum.
@@ -226,6 +227,11 @@ void MetricsRegistry::reconcile_finished(const TableKey& table, std::int64_t del
   s->reconcile_missing.set(static_cast<double>(missing));
 }
 
+void MetricsRegistry::reconcile_failed(const TableKey& table, bool failed) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (TableSeries* s = find(table)) s->reconcile_failed.set(failed ? 1 : 0);
+}
+
 void MetricsRegistry::database_up(const std::string& connection, bool up) {
   const std::lock_guard<std::mutex> lock(mutex_);
   const auto it = db_up_.find(connection);
@@ -352,6 +358,8 @@ void MetricsRegistry::write_text(std::string& out) const {
   per_table("tidemark_reconcile_missing_rows",
             "Source rows below the watermark the target lacked at the last reconcile", "gauge",
             &TableSeries::reconcile_missing);
+  per_table("tidemark_reconcile_failed", "1 while the table's latest reconcile failed", "gauge",
+            &TableSeries::reconcile_failed);
   per_pipeline("tidemark_run_start_delay_seconds", "Actual start minus scheduled firing time, per pipeline",
                &PipelineSeries::start_delay);
 

@@ -65,6 +65,8 @@ class MetricsRegistry final : public RunObserver {
   // The counts of the table's last reconcile (rows deleted or marked in
   // the target; source rows below the watermark the target lacked).
   void reconcile_finished(const TableKey& table, std::int64_t deleted, std::int64_t missing);
+  // 1 while the table's latest reconcile failed.
+  void reconcile_failed(const TableKey& table, bool failed);
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
 

@@ -97,6 +97,7 @@ void StateMonitor::refresh(const Config& config) {
       metrics_.table_progress(s.table, progress, snapshot->now);
       // After a restart the reconcile gauges come back from the run rows.
       if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
+      metrics_.reconcile_failed(s.table, s.last_reconcile_failed);
     }
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);

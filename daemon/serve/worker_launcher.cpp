@@ -40,6 +40,9 @@ void WorkerLauncher::launch(const RunOrder& order) {
       if (report.run.status == RunStatus::Success && !report.no_watermark) {
         metrics_.reconcile_finished(order.firing.table, report.counts.deleted, report.counts.missing);
       }
+      if (report.run.status == RunStatus::Success || report.run.status == RunStatus::Failed) {
+        metrics_.reconcile_failed(order.firing.table, report.run.status == RunStatus::Failed);
+      }
       boost::asio::post(loop_, [this, key, table = order.firing.table, summary = report.run] {
         running_.erase(key);
         on_finished_(table, summary, JobKind::Reconcile);

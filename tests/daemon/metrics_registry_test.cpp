@@ -93,6 +93,18 @@ TEST_CASE("schema drift and the last reconcile's counts are per-table gauges, 0 
   CHECK(has(metrics.scrape_text(), drift + "0"));
 }
 
+TEST_CASE("tidemark_reconcile_failed is 1 from a failed reconcile until one succeeds") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  const std::string failed = R"(tidemark_reconcile_failed{pipeline="p",table="orders"} )";
+  CHECK(has(metrics.scrape_text(), failed + "0"));
+  metrics.reconcile_failed({"p", "orders"}, true);
+  CHECK(has(metrics.scrape_text(), failed + "1"));
+  metrics.reconcile_failed({"p", "gone"}, true);  // a table a reload dropped: ignored
+  metrics.reconcile_failed({"p", "orders"}, false);
+  CHECK(has(metrics.scrape_text(), failed + "0"));
+}
+
 TEST_CASE("tidemark_schema_drift follows the runs that compared columns, and the stored state after a restart") {
   MetricsRegistry metrics;
   metrics.set_config(config_with(kOrders));

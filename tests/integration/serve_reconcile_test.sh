@@ -2,8 +2,8 @@
 # tidemark serve reconciles a table with deletes: on its own schedule:
 # rows deleted in the source leave the target, a row removed from the
 # target below the watermark comes back, the reconcile gauges say how
-# many, the run rows say it was a reconcile, and after a restart the
-# gauges come back from the state.
+# many, the run rows say it was a reconcile, a failing reconcile says so
+# (gauge, status), and after a restart the gauges come back from the state.
 # Usage: serve_reconcile_test.sh TIDEMARK_BINARY
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
@@ -61,6 +61,16 @@ zero() { [ "$(value 'tidemark_reconcile_missing_rows{pipeline="shop",table="orde
 check "a later reconcile that finds nothing sets the gauges to 0" eventually 20 zero
 check "the daemon logs each reconcile" grep -q 'shop.orders: reconcile success' "$work/serve.log"
 
+# A reconcile that fails (here it refuses: the source holds no row, the
+# target does) sets its gauge and says so in status, while loads go on.
+psql -X -q -d "${db}_source" -c "delete from orders"
+failing() { [ "$(value 'tidemark_reconcile_failed{pipeline="shop",table="orders"}')" = "1" ]; }
+check "a failed reconcile sets tidemark_reconcile_failed" eventually 20 failing
+why_failing() {
+  "$tidemark" status --config "$work/tidemark.yaml" --json | grep -q '"reason": "reconcile_failing"'
+}
+check "status says reconcile_failing in WHY while the loads are fresh" eventually 10 why_failing
+
 # After a restart (no reconcile due for a year now), the gauges come from the state.
 kill -TERM "$serve"
 wait "$serve" || true
@@ -71,6 +81,7 @@ psql -X -q -d "${db}_target" -c "update tidemark.runs set rows_missing = 7 where
 start_serve
 restored() { [ "$(value 'tidemark_reconcile_missing_rows{pipeline="shop",table="orders"}')" = "7" ]; }
 check "after a restart the gauges come back from the last reconcile's run row" eventually 15 restored
+check "after a restart tidemark_reconcile_failed comes back from the latest reconcile" eventually 15 failing
 kill -TERM "$serve"
 wait "$serve" || true
 

@@ -176,6 +176,28 @@ TEST_CASE("rows missing at the last reconcile: said of a fresh table; stale and 
   CHECK(explain_table(time_watermark(120), none_missing, kNow, std::chrono::hours(1)).reason == Reason::None);
 }
 
+TEST_CASE("a failing reconcile: said of a fresh table, before rows missing; stale and failing loads come first") {
+  TableRunFacts facts = succeeded(60);
+  facts.reconcile_missing = 3;  // from the last success, older than the failure
+  facts.reconcile_at = kNow - 2 * 86400.0;
+  facts.reconcile_failed = true;
+  facts.reconcile_failed_at = kNow - 7200;
+  facts.reconcile_error = "source table public.orders holds no row, but target table raw.orders does\nmore";
+  const TableReason fresh = explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1));
+  CHECK(fresh.reason == Reason::ReconcileFailing);
+  CHECK(fresh.text ==
+        "reconcile failing (2027-01-15T06:00:00Z): source table public.orders holds no row, but target table "
+        "raw.orders does");
+  CHECK(fresh.error_line == "source table public.orders holds no row, but target table raw.orders does");
+  CHECK(explain_table(time_watermark(3 * kHour), facts, kNow, std::chrono::hours(1)).reason == Reason::Stale);
+  TableRunFacts load_failing = facts;
+  load_failing.last_failed = true;
+  load_failing.failures = 1;
+  CHECK(explain_table(time_watermark(120), load_failing, kNow, std::chrono::hours(1)).reason == Reason::Failing);
+  facts.reconcile_failed = false;  // the next reconcile succeeded
+  CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1)).reason == Reason::RowsMissing);
+}
+
 TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::None)).empty());
   CHECK(std::string(reason_name(Reason::SchemaDrift)) == "schema_drift");
@@ -184,6 +206,7 @@ TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::NeverRan)) == "never_ran");
   CHECK(std::string(reason_name(Reason::HeldBack)) == "held_back");
   CHECK(std::string(reason_name(Reason::Stale)) == "stale");
+  CHECK(std::string(reason_name(Reason::ReconcileFailing)) == "reconcile_failing");
   CHECK(std::string(reason_name(Reason::RowsMissing)) == "rows_missing");
   CHECK(first_line("one\r\ntwo") == "one");
   CHECK(first_line("only") == "only");
