@@ -579,3 +579,45 @@ tables:
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a dry run reports a missing key the target's key type cannot hold instead of failing") {
+  // A row written below the watermark after the load, with a key longer
+  // than the target's varchar(8): no load has seen it, and the dry run
+  // is how an operator finds it. Asking the target whether it holds that
+  // key must not fail the whole reconcile.
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.t (k text primary key, updated_at timestamptz not null);"
+      "insert into public.t select 'k' || g, timestamptz '2026-01-01' + g * interval '1 minute'"
+      " from generate_series(1, 100) g");
+  env.target().exec(
+      "create schema raw; create table raw.t (k varchar(8) primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  env.source().exec("insert into public.t values ('a-key-too-long-for-the-target', timestamptz '2026-01-01')");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  options.dry_run = true;
+  runner.out.str("");
+  CHECK(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find("0 rows to delete, 1 missing") != std::string::npos);
+}
+
+}  // namespace tidemark
