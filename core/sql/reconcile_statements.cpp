@@ -1,6 +1,7 @@
 #include "core/sql/reconcile_statements.h"
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "core/sql/sql_identifier.h"
 
@@ -136,11 +137,19 @@ std::string keys_json(const std::vector<std::string>& key_columns, const std::ve
   return out + "]";
 }
 
-std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::string& mark_column) {
-  const std::string type = name.quoted();
+std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<std::string>& key_types,
+                      const std::string& mark_column) {
+  if (key_types.size() != table.key.size()) std::abort();  // a type for each key column
   const std::string unmarked = mark_column.empty() ? "" : " AND q." + quote_identifier(mark_column) + " IS NULL";
+  // Only the key columns are read from each element, each as its column's
+  // type: a record of the whole row type would hold NULL in every other
+  // column, which a NOT NULL domain there refuses.
+  std::string columns;
+  for (std::size_t i = 0; i < table.key.size(); ++i) {
+    columns += (i ? ", " : "") + quote_identifier(table.key[i]) + " " + key_types[i];
+  }
   return "SELECT e.i FROM json_array_elements($1::json) WITH ORDINALITY e(v, i) WHERE EXISTS (SELECT 1 FROM " +
-         type + " q, json_populate_record(NULL::" + type + ", e.v) d WHERE " + key_match(table.key, "q", "d") +
+         name.quoted() + " q, json_to_record(e.v) AS d(" + columns + ") WHERE " + key_match(table.key, "q", "d") +
          unmarked + ") ORDER BY e.i";
 }
 

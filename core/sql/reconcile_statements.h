@@ -43,9 +43,12 @@ std::string target_key_listing(const TableConfig& table, const std::string& mark
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys);
 
 // On `table` (a side's table name), $1 = keys_json: the 1-based positions
-// in $1 of the keys the table holds, each key column compared by value;
-// with a `mark_column`, only in rows where it is null (not marked deleted).
-std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::string& mark_column = {});
+// in $1 of the keys the table holds, each key column compared by value,
+// read as its type in `key_types` (SQL type names, one per key column, as
+// format_type gives them); with a `mark_column`, only in rows where it is
+// null (not marked deleted).
+std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<std::string>& key_types,
+                      const std::string& mark_column = {});
 
 struct ReconcileStatements {
   std::string delete_keys;  // $1 = keys_json: deletes those target rows

@@ -106,11 +106,39 @@ Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& 
   try {
     if (keys.empty()) return std::vector<std::size_t>{};
     const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
-    const PgResult r = connection_.exec(held_keys(table_, name, role_ == Role::Target ? mark_column_ : std::string()),
-                                        {keys_json(table_.key, keys)});
+    if (key_types_.empty()) {
+      // Each key column's type on this side, looked up once.
+      for (const std::string& column : table_.key) {
+        const PgResult t = connection_.exec(
+            "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = $1::regclass"
+            " AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped",
+            {name.quoted(), column});
+        if (t.rows() != 1) throw PgError(name.display() + " has no key column " + column);
+        key_types_.push_back(t.text(0, 0));
+      }
+    }
+    const std::string sql = held_keys(table_, name, key_types_, role_ == Role::Target ? mark_column_ : std::string());
     std::vector<std::size_t> out;
-    out.reserve(static_cast<std::size_t>(r.rows()));
-    for (int i = 0; i < r.rows(); ++i) out.push_back(static_cast<std::size_t>(r.integer(i, 0) - 1));
+    try {
+      const PgResult r = connection_.exec(sql, {keys_json(table_.key, keys)});
+      out.reserve(static_cast<std::size_t>(r.rows()));
+      for (int i = 0; i < r.rows(); ++i) out.push_back(static_cast<std::size_t>(r.integer(i, 0) - 1));
+      return out;
+    } catch (const PgError& e) {
+      // A source key the target's key type cannot hold (too long, out of
+      // range, not its syntax) is not held there: it is missing, and its
+      // copy will say why it cannot be written. Ask key by key to find it.
+      // On the source side a key it cannot read stays an error: a guess
+      // there would delete a target row.
+      if (role_ != Role::Target || e.sqlstate().rfind("22", 0) != 0) throw;
+    }
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      try {
+        if (connection_.exec(sql, {keys_json(table_.key, {keys[i]})}).rows() > 0) out.push_back(i);
+      } catch (const PgError& e) {
+        if (e.sqlstate().rfind("22", 0) != 0) throw;
+      }
+    }
     return out;
   } catch (const PgError& e) {
     return e.as_error();

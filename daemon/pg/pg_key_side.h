@@ -5,6 +5,9 @@
 // both sides. Owns no connection; used by one reconcile on one thread.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "core/config/config_model.h"
 #include "core/reconcile/reconcile_ports.h"
 #include "daemon/pg/pg_connection.h"
@@ -41,6 +44,7 @@ class PgKeySide final : public KeySide {
   std::string mark_column_;
   bool normalised_ = false;
   bool listing_ = false;  // the cursor is declared
+  std::vector<std::string> key_types_;  // held_now's: each key column's SQL type, once looked up
 };
 
 // The settings a key's text depends on, identical on every session that compares keys.

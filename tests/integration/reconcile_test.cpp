@@ -489,3 +489,135 @@ tables:
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a target column of a NOT NULL domain does not stop the target's check of missing keys") {
+  // The target's check by value builds a record of the target's row type
+  // from the key columns alone; every other column of it is NULL, which a
+  // NOT NULL domain refuses. A load writes such a table without trouble,
+  // and a reconcile with nothing but missing rows did too.
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.t (k int primary key, updated_at timestamptz not null, v int not null);"
+      "insert into public.t select g, timestamptz '2026-01-01' + g * interval '1 minute', g"
+      " from generate_series(1, 300) g");
+  env.target().exec(
+      "create domain public.required_int as int not null;"
+      "create schema raw; create table raw.t (k int primary key, updated_at timestamptz not null,"
+      " v public.required_int)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  env.target().exec("delete from raw.t where k in (7, 150)");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  options.dry_run = true;
+  runner.out.str("");
+  CHECK(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find("0 rows to delete, 2 missing") != std::string::npos);
+  options.dry_run = false;
+  runner.out.str("");
+  CHECK(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find("0 rows deleted, 2 missing (copied again)") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t").at(0) == "300");
+}
+
+TEST_CASE("a key that prints differently is not counted missing when the target's time zone is not UTC") {
+  // The load writes a timestamp key into timestamptz in the target
+  // session's own time zone; the check by value must read the source's
+  // text the same way, or every key is missing (and its row copied again
+  // at another instant) at every reconcile.
+  PgTestEnv env;
+  env.target().exec("do $$ begin execute format('alter database %I set timezone to %L', current_database(),"
+                    " 'Asia/Kolkata'); end $$");
+  env.source().exec(
+      "create table public.t (k timestamp primary key, updated_at timestamptz not null);"
+      "insert into public.t select timestamp '2025-01-01' + g * interval '1 hour',"
+      " timestamptz '2026-01-01' + g * interval '1 minute' from generate_series(1, 300) g");
+  env.target().exec(
+      "create schema raw; create table raw.t (k timestamptz primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  REQUIRE(PgTestEnv::rows(env.target(), "select count(*) from raw.t").at(0) == "300");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  options.dry_run = true;
+  runner.out.str("");
+  REQUIRE(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find(" 0 rows to delete, 0 missing") != std::string::npos);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a dry run reports a missing key the target's key type cannot hold instead of failing") {
+  // A row written below the watermark after the load, with a key longer
+  // than the target's varchar(8): no load has seen it, and the dry run
+  // is how an operator finds it. Asking the target whether it holds that
+  // key must not fail the whole reconcile.
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.t (k text primary key, updated_at timestamptz not null);"
+      "insert into public.t select 'k' || g, timestamptz '2026-01-01' + g * interval '1 minute'"
+      " from generate_series(1, 100) g");
+  env.target().exec(
+      "create schema raw; create table raw.t (k varchar(8) primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  env.source().exec("insert into public.t values ('a-key-too-long-for-the-target', timestamptz '2026-01-01')");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  options.dry_run = true;
+  runner.out.str("");
+  CHECK(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find("0 rows to delete, 1 missing") != std::string::npos);
+}
+
+}  // namespace tidemark
