@@ -12,8 +12,15 @@ void normalise_key_text_session(PgConnection& connection) {
 
 void PgKeySide::normalise() {
   if (normalised_) return;
+  session_timezone_ = connection_.exec("show timezone").text(0, 0);
   normalise_key_text_session(connection_);
   normalised_ = true;
+}
+
+void PgKeySide::restore_timezone() {
+  if (!normalised_) return;
+  connection_.exec("select set_config('timezone', $1, false)", {session_timezone_});
+  normalised_ = false;
 }
 
 Result<std::int64_t> PgKeySide::estimate_rows() {
@@ -76,6 +83,12 @@ Status PgKeySide::open_keys() {
   try {
     connection_.finish();
     listing_ = true;
+    // The listing's key text was computed in UTC when it was declared;
+    // what comes after reads and writes rows as a load does, in the
+    // session's own time zone: the key columns the listing returns, the
+    // checks by value and the copies (a source timestamp loaded into a
+    // target timestamptz was read in the target's zone).
+    restore_timezone();
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

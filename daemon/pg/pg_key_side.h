@@ -1,8 +1,10 @@
 // The KeySide over one PostgreSQL session (core/reconcile/reconcile_ports.h):
 // a table's keys as bucket aggregates and as ordered key lists, with the
-// queries of core/sql/reconcile_statements. It sets the session's time
-// zone, date and float output so that a key prints as the same text on
-// both sides. Owns no connection; used by one reconcile on one thread.
+// queries of core/sql/reconcile_statements. It sets the session's date and
+// float output, and its time zone to UTC while it aggregates and lists, so
+// that a key prints as the same text on both sides; once the listing is
+// computed the session has its own time zone back, in which loads read
+// and write. Owns no connection; used by one reconcile on one thread.
 #pragma once
 
 #include <string>
@@ -35,14 +37,18 @@ class PgKeySide final : public KeySide {
   Result<std::vector<std::size_t>> held_now(const std::vector<KeyRow>& keys) override;
 
  private:
-  // Sets the output settings key text depends on, once. Throws PgError.
+  // Sets the output settings key text depends on, once, keeping the
+  // session's time zone to restore. Throws PgError.
   void normalise();
+  // Gives the session its own time zone back. Throws PgError.
+  void restore_timezone();
 
   PgConnection& connection_;
   const TableConfig& table_;
   Role role_;
   std::string mark_column_;
   bool normalised_ = false;
+  std::string session_timezone_;  // the session's time zone before normalise()
   bool listing_ = false;  // the cursor is declared
   std::vector<std::string> key_types_;  // held_now's: each key column's SQL type, once looked up
 };

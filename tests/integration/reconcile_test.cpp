@@ -576,6 +576,19 @@ tables:
   REQUIRE(runner.run(run_reconcile, options) == 0);
   INFO(runner.out.str());
   CHECK(runner.out.str().find(" 0 rows to delete, 0 missing") != std::string::npos);
+  // A real reconcile deletes exactly the row gone from the source, at the
+  // instant the load wrote it, and copies nothing again.
+  env.source().exec("delete from public.t where k = timestamp '2025-01-01 05:00:00'");
+  options.dry_run = false;
+  runner.out.str("");
+  REQUIRE(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find(" 1 rows deleted, 0 missing") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t").at(0) == "299");
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t where k = timestamptz '2025-01-01 05:00:00+05:30'")
+            .at(0) == "0");
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t where k = timestamptz '2025-01-01 06:00:00+05:30'")
+            .at(0) == "1");
 }
 
 }  // namespace tidemark
