@@ -149,12 +149,16 @@ PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
   return result;
 }
 
-PgResult PgConnection::exec(const std::string& sql) { return check(PQexec(conn_, sql.c_str()), sql); }
+PgResult PgConnection::exec(const std::string& sql) {
+  if (!sent_.empty()) std::abort();  // a statement sent is finished first; libpq would swallow its result
+  return check(PQexec(conn_, sql.c_str()), sql);
+}
 
 PgResult PgConnection::exec(const std::string& sql, const PgParams& params) { return exec(sql, params, {}); }
 
 PgResult PgConnection::exec(const std::string& sql, const PgParams& params, const std::vector<Oid>& types) {
   if (!types.empty() && types.size() != params.size()) std::abort();  // a type for each parameter, or none
+  if (!sent_.empty()) std::abort();  // a statement sent is finished first; libpq would swallow its result
   std::vector<const char*> values;
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);

@@ -595,6 +595,48 @@ tables:
 
 namespace tidemark {
 
+TEST_CASE("a timestamptz key loaded into timestamp from a source whose time zone is not UTC keeps its rows") {
+  // The mirror case: the load printed the source's instants in the
+  // source session's zone and the target dropped the offset.
+  PgTestEnv env;
+  env.source().exec("do $$ begin execute format('alter database %I set timezone to %L', current_database(),"
+                    " 'America/New_York'); end $$");
+  env.source().exec(
+      "create table public.t (k timestamptz primary key, updated_at timestamptz not null);"
+      "insert into public.t select timestamptz '2025-01-01 00:00:00+00' + g * interval '1 hour',"
+      " timestamptz '2026-01-01' + g * interval '1 minute' from generate_series(1, 100) g");
+  env.target().exec(
+      "create schema raw; create table raw.t (k timestamp primary key, updated_at timestamptz not null)");
+  testing::CommandRunner runner;
+  runner.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "*/5 * * * *"
+tables:
+  - name: t
+    source_table: public.t
+    target_table: raw.t
+    key: [k]
+    cursor: updated_at
+    deletes: { reconcile: "0 3 * * *" }
+)");
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(runner.run(run_run, run) == 0);
+  // 05:00 UTC is midnight in New York: that is what the target holds.
+  REQUIRE(PgTestEnv::rows(env.target(), "select count(*) from raw.t where k = timestamp '2025-01-01 00:00:00'")
+              .at(0) == "1");
+  env.source().exec("delete from public.t where k = timestamptz '2025-01-01 05:00:00+00'");
+  ReconcileOptions options;
+  options.pipeline = "p";
+  REQUIRE(runner.run(run_reconcile, options) == 0);
+  INFO(runner.out.str());
+  CHECK(runner.out.str().find(" 1 rows deleted, 0 missing") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t").at(0) == "99");
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t where k = timestamp '2025-01-01 00:00:00'")
+            .at(0) == "0");
+}
+
 TEST_CASE("a dry run reports a missing key the target's key type cannot hold instead of failing") {
   // A row written below the watermark after the load, with a key longer
   // than the target's varchar(8): no load has seen it, and the dry run
