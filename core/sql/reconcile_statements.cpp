@@ -141,29 +141,35 @@ std::string keys_json(const std::vector<std::string>& key_columns, const std::ve
   return out + "]";
 }
 
+namespace {
+
+// The column definitions of a record of the key columns, each as its type
+// on one side. Only the key columns are read from the keys' JSON: a record
+// of the whole row type would hold NULL in every other column, which a NOT
+// NULL domain there refuses.
+std::string key_record(const std::vector<std::string>& key, const std::vector<std::string>& types) {
+  if (types.size() != key.size()) std::abort();  // a type for each key column
+  std::string columns;
+  for (std::size_t i = 0; i < key.size(); ++i) columns += (i ? ", " : "") + quote_identifier(key[i]) + " " + types[i];
+  return columns;
+}
+
+}  // namespace
+
 std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<std::string>& key_types,
                       const std::string& mark_column) {
-  if (key_types.size() != table.key.size()) std::abort();  // a type for each key column
   const std::string unmarked = mark_column.empty() ? "" : " AND q." + quote_identifier(mark_column) + " IS NULL";
-  // Only the key columns are read from each element, each as its column's
-  // type: a record of the whole row type would hold NULL in every other
-  // column, which a NOT NULL domain there refuses.
-  std::string columns;
-  for (std::size_t i = 0; i < table.key.size(); ++i) {
-    columns += (i ? ", " : "") + quote_identifier(table.key[i]) + " " + key_types[i];
-  }
   return "SELECT e.i FROM json_array_elements($1::json) WITH ORDINALITY e(v, i) WHERE EXISTS (SELECT 1 FROM " +
-         name.quoted() + " q, json_to_record(e.v) AS d(" + columns + ") WHERE " + key_match(table.key, "q", "d") +
-         unmarked + ") ORDER BY e.i";
+         name.quoted() + " q, json_to_record(e.v) AS d(" + key_record(table.key, key_types) + ") WHERE " +
+         key_match(table.key, "q", "d") + unmarked + ") ORDER BY e.i";
 }
 
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                         const std::string& mark_column, const CursorValue& watermark) {
+                                         const std::string& mark_column, const CursorValue& watermark,
+                                         const KeyTypes& key_types) {
   const std::string target = table.target_table.quoted();
   const std::string source = table.source_table->quoted();
-  const std::string keys_of = [&](const std::string& type) {
-    return "json_populate_recordset(NULL::" + type + ", $1::json) d";
-  }(target);
+  const std::string keys_of = "json_to_recordset($1::json) AS d(" + key_record(table.key, key_types.target) + ")";
   ReconcileStatements s;
   s.delete_keys = "DELETE FROM " + target + " t USING " + keys_of + " WHERE " + key_match(table.key, "t", "d");
   if (!mark_column.empty()) {
@@ -174,8 +180,8 @@ ReconcileStatements reconcile_statements(const TableConfig& table, const std::ve
   std::string cols;
   for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + std::string("s.") + quote_identifier(c);
   s.copy_source = "SELECT " + cols + " FROM " + source + " s WHERE s." + quote_identifier(table.cursor) + " < " +
-                  cursor_sql_literal(watermark) + " AND EXISTS (SELECT 1 FROM json_populate_recordset(NULL::" +
-                  source + ", $1::json) d WHERE " + key_match(table.key, "s", "d") + ")";
+                  cursor_sql_literal(watermark) + " AND EXISTS (SELECT 1 FROM json_to_recordset($1::json) AS d(" +
+                  key_record(table.key, key_types.source) + ") WHERE " + key_match(table.key, "s", "d") + ")";
   return s;
 }
 

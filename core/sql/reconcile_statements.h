@@ -56,7 +56,16 @@ struct ReconcileStatements {
   std::string copy_source;  // on the source, $1 = keys_json: the rows of those keys still below the watermark
 };
 
+// Each key column's SQL type (format_type's text) on each side, in key order.
+struct KeyTypes {
+  std::vector<std::string> source;
+  std::vector<std::string> target;
+};
+
+// The keys in $1 are read as `key_types`: the target's for the delete and
+// the mark, the source's for the copy.
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                         const std::string& mark_column, const CursorValue& watermark);
+                                         const std::string& mark_column, const CursorValue& watermark,
+                                         const KeyTypes& key_types);
 
 }  // namespace tidemark

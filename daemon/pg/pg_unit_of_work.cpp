@@ -158,7 +158,23 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
 
 Result<std::int64_t> PgUnitOfWork::reconcile(const TableConfig& table, const SourceTable& source,
                                              const ReconcileFix& fix) {
-  const ReconcileStatements sql = reconcile_statements(table, source.columns, fix.mark_column, fix.watermark);
+  // Each key column's type on each side, from the catalogs the run read.
+  KeyTypes key_types;
+  for (const std::string& column : table.key) {
+    const auto type_in = [&](const std::vector<ColumnShape>& columns) -> std::optional<std::string> {
+      for (const ColumnShape& c : columns) {
+        if (c.name == column) return c.type;
+      }
+      return std::nullopt;
+    };
+    const auto in_source = type_in(source.catalog);
+    const auto in_target = type_in(copy_types_.columns);
+    if (!in_source || !in_target) return Error{"key column " + column + " is missing from the source or the target"};
+    key_types.source.push_back(*in_source);
+    key_types.target.push_back(*in_target);
+  }
+  const ReconcileStatements sql =
+      reconcile_statements(table, source.columns, fix.mark_column, fix.watermark, key_types);
   // The stage and the upsert are the load's own, so a row copied again is
   // written exactly as a load writes it (and its mark cleared).
   const LoadStatements load = build_load_statements(table, source.columns, Window{fix.watermark, fix.watermark});

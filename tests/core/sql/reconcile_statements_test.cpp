@@ -50,18 +50,21 @@ TEST_CASE("keys travel as one JSON parameter, each value a string that its colum
 }
 
 TEST_CASE("the fix: delete or mark by key, copy again only below the watermark") {
-  const ReconcileStatements s =
-      reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "", CursorValue{CursorType::Integer, 42});
+  // Keys are read as each side's own key types: a record of the whole row
+  // type would trip a NOT NULL domain on another column.
+  const KeyTypes types{{"bigint", "integer"}, {"numeric(20,0)", "smallint"}};
+  const ReconcileStatements s = reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "",
+                                                     CursorValue{CursorType::Integer, 42}, types);
   CHECK(s.delete_keys ==
-        "DELETE FROM \"raw\".\"orders\" t USING json_populate_recordset(NULL::\"raw\".\"orders\", $1::json) d WHERE "
-        "t.\"order_id\" = d.\"order_id\" AND t.\"Line No\" = d.\"Line No\"");
+        "DELETE FROM \"raw\".\"orders\" t USING json_to_recordset($1::json) AS d(\"order_id\" numeric(20,0), "
+        "\"Line No\" smallint) WHERE t.\"order_id\" = d.\"order_id\" AND t.\"Line No\" = d.\"Line No\"");
   CHECK(s.mark_keys.empty());
   CHECK(s.copy_source ==
         "SELECT s.\"order_id\", s.\"Line No\", s.\"updated_at\" FROM \"public\".\"Or;ders\" s WHERE s.\"updated_at\" < "
-        "(42::bigint) AND EXISTS (SELECT 1 FROM json_populate_recordset(NULL::\"public\".\"Or;ders\", $1::json) d "
-        "WHERE s.\"order_id\" = d.\"order_id\" AND s.\"Line No\" = d.\"Line No\")");
+        "(42::bigint) AND EXISTS (SELECT 1 FROM json_to_recordset($1::json) AS d(\"order_id\" bigint, \"Line No\" "
+        "integer) WHERE s.\"order_id\" = d.\"order_id\" AND s.\"Line No\" = d.\"Line No\")");
   const ReconcileStatements m =
-      reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "deleted_at", CursorValue{});
+      reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "deleted_at", CursorValue{}, types);
   CHECK(m.mark_keys.find("SET \"deleted_at\" = now() FROM") != std::string::npos);
   CHECK(m.mark_keys.substr(m.mark_keys.size() - 26) == "AND t.\"deleted_at\" IS NULL");
 }
