@@ -1,17 +1,24 @@
 #include "core/schedule/firing_plan.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tidemark {
 
-std::optional<Instant> next_firing(const PipelineConfig& pipeline, const TableConfig& table, Instant after) {
-  return table.schedule->next_after(after, *pipeline.zone);
+const CronSchedule& job_schedule(const TableConfig& table, JobKind kind) {
+  if (kind == JobKind::Reconcile && !(table.deletes && table.deletes->reconcile)) std::abort();  // no such job
+  return kind == JobKind::Reconcile ? *table.deletes->reconcile : *table.schedule;
+}
+
+std::optional<Instant> next_firing(const PipelineConfig& pipeline, const TableConfig& table, Instant after,
+                                   JobKind kind) {
+  return job_schedule(table, kind).next_after(after, *pipeline.zone);
 }
 
 bool missed_firing(const PipelineConfig& pipeline, const TableConfig& table, std::optional<Instant> last_started,
-                   Instant now) {
+                   Instant now, JobKind kind) {
   if (!last_started) return false;
-  const auto next = next_firing(pipeline, table, *last_started);
+  const auto next = next_firing(pipeline, table, *last_started, kind);
   return next && *next <= now;
 }
 

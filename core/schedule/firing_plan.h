@@ -8,18 +8,24 @@
 #include <optional>
 
 #include "core/config/config_model.h"
+#include "core/schedule/job_kind.h"
 #include "core/time/time_types.h"
 
 namespace tidemark {
 
-// The table's next firing strictly after `after`, in its pipeline's zone.
-std::optional<Instant> next_firing(const PipelineConfig& pipeline, const TableConfig& table, Instant after);
+// The schedule of one of the table's jobs: its load's, or its reconcile's
+// (requires deletes: for JobKind::Reconcile).
+const CronSchedule& job_schedule(const TableConfig& table, JobKind kind);
 
-// True when at least one firing fell in (last_started, now]: the table runs
-// once at start-up, not once per missed firing. A table that has never run
-// (no last_started) waits for its first firing.
+// The job's next firing strictly after `after`, in its pipeline's zone.
+std::optional<Instant> next_firing(const PipelineConfig& pipeline, const TableConfig& table, Instant after,
+                                   JobKind kind = JobKind::Load);
+
+// True when at least one firing of the job fell in (last_started, now]: it
+// runs once at start-up, not once per missed firing. A job that has never
+// run (no last_started) waits for its first firing.
 bool missed_firing(const PipelineConfig& pipeline, const TableConfig& table, std::optional<Instant> last_started,
-                   Instant now);
+                   Instant now, JobKind kind = JobKind::Load);
 
 // The wait after `failures` consecutive failed runs (failures >= 1):
 // 10 s, doubling, at most 5 min.

@@ -15,14 +15,10 @@
 
 #include "core/run/run_ports.h"
 #include "core/run/table_key.h"
+#include "core/schedule/job_kind.h"
 #include "core/time/time_types.h"
 
 namespace tidemark {
-
-// What a firing runs: the table's load, or its reconcile (deletes:). Each
-// is a job of its own, with its own schedule, one going or waiting at a
-// time; both contend for the table's advisory lock when they run.
-enum class JobKind { Load, Reconcile };
 
 struct Firing {
   TableKey table;

@@ -9,10 +9,6 @@
 namespace tidemark {
 namespace {
 
-const CronSchedule& job_schedule(const TableConfig& t, JobKind kind) {
-  return kind == JobKind::Reconcile ? *t.deletes->reconcile : *t.schedule;
-}
-
 std::string schedule_identity(const PipelineConfig& p, const TableConfig& t, JobKind kind) {
   return job_schedule(t, kind).expression() + " @ " + p.timezone;
 }
@@ -38,11 +34,11 @@ void TableScheduler::start(std::shared_ptr<const Config> config, const LastStart
     state.pipeline = p;
     state.table = t;
     state.schedule = schedule_identity(*p, *t, kind_of(key));
-    // Only loads catch up: last_starts are the loads' starts.
-    const auto last = last_starts.find({p->name, t->name});
-    if (kind_of(key) == JobKind::Load && last != last_starts.end() && missed_firing(*p, *t, last->second, now)) {
+    // A load and a reconcile each catch up on their own schedule.
+    const auto last = last_starts.find(key);
+    if (last != last_starts.end() && missed_firing(*p, *t, last->second, now, kind_of(key))) {
       events_.catching_up(table_key(key), last->second);
-      state.next_regular = next_firing(*p, *t, now);
+      state.next_regular = next_firing(*p, *t, now, kind_of(key));
       arm(key, now, RunTrigger::Startup);
     } else {
       arm_next_regular(key, now);

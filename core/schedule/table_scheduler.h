@@ -4,8 +4,9 @@
 // reloads and stops. A table with deletes: has a second job, its
 // reconcile, on its own schedule, decided the same way (keyed by table and
 // JobKind); a reconcile that finds the table's lock held by a load is
-// tried again after the backoff, like a transient failure, and a missed
-// reconcile waits for its next firing rather than catching up. It reads time only from its Clock, waits only through
+// tried again after the backoff, like a transient failure, and one missed
+// while the daemon was down runs once at start-up, like a load. It reads
+// time only from its Clock, waits only through
 // its Alarm and runs tables only through its RunLauncher. Not thread-safe:
 // owned by one thread (the daemon's loop), which makes every call.
 #pragma once
@@ -29,9 +30,6 @@
 
 namespace tidemark {
 
-// When each table last started a run (from the state database).
-using LastStarts = std::map<std::pair<std::string, std::string>, Instant>;
-
 class TableScheduler {
  public:
   // How long runs still get after they were cancelled at the end of the
@@ -42,9 +40,10 @@ class TableScheduler {
   // scheduler.
   TableScheduler(std::size_t workers, Clock& clock, Alarm& alarm, RunLauncher& launcher, SchedulerEvents& events);
 
-  // Arms every table of `config`. A table whose schedule fired since its
-  // last start in `last_starts` runs once now (trigger startup); one that
-  // never ran waits for its first firing. Call once, before anything else.
+  // Arms every job of `config`. A job (a table's load or reconcile) whose
+  // schedule fired since its last start in `last_starts` runs once now
+  // (trigger startup); one that never ran waits for its first firing.
+  // Call once, before anything else.
   void start(std::shared_ptr<const Config> config, const LastStarts& last_starts);
 
   // Applies a new, valid configuration: new tables are armed, removed ones

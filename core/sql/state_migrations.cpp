@@ -116,11 +116,11 @@ create index runs_reconcile on tidemark.runs (pipeline, table_name, run_id desc)
   where trigger = 'reconcile' and status = 'success';
 )SQL"},
       // status and the state monitor say when a table's latest reconcile
-      // failed: one index probe a table, not a walk back through every
-      // load since it.
-      {7, "reconcile: each table's latest finished reconcile, found by index", R"SQL(
-create index runs_reconcile_finished on tidemark.runs (pipeline, table_name, run_id desc)
-  where trigger = 'reconcile' and status <> 'running';
+      // failed, and serve's start-up catches up a reconcile it missed: one
+      // index probe a table, not a walk back through every load since it.
+      {7, "reconcile: each table's latest reconcile, found by index", R"SQL(
+create index runs_reconcile_latest on tidemark.runs (pipeline, table_name, run_id desc)
+  where trigger = 'reconcile';
 )SQL"},
   };
   return migrations;

@@ -248,24 +248,34 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
   }
 }
 
-Result<LastRunStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
+Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
   try {
     nlohmann::json asked = nlohmann::json::array();
     for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // The newest run by run_id is the newest started: both come from the
     // state database, in the statement that writes the run's row.
+    // A load's and a reconcile's, each the newest of its own kind.
     const PgResult r = connection_.exec(R"SQL(
-select a.pipeline, a.table_name, extract(epoch from l.started_at)::bigint
-from (select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item) a
+with asked as (
+  select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item)
+select a.pipeline, a.table_name, false, extract(epoch from l.started_at)::bigint
+from asked a
 cross join lateral (select started_at from tidemark.runs r
                     where r.pipeline = a.pipeline and r.table_name = a.table_name
                           and r.trigger not in ('backfill', 'reconcile')
                     order by run_id desc limit 1) l
+union all
+select a.pipeline, a.table_name, true, extract(epoch from c.started_at)::bigint
+from asked a
+cross join lateral (select started_at from tidemark.runs r
+                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
+                    order by run_id desc limit 1) c
 )SQL",
                                         {asked.dump()});
-    LastRunStarts out;
+    LastStarts out;
     for (int i = 0; i < r.rows(); ++i) {
-      out[{r.text(i, 0), r.text(i, 1)}] = Instant(std::chrono::seconds(r.integer(i, 2)));
+      const JobKind kind = r.boolean(i, 2) ? JobKind::Reconcile : JobKind::Load;
+      out[{r.text(i, 0), r.text(i, 1), kind}] = Instant(std::chrono::seconds(r.integer(i, 3)));
     }
     return out;
   } catch (const PgError& e) {

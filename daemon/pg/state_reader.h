@@ -14,6 +14,7 @@
 
 #include "core/result.h"
 #include "core/run/table_key.h"
+#include "core/schedule/job_kind.h"
 #include "core/time/time_types.h"
 #include "core/watermark/table_reason.h"
 #include "core/watermark/watermark_health.h"
@@ -121,10 +122,6 @@ struct RunRecord {
   std::optional<std::int64_t> rows_missing;
 };
 
-// When each table last started a run that its schedule counts, keyed by
-// (pipeline, table).
-using LastRunStarts = std::map<std::pair<std::string, std::string>, Instant>;
-
 class StateReader {
  public:
   explicit StateReader(PgConnection& connection) : connection_(connection) {}
@@ -155,7 +152,7 @@ class StateReader {
   // apart (they do not stand for a firing of its load): what serve catches missed firings up from.
   // One index probe per table, however long the history. Tables that
   // never ran are absent. Requires the schema. Fails when the query does.
-  Result<LastRunStarts> last_run_starts(const std::vector<TableKey>& tables);
+  Result<LastStarts> last_run_starts(const std::vector<TableKey>& tables);
 
  private:
   PgConnection& connection_;

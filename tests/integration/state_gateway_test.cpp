@@ -268,7 +268,7 @@ TEST_CASE("status and the gauges judge age and stale alike, from the same state"
   CHECK(std::abs(gauge_age - static_cast<double>(status_age)) < 60);
 }
 
-TEST_CASE("the read side: recent runs newest first, and last starts without backfills") {
+TEST_CASE("the read side: recent runs newest first, and last starts without backfills, a reconcile's apart") {
   Gateway g;
   g.env.state().exec(
       "insert into tidemark.runs (pipeline, table_name, trigger, status, started_at, finished_at, rows_read,"
@@ -296,12 +296,18 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
   CHECK(scheduled.host == std::optional<std::string>("h"));
   CHECK(scheduled.pid == std::optional<std::int64_t>(7));
 
+  // A reconcile's start is its own job's, whatever its outcome; it is not
+  // the load's last start, though it is the newest run.
+  g.env.state().exec(
+      "insert into tidemark.runs (pipeline, table_name, trigger, status, started_at, finished_at)"
+      " values ('shop', 'orders', 'reconcile', 'failed', '2026-01-01 03:00Z', '2026-01-01 03:00:05Z')");
   const auto starts = reader.last_run_starts({{"other", "events"}, {"shop", "orders"}, {"shop", "never_ran"}});
   REQUIRE(starts);
-  CHECK(*starts == LastRunStarts{{{"other", "events"}, Instant(std::chrono::seconds(1767484800))},
-                                 {{"shop", "orders"}, Instant(std::chrono::seconds(1767312000))}});
+  CHECK(*starts == LastStarts{{{"other", "events", JobKind::Load}, Instant(std::chrono::seconds(1767484800))},
+                              {{"shop", "orders", JobKind::Load}, Instant(std::chrono::seconds(1767312000))},
+                              {{"shop", "orders", JobKind::Reconcile}, Instant(std::chrono::seconds(1767236400))}});
   // Only the tables asked for.
-  CHECK(reader.last_run_starts({{"shop", "orders"}})->size() == 1);
+  CHECK(reader.last_run_starts({{"other", "events"}})->size() == 1);
 }
 
 }  // namespace tidemark
