@@ -76,7 +76,11 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
     for (const TableConfig& t : p.tables) {
       const TableState s = states.count({p.name, t.name}) ? states[{p.name, t.name}] : TableState{};
       const WatermarkHealth health = assess_watermark(s.reading(), now, t.stale_after);
-      const TableReason why = explain_table(s.reading(), s.run_facts(), now, t.stale_after);
+      TableRunFacts facts = s.run_facts();
+      // A reconcile the configuration no longer has (deletes: removed)
+      // cannot fail any more, nor be fixed by one that succeeds.
+      if (!t.deletes) facts.reconcile_failed = false;
+      const TableReason why = explain_table(s.reading(), facts, now, t.stale_after);
       nlohmann::json row;
       row["pipeline"] = p.name;
       row["table"] = t.name;

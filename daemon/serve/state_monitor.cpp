@@ -1,5 +1,9 @@
 #include "daemon/serve/state_monitor.h"
 
+#include <set>
+#include <string>
+#include <utility>
+
 #include <spdlog/spdlog.h>
 
 #include "daemon/commands/command_support.h"
@@ -80,8 +84,12 @@ void StateMonitor::refresh(const Config& config) {
     // the state: the host's clock may differ from the one that stamped
     // moved_at, and `tidemark status` must say what the gauges say.
     std::vector<TableKey> tables;
+    std::set<std::pair<std::string, std::string>> reconciled;  // the tables with deletes: (a reconcile)
     for (const PipelineConfig& p : config.pipelines) {
-      for (const TableConfig& t : p.tables) tables.push_back({p.name, t.name});
+      for (const TableConfig& t : p.tables) {
+        tables.push_back({p.name, t.name});
+        if (t.deletes) reconciled.insert({p.name, t.name});
+      }
     }
     const auto snapshot = StateReader(*state).table_states(tables);
     if (!snapshot) throw std::runtime_error(snapshot.error());
@@ -97,7 +105,10 @@ void StateMonitor::refresh(const Config& config) {
       metrics_.table_progress(s.table, progress, snapshot->now);
       // After a restart the reconcile gauges come back from the run rows.
       if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
-      metrics_.reconcile_failed(s.table, s.last_reconcile_failed);
+      // A failure of a reconcile the configuration no longer has (deletes:
+      // removed) is not the table's: nothing will clear it.
+      metrics_.reconcile_failed(s.table, s.last_reconcile_failed &&
+                                             reconciled.count({s.table.pipeline, s.table.table}) > 0);
     }
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);

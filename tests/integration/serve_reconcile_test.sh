@@ -82,6 +82,17 @@ start_serve
 restored() { [ "$(value 'tidemark_reconcile_missing_rows{pipeline="shop",table="orders"}')" = "7" ]; }
 check "after a restart the gauges come back from the last reconcile's run row" eventually 15 restored
 check "after a restart tidemark_reconcile_failed comes back from the latest reconcile" eventually 15 failing
+
+# A reload that removes deletes: removes the reconcile: its last failure
+# is no longer the table's, in the gauge (the alert) or in status.
+sed -i '/deletes:/d' "$work/pipelines/shop.yaml"
+kill -HUP "$serve"
+not_failing() { [ "$(value 'tidemark_reconcile_failed{pipeline="shop",table="orders"}')" != "1" ]; }
+check "regression: after a reload that removes deletes:, tidemark_reconcile_failed is not 1" eventually 15 not_failing
+why_not_failing() {
+  ! "$tidemark" status --config "$work/tidemark.yaml" --json | grep -q '"reason": "reconcile_failing"'
+}
+check "regression: without deletes:, status does not say reconcile_failing" eventually 5 why_not_failing
 kill -TERM "$serve"
 wait "$serve" || true
 
