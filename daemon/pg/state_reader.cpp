@@ -254,7 +254,10 @@ Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tab
     for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // The newest run by run_id is the newest started: both come from the
     // state database, in the statement that writes the run's row.
-    // A load's and a reconcile's, each the newest of its own kind.
+    // A load's and a reconcile's, each the newest of its own kind; for a
+    // reconcile the newest that succeeded, when one did: a reconcile cut
+    // off by a stop (a deploy in the night) or failing is not done, and a
+    // firing since its last success runs it once at start-up.
     const PgResult r = connection_.exec(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item)
@@ -267,9 +270,15 @@ cross join lateral (select started_at from tidemark.runs r
 union all
 select a.pipeline, a.table_name, true, extract(epoch from c.started_at)::bigint
 from asked a
-cross join lateral (select started_at from tidemark.runs r
-                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
-                    order by run_id desc limit 1) c
+cross join lateral (select coalesce(
+                      (select started_at from tidemark.runs r
+                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
+                             and r.status = 'success'
+                       order by run_id desc limit 1),
+                      (select started_at from tidemark.runs r
+                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
+                       order by run_id desc limit 1)) as started_at) c
+where c.started_at is not null
 )SQL",
                                         {asked.dump()});
     LastStarts out;

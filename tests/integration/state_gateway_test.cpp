@@ -296,8 +296,8 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
   CHECK(scheduled.host == std::optional<std::string>("h"));
   CHECK(scheduled.pid == std::optional<std::int64_t>(7));
 
-  // A reconcile's start is its own job's, whatever its outcome; it is not
-  // the load's last start, though it is the newest run.
+  // A reconcile's start is its own job's, not the load's, though it is the
+  // newest run; with none that succeeded, the newest of any outcome.
   g.env.state().exec(
       "insert into tidemark.runs (pipeline, table_name, trigger, status, started_at, finished_at)"
       " values ('shop', 'orders', 'reconcile', 'failed', '2026-01-01 03:00Z', '2026-01-01 03:00:05Z')");
@@ -306,6 +306,14 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
   CHECK(*starts == LastStarts{{{"other", "events", JobKind::Load}, Instant(std::chrono::seconds(1767484800))},
                               {{"shop", "orders", JobKind::Load}, Instant(std::chrono::seconds(1767312000))},
                               {{"shop", "orders", JobKind::Reconcile}, Instant(std::chrono::seconds(1767236400))}});
+  // One that failed after a success does not count: the success's start does.
+  g.env.state().exec(
+      "insert into tidemark.runs (pipeline, table_name, trigger, status, started_at, finished_at)"
+      " values ('shop', 'orders', 'reconcile', 'success', '2026-01-02 03:00Z', '2026-01-02 03:00:05Z'),"
+      "        ('shop', 'orders', 'reconcile', 'failed', '2026-01-03 03:00Z', '2026-01-03 03:00:01Z')");
+  const auto after = reader.last_run_starts({{"shop", "orders"}});
+  REQUIRE(after);
+  CHECK(after->at({"shop", "orders", JobKind::Reconcile}) == Instant(std::chrono::seconds(1767322800)));
   // Only the tables asked for.
   CHECK(reader.last_run_starts({{"other", "events"}})->size() == 1);
 }
