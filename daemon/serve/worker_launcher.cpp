@@ -40,7 +40,11 @@ void WorkerLauncher::launch(const RunOrder& order) {
       if (report.run.status == RunStatus::Success && !report.no_watermark) {
         metrics_.reconcile_finished(order.firing.table, report.counts.deleted, report.counts.missing);
       }
-      if (report.run.status == RunStatus::Success || report.run.status == RunStatus::Failed) {
+      // As the state says it (the state monitor restores it from there): a
+      // reconcile that failed before it wrote its run row leaves it as it
+      // was; the database it could not reach has gauges of its own.
+      if (report.run.run != 0 &&
+          (report.run.status == RunStatus::Success || report.run.status == RunStatus::Failed)) {
         metrics_.reconcile_failed(order.firing.table, report.run.status == RunStatus::Failed);
       }
       boost::asio::post(loop_, [this, key, table = order.firing.table, summary = report.run] {
