@@ -18,7 +18,6 @@
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
 #include "daemon/pg/pg_target.h"
-#include "daemon/pg/state_schema.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -130,14 +129,10 @@ int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, s
     err << "tidemark backfill: no table " << command_line.pipeline << "." << command_line.table << '\n';
     return kExitUsage;
   }
-  if (const auto refusal = state_session_refusal(*config)) {
-    err << "tidemark backfill: " << *refusal << '\n';
-    return kExitUsage;
-  }
+  if (const auto exit_code = prepare_state(*config, "backfill", err)) return *exit_code;
   CancelToken cancel;
   const InterruptScope interrupt(cancel);
   try {
-    migrate_state_schema(*connect_to(*config, config->daemon.state));
     if (table->mode == TableMode::Incremental) {
       return backfill_incremental(config, *pipeline, *table, command_line, cancel, out);
     }

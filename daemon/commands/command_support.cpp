@@ -3,9 +3,11 @@
 #include <filesystem>
 #include <ostream>
 
+#include "daemon/commands/exit_code.h"
 #include "daemon/config_loader.h"
 #include "daemon/pg/dsn_resolver.h"
 #include "daemon/pg/session_probe.h"
+#include "daemon/pg/state_schema.h"
 #include "daemon/pg/state_reader.h"
 
 namespace tidemark {
@@ -69,6 +71,21 @@ std::optional<std::string> state_session_refusal(const Config& config) {
     if (probe.verdict == SessionVerdict::NotKept) return probe.message;
   } catch (const std::exception&) {
     // Unreachable or unresolvable: not this check's to report.
+  }
+  return std::nullopt;
+}
+
+std::optional<int> prepare_state(const Config& config, const std::string& command, std::ostream& err,
+                                 bool migrate) {
+  if (const auto refusal = state_session_refusal(config)) {
+    err << "tidemark " << command << ": " << *refusal << '\n';
+    return kExitUsage;
+  }
+  try {
+    if (migrate) migrate_state_schema(*connect_to(config, config.daemon.state));
+  } catch (const std::exception& e) {
+    err << "tidemark " << command << ": " << e.what() << '\n';
+    return kExitFailure;
   }
   return std::nullopt;
 }

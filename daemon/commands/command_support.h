@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "core/config/config_model.h"
 #include "daemon/pg/connection_pool.h"
@@ -58,6 +59,14 @@ struct PipelineConnections {
 // the session is kept, or when the probe could not tell (the database is
 // down: the runs themselves will say so).
 std::optional<std::string> state_session_refusal(const Config& config);
+
+// What every command that writes the state does first: refuses a state
+// session a pooler does not keep (state_session_refusal; exit 2) and, with
+// `migrate`, brings the state schema up to date (exit 1 when it cannot).
+// Nothing when the command may go on; else its exit code, after telling
+// `err` why ("tidemark COMMAND: ...").
+std::optional<int> prepare_state(const Config& config, const std::string& command, std::ostream& err,
+                                 bool migrate = true);
 
 // True when the tidemark schema exists: read-only commands report an
 // empty state instead of creating it. Throws std::runtime_error when the

@@ -8,7 +8,6 @@
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
 #include "daemon/commands/partition_compare.h"
-#include "daemon/pg/state_schema.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -63,18 +62,10 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
       return kExitUsage;
     }
   }
-  if (const auto refusal = state_session_refusal(*config)) {
-    err << "tidemark reconcile: " << *refusal << '\n';
-    return kExitUsage;
-  }
+  // A dry run writes nothing, not even the schema.
+  if (const auto exit_code = prepare_state(*config, "reconcile", err, !command_line.dry_run)) return *exit_code;
   CancelToken interrupt;
   const InterruptScope interrupt_scope(interrupt);
-  try {
-    if (!command_line.dry_run) migrate_state_schema(*connect_to(*config, config->daemon.state));
-  } catch (const std::exception& e) {
-    err << "tidemark reconcile: " << e.what() << '\n';
-    return kExitFailure;
-  }
 
   ChunkLogger chunk_logger;
   ConnectionPool sessions(1, std::chrono::seconds(60));

@@ -56,10 +56,7 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
         << " is a partition table; re-run its partitions with tidemark backfill\n";
     return kExitUsage;
   }
-  if (const auto refusal = state_session_refusal(*config)) {
-    err << "tidemark rewind: " << *refusal << '\n';
-    return kExitUsage;
-  }
+  if (const auto exit_code = prepare_state(*config, "rewind", err, /*migrate=*/false)) return *exit_code;
   const TableKey key{pipeline->name, table->name};
   try {
     const auto source_connection = connect_to_source(*config, pipeline->source);

@@ -6,7 +6,6 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
-#include "daemon/pg/state_schema.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -21,21 +20,12 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
     err << "tidemark run: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
     return kExitUsage;
   }
-  if (const auto refusal = state_session_refusal(*config)) {
-    err << "tidemark run: " << *refusal << '\n';
-    return kExitUsage;
-  }
+  if (const auto exit_code = prepare_state(*config, "run", err)) return *exit_code;
   // SIGTERM or Ctrl-C cancels the run in flight through its token, so it
   // closes its run row (failed, with the signal) before the process exits,
   // rather than leaving it `running` until a later run calls it abandoned.
   CancelToken interrupt;
   const InterruptScope interrupt_scope(interrupt);
-  try {
-    migrate_state_schema(*connect_to(*config, config->daemon.state));
-  } catch (const std::exception& e) {
-    err << "tidemark run: " << e.what() << '\n';
-    return kExitFailure;
-  }
 
   ChunkLogger chunk_logger;
   // The tables of one pipeline run one after another on the same sessions.
