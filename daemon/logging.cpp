@@ -76,27 +76,6 @@ std::unique_ptr<spdlog::formatter> log_formatter(LogFormat format) {
   return formatter;
 }
 
-std::string json_escape(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
 void setup_logging(const LogConfig& config) {
   auto logger = spdlog::stderr_logger_mt("tidemark");
   logger->set_formatter(log_formatter(config.format));

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "core/config/config_model.h"
+#include "core/text/json_text.h"
 
 namespace tidemark {
 
@@ -20,9 +21,6 @@ void setup_logging(const LogConfig& config);
 // character of the message is escaped (escape_control_characters), so a
 // value holding a newline cannot start a line of its own.
 std::unique_ptr<spdlog::formatter> log_formatter(LogFormat format);
-
-// JSON string escaping for the json log format and command output.
-std::string json_escape(const std::string& text);
 
 // Text with its control characters (below 0x20, and 0x7f) written as \n,
 // \r, \t or \xHH, for text logs and one-line command output.

@@ -1,9 +1,9 @@
 #include "core/sql/reconcile_statements.h"
 
-#include <cstdio>
 #include <cstdlib>
 
 #include "core/sql/sql_identifier.h"
+#include "core/text/json_text.h"
 
 namespace tidemark {
 namespace {
@@ -69,27 +69,7 @@ KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name,
   return out;
 }
 
-std::string json_string(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", static_cast<unsigned>(c));
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string json_string(const std::string& text) { return "\"" + json_escape(text) + "\""; }
 
 // t.k1 = d.k1 AND t.k2 = d.k2
 std::string key_match(const std::vector<std::string>& key, const std::string& a, const std::string& b) {
