@@ -77,9 +77,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       const TableState s = states.count({p.name, t.name}) ? states[{p.name, t.name}] : TableState{};
       const WatermarkHealth health = assess_watermark(s.reading(), now, t.stale_after);
       TableRunFacts facts = s.run_facts();
-      // A reconcile the configuration no longer has (deletes: removed)
-      // cannot fail any more, nor be fixed by one that succeeds.
-      if (!t.deletes) facts.reconcile_failed = false;
+      facts.reconcile_failed = s.reconcile_failing(t);
       const TableReason why = explain_table(s.reading(), facts, now, t.stale_after);
       nlohmann::json row;
       row["pipeline"] = p.name;

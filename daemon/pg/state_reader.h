@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/config/config_model.h"
 #include "core/result.h"
 #include "core/run/table_key.h"
 #include "core/schedule/job_kind.h"
@@ -81,6 +82,13 @@ struct TableState {
   // state schema version 5).
   std::optional<std::string> schema_drift;
 
+  // Whether the table's latest reconcile failed and still counts: only
+  // for a table that reconciles (deletes:). A failure of a reconcile the
+  // configuration no longer has is nobody's to clear.
+  bool reconcile_failing(const TableConfig& configured) const {
+    return last_reconcile_failed && configured.deletes.has_value();
+  }
+
   // What age and stale are judged from (core/watermark_health.h).
   WatermarkReading reading() const;
   // What the reason a table is stale or failing is judged from
@@ -135,8 +143,9 @@ class StateReader {
   // the database's clock. Each lookup probes one index (state schema
   // version 4 has those of the last success, the failures and the latest
   // partition), so the cost follows the tables asked and their failures
-  // since their last success, not the length of the history. Requires the
-  // schema. Fails when the query does.
+  // since their last success, not the length of the history. One state
+  // per table asked, in the order asked. Requires the schema. Fails when
+  // the query does.
   Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);
 
   // The table's stored watermark as text, as it is, even when it does not

@@ -1,8 +1,6 @@
 #include "daemon/serve/state_monitor.h"
 
-#include <set>
-#include <string>
-#include <utility>
+#include <cstdlib>
 
 #include <spdlog/spdlog.h>
 
@@ -84,17 +82,19 @@ void StateMonitor::refresh(const Config& config) {
     // the state: the host's clock may differ from the one that stamped
     // moved_at, and `tidemark status` must say what the gauges say.
     std::vector<TableKey> tables;
-    std::set<std::pair<std::string, std::string>> reconciled;  // the tables with deletes: (a reconcile)
+    std::vector<const TableConfig*> configured;  // tables' configurations, in the same order
     for (const PipelineConfig& p : config.pipelines) {
       for (const TableConfig& t : p.tables) {
         tables.push_back({p.name, t.name});
-        if (t.deletes) reconciled.insert({p.name, t.name});
+        configured.push_back(&t);
       }
     }
     const auto snapshot = StateReader(*state).table_states(tables);
     if (!snapshot) throw std::runtime_error(snapshot.error());
+    if (snapshot->tables.size() != tables.size()) std::abort();  // one state per table asked, in order
     health_.state_checked(true, {});
-    for (const TableState& s : snapshot->tables) {
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+      const TableState& s = snapshot->tables[i];
       TableProgress progress;
       progress.watermark_unix = s.watermark_unix;
       progress.moved_unix = s.moved_at;
@@ -105,10 +105,7 @@ void StateMonitor::refresh(const Config& config) {
       metrics_.table_progress(s.table, progress, snapshot->now);
       // After a restart the reconcile gauges come back from the run rows.
       if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
-      // A failure of a reconcile the configuration no longer has (deletes:
-      // removed) is not the table's: nothing will clear it.
-      metrics_.reconcile_failed(s.table, s.last_reconcile_failed &&
-                                             reconciled.count({s.table.pipeline, s.table.table}) > 0);
+      metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
     }
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);
