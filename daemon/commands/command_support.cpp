@@ -44,6 +44,7 @@ PooledConnection session(ConnectionPool* pool, const Config& config, const std::
 
 void PipelineConnections::open_state(const Config& config) {
   state = session(pool, config, config.daemon.state, SessionKind::ReadWrite);
+  if (!separate_target) follow_source_time_zone();
 }
 
 void PipelineConnections::open_data(const Config& config, const PipelineConfig& pipeline) {
@@ -58,6 +59,16 @@ void PipelineConnections::open_data(const Config& config, const PipelineConfig& 
   if (pipeline.target != config.daemon.state) {
     separate_target = session(pool, config, pipeline.target, SessionKind::ReadWrite);
   }
+  follow_source_time_zone();
+}
+
+void PipelineConnections::follow_source_time_zone() {
+  // A value whose type differs between the sides (a timestamp loaded into
+  // a timestamptz, a timestamptz into a date) is converted in the source's
+  // time zone, the zone its wall-clock values are written in: the
+  // target's own default plays no part.
+  PgConnection* target = separate_target ? separate_target.get() : state.get();
+  if (target != nullptr && source) target->adopt_time_zone(*source);
 }
 
 std::optional<std::string> state_session_refusal(const Config& config) {

@@ -50,6 +50,11 @@ struct PipelineConnections {
   void open_state(const Config& config);
   // Opens the source and, when separate, the target. Throws.
   void open_data(const Config& config, const PipelineConfig& pipeline);
+
+ private:
+  // Once both are open, the target takes the source's time zone
+  // (PgConnection::adopt_time_zone). Throws.
+  void follow_source_time_zone();
 };
 
 // The state connection must keep one server session between its

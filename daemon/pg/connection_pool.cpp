@@ -33,8 +33,7 @@ std::unique_ptr<PgConnection> open(const std::string& dsn, const std::string& na
 // One round trip that both proves the session alive and wipes what an
 // earlier run may have left on it: locks, temp tables, settings.
 void reset_session(PgConnection& connection, SessionKind kind) {
-  connection.exec("DISCARD ALL");
-  if (kind == SessionKind::Source) make_read_only_source(connection);
+  connection.reset(kind == SessionKind::Source ? read_only_source_settings() : std::string());
 }
 
 }  // namespace

@@ -9,6 +9,12 @@
 
 namespace tidemark {
 
+const char* const kPinnedSessionSettings =
+    "SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 3;"
+    " SET bytea_output = 'hex'; SET lc_monetary = 'C'; SET xmloption = 'content'; SET array_nulls = on;"
+    " SET standard_conforming_strings = on; SET client_encoding = 'UTF8';"
+    " SET default_transaction_isolation = 'read committed'";
+
 Error PgError::as_error() const {
   // SQLSTATE classes (PostgreSQL Appendix A) that no retry can fix.
   static constexpr std::string_view kPermanentClasses[] = {
@@ -129,6 +135,13 @@ PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(s
   }
   // Server notices ("schema already exists, skipping") are not for the user.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  try {
+    exec(kPinnedSessionSettings);
+  } catch (const PgError&) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+    throw;
+  }
 }
 
 PgConnection::~PgConnection() {
@@ -439,6 +452,22 @@ PgResult PgConnection::finish() {
   PgResult result = check(first, sql);
   if (!rest.empty()) throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
   return result;
+}
+
+void PgConnection::reset(const std::string& then) {
+  // DISCARD ALL runs alone: it refuses to be part of a transaction, and
+  // several statements in one string are one.
+  exec("DISCARD ALL");
+  exec(then.empty() ? std::string(kPinnedSessionSettings) : std::string(kPinnedSessionSettings) + "; " + then);
+}
+
+void PgConnection::adopt_time_zone(const PgConnection& other) {
+  exec("SELECT set_config('TimeZone', $1, false)", {other.reported("TimeZone")});
+}
+
+std::string PgConnection::reported(const char* setting) const {
+  const char* value = PQparameterStatus(conn_, setting);
+  return value ? value : "";
 }
 
 void PgConnection::rollback_quietly() {

@@ -87,11 +87,28 @@ struct CopyRowCheck {
   std::function<std::string(const std::optional<std::string>& value)> describe;
 };
 
+// The settings every session tidemark opens reads and writes values in,
+// set once it is open and again whenever it is reset, so that nothing the
+// server, a database or role default or the DSN's `options` set can change
+// a value on its way. Text one session prints is what the other parses: a
+// date in ISO order (under "SQL, DMY" 2026-04-03 prints as 03/04/2026 and
+// a timestamptz with a zone abbreviation another server reads otherwise),
+// an interval in postgres style, a float to its last digit, bytea in hex,
+// money in the C locale, XML as content, NULL in an array as NULL, in
+// UTF-8 on both sides (binary COPY sends text in the client encoding too).
+// Every statement takes its own snapshot (read committed): a snapshot of
+// the whole transaction taken before a statement waited for a lock would
+// see a table rewritten meanwhile as empty. The time zone is not pinned:
+// a source's is the zone of its wall-clock values, and a target follows
+// its source's (adopt_time_zone).
+extern const char* const kPinnedSessionSettings;
+
 class PgConnection {
  public:
   // Connects with TCP keepalives and a connect timeout, which the DSN may
-  // override. `label` (a connection name) appears in errors; the DSN never
-  // does, so no password can leak. Throws PgError.
+  // override, and pins kPinnedSessionSettings. `label` (a connection name)
+  // appears in errors; the DSN never does, so no password can leak.
+  // Throws PgError.
   PgConnection(const std::string& dsn, std::string label);
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
@@ -136,6 +153,19 @@ class PgConnection {
   void send(const std::string& sql, const PgParams& params);
   // The result of the statement send() sent. Throws PgError.
   PgResult finish();
+
+  // Wipes whatever an earlier user left on the session (DISCARD ALL: locks,
+  // temp tables, prepared statements, settings) and pins
+  // kPinnedSessionSettings again, then runs `then` (more settings) in the
+  // same round trip. Throws PgError.
+  void reset(const std::string& then = {});
+  // Sets this session's time zone to `other`'s: values converted between
+  // types on their way between the two (a timestamp into a timestamptz, a
+  // timestamptz into a date) are then read as `other` reads them. Throws PgError.
+  void adopt_time_zone(const PgConnection& other);
+  // A setting the server reports on its own (TimeZone, DateStyle,
+  // server_version, ...), as last reported; empty when it reported none.
+  std::string reported(const char* setting) const;
 
   // Rolls back an open or failed transaction, cancelling a statement sent
   // and not finished; swallows errors (used on paths that are already

@@ -5,9 +5,9 @@
 namespace tidemark {
 
 void normalise_key_text_session(PgConnection& connection) {
-  connection.exec(
-      "set timezone to 'UTC'; set datestyle to 'ISO, YMD'; set intervalstyle to 'postgres';"
-      " set extra_float_digits to 1; set bytea_output to 'hex'");
+  // The rest of what text depends on is pinned on every session
+  // (kPinnedSessionSettings); the time zone is each side's own.
+  connection.exec("set timezone to 'UTC'");
 }
 
 void PgKeySide::normalise() {

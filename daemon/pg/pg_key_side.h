@@ -1,10 +1,10 @@
 // The KeySide over one PostgreSQL session (core/reconcile/reconcile_ports.h):
 // a table's keys as bucket aggregates and as ordered key lists, with the
-// queries of core/sql/reconcile_statements. It sets the session's date and
-// float output, and its time zone to UTC while it aggregates and lists, so
-// that a key prints as the same text on both sides; once the listing is
-// computed the session has its own time zone back, in which loads read
-// and write. Owns no connection; used by one reconcile on one thread.
+// queries of core/sql/reconcile_statements. It sets the session's time
+// zone to UTC while it aggregates and lists, so that a key prints as the
+// same text on both sides (every other setting text depends on is pinned
+// on every session); once the listing is computed the session has its
+// own time zone back, in which loads read and write. Owns no connection; used by one reconcile on one thread.
 #pragma once
 
 #include <string>
@@ -53,7 +53,8 @@ class PgKeySide final : public KeySide {
   std::vector<std::string> key_types_;  // held_now's: each key column's SQL type, once looked up
 };
 
-// The settings a key's text depends on, identical on every session that compares keys.
+// The time zone a key's text is computed in, identical on every session
+// that compares keys.
 void normalise_key_text_session(PgConnection& connection);
 
 }  // namespace tidemark

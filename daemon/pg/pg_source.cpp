@@ -92,10 +92,12 @@ std::string sequence_cache_sql(const std::string& table, const std::string& colu
          " where a.attrelid = " + table + " and a.attname = " + column + "))";
 }
 
-void make_read_only_source(PgConnection& connection) {
-  connection.exec(std::string("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; SET application_name = '") +
-                  kReadOnlySourceApplication + "'");
+std::string read_only_source_settings() {
+  return std::string("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; SET application_name = '") +
+         kReadOnlySourceApplication + "'; SET row_security = off";
 }
+
+void make_read_only_source(PgConnection& connection) { connection.exec(read_only_source_settings()); }
 
 HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin) {
   // One statement: its snapshot (for max) is taken before clock_timestamp()

@@ -21,9 +21,13 @@ class CancelToken;
 // transaction id still counts).
 constexpr const char* kReadOnlySourceApplication = "tidemark (read-only source)";
 
-// Makes a freshly opened source session read-only (every transaction on
-// it, so no partition query can change the source either) and names it
-// kReadOnlySourceApplication. Throws PgError.
+// The settings that make a source session read-only (every transaction on
+// it, so no partition query can change the source either), name it
+// kReadOnlySourceApplication, and turn row-level security off: a role that
+// a policy filters then fails to read the table, where it would read some
+// of its rows and the watermark claim the rest.
+std::string read_only_source_settings();
+// Applies them to a freshly opened source session. Throws PgError.
 void make_read_only_source(PgConnection& connection);
 
 // SQL expressions a run's horizon reads and validate checks beforehand.

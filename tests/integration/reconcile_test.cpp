@@ -527,13 +527,16 @@ TEST_CASE("regression: a target column of a NOT NULL domain does not stop reconc
 }
 
 TEST_CASE("regression: a timestamp key loaded into timestamptz in a target zone other than UTC keeps its rows") {
-  // The load read the source's timestamps in the target session's own
-  // zone; reconcile read them in UTC, took every row for deleted, and
-  // deleted them all.
-  OneTable t(kTimestampKeys, database_time_zone("Asia/Kolkata") +
-                                 "create schema raw;"
-                                 " create table raw.t (k timestamptz primary key, updated_at timestamptz not null)");
+  // Reconcile read the keys in UTC where the load had read them in another
+  // zone, took every row for deleted, and deleted them all. A load reads a
+  // timestamp in the source's zone (New York), whatever the target's own
+  // (Kolkata): reconcile must read it there too.
+  OneTable t(database_time_zone("America/New_York") + kTimestampKeys,
+             database_time_zone("Asia/Kolkata") +
+                 "create schema raw;"
+                 " create table raw.t (k timestamptz primary key, updated_at timestamptz not null)");
   REQUIRE(t.target_value("select count(*) from raw.t") == "300");
+  CHECK(t.target_value("select count(*) from raw.t where k = timestamptz '2025-01-01 05:00:00-05'") == "1");
   std::string out = t.reconcile(/*dry_run=*/true);
   INFO(out);
   CHECK(out.find(" 0 rows to delete, 0 missing") != std::string::npos);
@@ -544,8 +547,8 @@ TEST_CASE("regression: a timestamp key loaded into timestamptz in a target zone 
   INFO(out);
   CHECK(out.find(" 1 rows deleted, 0 missing") != std::string::npos);
   CHECK(t.target_value("select count(*) from raw.t") == "299");
-  CHECK(t.target_value("select count(*) from raw.t where k = timestamptz '2025-01-01 05:00:00+05:30'") == "0");
-  CHECK(t.target_value("select count(*) from raw.t where k = timestamptz '2025-01-01 06:00:00+05:30'") == "1");
+  CHECK(t.target_value("select count(*) from raw.t where k = timestamptz '2025-01-01 05:00:00-05'") == "0");
+  CHECK(t.target_value("select count(*) from raw.t where k = timestamptz '2025-01-01 06:00:00-05'") == "1");
 }
 
 TEST_CASE("a timestamptz key loaded into timestamp from a source whose time zone is not UTC keeps its rows") {

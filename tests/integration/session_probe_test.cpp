@@ -4,6 +4,7 @@
 // when the state connection goes through transaction pooling anyway.
 
 #include <doctest/doctest.h>
+#include <libpq-fe.h>
 
 #include <algorithm>
 #include <chrono>
@@ -56,22 +57,27 @@ Timed timed_probe(const std::string& dsn, const SessionProbeOptions& options = {
 
 // PgBouncer's server_round_robin, set on the transaction instance's admin
 // console for the life of this object: 1 hands out the least recently
-// freed server connection first instead of the most recent.
+// freed server connection first instead of the most recent. The console
+// is no PostgreSQL session (it takes no SET of a session's settings), so
+// it is spoken to through libpq alone.
 class RoundRobin {
  public:
-  explicit RoundRobin(bool on) : console_(bouncer_dsn(Pooling::Transaction, "pgbouncer"), "pgbouncer console") {
-    console_.exec(std::string("set server_round_robin = ") + (on ? "1" : "0"));
+  explicit RoundRobin(bool on)
+      : console_(PQconnectdb(bouncer_dsn(Pooling::Transaction, "pgbouncer").c_str()), &PQfinish) {
+    REQUIRE(PQstatus(console_.get()) == CONNECTION_OK);
+    REQUIRE(set(on ? "1" : "0"));
   }
-  ~RoundRobin() {
-    try {
-      console_.exec("set server_round_robin = 0");
-    } catch (const PgError&) {
-      // The harness's PgBouncer ends with the test run.
-    }
-  }
+  ~RoundRobin() { set("0"); }  // the harness's PgBouncer ends with the test run either way
 
  private:
-  PgConnection console_;
+  bool set(const char* value) {
+    PGresult* r = PQexec(console_.get(), (std::string("set server_round_robin = ") + value).c_str());
+    const bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok;
+  }
+
+  std::unique_ptr<PGconn, void (*)(PGconn*)> console_;
 };
 
 // The pids of the sessions holding `table`'s advisory lock in `database`.
