@@ -15,6 +15,7 @@
 
 #include "core/config/config_model.h"
 #include "core/sql/copy_format.h"
+#include "core/sql/relation_kind.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
 #include "core/reconcile/key_row.h"
@@ -146,6 +147,7 @@ struct SourceTable {
   bool cursor_nullable = true;  // false when the column is NOT NULL
   std::vector<std::string> columns;  // copied, in order
   std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
+  RelationKind kind = RelationKind::Table;
 };
 
 class Source {
@@ -175,6 +177,7 @@ struct ChunkCounts {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
 };
+
 
 struct PartitionRequest {
   TableKey table;
@@ -241,6 +244,11 @@ class UnitOfWork {
   // write, in its transaction: rolled back with it.
   virtual Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) = 0;
   // Copies the window's rows from the source and upserts them on the key.
+  // The rows are read under the source table's lock, taken before the
+  // read's snapshot: a rewrite or TRUNCATE committed while the read waited
+  // for the lock is seen as it left the table, not as an empty one. Fails,
+  // transiently, when the copied columns are no longer of the types
+  // `source` was inspected with (changed_while_read).
   virtual Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source,
                                           const Window& window) = 0;
   // Replaces one partition: deletes the target's rows in the window and

@@ -92,4 +92,20 @@ SchemaDecision decide_schema(const SchemaDriftInput& input) {
   return out;
 }
 
+std::optional<std::string> changed_while_read(const std::string& source_name, const std::vector<std::string>& copied,
+                                              const std::vector<ColumnShape>& inspected,
+                                              const std::vector<ColumnShape>& read) {
+  std::string changes;
+  for (const std::string& name : copied) {
+    const ColumnShape* before = find_column(inspected, name);
+    const ColumnShape* during = find_column(read, name);
+    const std::string was = before != nullptr ? before->type : std::string("missing");
+    const std::string now = during != nullptr ? during->type : std::string("missing");
+    if (was != now) add_part(changes, name + " " + was + " -> " + now);
+  }
+  if (changes.empty()) return std::nullopt;
+  return "source table " + source_name + " changed while the chunk read it (" + changes +
+         "); nothing committed, and the next run compares its columns again";
+}
+
 }  // namespace tidemark

@@ -91,4 +91,15 @@ struct SchemaDecision {
 //   dropped and retyped ones still stop the run.
 SchemaDecision decide_schema(const SchemaDriftInput& input);
 
+// Whether the columns a chunk copied (`copied`) had, when its rows were
+// read, the types the run inspected before (`inspected`, the catalog its
+// plan and COPY format were made from): a column retyped, dropped or
+// dropped and added again in between would load rows the plan did not
+// mean (a binary value read as another type). Nothing when they match;
+// else what changed, naming the table (`source_name`), for the error that
+// keeps the chunk from committing.
+std::optional<std::string> changed_while_read(const std::string& source_name, const std::vector<std::string>& copied,
+                                              const std::vector<ColumnShape>& inspected,
+                                              const std::vector<ColumnShape>& read);
+
 }  // namespace tidemark

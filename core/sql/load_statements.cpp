@@ -18,13 +18,23 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
 }  // namespace
 
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                     const Window& window, CopyFormat format) {
+                                     const Window& window, CopyFormat format, RelationKind kind) {
   const std::string options = format == CopyFormat::Binary ? " (FORMAT binary)" : "";
   const std::string cols = column_list(columns);
   const std::string target = table.target_table.quoted();
   const std::string cursor = quote_identifier(table.cursor);
+  const std::string source = table.source_table->quoted();
   LoadStatements s;
-  s.copy_out = "COPY (SELECT " + cols + " FROM " + table.source_table->quoted() + " WHERE " +
+  switch (kind) {
+    case RelationKind::Table:
+    case RelationKind::View: s.lock_source = "LOCK TABLE " + source + " IN ACCESS SHARE MODE"; break;
+    // LOCK TABLE refuses a materialized view; a query of it locks it as well.
+    case RelationKind::MaterializedView: s.lock_source = "SELECT FROM " + source + " LIMIT 0"; break;
+    case RelationKind::ForeignTable: break;
+  }
+  s.source_columns = "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = " +
+                     quote_literal(source) + "::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
+  s.copy_out = "COPY (SELECT " + cols + " FROM " + source + " WHERE " +
                cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT" + options;
   s.stage = kStage;
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";

@@ -8,12 +8,20 @@
 
 #include "core/config/config_model.h"
 #include "core/sql/copy_format.h"
+#include "core/sql/relation_kind.h"
 #include "core/watermark/window_plan.h"
 
 namespace tidemark {
 
 struct LoadStatements {
-  std::string copy_out;         // on the source: COPY (SELECT ... half-open window) TO STDOUT
+  // On the source, sent together as one transaction: the source table's
+  // lock (a table rewritten or truncated while a COPY waited for it would
+  // be read in a snapshot taken before, and look empty; a lock taken first
+  // leaves the COPY a snapshot taken after), then every source column's
+  // name and format_type() as the lock holds them, then the rows.
+  std::string lock_source;      // empty for a foreign table: no storage here
+  std::string source_columns;   // (name, type) rows, in column order
+  std::string copy_out;         // COPY (SELECT ... half-open window) TO STDOUT
   std::string lock_target;      // keeps an empty target empty until a first load commits
   std::string target_is_empty;  // one boolean
   std::string create_stage;     // temp table with the target's column types, dropped at commit
@@ -27,8 +35,10 @@ struct LoadStatements {
 
 // Requires table.mode == Incremental, a source table and a non-empty `columns`
 // that includes the key and the cursor. `format` is that of all three COPY
-// statements (core/sql/copy_format.h says when binary is safe).
+// statements (core/sql/copy_format.h says when binary is safe); `kind`
+// says how the source table is locked.
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                     const Window& window, CopyFormat format = CopyFormat::Text);
+                                     const Window& window, CopyFormat format = CopyFormat::Text,
+                                     RelationKind kind = RelationKind::Table);
 
 }  // namespace tidemark

@@ -223,10 +223,22 @@ bool binary_copy_without_rows(const char* data, int n) {
 
 std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out,
                                      const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel,
-                                     bool binary) {
-  {
-    const PgResult started(PQexec(source.conn_, copy_out.c_str()));
-    if (PQresultStatus(started.raw()) != PGRES_COPY_OUT) source.fail(first_line(copy_out), started.raw());
+                                     bool binary, const std::string& before, std::vector<PgResult>* before_rows) {
+  if (!source.sent_.empty()) std::abort();  // a statement sent is finished first
+  const std::string sent = before.empty() ? copy_out : before + "; " + copy_out;
+  if (!PQsendQuery(source.conn_, sent.c_str())) source.fail(first_line(copy_out));
+  // The statements before the COPY answer first, one result each.
+  for (;;) {
+    PgResult result(PQgetResult(source.conn_));
+    const ExecStatusType status = PQresultStatus(result.raw());
+    if (status == PGRES_COPY_OUT) break;
+    if (result.raw() != nullptr && (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)) {
+      if (status == PGRES_TUPLES_OK && before_rows != nullptr) before_rows->push_back(std::move(result));
+      continue;
+    }
+    // Nothing after a failed statement runs: the server is done with the string.
+    source.drain_results();
+    source.fail(first_line(copy_out), result.raw());
   }
   // The target is touched only once the first row arrives: a window with
   // no rows costs it nothing, not even a staging table.

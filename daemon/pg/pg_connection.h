@@ -129,10 +129,14 @@ class PgConnection {
   // transaction must be rolled back) and PgError is thrown. With `binary`
   // both statements must be COPY ... (FORMAT binary): the source then
   // sends its file header and trailer even without rows, and such a
-  // stream also leaves this connection untouched.
+  // stream also leaves this connection untouched. `before`, when given,
+  // is sent ahead of `copy_out` in the same round trip, so that its
+  // statements and the COPY form one transaction; the results of those of
+  // them that return rows go to `before_rows`.
   std::int64_t copy_from(PgConnection& source, const std::string& copy_out,
                          const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel,
-                         bool binary = false);
+                         bool binary = false, const std::string& before = {},
+                         std::vector<PgResult>* before_rows = nullptr);
 
   // Runs `query` on `source` with typed parameters (OIDs in `types`) and
   // streams its rows into `target_table` on this connection with COPY,

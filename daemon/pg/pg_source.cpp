@@ -23,6 +23,14 @@ std::string raw_of(CursorType type, const std::string& expr) {
   return expr;
 }
 
+// pg_class.relkind of a table that can be read.
+RelationKind relation_kind(const std::string& relkind) {
+  if (relkind == "v") return RelationKind::View;
+  if (relkind == "m") return RelationKind::MaterializedView;
+  if (relkind == "f") return RelationKind::ForeignTable;
+  return RelationKind::Table;  // r (with inheritance children or not), p
+}
+
 std::optional<CursorValue> optional_value(const PgResult& r, CursorType type) {
   if (r.is_null(0, 0)) return std::nullopt;
   return CursorValue{type, r.integer(0, 0)};
@@ -36,6 +44,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     const PgResult r = connection_.exec(
         "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull, " +
             std::string(kPortableBinarySql) +
+            ", (select relkind from pg_class where oid = c.oid)"
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -45,6 +54,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
       return permanent_error("source table " + name + " does not exist (or is not visible to this role)");
     }
     SourceTable out;
+    out.kind = relation_kind(r.text(0, 5));
     std::vector<std::string> all;
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {

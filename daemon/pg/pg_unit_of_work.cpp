@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/time/instant_text.h"
+#include "core/run/schema_drift.h"
 #include "core/sql/load_statements.h"
 #include "core/sql/reconcile_statements.h"
 #include "core/sql/sql_identifier.h"
@@ -78,7 +79,22 @@ Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<Chun
 Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const SourceTable& source,
                                               const Window& window) {
   const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
-  const LoadStatements sql = build_load_statements(table, source.columns, window, format);
+  const LoadStatements sql = build_load_statements(table, source.columns, window, format, source.kind);
+  // The source table's lock and its columns as the lock holds them come
+  // before the rows, in the COPY's transaction.
+  const std::string before = sql.lock_source.empty() ? sql.source_columns : sql.lock_source + "; " + sql.source_columns;
+  std::vector<PgResult> answers;
+  // The columns' types when the rows were read must be those the plan and
+  // the COPY format were made from: rows read as another type are not loaded.
+  const auto check_columns = [&] {
+    if (answers.empty()) throw PgError("the source's columns did not come with the chunk's rows");
+    const PgResult& r = answers.back();
+    std::vector<ColumnShape> read;
+    for (int i = 0; i < r.rows(); ++i) read.push_back(ColumnShape{r.text(i, 0), r.text(i, 1)});
+    const auto changed =
+        changed_while_read(table.source_table->display(), source.columns, source.catalog, read);
+    if (changed) throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
+  };
   return in_target_transaction([&] {
     // An empty target takes the rows straight from COPY: a first load
     // runs at COPY speed. Only then is the table locked (and checked
@@ -87,9 +103,11 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
     // None of it happens for a window without rows.
     bool staged = false;
     ChunkCounts counts;
+    answers.clear();
     counts.rows_read = target_.copy_from(
         source_.connection(), sql.copy_out,
         [&] {
+          check_columns();
           bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
           if (empty) {
             target_.exec(sql.lock_target);
@@ -100,7 +118,8 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
           staged = true;
           return sql.copy_into_stage;
         },
-        cancel_, format == CopyFormat::Binary);
+        cancel_, format == CopyFormat::Binary, before, &answers);
+    if (counts.rows_read == 0) check_columns();
     counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
     return counts;
   });

@@ -163,4 +163,33 @@ TEST_CASE("schema drift: the load and the snapshot follow the source's order, or
   CHECK(d.append.empty());
 }
 
+TEST_CASE("changed while read: only the copied columns' types count, and each change is named") {
+  struct Row {
+    const char* what;
+    std::vector<std::string> copied;
+    Columns read;
+    std::string changes;  // empty: nothing changed
+  };
+  const Columns retyped = {kOrders[0], kOrders[1], {"amount", "text"}, kOrders[3]};
+  const Columns without_status = {kOrders[0], kOrders[2], kOrders[3]};
+  const Row rows[] = {
+      {"the same", {"order_id", "status", "amount", "updated_at"}, kOrders, ""},
+      {"a column added (not copied)", {"order_id", "status"}, with(kOrders, {"note", "text"}), ""},
+      {"a copied column retyped", {"order_id", "amount"}, retyped, "amount numeric(12,2) -> text"},
+      {"an uncopied column retyped", {"order_id", "status"}, retyped, ""},
+      {"a copied column dropped", {"order_id", "status", "amount"}, without_status, "status text -> missing"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(std::string(row.what));
+    const auto changed = changed_while_read("public.orders", row.copied, kOrders, row.read);
+    if (row.changes.empty()) {
+      CHECK_FALSE(changed);
+    } else {
+      REQUIRE(changed);
+      CHECK(*changed == "source table public.orders changed while the chunk read it (" + row.changes +
+                            "); nothing committed, and the next run compares its columns again");
+    }
+  }
+}
+
 }  // namespace tidemark
