@@ -100,6 +100,10 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
       if (!local) return local.failure();
       hi = *local;
     }
+    // A transaction that began at hi stamps now() = hi, which a column
+    // of less than microsecond precision stores rounded, possibly below
+    // hi: a window must end where the column can hold.
+    hi = cursor_floor(*hi, source_table.cursor_fraction_digits);
   }
   if (decision->hold_at_watermark && start) {
     // hi is the stored watermark: what is held back is everything after it.

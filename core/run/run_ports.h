@@ -148,6 +148,9 @@ struct SourceTable {
   std::vector<std::string> columns;  // copied, in order
   std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
   RelationKind kind = RelationKind::Table;
+  // The fractional-second digits a timestamp cursor keeps (timestamptz(3):
+  // 3): values are stored rounded to them.
+  int cursor_fraction_digits = 6;
 };
 
 class Source {

@@ -85,6 +85,22 @@ Result<CursorType> cursor_type_from_postgres(std::string_view format_type) {
                "; it must be timestamptz, timestamp, date or an integer type"};
 }
 
+int cursor_fraction_digits(std::string_view format_type) {
+  if (format_type.rfind("timestamp(", 0) != 0) return 6;
+  const std::size_t close = format_type.find(')');
+  int digits = 6;
+  const auto [end, ec] = std::from_chars(format_type.data() + 10, format_type.data() + close, digits);
+  if (ec != std::errc() || end != format_type.data() + close || digits < 0 || digits > 6) return 6;
+  return digits;
+}
+
+CursorValue cursor_floor(const CursorValue& value, int fraction_digits) {
+  if (value.type != CursorType::TimestampTz && value.type != CursorType::Timestamp) return value;
+  std::int64_t step = 1;
+  for (int i = fraction_digits; i < 6; ++i) step *= 10;
+  return CursorValue{value.type, floor_div(value.raw, step) * step};  // for values before 1970 as well
+}
+
 std::string cursor_to_text(const CursorValue& value) {
   switch (value.type) {
     case CursorType::TimestampTz: return format_timestamp(value.raw, true);

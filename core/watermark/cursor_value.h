@@ -33,6 +33,19 @@ Result<CursorType> cursor_type_from_name(std::string_view name);
 // Maps PostgreSQL's format_type() of a column; fails for any other type.
 Result<CursorType> cursor_type_from_postgres(std::string_view format_type);
 
+// The fractional-second digits a timestamp column keeps, from its
+// format_type() ("timestamp(3) with time zone": 3); 6 when it names none,
+// and for every other type.
+int cursor_fraction_digits(std::string_view format_type);
+
+// `value` lowered to a multiple of what a column keeping `fraction_digits`
+// fractional-second digits can hold (time cursors; dates and integers are
+// returned as they are). PostgreSQL rounds a value stored into
+// timestamp(p) to p digits, half up, so a row stamped at or after an
+// instant t is stored at or after round(t), which can be below t, but
+// never below the floor: the bound a window's hi must not exceed.
+CursorValue cursor_floor(const CursorValue& value, int fraction_digits);
+
 // The canonical text stored in tidemark.watermarks.value and shown to
 // people: 2026-01-01T00:00:00.25Z, 2026-01-01T00:00:00, 2026-01-01, 42.
 // Equal values always give equal text (the compare-and-set relies on it).

@@ -69,6 +69,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     const auto type = cursor_type_from_postgres(cursor_type);
     if (!type) return permanent_error("source table " + name + ": " + type.error());
     out.cursor_type = *type;
+    out.cursor_fraction_digits = cursor_fraction_digits(cursor_type);
     // A configured column the source lacks may have been dropped: the
     // run's schema check (core/run/schema_drift.h) says which.
     out.columns = table.columns.empty() ? all : table.columns;

@@ -140,6 +140,7 @@ class FakeSource final : public Source {
   bool sees_all_sessions = true;
   bool standby_without_primary = false;
   bool cursor_nullable = false;
+  int fraction_digits = 6;  // of a timestamp cursor
   std::int64_t null_rows = 0;
   int horizon_reads = 0;
   std::string fail_with;
@@ -149,7 +150,11 @@ class FakeSource final : public Source {
   std::vector<ColumnShape> catalog{{"id", "bigint"}, {"c", "bigint"}};
   Result<SourceTable> inspect(const TableConfig& table) override {
     if (!fail_with.empty()) return Error{fail_with};
-    SourceTable out{type, cursor_nullable, {}, catalog};
+    SourceTable out;
+    out.cursor_type = type;
+    out.cursor_nullable = cursor_nullable;
+    out.cursor_fraction_digits = fraction_digits;
+    out.catalog = catalog;
     if (table.columns.empty()) {
       for (const ColumnShape& c : catalog) out.columns.push_back(c.name);
     } else {

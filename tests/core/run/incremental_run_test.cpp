@@ -345,4 +345,23 @@ TEST_CASE("schema drift: a run that stops before comparing columns says nothing 
   CHECK_FALSE(h.state.runs.back().end->schema_drift);
 }
 
+TEST_CASE("regression: hi held at an open transaction's start is lowered to what a timestamptz(3) cursor holds") {
+  // The transaction began at ...38.149397 and its row's now() is stored
+  // as ...38.149: a watermark of ...38.149397 passed it for good.
+  TimeHarness h;
+  h.source.fraction_digits = 3;
+  h.source.rows = {{1, kNoon - 5 * kMinute}};
+  const std::int64_t began = kNoon - kMinute + 149'397;
+  h.open_since(began);
+  RunSummary s = h.run();
+  REQUIRE(s.status == RunStatus::Success);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon - kMinute + 149'000});
+  // The transaction's row, stored rounded, lands with the next run.
+  h.source.rows.push_back({2, kNoon - kMinute + 149'000});
+  h.source.open.reset();
+  s = h.run();
+  CHECK(s.rows_read == 1);
+  CHECK(h.target.rows.count(2) == 1);
+}
+
 }  // namespace tidemark

@@ -103,4 +103,41 @@ TEST_CASE("stored watermarks parse with their type, and time cursors give Unix s
   CHECK_FALSE(cursor_from_stored("date", "soon").ok());
 }
 
+TEST_CASE("a timestamp column's precision, and bounds lowered to what it can hold") {
+  CHECK(cursor_fraction_digits("timestamp(3) with time zone") == 3);
+  CHECK(cursor_fraction_digits("timestamp(0) without time zone") == 0);
+  CHECK(cursor_fraction_digits("timestamp with time zone") == 6);
+  CHECK(cursor_fraction_digits("timestamp(6) without time zone") == 6);
+  CHECK(cursor_fraction_digits("date") == 6);
+  CHECK(cursor_fraction_digits("bigint") == 6);
+
+  struct Row {
+    CursorType type;
+    std::int64_t raw;
+    int digits;
+    std::int64_t floored;
+  };
+  const Row rows[] = {
+      // ...38.149397 in a timestamptz(3): a row stamped then is stored
+      // as ...38.149, below the instant itself.
+      {CursorType::TimestampTz, 1796000038149397, 3, 1796000038149000},
+      {CursorType::TimestampTz, 1796000038149999, 3, 1796000038149000},
+      {CursorType::TimestampTz, 1796000038149000, 3, 1796000038149000},
+      {CursorType::Timestamp, 1796000038649397, 0, 1796000038000000},
+      {CursorType::TimestampTz, 1796000038149397, 6, 1796000038149397},
+      {CursorType::TimestampTz, 1796000038149397, 1, 1796000038100000},
+      // Before 1970: towards minus infinity, not towards zero.
+      {CursorType::Timestamp, -1500, 3, -2000},
+      {CursorType::Timestamp, -1000, 3, -1000},
+      // Dates and integers have no fractions.
+      {CursorType::Date, 20000, 0, 20000},
+      {CursorType::Integer, 12345, 0, 12345},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.raw);
+    CAPTURE(row.digits);
+    CHECK(cursor_floor(CursorValue{row.type, row.raw}, row.digits) == CursorValue{row.type, row.floored});
+  }
+}
+
 }  // namespace tidemark
