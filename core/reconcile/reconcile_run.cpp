@@ -102,16 +102,23 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(w.type)) + " but cursor " +
                            run_.table.cursor + " is a " + std::string(cursor_type_name(source_table->cursor_type)));
   }
-  const auto target_columns = run_.target.check(run_.table);
-  if (!target_columns) return target_columns.failure();
+  const auto target = run_.target.check(run_.table);
+  if (!target) return target.failure();
   // Rows are copied again as the target holds them: a source column the
-  // target lacks (schema drift) is the load's to report, not this copy's.
+  // target lacks (schema drift) is the load's to report, not this copy's,
+  // and one it generates is its own.
   std::vector<std::string> copied;
   for (const std::string& c : source_table_.columns) {
-    const auto has = [&](const ColumnShape& t) { return t.name == c; };
-    if (std::any_of(target_columns->begin(), target_columns->end(), has)) copied.push_back(c);
+    const auto has = [&](const ColumnShape& t) { return t.name == c && t.fill != ColumnFill::Generated; };
+    if (std::any_of(target->columns.begin(), target->columns.end(), has)) copied.push_back(c);
   }
-  if (!target_columns->empty()) source_table_.columns = copied;
+  if (!target->columns.empty()) source_table_.columns = copied;
+  // Its copies go through the load's upsert, and its deletes find keys
+  // as the load wrote them: the target must take what a load does.
+  if (const auto refusal = refuse_target(run_.table, run_.table.target_table.display(), source_table_.catalog, *target,
+                                         source_table_.columns)) {
+    return permanent_error(*refusal);
+  }
 
   const auto source_estimate = source_keys_.estimate_rows();
   if (!source_estimate) return source_estimate.failure();

@@ -1,5 +1,7 @@
 #include "core/run/column_check.h"
 
+#include "core/run/target_fit.h"
+
 namespace tidemark {
 
 Result<ColumnPlan> check_columns(const RunContext& run, const SourceTable& source,
@@ -11,7 +13,7 @@ Result<ColumnPlan> check_columns(const RunContext& run, const SourceTable& sourc
   input.target_name = run.table.target_table.display();
   input.source = source.catalog;
   input.loaded = loaded;
-  input.target = *target;
+  input.target = target->columns;
   input.configured = run.table.columns;
   input.policy = run.table.on_schema_change;
   input.first_load = !summary.watermark_before;
@@ -19,6 +21,10 @@ Result<ColumnPlan> check_columns(const RunContext& run, const SourceTable& sourc
   summary.schema_drift = !decision.drift.empty();
   summary.schema_changes = decision.drift.describe();
   if (decision.failure) return permanent_error(*decision.failure);
+  // Whether every load, not only a first one, can write what it copies.
+  if (const auto refusal = refuse_target(run.table, input.target_name, source.catalog, *target, decision.load)) {
+    return permanent_error(*refusal);
+  }
   ColumnPlan plan;
   plan.source = source;
   plan.source.columns = std::move(decision.load);

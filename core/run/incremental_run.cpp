@@ -42,11 +42,6 @@ Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>&
   const auto hi = safe_hi(*source_table, input.initial, summary);
   if (!hi) return hi.failure();
   input.hi = *hi;
-  if (source_table->cursor_nullable) {
-    const auto nulls = run_.source.null_cursor_rows(run_.table);
-    if (!nulls) return nulls.failure();
-    summary.horizon.null_cursor_rows = *nulls;
-  }
   if (!input.watermark && !input.initial) {
     const auto lo = run_.source.lower_bound(run_.table, type);
     if (!lo) return lo.failure();
@@ -85,6 +80,8 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   }
   summary.horizon.lag_seconds = decision->lag_seconds;
   summary.horizon.held_by = decision->held_by;
+  summary.horizon.null_cursor_rows = reading->null_cursor_rows;
+  summary.horizon.infinite_cursor_rows = reading->infinite_cursor_rows;
 
   const std::optional<CursorValue>& start = summary.watermark_before ? summary.watermark_before : initial;
   std::optional<CursorValue> hi;

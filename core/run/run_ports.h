@@ -23,6 +23,7 @@
 #include "core/run/schema_drift.h"
 #include "core/watermark/safe_horizon.h"
 #include "core/run/table_key.h"
+#include "core/run/target_fit.h"
 
 namespace tidemark {
 
@@ -59,13 +60,14 @@ struct RunStart {
 
 // What an incremental run learned about its safe horizon: how far hi was
 // below the source clock, what held it there, whether the stored
-// watermark was above it, and the rows whose cursor is NULL (no window
-// ever includes them).
+// watermark was above it, and the rows whose cursor is NULL or infinite
+// (no window ever includes them).
 struct HorizonReport {
   std::optional<double> lag_seconds;
   std::string held_by;
   bool watermark_ahead = false;
   std::optional<std::int64_t> null_cursor_rows;
+  std::optional<std::int64_t> infinite_cursor_rows;
 };
 
 // What a reconcile found and did: target rows deleted (or marked) because
@@ -163,15 +165,14 @@ class Source {
   virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
   // What the safe horizon is decided from (core/safe_horizon.h): the
   // source's clock, for integer cursors max(cursor) read just before it,
-  // and the oldest transaction still open that may write. On a standby
+  // and the oldest transaction still open that may write; with it, the
+  // rows no window includes. On a standby
   // with a primary, read on the primary, and returns only once the
   // standby has replayed past that moment (fails after replay_timeout).
   virtual Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) = 0;
   // An instant on the source's clock in a time cursor's type: a timestamp
   // or date in the source session's time zone.
   virtual Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) = 0;
-  // Rows whose cursor is NULL: no window ever includes them.
-  virtual Result<std::int64_t> null_cursor_rows(const TableConfig& table) = 0;
   // min(cursor), for a first load without `initial`; nothing when empty.
   virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
 };
@@ -277,11 +278,11 @@ class UnitOfWork {
 class Target {
  public:
   virtual ~Target() = default;
-  // Checks the target table: it exists and has a unique index on exactly
-  // the key; returns its columns with their types (whether it
-  // has those a run loads is core/run/schema_drift's to say). The
-  // message names the table.
-  virtual Result<std::vector<ColumnShape>> check(const TableConfig& table) = 0;
+  // Reads the target table's columns (with their types, NOT NULL,
+  // identity and generated) and unique indexes; fails when it does not
+  // exist, naming it. Whether it can take the loads is core's to say
+  // (core/run/schema_drift.h, core/run/target_fit.h).
+  virtual Result<TargetTable> check(const TableConfig& table) = 0;
   // A new unit of work under `lock`, which the run holds; nothing is sent
   // until it is used. Rows it writes are written under the lock too (on
   // the target itself when the state lives elsewhere), so that a run that

@@ -59,10 +59,23 @@ SchemaDecision decide_schema(const SchemaDriftInput& input) {
     out.drift.added.clear();  // said below as a column the target lacks
   }
 
+  const auto generated = [&](const std::string& name) {
+    const ColumnShape* c = find_column(input.target, name);
+    return c != nullptr && c->fill == ColumnFill::Generated;
+  };
   if (listed) {
     out.load = input.configured;
+    for (const std::string& name : out.load) {
+      if (!generated(name)) continue;
+      out.failure = "target table " + input.target_name + " generates column " + name +
+                    " itself (GENERATED ALWAYS AS ... STORED), so it cannot take the source's values: take " + name +
+                    " out of columns:";
+      return out;
+    }
   } else {
-    for (const ColumnShape& c : input.source) out.load.push_back(c.name);
+    for (const ColumnShape& c : input.source) {
+      (generated(c.name) ? out.generated_by_target : out.load).push_back(c.name);
+    }
   }
 
   if (!out.drift.empty()) {

@@ -63,8 +63,11 @@ struct SchemaDecision {
   // empty when the run stops.
   std::vector<ColumnShape> append;
   // The columns a chunk copies: the configured ones as listed, else every
-  // source column in the source's order.
+  // source column in the source's order but those the target computes.
   std::vector<std::string> load;
+  // Source columns left out of `load` because the target generates them
+  // (GENERATED ALWAYS AS ... STORED): the target's values, not the source's.
+  std::vector<std::string> generated_by_target;
   // What a successful load stores as the table's snapshot: `load` with the
   // source's types.
   std::vector<ColumnShape> snapshot;
@@ -89,6 +92,8 @@ struct SchemaDecision {
 //   are not loaded, so they cannot drift.
 // - append_new_columns turns every added column into one to append;
 //   dropped and retyped ones still stop the run.
+// - A column the target generates is the target's to compute: it is left
+//   out of the load, and refused when `columns:` lists it.
 SchemaDecision decide_schema(const SchemaDriftInput& input);
 
 // Whether the columns a chunk copied (`copied`) had, when its rows were

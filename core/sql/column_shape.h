@@ -1,17 +1,27 @@
 // A table's column as PostgreSQL's catalog lists it: what schema drift
-// compares and what the COPY format is chosen from. A value type.
+// compares, what the COPY format is chosen from, and what decides whether
+// a target can take a load. A value type.
 #pragma once
 
 #include <string>
 
 namespace tidemark {
 
+// How a table fills a column by itself (pg_attribute.attidentity and
+// attgenerated): an identity ALWAYS column refuses a value from an INSERT
+// (COPY takes one), a generated one refuses any.
+enum class ColumnFill { None, IdentityByDefault, IdentityAlways, Generated };
+
 struct ColumnShape {
   std::string name;
   std::string type;  // as PostgreSQL's format_type() writes it: numeric(12,2), text, character varying(20)
+  // The properties below describe the column, not its values' type:
+  // equality (what drift compares) ignores them.
   // A built-in type with binary send and receive (core/sql/copy_format.h,
-  // kPortableBinarySql); a property of `type`, so equality ignores it.
+  // kPortableBinarySql).
   bool portable_binary = false;
+  bool not_null = false;  // NOT NULL (a view's columns never are)
+  ColumnFill fill = ColumnFill::None;
 
   bool operator==(const ColumnShape& other) const { return name == other.name && type == other.type; }
   bool operator!=(const ColumnShape& other) const { return !(*this == other); }

@@ -71,11 +71,15 @@ KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name,
 
 std::string json_string(const std::string& text) { return "\"" + json_escape(text) + "\""; }
 
-// t.k1 = d.k1 AND t.k2 = d.k2
-std::string key_match(const std::vector<std::string>& key, const std::string& a, const std::string& b) {
+// t.k1 = d.k1 AND t.k2 IS NOT DISTINCT FROM d.k2 (k2 nullable on a's side)
+std::string key_match(const std::vector<std::string>& key, const std::vector<KeyColumnType>& types,
+                      const std::string& a, const std::string& b) {
+  if (types.size() != key.size()) std::abort();  // a type for each key column
   std::string out;
-  for (const std::string& k : key) {
-    out += (out.empty() ? "" : " AND ") + a + "." + quote_identifier(k) + " = " + b + "." + quote_identifier(k);
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    const std::string k = quote_identifier(key[i]);
+    out += (out.empty() ? "" : " AND ") + a + "." + k + (types[i].nullable ? " IS NOT DISTINCT FROM " : " = ") + b +
+           "." + k;
   }
   return out;
 }
@@ -127,21 +131,23 @@ namespace {
 // on one side. Only the key columns are read from the keys' JSON: a record
 // of the whole row type would hold NULL in every other column, which a NOT
 // NULL domain there refuses.
-std::string key_record(const std::vector<std::string>& key, const std::vector<std::string>& types) {
+std::string key_record(const std::vector<std::string>& key, const std::vector<KeyColumnType>& types) {
   if (types.size() != key.size()) std::abort();  // a type for each key column
   std::string columns;
-  for (std::size_t i = 0; i < key.size(); ++i) columns += (i ? ", " : "") + quote_identifier(key[i]) + " " + types[i];
+  for (std::size_t i = 0; i < key.size(); ++i) {
+    columns += (i ? ", " : "") + quote_identifier(key[i]) + " " + types[i].type;
+  }
   return columns;
 }
 
 }  // namespace
 
-std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<std::string>& key_types,
+std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<KeyColumnType>& key_types,
                       const std::string& mark_column) {
   const std::string unmarked = mark_column.empty() ? "" : " AND q." + quote_identifier(mark_column) + " IS NULL";
   return "SELECT e.i FROM json_array_elements($1::json) WITH ORDINALITY e(v, i) WHERE EXISTS (SELECT 1 FROM " +
          name.quoted() + " q, json_to_record(e.v) AS d(" + key_record(table.key, key_types) + ") WHERE " +
-         key_match(table.key, "q", "d") + unmarked + ") ORDER BY e.i";
+         key_match(table.key, key_types, "q", "d") + unmarked + ") ORDER BY e.i";
 }
 
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
@@ -151,17 +157,19 @@ ReconcileStatements reconcile_statements(const TableConfig& table, const std::ve
   const std::string source = table.source_table->quoted();
   const std::string keys_of = "json_to_recordset($1::json) AS d(" + key_record(table.key, key_types.target) + ")";
   ReconcileStatements s;
-  s.delete_keys = "DELETE FROM " + target + " t USING " + keys_of + " WHERE " + key_match(table.key, "t", "d");
+  s.delete_keys =
+      "DELETE FROM " + target + " t USING " + keys_of + " WHERE " + key_match(table.key, key_types.target, "t", "d");
   if (!mark_column.empty()) {
     s.mark_keys = "UPDATE " + target + " t SET " + quote_identifier(mark_column) + " = now() FROM " + keys_of +
-                  " WHERE " + key_match(table.key, "t", "d") + " AND t." + quote_identifier(mark_column) +
+                  " WHERE " + key_match(table.key, key_types.target, "t", "d") + " AND t." + quote_identifier(mark_column) +
                   " IS NULL";
   }
   std::string cols;
   for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + std::string("s.") + quote_identifier(c);
   s.copy_source = "SELECT " + cols + " FROM " + source + " s WHERE s." + quote_identifier(table.cursor) + " < " +
                   cursor_sql_literal(watermark) + " AND EXISTS (SELECT 1 FROM json_to_recordset($1::json) AS d(" +
-                  key_record(table.key, key_types.source) + ") WHERE " + key_match(table.key, "s", "d") + ")";
+                  key_record(table.key, key_types.source) + ") WHERE " + key_match(table.key, key_types.source, "s", "d") +
+                  ")";
   return s;
 }
 

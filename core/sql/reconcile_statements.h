@@ -42,12 +42,21 @@ std::string target_key_listing(const TableConfig& table, const std::string& mark
 // the $1 of the statements below.
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys);
 
+// A key column as one side's catalog has it: its SQL type (format_type's
+// text), which its keys are read as, and whether it can hold NULL. A NULL
+// key column (allowed where the target's unique index treats NULLs as
+// equal, core/run/target_fit.h) matches a NULL key: it is compared with
+// IS NOT DISTINCT FROM, which no index serves, so only such columns are.
+struct KeyColumnType {
+  std::string type;
+  bool nullable = false;
+};
+
 // On `table` (a side's table name), $1 = keys_json: the 1-based positions
 // in $1 of the keys the table holds, each key column compared by value,
-// read as its type in `key_types` (SQL type names, one per key column, as
-// format_type gives them); with a `mark_column`, only in rows where it is
-// null (not marked deleted).
-std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<std::string>& key_types,
+// read as its type in `key_types` (one per key column); with a
+// `mark_column`, only in rows where it is null (not marked deleted).
+std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<KeyColumnType>& key_types,
                       const std::string& mark_column = {});
 
 struct ReconcileStatements {
@@ -56,10 +65,10 @@ struct ReconcileStatements {
   std::string copy_source;  // on the source, $1 = keys_json: the rows of those keys still below the watermark
 };
 
-// Each key column's SQL type (format_type's text) on each side, in key order.
+// Each key column on each side, in key order.
 struct KeyTypes {
-  std::vector<std::string> source;
-  std::vector<std::string> target;
+  std::vector<KeyColumnType> source;
+  std::vector<KeyColumnType> target;
 };
 
 // The keys in $1 are read as `key_types`: the target's for the delete and

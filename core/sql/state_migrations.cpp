@@ -122,6 +122,11 @@ create index runs_reconcile on tidemark.runs (pipeline, table_name, run_id desc)
 create index runs_reconcile_latest on tidemark.runs (pipeline, table_name, run_id desc)
   where trigger = 'reconcile';
 )SQL"},
+      // Rows whose cursor is infinity or -infinity lie outside every
+      // window, like those whose cursor is NULL: each run counts them.
+      {8, "rows with an infinite cursor, per run", R"SQL(
+alter table tidemark.runs add column infinite_cursor_rows bigint;
+)SQL"},
   };
   return migrations;
 }

@@ -97,6 +97,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       if (s.horizon_held_by) horizon["held_by"] = *s.horizon_held_by;
       row["horizon"] = horizon;
       row["null_cursor_rows"] = s.null_cursor_rows ? nlohmann::json(*s.null_cursor_rows) : nlohmann::json();
+      row["infinite_cursor_rows"] =
+          s.infinite_cursor_rows ? nlohmann::json(*s.infinite_cursor_rows) : nlohmann::json();
       nlohmann::json run;
       if (s.last_run) {
         run["run_id"] = s.last_run->run_id;
@@ -151,6 +153,10 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
     if (!row["null_cursor_rows"].is_null() && row["null_cursor_rows"].get<std::int64_t>() > 0) {
       notes.push_back(name + ": " + std::to_string(row["null_cursor_rows"].get<std::int64_t>()) +
                       " source rows have a NULL cursor and are never loaded");
+    }
+    if (!row["infinite_cursor_rows"].is_null() && row["infinite_cursor_rows"].get<std::int64_t>() > 0) {
+      notes.push_back(name + ": " + std::to_string(row["infinite_cursor_rows"].get<std::int64_t>()) +
+                      " source rows have an infinite cursor (infinity or -infinity) and are never loaded");
     }
   }
   if (!notes.empty()) out << '\n';

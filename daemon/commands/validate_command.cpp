@@ -16,6 +16,7 @@
 #include "daemon/commands/command_support.h"
 #include "daemon/config_loader.h"
 #include "daemon/commands/exit_code.h"
+#include "daemon/commands/target_checks.h"
 #include "daemon/pg/pg_source.h"
 
 namespace tidemark {
@@ -279,7 +280,9 @@ int run_validate(const ValidateOptions& command_line, Instant now, std::ostream&
   // What only the sources and the clock can tell, checked before the
   // summary so that "valid" is said only of a configuration that is.
   std::ostringstream sources;
-  const int errors = check_initials(config, now, err) + check_sources(config, sources, err);
+  std::ostringstream targets;
+  const int errors =
+      check_initials(config, now, err) + check_sources(config, sources, err) + check_targets(config, targets, err);
   if (errors > 0) {
     fmt::print(err, "{} error{} found; configuration is invalid\n", errors, errors == 1 ? "" : "s");
     return kExitUsage;
@@ -296,7 +299,7 @@ int run_validate(const ValidateOptions& command_line, Instant now, std::ostream&
                p.target, p.timezone, format_duration(p.stale_after));
     for (const TableConfig& t : p.tables) print_table(out, p, t, now);
   }
-  out << sources.str();
+  out << sources.str() << targets.str();
   return kExitOk;
 }
 

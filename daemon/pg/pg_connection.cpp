@@ -30,6 +30,9 @@ Error PgError::as_error() const {
   };
   if (in_query_) return permanent_error(what());
   const std::string_view state(sqlstate_);
+  // A row whose parent the target does not hold yet: the parent's own
+  // table may load at its next run, and this one with it.
+  if (state == "23503") return Error{what(), ErrorKind::Transient};
   for (const std::string_view c : kPermanentClasses) {
     if (state.substr(0, 2) == c) return permanent_error(what());
   }

@@ -40,8 +40,9 @@ class PgError : public std::runtime_error {
   int position() const { return position_; }
   // The failure as a value, typed by its SQLSTATE: connection loss,
   // timeouts, cancellation, serialization failures, lock waits and
-  // resource shortages are transient; errors in a statement or its data
-  // (syntax, missing table or column, privileges, type or constraint
+  // resource shortages are transient, and so is a foreign key violation
+  // (the parent's table may load later); errors in a statement or its data
+  // (syntax, missing table or column, privileges, type or other constraint
   // violations) and a missing database or role are permanent. Errors
   // without a SQLSTATE come from the client library (a connection that
   // could not be made or broke) and are transient; one made by in_query

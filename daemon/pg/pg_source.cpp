@@ -59,7 +59,9 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {
       all.push_back(r.text(i, 0));
-      out.catalog.push_back(ColumnShape{r.text(i, 0), r.text(i, 1), r.boolean(i, 4)});
+      ColumnShape column{r.text(i, 0), r.text(i, 1), r.boolean(i, 4)};
+      column.not_null = r.boolean(i, 3);
+      out.catalog.push_back(column);
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_nullable = !r.boolean(i, 3);
@@ -121,6 +123,16 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
                                                       : std::string("null::bigint");
   const std::string cache =
       type == CursorType::Integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
+  // Rows no window includes (NULL or infinite cursors); a query the
+  // cursor's index answers.
+  std::string outside = "(select 0::bigint, 0::bigint) n";
+  if (table.source_table) {
+    const std::string cursor = quote_identifier(table.cursor);
+    const std::string infinite =
+        type == CursorType::Integer ? std::string("false") : cursor + " in ('infinity', '-infinity')";
+    outside = "(select count(*) filter (where " + cursor + " is null), count(*) filter (where " + infinite +
+              ") from " + table.source_table->quoted() + " where " + cursor + " is null or " + infinite + ") n";
+  }
   const PgResult r = on.exec(
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
@@ -131,7 +143,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
       ", " + subscription_sql("to_regclass($1)") +
       ", current_database(), (select system_identifier::text from pg_control_system()), " +
-          cache,
+          cache + ", n.* from " + outside,
       type == CursorType::Integer ? PgParams{table.source_table->quoted(), table.cursor}
                                   : PgParams{table.source_table ? std::optional<std::string>(table.source_table->quoted())
                                                                 : std::nullopt});
@@ -145,6 +157,8 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   origin.database = r.text(0, 6);
   origin.system_identifier = r.text(0, 7);
   if (!r.is_null(0, 8)) out.sequence_cache = r.integer(0, 8);
+  out.null_cursor_rows = r.integer(0, 9);
+  out.infinite_cursor_rows = r.integer(0, 10);
   return out;
 }
 
@@ -324,22 +338,24 @@ Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
   }
 }
 
-Result<std::int64_t> PgSource::null_cursor_rows(const TableConfig& table) {
-  try {
-    return connection_
-        .exec("select count(*) from " + table.source_table->quoted() + " where " + quote_identifier(table.cursor) +
-              " is null")
-        .integer(0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
-}
-
 Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& table, CursorType type) {
   try {
     const std::string min = "min(" + quote_identifier(table.cursor) + ")";
-    return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
-                          type);
+    if (type == CursorType::Integer) {
+      return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
+                            type);
+    }
+    // -infinity is no instant a window can start from.
+    const PgResult r = connection_.exec("select case when " + min + " = '-infinity' then null else " +
+                                        raw_of(type, min) + " end, " + min + " = '-infinity' from " +
+                                        table.source_table->quoted());
+    if (!r.is_null(0, 1) && r.boolean(0, 1)) {
+      return permanent_error("source table " + table.source_table->display() + " has rows whose cursor " +
+                             table.cursor +
+                             " is -infinity, where no window can start: set initial: to where loading starts (rows "
+                             "below it are not loaded)");
+    }
+    return optional_value(r, type);
   } catch (const PgError& e) {
     return e.as_error();
   }

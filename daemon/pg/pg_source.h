@@ -57,7 +57,6 @@ class PgSource final : public Source {
   Result<SourceTable> inspect(const TableConfig& table) override;
   Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) override;
   Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
-  Result<std::int64_t> null_cursor_rows(const TableConfig& table) override;
   Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) override;
 
   PgConnection& connection() { return connection_; }

@@ -249,7 +249,8 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
         " null_cursor_rows = $12, error_kind = $13, schema_drift = $14,"
-        " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing)"
+        " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing),"
+        " infinite_cursor_rows = $17"
         " where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
@@ -264,7 +265,10 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
                      : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient"),
          end.schema_drift,
          end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->deleted)) : std::nullopt,
-         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt});
+         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt,
+         end.horizon.infinite_cursor_rows
+             ? std::optional<std::string>(std::to_string(*end.horizon.infinite_cursor_rows))
+             : std::nullopt});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

@@ -27,7 +27,7 @@ class PgTarget final : public Target {
   // begun after it choose each chunk's COPY format (core/sql/copy_format.h):
   // binary when both sides have the same built-in types and server major
   // version, else text.
-  Result<std::vector<ColumnShape>> check(const TableConfig& table) override;
+  Result<TargetTable> check(const TableConfig& table) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
   // The COPY format of a chunk of `source`'s columns, after check().

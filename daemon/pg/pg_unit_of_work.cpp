@@ -177,20 +177,22 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
 
 Result<std::int64_t> PgUnitOfWork::reconcile(const TableConfig& table, const SourceTable& source,
                                              const ReconcileFix& fix) {
-  // Each key column's type on each side, from the catalogs the run read.
+  // Each key column on each side, from the catalogs the run read.
   KeyTypes key_types;
   for (const std::string& column : table.key) {
-    const auto type_in = [&](const std::vector<ColumnShape>& columns) -> std::optional<std::string> {
+    const auto find = [&](const std::vector<ColumnShape>& columns) -> const ColumnShape* {
       for (const ColumnShape& c : columns) {
-        if (c.name == column) return c.type;
+        if (c.name == column) return &c;
       }
-      return std::nullopt;
+      return nullptr;
     };
-    const auto in_source = type_in(source.catalog);
-    const auto in_target = type_in(copy_types_.columns);
-    if (!in_source || !in_target) return Error{"key column " + column + " is missing from the source or the target"};
-    key_types.source.push_back(*in_source);
-    key_types.target.push_back(*in_target);
+    const ColumnShape* in_source = find(source.catalog);
+    const ColumnShape* in_target = find(copy_types_.columns);
+    if (in_source == nullptr || in_target == nullptr) {
+      return Error{"key column " + column + " is missing from the source or the target"};
+    }
+    key_types.source.push_back(KeyColumnType{in_source->type, !in_source->not_null});
+    key_types.target.push_back(KeyColumnType{in_target->type, !in_target->not_null});
   }
   const ReconcileStatements sql =
       reconcile_statements(table, source.columns, fix.mark_column, fix.watermark, key_types);

@@ -112,7 +112,7 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        extract(epoch from now())::float8,
        f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
        rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8,
-       rl.status, rl.error, extract(epoch from rl.finished_at)::float8
+       rl.status, rl.error, extract(epoch from rl.finished_at)::float8, f.infinite_cursor_rows
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
@@ -120,7 +120,8 @@ left join lateral (select run_id, status, started_at, finished_at, rows_written,
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
                           status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
-                          to_jsonb(r) ->> 'schema_drift' as schema_drift
+                          to_jsonb(r) ->> 'schema_drift' as schema_drift,
+                          (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
                          and r.trigger <> 'reconcile'
@@ -169,6 +170,7 @@ order by a.position
       s.horizon_held_by = r.optional_text(i, 12);
       s.ahead_of_source = !r.is_null(i, 13) && r.boolean(i, 13);
       s.null_cursor_rows = optional_integer(r, i, 14);
+      s.infinite_cursor_rows = optional_integer(r, i, 31);
       s.last_success_at = optional_double(r, i, 15);
       s.last_finished_failed = !r.is_null(i, 19) && r.text(i, 19) == "failed";
       s.last_finished_error = r.optional_text(i, 20);

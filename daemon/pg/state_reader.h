@@ -62,6 +62,7 @@ struct TableState {
   std::optional<std::string> horizon_held_by;
   bool ahead_of_source = false;
   std::optional<std::int64_t> null_cursor_rows;
+  std::optional<std::int64_t> infinite_cursor_rows;
   // The latest finished run failed, with this error and kind (no kind for
   // runs recorded before state schema version 3).
   bool last_finished_failed = false;

@@ -40,9 +40,8 @@ class UnreachableDatabase final : public Source, public Target {
   Result<SourceTable> inspect(const TableConfig&) override { return Error{error_}; }
   Result<HorizonReading> read_horizon(const TableConfig&, CursorType) override { return Error{error_}; }
   Result<CursorValue> cursor_at(SourceMicros, CursorType) override { return Error{error_}; }
-  Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
-  Result<std::vector<ColumnShape>> check(const TableConfig&) override { return Error{error_}; }
+  Result<TargetTable> check(const TableConfig&) override { return Error{error_}; }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override { return std::make_unique<UnreachableWork>(error_); }
 
  private:
@@ -172,6 +171,9 @@ std::string describe_run(const TimedSummary& run) {
   if (h.lag_seconds) line += fmt::format(", horizon lag {:.3f}s", *h.lag_seconds);
   if (h.null_cursor_rows && *h.null_cursor_rows > 0) {
     line += ", " + std::to_string(*h.null_cursor_rows) + " rows with a NULL cursor (never loaded)";
+  }
+  if (h.infinite_cursor_rows && *h.infinite_cursor_rows > 0) {
+    line += ", " + std::to_string(*h.infinite_cursor_rows) + " rows with an infinite cursor (never loaded)";
   }
   if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
   if (!s.appended_columns.empty()) {

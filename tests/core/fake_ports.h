@@ -147,7 +147,7 @@ class FakeSource final : public Source {
   Instant now{};  // the source clock, less kStartReportMargin
 
   // Every source column with its type.
-  std::vector<ColumnShape> catalog{{"id", "bigint"}, {"c", "bigint"}};
+  std::vector<ColumnShape> catalog{{"id", "bigint", true, /*not_null=*/true}, {"c", "bigint", true}};
   Result<SourceTable> inspect(const TableConfig& table) override {
     if (!fail_with.empty()) return Error{fail_with};
     SourceTable out;
@@ -172,6 +172,7 @@ class FakeSource final : public Source {
     r.oldest = open;
     r.sees_all_sessions = sees_all_sessions;
     r.standby_without_primary = standby_without_primary;
+    r.null_cursor_rows = null_rows;
     if (t == CursorType::Integer) {
       if (hi) {
         r.max_cursor = *hi - 1;
@@ -191,7 +192,6 @@ class FakeSource final : public Source {
     if (t == CursorType::Date) return CursorValue{t, instant / (86'400LL * 1'000'000)};
     return CursorValue{t, instant};
   }
-  Result<std::int64_t> null_cursor_rows(const TableConfig&) override { return null_rows; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType t) override {
     if (rows.empty()) return std::optional<CursorValue>();
     std::int64_t min = rows.front().cursor;
@@ -223,9 +223,21 @@ class FakeTarget final : public Target {
 
   // The target's columns; nothing: the source's catalog (a target made like it).
   std::optional<std::vector<ColumnShape>> columns;
+  // Its unique indexes; nothing: a primary key on the table's key.
+  std::optional<std::vector<UniqueIndex>> unique_indexes;
   std::vector<ColumnShape> added_columns;  // by committed units of work
-  Result<std::vector<ColumnShape>> check(const TableConfig&) override {
-    return columns ? *columns : source_.catalog;
+  Result<TargetTable> check(const TableConfig& table) override {
+    TargetTable out;
+    out.columns = columns ? *columns : source_.catalog;
+    if (unique_indexes) {
+      out.unique_indexes = *unique_indexes;
+    } else {
+      UniqueIndex pk;
+      pk.name = "t_pkey";
+      pk.columns = table.key;
+      out.unique_indexes.push_back(pk);
+    }
+    return out;
   }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
   std::vector<RunLock> begun;  // the lock each unit of work was begun under

@@ -229,3 +229,41 @@ TEST_CASE("regression: hostile date style no longer moves a partition's rows or 
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a source role that row-level security filters loaded part of the table; it fails instead") {
+  PgTestEnv env;
+  const std::string role = PgTestEnv::rows(env.source(), "select current_database() || '_reader'")[0];
+  env.source().exec(
+      "create table public.t (id int primary key, updated_at timestamptz not null);"
+      "insert into public.t select g, now() - interval '1 hour' from generate_series(1, 4) g;"
+      "alter table public.t enable row level security;"
+      "create policy low_ids on public.t using (id < 3);"
+      "create role " + role + " login; grant select on public.t to " + role);
+  env.target().exec("create table public.t (id int primary key, updated_at timestamptz not null)");
+  // Dropped before the databases go (its grant is in the source's).
+  struct DropRole {
+    PgTestEnv& env;
+    std::string role;
+    ~DropRole() {
+      env.source().exec("drop owned by " + role);
+      env.source().exec("drop role " + role);
+    }
+  } drop{env, role};
+  env.set_dsn("source", env.dsn("source") + " user=" + role);
+  testing::CommandRunner c;
+  // The role cannot see other sessions either: a lookback keeps that from being the refusal.
+  c.config_path = env.write_config_files(
+      "pipeline: p\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
+      "  - name: t\n    source_table: public.t\n    target_table: public.t\n    key: [id]\n    cursor: updated_at\n"
+      "    lookback: 1m\n");
+  RunOptions run;
+  run.pipeline = "p";
+  CHECK(c.run(run_run, run) == 1);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from public.t")[0] == "0");
+  CHECK(PgTestEnv::rows(env.state(), "select error from tidemark.runs")[0].find(
+            "query would be affected by row-level security policy for table \"t\"") != std::string::npos);
+}
+
+}  // namespace tidemark

@@ -192,4 +192,35 @@ TEST_CASE("changed while read: only the copied columns' types count, and each ch
   }
 }
 
+TEST_CASE("regression: a column the target generates was copied, and every load failed; it is left out, or refused when listed") {
+  // A GENERATED ALWAYS AS (...) STORED column in both source and target.
+  ColumnShape total{"total", "numeric(12,2)"};
+  ColumnShape generated = total;
+  generated.fill = ColumnFill::Generated;
+  SchemaDriftInput input;
+  input.source_name = "public.orders";
+  input.target_name = "raw.orders";
+  input.source = with(kOrders, total);
+  input.target = with(kOrders, generated);
+  input.first_load = true;
+  SchemaDecision d = decide_schema(input);
+  CHECK_FALSE(d.failure);
+  CHECK(d.load == std::vector<std::string>{"order_id", "status", "amount", "updated_at"});
+  CHECK(d.generated_by_target == std::vector<std::string>{"total"});
+  CHECK(d.snapshot == kOrders);
+  CHECK(d.drift.empty());
+  // Loaded before without it, it is no new column either.
+  input.loaded = kOrders;
+  input.first_load = false;
+  d = decide_schema(input);
+  CHECK_FALSE(d.failure);
+  CHECK(d.drift.empty());
+
+  input.configured = {"order_id", "updated_at", "total"};
+  d = decide_schema(input);
+  REQUIRE(d.failure);
+  CHECK(*d.failure == "target table raw.orders generates column total itself (GENERATED ALWAYS AS ... STORED), so "
+                      "it cannot take the source's values: take total out of columns:");
+}
+
 }  // namespace tidemark

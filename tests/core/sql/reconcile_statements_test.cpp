@@ -52,7 +52,7 @@ TEST_CASE("keys travel as one JSON parameter, each value a string that its colum
 TEST_CASE("the fix: delete or mark by key, copy again only below the watermark") {
   // Keys are read as each side's own key types: a record of the whole row
   // type would trip a NOT NULL domain on another column.
-  const KeyTypes types{{"bigint", "integer"}, {"numeric(20,0)", "smallint"}};
+  const KeyTypes types{{{"bigint"}, {"integer"}}, {{"numeric(20,0)"}, {"smallint"}}};
   const ReconcileStatements s = reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "",
                                                      CursorValue{CursorType::Integer, 42}, types);
   CHECK(s.delete_keys ==
@@ -67,6 +67,21 @@ TEST_CASE("the fix: delete or mark by key, copy again only below the watermark")
       reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "deleted_at", CursorValue{}, types);
   CHECK(m.mark_keys.find("SET \"deleted_at\" = now() FROM") != std::string::npos);
   CHECK(m.mark_keys.substr(m.mark_keys.size() - 26) == "AND t.\"deleted_at\" IS NULL");
+}
+
+TEST_CASE("regression: a NULL key column matched nothing, so a row with a NULL key was never deleted") {
+  // Only a key column that can hold NULL (under a NULLS NOT DISTINCT
+  // index) is compared null-safely: IS NOT DISTINCT FROM serves no index.
+  const KeyTypes types{{{"bigint"}, {"integer", true}}, {{"bigint"}, {"integer", true}}};
+  const ReconcileStatements s = reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "deleted_at",
+                                                     CursorValue{CursorType::Integer, 42}, types);
+  const std::string match = "t.\"order_id\" = d.\"order_id\" AND t.\"Line No\" IS NOT DISTINCT FROM d.\"Line No\"";
+  CHECK(s.delete_keys.find(match) != std::string::npos);
+  CHECK(s.mark_keys.find(match) != std::string::npos);
+  CHECK(s.copy_source.find("s.\"order_id\" = d.\"order_id\" AND s.\"Line No\" IS NOT DISTINCT FROM d.\"Line No\"") !=
+        std::string::npos);
+  CHECK(held_keys(table(), *QualifiedName::parse("raw.orders"), types.target)
+            .find("q.\"Line No\" IS NOT DISTINCT FROM d.\"Line No\"") != std::string::npos);
 }
 
 TEST_CASE("with action mark the load's upsert clears the mark of every row it writes, changed or not") {

@@ -1,0 +1,120 @@
+// Which targets refuse_target turns away before the first write: the ones
+// that would take a first load (COPY into an empty table) and refuse every
+// upsert after it, or let a NULL key repeat.
+#include <doctest/doctest.h>
+
+#include "core/run/target_fit.h"
+
+namespace tidemark {
+namespace {
+
+ColumnShape column(const std::string& name, bool not_null, ColumnFill fill = ColumnFill::None) {
+  ColumnShape c{name, "integer"};
+  c.not_null = not_null;
+  c.fill = fill;
+  return c;
+}
+
+UniqueIndex index(const std::string& name, std::vector<std::string> columns) {
+  UniqueIndex u;
+  u.name = name;
+  u.columns = std::move(columns);
+  return u;
+}
+
+UniqueIndex with(UniqueIndex u, bool UniqueIndex::*flag, bool value) {
+  u.*flag = value;
+  return u;
+}
+
+}  // namespace
+
+TEST_CASE("target fit: the key's index, NULL keys and columns the target fills itself") {
+  const ColumnShape a_not_null = column("a", true);
+  const ColumnShape a_nullable = column("a", false);
+  const ColumnShape b_nullable = column("b", false);
+  const ColumnShape v = column("v", false);
+  const UniqueIndex pk = index("t_pkey", {"a"});
+  const UniqueIndex ab = index("t_a_b_key", {"a", "b"});
+
+  struct Row {
+    const char* what;
+    std::vector<std::string> key;
+    std::vector<ColumnShape> source;
+    std::vector<ColumnShape> target;
+    std::vector<UniqueIndex> indexes;
+    std::string refusal;  // a part of the message; empty: the target fits
+  };
+  const Row rows[] = {
+      {"a primary key", {"a"}, {a_not_null, v}, {a_not_null, v}, {pk}, ""},
+      {"no index at all", {"a"}, {a_not_null, v}, {a_not_null, v}, {},
+       "has no unique index or primary key on exactly (a): create one, e.g. CREATE UNIQUE INDEX ON r.t (a)"},
+      {"an index on more columns", {"a"}, {a_not_null, v}, {a_not_null, v}, {index("t_a_v_key", {"a", "v"})},
+       "its unique indexes: t_a_v_key (a, v); INCLUDE columns do not count"},
+      {"key [a, v] and an index on (a) INCLUDE (v)", {"a", "v"}, {a_not_null, column("v", true)},
+       {a_not_null, column("v", true)}, {index("t_a_inc", {"a"})}, "its unique indexes: t_a_inc (a)"},
+      {"key [a] and an index on (a) INCLUDE (v)", {"a"}, {a_not_null, v}, {a_not_null, v}, {index("t_a_inc", {"a"})},
+       ""},
+      {"the key's columns in another order", {"b", "a"}, {a_not_null, column("b", true)},
+       {a_not_null, column("b", true)}, {ab}, ""},
+      {"an invalid index", {"a"}, {a_not_null, v}, {a_not_null, v}, {with(pk, &UniqueIndex::valid, false)},
+       "unique index t_pkey on (a) is not valid (a CREATE INDEX CONCURRENTLY that failed leaves it so): REINDEX INDEX"},
+      {"an invalid index beside a valid one", {"a"}, {a_not_null, v}, {a_not_null, v},
+       {with(index("t_a_old", {"a"}), &UniqueIndex::valid, false), pk}, ""},
+      {"a deferrable key", {"a"}, {a_not_null, v}, {a_not_null, v}, {with(pk, &UniqueIndex::immediate, false)},
+       "is DEFERRABLE, which INSERT ... ON CONFLICT cannot use"},
+      {"a partial index", {"a"}, {a_not_null, v}, {a_not_null, v}, {with(pk, &UniqueIndex::partial, true)},
+       "has a WHERE clause"},
+      {"an expression index", {"a"}, {a_not_null, v}, {a_not_null, v}, {with(pk, &UniqueIndex::expressions, true)},
+       "indexes expressions"},
+      {"a NULL key, nullable on both sides, plain index", {"a", "b"}, {a_not_null, b_nullable}, {a_not_null, b_nullable},
+       {ab},
+       "key column b can hold NULL in the source and in target table r.t, whose unique index t_a_b_key treats NULLs "
+       "as distinct"},
+      {"a NULL key with NULLS NOT DISTINCT", {"a", "b"}, {a_not_null, b_nullable}, {a_not_null, b_nullable},
+       {with(ab, &UniqueIndex::nulls_not_distinct, true)}, ""},
+      {"a plain and a NULLS NOT DISTINCT index: the latter serves", {"a", "b"}, {a_not_null, b_nullable},
+       {a_not_null, b_nullable}, {ab, with(index("t_a_b_nnd", {"a", "b"}), &UniqueIndex::nulls_not_distinct, true)},
+       ""},
+      {"nullable in the source, NOT NULL in the target: a NULL fails loudly", {"a", "b"}, {a_not_null, b_nullable},
+       {a_not_null, column("b", true)}, {ab}, ""},
+      {"nullable in the target only", {"a", "b"}, {a_not_null, column("b", true)}, {a_not_null, b_nullable}, {ab},
+       ""},
+      {"a view's key (never NOT NULL) into a primary key", {"a"}, {a_nullable, v}, {a_not_null, v}, {pk}, ""},
+      {"a copied identity ALWAYS column", {"a"}, {a_not_null, v}, {column("a", true, ColumnFill::IdentityAlways), v},
+       {pk}, "GENERATED ALWAYS AS IDENTITY, which refuses the source's values in every load after the first"},
+      {"an identity BY DEFAULT column", {"a"}, {a_not_null, v}, {column("a", true, ColumnFill::IdentityByDefault), v},
+       {pk}, ""},
+      {"a key column the target generates", {"a"}, {a_not_null, v}, {column("a", true, ColumnFill::Generated), v},
+       {pk}, "generates key column a itself"},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(std::string(row.what));
+    TableConfig table;
+    table.key = row.key;
+    std::vector<std::string> loaded;
+    for (const ColumnShape& c : row.source) loaded.push_back(c.name);
+    const auto refusal = refuse_target(table, "r.t", row.source, TargetTable{row.target, row.indexes}, loaded);
+    if (row.refusal.empty()) {
+      CHECK(refusal.value_or("") == "");
+    } else {
+      REQUIRE(refusal);
+      CHECK(refusal->find(row.refusal) != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("target fit: an identity ALWAYS column is refused only when a chunk copies it") {
+  TableConfig table;
+  table.key = {"a"};
+  const std::vector<ColumnShape> source = {column("a", true), column("v", false)};
+  const TargetTable target{{column("a", true), column("v", false), column("n", true, ColumnFill::IdentityAlways)},
+                           {index("t_pkey", {"a"})}};
+  CHECK_FALSE(refuse_target(table, "r.t", source, target, {"a", "v"}));
+  const auto refusal = refuse_target(table, "r.t", source, target, {"a", "v", "n"});
+  REQUIRE(refusal);
+  CHECK(refusal->find("ALTER TABLE r.t ALTER COLUMN \"n\" SET GENERATED BY DEFAULT), or leave it out with columns:") !=
+        std::string::npos);
+}
+
+}  // namespace tidemark
