@@ -211,3 +211,52 @@ TEST_CASE("regression: a materialized view refreshed during a run is read as ref
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a table truncated and refilled while a partition's query waits for it is read as refilled") {
+  // A partition's query is a plain SELECT, whose snapshot PostgreSQL takes
+  // after its locks in read committed (which every session is pinned to):
+  // the partition holds the refilled rows, not none.
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.t ") + kTable +
+                    "; insert into public.t (id, v, note, updated_at) select g, g, 'first',"
+                    " date_trunc('day', now() at time zone 'UTC') at time zone 'UTC' - interval '12 hours'"
+                    " from generate_series(1, 100) g");
+  env.target().exec("create table public.daily (day date not null, n bigint not null)");
+  testing::TableRuns runs(env, env.config(R"(pipeline: p
+source: source
+target: target
+schedule: "5 0 * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: select $1::date as day, count(*) as n from public.t where updated_at >= $1 and updated_at < $2
+    target_table: public.daily
+)"));
+  PgConnection blocker(env.dsn("source"), "blocker");
+  PgConnection operation(env.dsn("source"), "operation");
+  std::promise<bool> queued;
+  auto running = std::async(std::launch::async, [&] {
+    return runs.run("p", "daily", RunTrigger::Manual, [&](ChunkStep step) {
+      if (step != ChunkStep::BeforeTargetWrite) return;
+      PgConnection observer(env.dsn("source"), "observer");
+      blocker.exec("begin; select count(*) from public.t");
+      operation.send("do $$ begin create temp table keep as select * from public.t; truncate public.t;"
+                     " insert into public.t select * from keep; end $$",
+                     {});
+      queued.set_value(waits_for_lock(observer, operation.backend_pid()));
+    });
+  });
+  REQUIRE(queued.get_future().get());
+  CHECK(waits_for_lock(env.source(), 0));
+  blocker.exec("commit");
+  operation.finish();
+  const TimedSummary r = running.get();
+  INFO(r.summary.error);
+  REQUIRE(r.summary.status == RunStatus::Success);
+  CHECK(PgTestEnv::rows(env.target(), "select n from public.daily") == std::vector<std::string>{"100"});
+}
+
+}  // namespace tidemark
