@@ -62,6 +62,11 @@ void PipelineConnections::open_data(const Config& config, const PipelineConfig& 
   follow_source_time_zone();
 }
 
+void PipelineConnections::use_pipeline_time_zone(const PipelineConfig& pipeline) {
+  source->set_time_zone(pipeline.timezone);
+  follow_source_time_zone();
+}
+
 void PipelineConnections::follow_source_time_zone() {
   // A value whose type differs between the sides (a timestamp loaded into
   // a timestamptz, a timestamptz into a date) is converted in the source's

@@ -50,6 +50,12 @@ struct PipelineConnections {
   void open_state(const Config& config);
   // Opens the source and, when separate, the target. Throws.
   void open_data(const Config& config, const PipelineConfig& pipeline);
+  // For a partition table's query: the source and the target read in the
+  // pipeline's time zone, where its partitions are days (or hours, or
+  // months), so that the query's $1 and $2, dates or wall times, stand for
+  // the instants the partition means whatever the source database's own
+  // zone. Requires open_data (and the state, when it is the target). Throws.
+  void use_pipeline_time_zone(const PipelineConfig& pipeline);
 
  private:
   // Once both are open, the target takes the source's time zone

@@ -54,6 +54,7 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
         // (Re)connect: a failed partition may have left a connection broken.
         connections.open_state(*config_);
         connections.open_data(*config_, pipeline_);
+        connections.use_pipeline_time_zone(pipeline_);
       }
       PgStateStore state(*connections.state);
       PgSource source = connections.make_source(nullptr, &cancel);

@@ -14,7 +14,6 @@
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/partition_backfill.h"
 #include "daemon/pg/partition_bounds.h"
-#include "daemon/pg/pg_key_side.h"
 #include "daemon/pg/pg_state_store.h"
 #include "daemon/pg/state_schema.h"
 
@@ -41,8 +40,10 @@ bool compare_partitions(const Config& config, const PipelineConfig& pipeline, co
 
   const auto source = connect_to_source(config, pipeline.source);
   const auto target = connect_to(config, pipeline.target);
-  normalise_key_text_session(*source);
-  normalise_key_text_session(*target);
+  // As a partition's load reads it: in the pipeline's time zone, on both
+  // sides, so that each prints the same values alike.
+  source->set_time_zone(pipeline.timezone);
+  target->set_time_zone(pipeline.timezone);
   const TimeZone& zone = *pipeline.zone;
   const PartitionUnit unit = table.partition->unit;
   fmt::print(out, "{}: {} {} partitions done, query -> {}\n", key.display(), last ? "the last" : "all",

@@ -476,8 +476,8 @@ void PgConnection::reset(const std::string& then) {
   exec(then.empty() ? std::string(kPinnedSessionSettings) : std::string(kPinnedSessionSettings) + "; " + then);
 }
 
-void PgConnection::adopt_time_zone(const PgConnection& other) {
-  exec("SELECT set_config('TimeZone', $1, false)", {other.reported("TimeZone")});
+void PgConnection::set_time_zone(const std::string& zone) {
+  exec("SELECT set_config('TimeZone', $1, false)", {zone});
 }
 
 std::string PgConnection::reported(const char* setting) const {

@@ -167,7 +167,9 @@ class PgConnection {
   // Sets this session's time zone to `other`'s: values converted between
   // types on their way between the two (a timestamp into a timestamptz, a
   // timestamptz into a date) are then read as `other` reads them. Throws PgError.
-  void adopt_time_zone(const PgConnection& other);
+  void adopt_time_zone(const PgConnection& other) { set_time_zone(other.reported("TimeZone")); }
+  // Sets this session's time zone (an IANA name). Throws PgError.
+  void set_time_zone(const std::string& zone);
   // A setting the server reports on its own (TimeZone, DateStyle,
   // server_version, ...), as last reported; empty when it reported none.
   std::string reported(const char* setting) const;

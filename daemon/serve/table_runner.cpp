@@ -72,6 +72,7 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     std::string unreachable;
     try {
       connections.open_data(*config_, pipeline);
+      if (table.mode == TableMode::Partition) connections.use_pipeline_time_zone(pipeline);
     } catch (const std::exception& e) {
       unreachable = e.what();
     }

@@ -38,7 +38,8 @@ YAML
 target_sql() { psql -X -At -d "${db}_target" -c "$1"; }
 copy_running() {
   [ "$(psql -X -At -d "${db}_source" -c "select count(*) from pg_stat_activity
-        where datname = current_database() and state = 'active' and query like 'COPY%orders_slow%'")" = 1 ]
+        where datname = current_database() and state = 'active' and pid <> pg_backend_pid()
+          and query like '%COPY (%orders_slow%'")" = 1 ]
 }
 
 # run_stopped_by SIGNAL: starts a run, sends SIGNAL once its COPY is

@@ -267,3 +267,48 @@ TEST_CASE("regression: a source role that row-level security filters loaded part
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a partition's query read its dates in the source database's time zone, not the pipeline's") {
+  // $1 and $2 are dates; compared with a timestamptz they became instants
+  // in the session's zone (here the database's Asia/Kolkata), so each
+  // partition held the source's days instead of the pipeline's, and
+  // verify's --rerun advice changed nothing.
+  testing::CommandRunner c;
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.payment (id int primary key, amount numeric not null, paid_at timestamptz not null);"
+      "insert into public.payment values (1, 10, '2026-04-03 20:00+00'), (2, 5, '2026-04-03 23:59:59.999999+00'),"
+      " (3, 1, '2026-04-04 00:00+00')");
+  env.source().exec(alter_database({{"timezone", "Asia/Kolkata"}}));
+  env.target().exec(alter_database({{"timezone", "Pacific/Chatham"}}) +
+                    "; create table public.daily (day date primary key, payments bigint, amount numeric)");
+  c.config_path = env.write_config_files(R"(pipeline: p
+source: source
+target: target
+schedule: "5 0 * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: |
+      select paid_at::date as day, count(*) as payments, sum(amount) as amount
+      from public.payment where paid_at >= $1 and paid_at < $2 group by 1
+    target_table: public.daily
+)");
+  BackfillOptions backfill;
+  backfill.pipeline = "p";
+  backfill.table = "daily";
+  backfill.from = "2026-04-01";
+  backfill.to = "2026-04-10";
+  REQUIRE(c.run(run_backfill, backfill) == 0);
+  CHECK(PgTestEnv::rows(env.target(), "select * from public.daily order by day") ==
+        std::vector<std::string>{"2026-04-03|2|15", "2026-04-04|1|1"});
+  VerifyOptions verify;
+  verify.pipeline = "p";
+  verify.table = "daily";
+  CHECK(c.run(run_verify, verify) == 0);
+}
+
+}  // namespace tidemark
