@@ -115,8 +115,9 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   if (!target->columns.empty()) source_table_.columns = copied;
   // Its copies go through the load's upsert, and its deletes find keys
   // as the load wrote them: the target must take what a load does.
-  if (const auto refusal = refuse_target(run_.table, run_.table.target_table.display(), source_table_.catalog, *target,
-                                         source_table_.columns)) {
+  if (const auto refusal =
+          refuse_target(run_.table, run_.table.target_table.display(),
+                        SourceKeys{source_table_.catalog, source_table_.unique_indexes}, *target, source_table_.columns)) {
     return permanent_error(*refusal);
   }
 

@@ -16,6 +16,7 @@
 #include "core/config/config_model.h"
 #include "core/sql/copy_format.h"
 #include "core/sql/relation_kind.h"
+#include "core/sql/unique_index.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
 #include "core/reconcile/key_row.h"
@@ -150,6 +151,7 @@ struct SourceTable {
   std::vector<std::string> columns;  // copied, in order
   std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
   RelationKind kind = RelationKind::Table;
+  std::vector<UniqueIndex> unique_indexes;  // a view's or a foreign table's: none
   // The fractional-second digits a timestamp cursor keeps (timestamptz(3):
   // 3): values are stored rounded to them.
   int cursor_fraction_digits = 6;

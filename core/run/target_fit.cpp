@@ -42,9 +42,19 @@ std::string unusable(const UniqueIndex& index) {
 }  // namespace
 
 std::optional<std::string> refuse_target(const TableConfig& table, const std::string& target_name,
-                                         const std::vector<ColumnShape>& source, const TargetTable& target,
+                                         const SourceKeys& source, const TargetTable& target,
                                          const std::vector<std::string>& loaded) {
   const std::string key = "(" + list(table.key) + ")";
+  if (!target.row_changing_triggers.empty()) {
+    const std::string& trigger = target.row_changing_triggers.front();
+    return "target table " + target_name + " has trigger " + trigger +
+           ", which runs BEFORE INSERT or UPDATE on each row and can change the values a load writes, so the "
+           "target would not hold the source's: disable it there (ALTER TABLE " + target_name + " DISABLE TRIGGER " +
+           quote_identifier(trigger) + ")" +
+           (target.row_changing_triggers.size() > 1
+                ? ", and the others like it (" + list(target.row_changing_triggers) + ")"
+                : std::string());
+  }
   for (const std::string& k : table.key) {
     const ColumnShape* column = find_column(target.columns, k);
     if (column != nullptr && column->fill == ColumnFill::Generated) {
@@ -88,18 +98,36 @@ std::optional<std::string> refuse_target(const TableConfig& table, const std::st
            ": create one, e.g. CREATE UNIQUE INDEX ON " + target_name + " " + key;
   }
 
-  if (chosen->nulls_not_distinct) return std::nullopt;
+  // A key column that can carry a NULL from the source into the target.
+  std::optional<std::string> nullable;
   for (const std::string& k : table.key) {
-    const ColumnShape* in_source = find_column(source, k);
+    const ColumnShape* in_source = find_column(source.columns, k);
     const ColumnShape* in_target = find_column(target.columns, k);
     if (in_source == nullptr || in_target == nullptr || in_source->not_null || in_target->not_null) continue;
-    return "key column " + k + " can hold NULL in the source and in target table " + target_name +
-           ", whose unique index " + chosen->name +
-           " treats NULLs as distinct: every update of a row with a NULL key would add another row. Make " + k +
-           " NOT NULL in the target (a NULL key then fails the load), create the index WITH NULLS NOT DISTINCT "
-           "(PostgreSQL 15 or later), or choose a key of NOT NULL columns";
+    nullable = k;
+    break;
   }
-  return std::nullopt;
+  if (!nullable) return std::nullopt;
+  if (!chosen->nulls_not_distinct) {
+    return "key column " + *nullable + " can hold NULL in the source and in target table " + target_name +
+           ", whose unique index " + chosen->name +
+           " treats NULLs as distinct: every update of a row with a NULL key would add another row. Make " +
+           *nullable +
+           " NOT NULL in the target (a NULL key then fails the load), give the unique indexes on the key NULLS NOT "
+           "DISTINCT on both sides (PostgreSQL 15 or later), or choose a key of NOT NULL columns";
+  }
+  const bool source_keeps_one = std::any_of(
+      source.unique_indexes.begin(), source.unique_indexes.end(), [&](const UniqueIndex& index) {
+        return on_key(index, table.key) && index.nulls_not_distinct && !index.partial && !index.expressions;
+      });
+  if (source_keeps_one) return std::nullopt;
+  return "key column " + *nullable +
+         " can hold NULL in the source, which has no unique index on " + key +
+         " WITH NULLS NOT DISTINCT, so it may hold several rows under one NULL key; target table " + target_name +
+         "'s index " + chosen->name +
+         " treats NULLs as one key and would keep one of them. Give the source's unique index on the key NULLS NOT "
+         "DISTINCT too, make " + *nullable + " NOT NULL in the target (a NULL key then fails the load), or choose "
+         "a key of NOT NULL columns";
 }
 
 }  // namespace tidemark

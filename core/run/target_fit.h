@@ -12,42 +12,46 @@
 
 #include "core/config/config_model.h"
 #include "core/sql/column_shape.h"
+#include "core/sql/unique_index.h"
 
 namespace tidemark {
-
-// A unique index (or the index of a primary key or unique constraint) of
-// the target, as its catalog describes it.
-struct UniqueIndex {
-  std::string name;
-  std::vector<std::string> columns;  // its key columns in order; INCLUDE columns are not among them
-  bool valid = true;                 // false: a CREATE INDEX CONCURRENTLY that failed left it unusable
-  bool immediate = true;             // false: DEFERRABLE, which ON CONFLICT cannot use
-  bool nulls_not_distinct = false;   // NULLS NOT DISTINCT (PostgreSQL 15): a NULL key is one key
-  bool partial = false;              // it has a WHERE clause
-  bool expressions = false;          // some key column is an expression
-};
 
 // What Target::check reads of the target table.
 struct TargetTable {
   std::vector<ColumnShape> columns;  // every column, in order, with not_null and fill
   std::vector<UniqueIndex> unique_indexes;
+  // Enabled BEFORE triggers that run for each row an INSERT or UPDATE
+  // writes: they can change the values a load writes.
+  std::vector<std::string> row_changing_triggers;
+};
+
+// The source table's side of it: its columns (whether a key column can
+// hold NULL there) and unique indexes (whether the source keeps one row
+// per NULL key).
+struct SourceKeys {
+  const std::vector<ColumnShape>& columns;
+  const std::vector<UniqueIndex>& unique_indexes;
 };
 
 // The target's refusal, naming `target_name`, the cause and the fix; nothing
-// when the target can take the loads. `source` is every source column (its
-// nullability decides whether a key can be NULL there), `loaded` the
-// columns a chunk copies.
+// when the target can take the loads. `loaded` are the columns a chunk copies.
 // - The key needs a valid, immediate unique index on exactly its columns
 //   (INCLUDE columns aside), without a WHERE clause or expressions.
 // - A key column that can hold NULL in the source and in the target needs
 //   that index to treat NULLs as equal (NULLS NOT DISTINCT): a plain unique
 //   index lets a NULL key repeat, so every update of such a row adds one.
-//   A key column NOT NULL in the target fails the load loudly instead.
+//   The source must then keep one row per NULL key as well (a unique index
+//   on the key with NULLS NOT DISTINCT), or rows it holds twice under a
+//   NULL key become one. A key column NOT NULL in the target fails the
+//   load loudly instead.
 // - A copied column the target fills itself as identity ALWAYS refuses
 //   the source's values in every upsert; a key column the target generates
 //   is no key of the source's.
+// - An enabled BEFORE trigger that runs for each row an INSERT or UPDATE
+//   writes can change the values a load writes: the target would not hold
+//   the source's values.
 std::optional<std::string> refuse_target(const TableConfig& table, const std::string& target_name,
-                                         const std::vector<ColumnShape>& source, const TargetTable& target,
+                                         const SourceKeys& source, const TargetTable& target,
                                          const std::vector<std::string>& loaded);
 
 }  // namespace tidemark

@@ -58,7 +58,10 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
     input.first_load = true;
     const SchemaDecision decision = decide_schema(input);
     std::optional<std::string> refusal = decision.failure;
-    if (!refusal) refusal = refuse_target(t, input.target_name, inspected->catalog, *checked, decision.load);
+    if (!refusal) {
+      refusal = refuse_target(t, input.target_name, SourceKeys{inspected->catalog, inspected->unique_indexes}, *checked,
+                              decision.load);
+    }
     if (refusal) {
       fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, *refusal);
       ++refusals;

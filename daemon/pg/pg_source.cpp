@@ -7,6 +7,7 @@
 
 #include "core/run/cancel_token.h"
 #include "core/sql/sql_identifier.h"
+#include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {
 namespace {
@@ -44,7 +45,8 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     const PgResult r = connection_.exec(
         "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull, " +
             std::string(kPortableBinarySql) +
-            ", (select relkind from pg_class where oid = c.oid)"
+            ", (select relkind from pg_class where oid = c.oid), " +
+            unique_indexes_sql("to_regclass($1)", connection_.server_major_version()) +
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -55,6 +57,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     }
     SourceTable out;
     out.kind = relation_kind(r.text(0, 5));
+    out.unique_indexes = parse_unique_indexes(r.text(0, 6));
     std::vector<std::string> all;
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {

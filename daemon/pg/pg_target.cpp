@@ -1,6 +1,7 @@
 #include "daemon/pg/pg_target.h"
 
 #include "daemon/pg/pg_unit_of_work.h"
+#include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {
 
@@ -18,52 +19,26 @@ ColumnFill column_fill(const std::string& identity, const std::string& generated
 Result<TargetTable> PgTarget::check(const TableConfig& table) {
   try {
     const std::string name = table.target_table.display();
-    // One round trip: the columns ('c') and, one row per key column, the
-    // unique indexes ('i'). NULLS NOT DISTINCT came with PostgreSQL 15.
-    const std::string nulls_not_distinct =
-        target_.server_major_version() >= 15 ? "i.indnullsnotdistinct" : "false";
+    // One round trip: each column a row, with the table's unique indexes
+    // and row-changing triggers beside it.
     const PgResult r = target_.exec(
-        "select 'c', a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
-            ", a.attnotnull, a.attidentity::text, a.attgenerated::text, a.attnum::int, '', false, false, false, false"
+        "select a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
+            ", a.attnotnull, a.attidentity::text, a.attgenerated::text, " +
+            unique_indexes_sql("to_regclass($1)", target_.server_major_version()) + ", " +
+            row_changing_triggers_sql("to_regclass($1)") +
             " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
-            " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped"
-            " union all"
-            " select 'i', a.attname, '', false, false, '', '', k.n::int, x.relname::text, i.indisvalid, i.indimmediate, " +
-            nulls_not_distinct +
-            ", i.indpred is not null"
-            " from pg_index i join pg_class x on x.oid = i.indexrelid"
-            " cross join lateral unnest(i.indkey::int2[]) with ordinality k(attnum, n)"
-            " left join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum"
-            " where i.indrelid = to_regclass($1) and i.indisunique and k.n <= i.indnkeyatts"
-            " order by 1, 9, 8",
+            " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped order by a.attnum",
         {table.target_table.quoted()});
     TargetTable out;
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.text(i, 0) == "c") {
-        ColumnShape c{r.text(i, 1), r.text(i, 2), r.boolean(i, 3)};
-        c.not_null = r.boolean(i, 4);
-        c.fill = column_fill(r.text(i, 5), r.text(i, 6));
-        out.columns.push_back(c);
-        continue;
-      }
-      // An index's key columns come in order, one row each; an expression
-      // has no column.
-      const std::string index = r.text(i, 8);
-      if (out.unique_indexes.empty() || out.unique_indexes.back().name != index) {
-        UniqueIndex u;
-        u.name = index;
-        u.valid = r.boolean(i, 9);
-        u.immediate = r.boolean(i, 10);
-        u.nulls_not_distinct = r.boolean(i, 11);
-        u.partial = r.boolean(i, 12);
-        out.unique_indexes.push_back(u);
-      }
-      UniqueIndex& u = out.unique_indexes.back();
-      if (r.is_null(i, 1)) {
-        u.expressions = true;
-      } else {
-        u.columns.push_back(r.text(i, 1));
-      }
+      ColumnShape c{r.text(i, 0), r.text(i, 1), r.boolean(i, 2)};
+      c.not_null = r.boolean(i, 3);
+      c.fill = column_fill(r.text(i, 4), r.text(i, 5));
+      out.columns.push_back(c);
+    }
+    if (r.rows() > 0) {
+      out.unique_indexes = parse_unique_indexes(r.text(0, 6));
+      out.row_changing_triggers = parse_names(r.text(0, 7));
     }
     if (out.columns.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
     copy_types_ = TargetCopyTypes{out.columns,

@@ -133,12 +133,56 @@ TEST_CASE("regression: a nullable key column under a plain unique index added a 
   const std::string refusal =
       "key column b can hold NULL in the source and in target table public.t, whose unique index t_a_b_idx treats "
       "NULLs as distinct: every update of a row with a NULL key would add another row. Make b NOT NULL in the "
-      "target (a NULL key then fails the load), create the index WITH NULLS NOT DISTINCT";
+      "target (a NULL key then fails the load), give the unique indexes on the key NULLS NOT DISTINCT on both sides";
   CHECK(f.validate() == 2);
   CHECK(f.err.str().find(refusal) != std::string::npos);
   CHECK(f.run_t() == 1);
   CHECK(f.last_error().find(refusal) != std::string::npos);
   CHECK(f.target_value("select count(*) from public.t") == "0");
+}
+
+TEST_CASE("regression: a NULLS NOT DISTINCT target merged the rows a source holds twice under a NULL key; it is refused") {
+  // The source's plain index lets two rows share email NULL; the target's
+  // index, made NULLS NOT DISTINCT as the refusal above advised, kept one.
+  Fit f("create table public.t (id int not null, email text unique, updated_at timestamptz not null);"
+        "insert into public.t values (1, null, now() - interval '1 hour'), (2, null, now() - interval '1 hour')",
+        "create table public.t (id int not null, email text, updated_at timestamptz not null);"
+        "create unique index t_email on public.t (email) nulls not distinct",
+        "    key: [email]\n");
+  const std::string refusal = "key column email can hold NULL in the source, which has no unique index on (email) "
+                              "WITH NULLS NOT DISTINCT, so it may hold several rows under one NULL key";
+  CHECK(f.validate() == 2);
+  CHECK(f.err.str().find(refusal) != std::string::npos);
+  CHECK(f.run_t() == 1);
+  CHECK(f.last_error().find(refusal) != std::string::npos);
+  CHECK(f.target_value("select count(*) from public.t") == "0");
+}
+
+TEST_CASE("regression: a target trigger re-stamped the values loads wrote; a row-changing trigger is refused") {
+  // The application's schema loaded into the target brought its
+  // last_update trigger, which stamped every upserted row with the
+  // target's clock.
+  const std::string stamp = "create function stamp() returns trigger language plpgsql as"
+                            " $$ begin new.updated_at := now(); return new; end $$;"
+                            "create trigger last_updated before update on public.t for each row execute function stamp();";
+  Fit f(kPlain, "create table public.t (id int primary key, v text, updated_at timestamptz not null);" + stamp);
+  const std::string refusal =
+      "target table public.t has trigger last_updated, which runs BEFORE INSERT or UPDATE on each row and can change "
+      "the values a load writes, so the target would not hold the source's: disable it there (ALTER TABLE public.t "
+      "DISABLE TRIGGER \"last_updated\")";
+  CHECK(f.validate() == 2);
+  CHECK(f.err.str().find(refusal) != std::string::npos);
+  CHECK(f.run_t() == 1);
+  CHECK(f.last_error().find(refusal) != std::string::npos);
+  // Disabled, it no longer fires for loads, which write the source's values.
+  f.env.target().exec("alter table public.t disable trigger last_updated");
+  REQUIRE(f.run_t() == 0);
+  f.env.source().exec("update public.t set v = 'b', updated_at = now() - interval '10 minutes'");
+  f.env.source().exec("update public.t set updated_at = now()");
+  wait_past_start_report_margin();
+  REQUIRE(f.run_t() == 0);
+  CHECK(PgTestEnv::rows(f.env.target(), "select * from public.t") ==
+        PgTestEnv::rows(f.env.source(), "select * from public.t"));
 }
 
 TEST_CASE("a nullable key under NULLS NOT DISTINCT updates in place, and reconcile deletes and copies NULL keys") {

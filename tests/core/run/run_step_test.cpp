@@ -14,7 +14,15 @@ namespace {
 CursorValue n(std::int64_t v) { return {CursorType::Integer, v}; }
 
 struct Harness : FakeRunPorts {
-  SourceTable source_table{CursorType::Integer, false, {"id", "c"}, {}};
+  SourceTable source_table = integer_source();
+
+  static SourceTable integer_source() {
+    SourceTable s;
+    s.cursor_type = CursorType::Integer;
+    s.cursor_nullable = false;
+    s.columns = {"id", "c"};
+    return s;
+  }
   int records = 0;
 
   Harness() {

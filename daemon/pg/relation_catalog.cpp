@@ -1,0 +1,62 @@
+#include "daemon/pg/relation_catalog.h"
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/pg/pg_connection.h"
+
+namespace tidemark {
+
+std::string unique_indexes_sql(const std::string& relation, int server_major) {
+  const std::string nulls_not_distinct = server_major >= 15 ? "i.indnullsnotdistinct" : "false";
+  // One object per index; its key columns in order, an expression as null.
+  return "(select coalesce(json_agg(json_build_object('name', x.relname, 'valid', i.indisvalid,"
+         " 'immediate', i.indimmediate, 'nulls_not_distinct', " + nulls_not_distinct +
+         ", 'partial', i.indpred is not null,"
+         " 'columns', (select json_agg(a.attname order by k.n) from unnest(i.indkey::int2[]) with ordinality k(attnum, n)"
+         " left join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum and k.attnum > 0"
+         " where k.n <= i.indnkeyatts)) order by x.relname), '[]')"
+         " from pg_index i join pg_class x on x.oid = i.indexrelid where i.indrelid = " + relation +
+         " and i.indisunique)::text";
+}
+
+std::vector<UniqueIndex> parse_unique_indexes(const std::string& json) {
+  std::vector<UniqueIndex> out;
+  try {
+    for (const auto& entry : nlohmann::json::parse(json)) {
+      UniqueIndex u;
+      u.name = entry.at("name").get<std::string>();
+      u.valid = entry.at("valid").get<bool>();
+      u.immediate = entry.at("immediate").get<bool>();
+      u.nulls_not_distinct = entry.at("nulls_not_distinct").get<bool>();
+      u.partial = entry.at("partial").get<bool>();
+      for (const auto& column : entry.at("columns")) {
+        if (column.is_null()) {
+          u.expressions = true;
+        } else {
+          u.columns.push_back(column.get<std::string>());
+        }
+      }
+      out.push_back(std::move(u));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw PgError(std::string("unexpected unique index list: ") + e.what());
+  }
+  return out;
+}
+
+std::string row_changing_triggers_sql(const std::string& relation) {
+  // tgtype bits: 1 row, 2 before, 4 insert, 16 update. 'O' fires in the
+  // usual (origin) sessions, 'A' always; 'R' and 'D' do not for ours.
+  return "(select coalesce(json_agg(tgname order by tgname), '[]') from pg_trigger where tgrelid = " + relation +
+         " and not tgisinternal and tgenabled in ('O', 'A') and tgtype & 3 = 3 and tgtype & 20 <> 0)::text";
+}
+
+std::vector<std::string> parse_names(const std::string& json) {
+  try {
+    return nlohmann::json::parse(json).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw PgError(std::string("unexpected name list: ") + e.what());
+  }
+}
+
+}  // namespace tidemark

@@ -1,0 +1,28 @@
+// What the catalogs say of a relation beyond its columns, as SQL
+// expressions that fit into a larger query (one round trip) and the
+// parsing of what they return: its unique indexes, and the triggers that
+// may change a row as it is written. Used by PgSource::inspect and
+// PgTarget::check. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/sql/unique_index.h"
+
+namespace tidemark {
+
+// A json expression listing the unique indexes of `relation` (an SQL
+// expression of type regclass) on a server of `server_major` version
+// (NULLS NOT DISTINCT came with 15).
+std::string unique_indexes_sql(const std::string& relation, int server_major);
+// Its value (NULL text: none). Throws PgError on text it did not make.
+std::vector<UniqueIndex> parse_unique_indexes(const std::string& json);
+
+// A json expression listing the names of the enabled BEFORE triggers of
+// `relation` that run for each row an INSERT or UPDATE writes: they can
+// change what is written.
+std::string row_changing_triggers_sql(const std::string& relation);
+std::vector<std::string> parse_names(const std::string& json);
+
+}  // namespace tidemark
