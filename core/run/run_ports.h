@@ -155,6 +155,11 @@ struct SourceTable {
   // The fractional-second digits a timestamp cursor keeps (timestamptz(3):
   // 3): values are stored rounded to them.
   int cursor_fraction_digits = 6;
+  // The database can stamp the cursor itself: the column has a default
+  // (now(), nextval()), is an identity or generated, or the table has a
+  // BEFORE row trigger on INSERT or UPDATE. When none does, the values
+  // likely come from the application, its clock or its id allocator.
+  bool cursor_stamped_by_database = true;
 };
 
 class Source {

@@ -130,4 +130,34 @@ std::optional<std::string> refuse_target(const TableConfig& table, const std::st
          "a key of NOT NULL columns";
 }
 
+std::vector<std::string> load_warnings(const TableConfig& table, CursorType cursor_type,
+                                       bool cursor_stamped_by_database, const TargetTable& target,
+                                       const std::vector<std::string>& loaded) {
+  std::vector<std::string> out;
+  const std::string source_name = table.source_table ? table.source_table->display() : std::string();
+  if (table.lookback.is_zero() && !cursor_stamped_by_database) {
+    out.push_back(cursor_type == CursorType::Integer
+                      ? "cursor " + table.cursor + " has no default, identity or trigger in " + source_name +
+                            ": ids the application allocates itself (an ORM's pooled ids) can commit below the "
+                            "watermark and are then never loaded; give the table a lookback (in ids) larger than a "
+                            "block of them"
+                      : "cursor " + table.cursor + " has no default and no trigger in " + source_name +
+                            ": when the application stamps it with its own clock (most ORMs do), a row can commit "
+                            "below the watermark and is then never loaded; give the table a lookback longer than "
+                            "that clock's lag plus the application's longest transaction");
+  }
+  for (const UniqueIndex& index : target.unique_indexes) {
+    const bool loads_it = std::any_of(index.columns.begin(), index.columns.end(), [&](const std::string& c) {
+      return std::find(loaded.begin(), loaded.end(), c) != loaded.end();
+    });
+    if (on_key(index, table.key) || !index.immediate || !loads_it) continue;
+    out.push_back("unique index " + index.name + " of " + table.target_table.display() + " on (" +
+                  list(index.columns) +
+                  ") is checked row by row: rows whose values in it swap within one window, or a row deleted in the "
+                  "source (deletes are not loaded), fail every load until it is DEFERRABLE INITIALLY DEFERRED, or "
+                  "dropped");
+  }
+  return out;
+}
+
 }  // namespace tidemark

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/watermark/cursor_value.h"
 #include "core/sql/column_shape.h"
 #include "core/sql/unique_index.h"
 
@@ -53,5 +54,18 @@ struct SourceKeys {
 std::optional<std::string> refuse_target(const TableConfig& table, const std::string& target_name,
                                          const SourceKeys& source, const TargetTable& target,
                                          const std::vector<std::string>& loaded);
+
+// What may still go wrong with a target refuse_target accepts, one line
+// each in the operator's words (validate prints them):
+// - with lookback 0s, a cursor no default, identity or trigger of the
+//   source stamps (`cursor_stamped_by_database` false): the application's
+//   clock or id allocator is not the database's, and its rows can commit
+//   below the watermark;
+// - a unique index of the target other than the key's, checked row by
+//   row, on loaded columns: values that swap within one window, or a row
+//   deleted in the source, fail every load.
+std::vector<std::string> load_warnings(const TableConfig& table, CursorType cursor_type,
+                                       bool cursor_stamped_by_database, const TargetTable& target,
+                                       const std::vector<std::string>& loaded);
 
 }  // namespace tidemark

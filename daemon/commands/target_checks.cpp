@@ -43,6 +43,12 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
     if (t.mode != TableMode::Incremental) continue;
     const auto inspected = source.inspect(t);
     const auto checked = inspected ? target.check(t) : Result<TargetTable>(inspected.failure());
+    if (!checked && checked.failure().kind == ErrorKind::Permanent) {
+      // A missing table or column: every run refuses it too.
+      fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, checked.error());
+      ++refusals;
+      continue;
+    }
     if (!checked) {
       fmt::print(out, "  table {}: target not checked ({})\n", t.name, checked.error());
       continue;
@@ -72,6 +78,10 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
       fmt::print(out, "; it generates {} itself: not copied", join(decision.generated_by_target));
     }
     fmt::print(out, "\n");
+    for (const std::string& note : load_warnings(t, inspected->cursor_type, inspected->cursor_stamped_by_database,
+                                                 *checked, decision.load)) {
+      fmt::print(out, "    note: {}\n", note);
+    }
   }
   return refusals;
 }

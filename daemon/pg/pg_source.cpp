@@ -1,6 +1,7 @@
 #include "daemon/pg/pg_source.h"
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -32,6 +33,22 @@ RelationKind relation_kind(const std::string& relkind) {
   return RelationKind::Table;  // r (with inheritance children or not), p
 }
 
+// A hint for a name not found that differs from one in `names` only in
+// case: YAML names fold to lower case unless quoted, as in SQL.
+std::string quoting_hint(const std::vector<std::string>& names, const std::string& wanted) {
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (const std::string& n : names) {
+    if (n != wanted && lower(n) == lower(wanted)) {
+      return " (it has " + quote_identifier(n) + ": a name that is not all lower case is written quoted in YAML, '" +
+             quote_identifier(n) + "')";
+    }
+  }
+  return {};
+}
+
 std::optional<CursorValue> optional_value(const PgResult& r, CursorType type) {
   if (r.is_null(0, 0)) return std::nullopt;
   return CursorValue{type, r.integer(0, 0)};
@@ -47,13 +64,28 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
             std::string(kPortableBinarySql) +
             ", (select relkind from pg_class where oid = c.oid), " +
             unique_indexes_sql("to_regclass($1)", connection_.server_major_version()) +
+            ", a.atthasdef or a.attidentity <> '' or a.attgenerated <> '', " +
+            row_changing_triggers_sql("to_regclass($1)") +
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
             " order by a.attnum",
         {table.source_table->quoted()});
     if (r.rows() == 0 || r.is_null(0, 0)) {
-      return permanent_error("source table " + name + " does not exist (or is not visible to this role)");
+      // One of another case, found to say so.
+      const QualifiedName& wanted = *table.source_table;
+      const PgResult like = connection_.exec(
+          "select n.nspname, c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+          " where lower(c.relname) = lower($1) and ($2::text is null or lower(n.nspname) = lower($2))"
+          " and c.relkind in ('r', 'p', 'v', 'm', 'f') order by 1, 2 limit 1",
+          {wanted.name(), wanted.schema()});
+      std::string hint;
+      if (like.rows() > 0) {
+        const std::string found = QualifiedName(like.text(0, 0), like.text(0, 1)).display();
+        hint = " (there is " + found + ": a name that is not all lower case is written quoted in YAML, '" + found +
+               "')";
+      }
+      return permanent_error("source table " + name + " does not exist (or is not visible to this role)" + hint);
     }
     SourceTable out;
     out.kind = relation_kind(r.text(0, 5));
@@ -68,9 +100,13 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_nullable = !r.boolean(i, 3);
+        out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_names(r.text(i, 8)).empty();
       }
     }
-    if (cursor_type.empty()) return permanent_error("source table " + name + " has no cursor column " + table.cursor);
+    if (cursor_type.empty()) {
+      return permanent_error("source table " + name + " has no cursor column " + table.cursor +
+                             quoting_hint(all, table.cursor));
+    }
     const auto type = cursor_type_from_postgres(cursor_type);
     if (!type) return permanent_error("source table " + name + ": " + type.error());
     out.cursor_type = *type;
@@ -80,7 +116,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
     out.columns = table.columns.empty() ? all : table.columns;
     for (const std::string& k : table.key) {
       if (std::find(all.begin(), all.end(), k) == all.end()) {
-        return permanent_error("source table " + name + " has no key column " + k);
+        return permanent_error("source table " + name + " has no key column " + k + quoting_hint(all, k));
       }
     }
     return out;

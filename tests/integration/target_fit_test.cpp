@@ -264,4 +264,34 @@ TEST_CASE("regression: a foreign key violation (the parent not loaded yet) was p
   CHECK(f.run_t() == 0);
 }
 
+TEST_CASE("regression: validate called a table every run refuses valid; a name that needs quoting is named") {
+  // cursor: updatedAt folds to updatedat, which the table does not have.
+  Fit f("create table public.\"User\" (id int primary key, \"updatedAt\" timestamp(3) not null);",
+        "create table public.\"User\" (id int primary key, \"updatedAt\" timestamp(3) not null);");
+  f.config_path = f.env.write_config_files(
+      "pipeline: p\nsource: source\ntarget: target\nschedule: \"*/5 * * * *\"\ntables:\n"
+      "  - name: a\n    source_table: public.\"User\"\n    target_table: public.\"User\"\n    key: [id]\n"
+      "    cursor: updatedAt\n"
+      "  - name: b\n    source_table: public.User\n    target_table: public.\"User\"\n    key: [id]\n"
+      "    cursor: '\"updatedAt\"'\n");
+  CHECK(f.validate() == 2);
+  CHECK(f.err.str().find("table a: source table public.\"User\" has no cursor column updatedat (it has "
+                         "\"updatedAt\": a name that is not all lower case is written quoted in YAML, "
+                         "'\"updatedAt\"')") != std::string::npos);
+  CHECK(f.err.str().find("table b: source table public.user does not exist (or is not visible to this role) "
+                         "(there is public.\"User\": a name that is not all lower case is written quoted in YAML, "
+                         "'public.\"User\"')") != std::string::npos);
+}
+
+TEST_CASE("validate notes a cursor the database does not stamp and a unique index checked row by row") {
+  // An ORM's table: updated_at set by the application, email unique.
+  const std::string t = "create table public.t (id int primary key, email text unique, updated_at timestamp(3) not null)";
+  Fit f(t, t);
+  CHECK(f.validate() == 0);
+  INFO(f.out.str());
+  CHECK(f.out.str().find("note: cursor updated_at has no default and no trigger in public.t") != std::string::npos);
+  CHECK(f.out.str().find("note: unique index t_email_key of public.t on (email) is checked row by row") !=
+        std::string::npos);
+}
+
 }  // namespace tidemark

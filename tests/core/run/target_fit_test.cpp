@@ -133,3 +133,39 @@ TEST_CASE("target fit: an identity ALWAYS column is refused only when a chunk co
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("load warnings: a cursor the database does not stamp, and unique indexes checked row by row") {
+  TableConfig table;
+  table.key = {"a"};
+  table.cursor = "updated_at";
+  table.source_table = *QualifiedName::parse("public.t");
+  table.target_table = *QualifiedName::parse("r.t");
+  UniqueIndex email;
+  email.name = "t_email_key";
+  email.columns = {"email"};
+  UniqueIndex deferred = email;
+  deferred.name = "t_email_deferred";
+  deferred.immediate = false;
+  UniqueIndex pk;
+  pk.name = "t_pkey";
+  pk.columns = {"a"};
+  const TargetTable target{{}, {pk, email, deferred}, {}};
+
+  auto warnings = load_warnings(table, CursorType::TimestampTz, false, target, {"a", "email", "updated_at"});
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0].find("cursor updated_at has no default and no trigger in public.t: when the application stamps it "
+                         "with its own clock") == 0);
+  CHECK(warnings[1].find("unique index t_email_key of r.t on (email) is checked row by row") == 0);
+  // A lookback covers the application's clock; a column not loaded cannot trip the index.
+  table.lookback = CursorSpan{CursorSpan::Kind::Duration, 60};
+  CHECK(load_warnings(table, CursorType::TimestampTz, false, target, {"a", "updated_at"}).empty());
+  table.lookback = CursorSpan{};
+  warnings = load_warnings(table, CursorType::Integer, false, TargetTable{{}, {pk}, {}}, {"a"});
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].find("ids the application allocates itself") != std::string::npos);
+  CHECK(load_warnings(table, CursorType::Integer, true, TargetTable{{}, {pk}, {}}, {"a"}).empty());
+}
+
+}  // namespace tidemark
