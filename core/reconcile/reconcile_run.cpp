@@ -81,6 +81,8 @@ ReconcileReport ReconcileRun::execute(const ReconcileRequest& request) {
   if (run.open(request.wait_for_lock)) {
     outcome = reconcile_locked(request, run.summary().watermark_before, run.summary().run, report);
     run.summary().reconcile = report.counts;
+    run.summary().rows_read = report.copied.rows_read;
+    run.summary().rows_written = report.copied.rows_written;
   }
   report.run = run.finish(outcome, run_.cancel.cancelled());
   return report;
@@ -115,9 +117,9 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   if (!target->columns.empty()) source_table_.columns = copied;
   // Its copies go through the load's upsert, and its deletes find keys
   // as the load wrote them: the target must take what a load does.
-  if (const auto refusal =
-          refuse_target(run_.table, run_.table.target_table.display(),
-                        SourceKeys{source_table_.catalog, source_table_.unique_indexes}, *target, source_table_.columns)) {
+  const SourceKeys source_keys{source_table_.catalog, source_table_.unique_indexes};
+  if (const auto refusal = refuse_target(run_.table, run_.table.target_table.display(), source_keys, *target,
+                                         source_table_.columns)) {
     return permanent_error(*refusal);
   }
 
@@ -266,9 +268,11 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     record.lock = RunLock{run_.key(), std::nullopt};
     record.run = run;
     record.reconcile = ReconcileCounts{0, static_cast<std::int64_t>(diff.missing.size())};
-    const auto deleted = commit_reconcile(run_.target, run_.table, source_table_, fix, record);
-    if (!deleted) return deleted.failure();
-    report.counts.deleted += *deleted;
+    const auto written = commit_reconcile(run_.target, run_.table, source_table_, fix, record);
+    if (!written) return written.failure();
+    report.counts.deleted += written->deleted;
+    report.copied.rows_read += written->copied.rows_read;
+    report.copied.rows_written += written->copied.rows_written;
     report.counts.missing += static_cast<std::int64_t>(diff.missing.size());
     report.restored += static_cast<std::int64_t>(diff.restored.size());
   }

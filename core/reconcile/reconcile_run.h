@@ -32,6 +32,7 @@ struct ReconcileRequest {
 struct ReconcileReport {
   RunSummary run;  // status, run row, error; run.reconcile: the counts committed
   ReconcileCounts counts;       // found (dry run) or done
+  ChunkCounts copied;           // the missing rows copied again (committed)
   std::int64_t restored = 0;    // marked rows copied again because the source holds them again
   bool no_watermark = false;    // nothing claimed yet: nothing compared
   std::int64_t buckets = 0;

@@ -232,6 +232,13 @@ struct StepRecorded {
   std::optional<CursorValue> found;  // the stored watermark, for a move that was not written
 };
 
+// What one batch of reconcile changed: the target rows it deleted or
+// marked, and the rows it copied again.
+struct ReconcileWrite {
+  std::int64_t deleted = 0;
+  ChunkCounts copied;
+};
+
 // What reconcile changes in one batch (UnitOfWork::reconcile).
 struct ReconcileFix {
   std::vector<KeyRow> gone;     // target keys that left the source
@@ -270,9 +277,8 @@ class UnitOfWork {
   // `gone` (or, with a mark_column, sets it to the transaction's now()
   // where still null), then copies the source rows of `recopy` whose cursor
   // is below `watermark` again and upserts them (which clears a mark).
-  // Returns the target rows deleted or marked.
-  virtual Result<std::int64_t> reconcile(const TableConfig& table, const SourceTable& source,
-                                         const ReconcileFix& fix) = 0;
+  virtual Result<ReconcileWrite> reconcile(const TableConfig& table, const SourceTable& source,
+                                           const ReconcileFix& fix) = 0;
   // Checks the lock, compares and sets the watermark and writes the record
   // (run row, partition done), as StepRecorded says; fails, writing
   // nothing, when the state cannot be reached.

@@ -22,8 +22,8 @@ Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, c
 
 // Applies one batch of reconcile's changes and records its counts
 // (record.reconcile; record.counts gets the rows copied again).
-Result<std::int64_t> commit_reconcile(Target& target, const TableConfig& table, const SourceTable& source,
-                                      const ReconcileFix& fix, StepRecord record);
+Result<ReconcileWrite> commit_reconcile(Target& target, const TableConfig& table, const SourceTable& source,
+                                        const ReconcileFix& fix, StepRecord record);
 
 // A step that writes no rows: the watermark moves on its own (a window
 // with nothing in it still teaches the run a later hi).

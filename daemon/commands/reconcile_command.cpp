@@ -91,7 +91,13 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
       for (const std::string& k : keys) out << ' ' << k;
       out << '\n';
     };
-    examples(command_line.dry_run ? "would delete, e.g." : "deleted, e.g.", report.deleted_examples);
+    // A failed reconcile rolled back the batch it failed in: its examples
+    // were found gone, not necessarily deleted.
+    const bool done = report.run.status == RunStatus::Success;
+    examples(command_line.dry_run ? "would delete, e.g."
+             : done               ? "deleted, e.g."
+                                  : "gone from the source (the reconcile failed: not all deleted), e.g.",
+             report.deleted_examples);
     examples("missing, e.g.", report.missing_examples);
     all_ok = all_ok && report.run.status == RunStatus::Success;
   }

@@ -45,7 +45,8 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
     const auto checked = inspected ? target.check(t) : Result<TargetTable>(inspected.failure());
     if (!checked && checked.failure().kind == ErrorKind::Permanent) {
       // A missing table or column: every run refuses it too.
-      fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, checked.error());
+      fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name,
+                 checked.error());
       ++refusals;
       continue;
     }

@@ -40,7 +40,9 @@ Result<TargetTable> PgTarget::check(const TableConfig& table) {
       out.unique_indexes = parse_unique_indexes(r.text(0, 6));
       out.row_changing_triggers = parse_names(r.text(0, 7));
     }
-    if (out.columns.empty()) return permanent_error("target table " + name + " does not exist (create it before loading)");
+    if (out.columns.empty()) {
+      return permanent_error("target table " + name + " does not exist (create it before loading)");
+    }
     copy_types_ = TargetCopyTypes{out.columns,
                                   target_.server_major_version() == source_.connection().server_major_version()};
     return out;

@@ -175,8 +175,8 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
 }
 
 
-Result<std::int64_t> PgUnitOfWork::reconcile(const TableConfig& table, const SourceTable& source,
-                                             const ReconcileFix& fix) {
+Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const SourceTable& source,
+                                               const ReconcileFix& fix) {
   // Each key column on each side, from the catalogs the run read.
   KeyTypes key_types;
   for (const std::string& column : table.key) {
@@ -216,7 +216,7 @@ Result<std::int64_t> PgUnitOfWork::reconcile(const TableConfig& table, const Sou
     return counts;
   });
   if (!done) return done.failure();
-  return changed;
+  return ReconcileWrite{changed, *done};
 }
 
 Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {

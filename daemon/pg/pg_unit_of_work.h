@@ -42,7 +42,7 @@ class PgUnitOfWork final : public UnitOfWork {
   Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) override;
   Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
   Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) override;
-  Result<std::int64_t> reconcile(const TableConfig& table, const SourceTable& source,
+  Result<ReconcileWrite> reconcile(const TableConfig& table, const SourceTable& source,
                                  const ReconcileFix& fix) override;
   Result<StepRecorded> record(const StepRecord& record) override;
   Status commit() override;

@@ -12,7 +12,8 @@ std::string unique_indexes_sql(const std::string& relation, int server_major) {
   return "(select coalesce(json_agg(json_build_object('name', x.relname, 'valid', i.indisvalid,"
          " 'immediate', i.indimmediate, 'nulls_not_distinct', " + nulls_not_distinct +
          ", 'partial', i.indpred is not null,"
-         " 'columns', (select json_agg(a.attname order by k.n) from unnest(i.indkey::int2[]) with ordinality k(attnum, n)"
+         " 'columns', (select json_agg(a.attname order by k.n)"
+         " from unnest(i.indkey::int2[]) with ordinality k(attnum, n)"
          " left join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum and k.attnum > 0"
          " where k.n <= i.indnkeyatts)) order by x.relname), '[]')"
          " from pg_index i join pg_class x on x.oid = i.indexrelid where i.indrelid = " + relation +

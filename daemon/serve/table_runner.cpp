@@ -22,7 +22,7 @@ class UnreachableWork final : public UnitOfWork {
     return Error{error_};
   }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
-  Result<std::int64_t> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
+  Result<ReconcileWrite> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
     return Error{error_};
   }
   Result<StepRecorded> record(const StepRecord&) override { return Error{error_}; }

@@ -283,17 +283,23 @@ class FakeUnitOfWork final : public UnitOfWork {
   }
   // Deletes the gone keys and copies the recopied ones from the source
   // (keys and cursors are the key rows' first column and the source rows).
-  Result<std::int64_t> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix& fix) override {
+  Result<ReconcileWrite> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix& fix) override {
     target_.fixes.push_back(fix);
     if (!target_.fail_reconcile.empty()) return Error{target_.fail_reconcile};
-    std::int64_t changed = 0;
-    for (const KeyRow& k : fix.gone) changed += static_cast<std::int64_t>(staged_.erase(std::stoll(*k.columns.at(0))));
+    ReconcileWrite out;
+    for (const KeyRow& k : fix.gone) {
+      out.deleted += static_cast<std::int64_t>(staged_.erase(std::stoll(*k.columns.at(0))));
+    }
     for (const KeyRow& k : fix.recopy) {
       for (const FakeRow& r : target_.source_.rows) {
-        if (r.key == std::stoll(*k.columns.at(0)) && r.cursor < fix.watermark.raw) staged_[r.key] = r.cursor;
+        if (r.key == std::stoll(*k.columns.at(0)) && r.cursor < fix.watermark.raw) {
+          staged_[r.key] = r.cursor;
+          ++out.copied.rows_read;
+          ++out.copied.rows_written;
+        }
       }
     }
-    return changed;
+    return out;
   }
   Result<StepRecorded> record(const StepRecord& record) override {
     if (target_.before_record) target_.before_record();

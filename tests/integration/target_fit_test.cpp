@@ -294,4 +294,32 @@ TEST_CASE("validate notes a cursor the database does not stamp and a unique inde
         std::string::npos);
 }
 
+TEST_CASE("regression: a reconcile that failed said it deleted keys it had not, and copies were recorded as none written") {
+  // The target's child table still references the parent rows reconcile
+  // deletes: the delete fails (transient: the child's own reconcile may
+  // delete its rows first), and nothing of the batch is deleted.
+  Fit f("create table public.t (id int primary key, v text, updated_at timestamptz not null);"
+        "insert into public.t select g, 'a', now() - interval '1 hour' from generate_series(1, 5) g",
+        "create table public.t (id int primary key, v text, updated_at timestamptz not null);"
+        "create table public.child (id int primary key, t_id int references public.t)",
+        "    key: [id]\n    deletes: { reconcile: \"0 3 * * *\" }\n");
+  REQUIRE(f.run_t() == 0);
+  f.env.target().exec("insert into public.child values (1, 3)");
+  f.env.source().exec("delete from public.t where id = 3");
+  ReconcileOptions reconcile;
+  reconcile.pipeline = "p";
+  CHECK(f.run(run_reconcile, reconcile) == 1);
+  INFO(f.out.str());
+  CHECK(f.out.str().find("deleted, e.g.") == std::string::npos);
+  CHECK(f.out.str().find("gone from the source (the reconcile failed: not all deleted), e.g.: (3)") !=
+        std::string::npos);
+  CHECK(f.target_value("select count(*) from public.t") == "5");
+  CHECK(f.last_error().find("transient: ") == 0);
+  // Rows copied again count as written in the reconcile's run row.
+  f.env.target().exec("delete from public.child; delete from public.t where id in (1, 2)");
+  REQUIRE(f.run(run_reconcile, reconcile) == 0);
+  CHECK(PgTestEnv::rows(f.env.state(), "select rows_deleted, rows_missing, rows_written from tidemark.runs"
+                                       " where trigger = 'reconcile' order by run_id desc limit 1")[0] == "1|2|2");
+}
+
 }  // namespace tidemark
