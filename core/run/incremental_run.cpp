@@ -129,6 +129,13 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
                               " is ahead of the source's safe horizon " + cursor_to_text(*hi) +
                               "; rows between are not claimed until the source passes it (tidemark rewind fixes a "
                               "watermark set in the future)";
+    if (type == CursorType::Timestamp) {
+      // A wall clock read in another zone than the one that stored it.
+      summary.horizon.held_by +=
+          "; a timestamp cursor's horizon is the source session's wall clock: if its time zone changed, rows "
+          "stamped since in the new zone lie below the watermark and are not loaded: rewind the watermark to "
+          "below them, then reconcile";
+    }
   }
   return hi;
 }
