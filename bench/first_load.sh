@@ -3,8 +3,10 @@
 # between the same two databases: ROUNDS first loads into an emptied
 # target, alternating with bare COPY (medians), tidemark's peak resident
 # memory during each first load, then the re-reads. Starts its own
-# throwaway PostgreSQL.
-#   ROWS=1000000 ROUNDS=3 bench/first_load.sh
+# throwaway PostgreSQL. With BASELINE (another tidemark binary, say the
+# last release's) its first loads run in the same rounds, into a target
+# database of its own, so that the two are compared in one run.
+#   ROWS=1000000 ROUNDS=3 [BASELINE=/path/to/tidemark] bench/first_load.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
 source "$(dirname "$0")/../scripts/lib/common.sh"
@@ -23,6 +25,11 @@ psql -X -q -d bench_source -c "create table public.orders $table_ddl" \
         now() - interval '30 days' + g * (interval '30 days' / $ROWS) from generate_series(1, $ROWS) g" \
   -c "vacuum analyze public.orders"
 psql -X -q -d bench_target -c "create schema raw" -c "create table raw.orders $table_ddl" -c "create table raw.copy_only $table_ddl"
+baseline=${BASELINE:-}
+if [ -n "$baseline" ]; then
+  createdb bench_baseline
+  psql -X -q -d bench_baseline -c "create schema raw" -c "create table raw.orders $table_ddl"
+fi
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"; stop_postgres' EXIT
@@ -34,6 +41,9 @@ connections:
   target: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_target" }
 log: { level: warn }
 YAML
+if [ -n "$baseline" ]; then
+  sed "s/dbname=bench_target/dbname=bench_baseline/" "$dir/tidemark.yaml" >"$dir/baseline.yaml"
+fi
 cat >"$dir/pipelines/bench.yaml" <<YAML
 pipeline: bench
 source: source
@@ -48,6 +58,7 @@ tables:
     lookback: 31d
 YAML
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
+[ -z "$baseline" ] || "$baseline" migrate --config "$dir/baseline.yaml" >/dev/null
 
 seconds() { local start=$EPOCHREALTIME; "$@" >/dev/null; seconds_since "$start"; }
 
@@ -59,29 +70,39 @@ copy_only() {
 reset_targets() {
   psql -X -q -d bench_target -c "truncate raw.orders, raw.copy_only" \
     -c "delete from tidemark.watermarks where pipeline = 'bench'" -c "checkpoint"
+  [ -z "$baseline" ] || psql -X -q -d bench_baseline -c "truncate raw.orders" \
+    -c "delete from tidemark.watermarks where pipeline = 'bench'" -c "checkpoint"
 }
 # The first load under GNU time: wall seconds and peak resident memory (KiB).
 first_load() {
   /usr/bin/time -f %M -o "$dir/rss" "$tidemark" run bench --config "$dir/tidemark.yaml" >/dev/null
 }
+baseline_load() {
+  /usr/bin/time -f %M -o "$dir/baseline_rss" "$baseline" run bench --config "$dir/baseline.yaml" >/dev/null
+}
 median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 bare_times=()
 first_times=()
+baseline_times=()
 rss=()
 for round in $(seq 1 "$ROUNDS"); do
   reset_targets
   if [ $((round % 2)) = 1 ]; then
     first_times+=("$(seconds first_load)")
     bare_times+=("$(seconds copy_only)")
+    [ -z "$baseline" ] || baseline_times+=("$(seconds baseline_load)")
   else
+    [ -z "$baseline" ] || baseline_times+=("$(seconds baseline_load)")
     bare_times+=("$(seconds copy_only)")
     first_times+=("$(seconds first_load)")
   fi
   rss+=("$(cat "$dir/rss")")
-  printf 'round %s: bare COPY %.2f s, tidemark first load %.2f s (%.2fx), peak RSS %s KiB\n' "$round" \
+  printf 'round %s: bare COPY %.2f s, tidemark first load %.2f s (%.2fx), peak RSS %s KiB' "$round" \
     "${bare_times[-1]}" "${first_times[-1]}" "$(awk -v b="${bare_times[-1]}" -v t="${first_times[-1]}" 'BEGIN { print b / t }')" \
     "${rss[-1]}"
+  [ -z "$baseline" ] || printf ', baseline %.2f s' "${baseline_times[-1]}"
+  printf '\n'
 done
 bare=$(median "${bare_times[@]}")
 first=$(median "${first_times[@]}")
@@ -105,3 +126,8 @@ printf 'median tidemark first load (empty target, COPY straight in): %.2f s (%.0
 printf 'tidemark peak RSS during a first load: %.1f MiB\n' "$(awk -v k="$peak" 'BEGIN { print k / 1024 }')"
 printf 'tidemark re-read of every row, none changed (upsert): %.2f s\n' "$reread"
 printf 'tidemark re-read with 10%% of rows changed (upsert): %.2f s\n' "$changed"
+if [ -n "$baseline" ]; then
+  base=$(median "${baseline_times[@]}")
+  printf 'median baseline first load: %.2f s: tidemark takes %.1f%% of its time (%.2fx bare COPY)\n' "$base" \
+    "$(awk -v t="$first" -v b="$base" 'BEGIN { print 100 * t / b }')" "$(awk -v b="$bare" -v t="$base" 'BEGIN { print b / t }')"
+fi

@@ -7,8 +7,11 @@
 # INSERT ... ON CONFLICT DO UPDATE over the same [lo, hi), the two in
 # alternating order (an even number of rounds gives each the first slot
 # equally often). Both targets must end equal to the source. Starts its
-# own throwaway PostgreSQL.
-#   ROWS=1000000 ROUNDS=4 bench/steady_state.sh
+# own throwaway PostgreSQL. With BASELINE (another tidemark binary, say the
+# last release's) it loads each round's window too, into a third target,
+# taking the first, middle and last slot in turn (use a multiple of 3
+# rounds), so that the two tidemarks are compared in one run.
+#   ROWS=1000000 ROUNDS=4 [BASELINE=/path/to/tidemark] bench/steady_state.sh
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/..
 # shellcheck source=scripts/lib/common.sh
@@ -24,6 +27,12 @@ start_postgres
 createdb bench_source
 createdb bench_tidemark
 createdb bench_script
+baseline=${BASELINE:-}
+targets=(bench_tidemark bench_script)
+if [ -n "$baseline" ]; then
+  createdb bench_baseline
+  targets+=(bench_baseline)
+fi
 table_ddl="(id bigint primary key, account int, kind text, payload text, amount numeric(12,2),
   updated_at timestamptz not null)"
 columns="id, account, kind, payload, amount, updated_at"
@@ -33,7 +42,7 @@ psql -X -q -d bench_source -c "create table public.events $table_ddl" \
         md5(g::text) || md5((g * 7)::text), (g % 10000) / 100.0,
         now() - interval '30 days' + g * (interval '30 days' / $ROWS) from generate_series(1, $ROWS) g" \
   -c "vacuum analyze public.events"
-for db in bench_tidemark bench_script; do
+for db in "${targets[@]}"; do
   psql -X -q -d "$db" -c "create schema raw" -c "create table raw.events $table_ddl"
 done
 
@@ -59,6 +68,10 @@ tables:
     lookback: 0s
 YAML
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
+if [ -n "$baseline" ]; then
+  sed "s/dbname=bench_tidemark/dbname=bench_baseline/" "$dir/tidemark.yaml" >"$dir/baseline.yaml"
+  "$baseline" migrate --config "$dir/baseline.yaml" >/dev/null
+fi
 
 seconds() { local start=$EPOCHREALTIME; "$@" >/dev/null; seconds_since "$start"; }
 watermark() { psql -X -At -d bench_tidemark -c "select value from tidemark.watermarks where table_name = 'events'"; }
@@ -79,14 +92,16 @@ script_load() {
       -c "commit"
 }
 
-# Both targets start from the same first load.
+# Every target starts from the same first load.
 "$tidemark" run bench --config "$dir/tidemark.yaml" >/dev/null
 script_load "-infinity" "$(watermark)"
+[ -z "$baseline" ] || "$baseline" run bench --config "$dir/baseline.yaml" >/dev/null
 
 next_id=$((ROWS + 1))
 new_rows=$((ROWS / 100))
 tidemark_times=()
 script_times=()
+baseline_times=()
 for round in $(seq 1 "$ROUNDS"); do
   lo=$(watermark)
   psql -X -q -d bench_source \
@@ -101,7 +116,17 @@ for round in $(seq 1 "$ROUNDS"); do
   psql -X -q -d bench_source -c "checkpoint"
   # Rows stamped within the safe horizon's margin wait for a later run.
   sleep 1.1
-  if [ $((round % 2)) = 1 ]; then
+  if [ -n "$baseline" ]; then
+    # Each loads its own window; all of them hold the round's changes.
+    hi=$(psql -X -At -d bench_source -c "select now()")
+    for slot in 0 1 2; do
+      case $(((round + slot) % 3)) in
+        0) tidemark_times+=("$(seconds "$tidemark" run bench --config "$dir/tidemark.yaml")") ;;
+        1) script_times+=("$(seconds script_load "$lo" "$hi")") ;;
+        2) baseline_times+=("$(seconds "$baseline" run bench --config "$dir/baseline.yaml")") ;;
+      esac
+    done
+  elif [ $((round % 2)) = 1 ]; then
     tidemark_times+=("$(seconds "$tidemark" run bench --config "$dir/tidemark.yaml")")
     script_times+=("$(seconds script_load "$lo" "$(watermark)")")
   else
@@ -114,13 +139,15 @@ for round in $(seq 1 "$ROUNDS"); do
   hi=$(watermark)
   window_rows=$(psql -X -At -d bench_source -c "select count(*) from public.events
                   where updated_at >= '$lo' and updated_at < '$hi'")
-  printf 'round %s: window of %s rows: tidemark %.2f s, script %.2f s\n' "$round" "$window_rows" \
+  printf 'round %s: window of %s rows: tidemark %.2f s, script %.2f s' "$round" "$window_rows" \
     "${tidemark_times[-1]}" "${script_times[-1]}"
+  [ -z "$baseline" ] || printf ', baseline %.2f s' "${baseline_times[-1]}"
+  printf '\n'
 done
 
-# Both targets hold what the source held below the last watermark.
+# Every target holds what the source held below the last watermark.
 hi=$(watermark)
-for db in bench_tidemark bench_script; do
+for db in "${targets[@]}"; do
   got=$(psql -X -At -d "$db" -c "select count(*), md5(string_agg(t::text, ',' order by id)) from raw.events t
           where updated_at < '$hi'")
   want=$(psql -X -At -d bench_source -c "select count(*), md5(string_agg(t::text, ',' order by id)) from public.events t
@@ -134,3 +161,8 @@ s=$(median "${script_times[@]}")
 printf 'rows: %s, rounds: %s (10%% changed + 1%% new each)\n' "$ROWS" "$ROUNDS"
 printf 'median: tidemark %.2f s, hand-written upsert %.2f s: tidemark at %.2fx the script'"'"'s speed\n' "$t" "$s" \
   "$(awk -v t="$t" -v s="$s" 'BEGIN { print s / t }')"
+if [ -n "$baseline" ]; then
+  b=$(median "${baseline_times[@]}")
+  printf 'median baseline %.2f s (%.2fx the script'"'"'s speed): tidemark takes %.1f%% of its time\n' "$b" \
+    "$(awk -v b="$b" -v s="$s" 'BEGIN { print s / b }')" "$(awk -v t="$t" -v b="$b" 'BEGIN { print 100 * t / b }')"
+fi
