@@ -69,7 +69,7 @@ SchemaDecision decide_schema(const SchemaDriftInput& input) {
       if (!generated(name)) continue;
       out.failure = "target table " + input.target_name + " generates column " + name +
                     " itself (GENERATED ALWAYS AS ... STORED), so it cannot take the source's values: take " + name +
-                    " out of columns:";
+                    " out of columns: (a key column the target generates: make it a plain column there)";
       return out;
     }
   } else {

@@ -19,23 +19,31 @@ std::string list(const std::vector<std::string>& names) {
   return out;
 }
 
+// An index ON CONFLICT (key) can use: its columns are the key's, and none
+// of them is an expression.
 bool on_key(const UniqueIndex& index, const std::vector<std::string>& key) {
-  return std::set<std::string>(index.columns.begin(), index.columns.end()) ==
-         std::set<std::string>(key.begin(), key.end());
+  return !index.expressions && std::set<std::string>(index.columns.begin(), index.columns.end()) ==
+                                   std::set<std::string>(key.begin(), key.end());
 }
 
-// Why `index`, on the key's columns, cannot serve the upsert; empty when it can.
-std::string unusable(const UniqueIndex& index) {
+// How a message names an index's columns.
+std::string index_columns(const UniqueIndex& index) {
+  return "(" + list(index.columns) + (index.expressions ? std::string(index.columns.empty() ? "" : ", ") + "expressions" : "") +
+         ")";
+}
+
+// Why `index`, on the key's columns, cannot serve the upsert; empty when
+// it can. `schema` is the table's (an index lives in its table's schema).
+std::string unusable(const UniqueIndex& index, const std::optional<std::string>& schema) {
   if (!index.valid) {
     return "is not valid (a CREATE INDEX CONCURRENTLY that failed leaves it so): REINDEX INDEX " +
-           quote_identifier(index.name) + ", or drop it and create it again";
+           QualifiedName(schema, index.name).quoted() + ", or drop it and create it again";
   }
   if (!index.immediate) {
     return "is DEFERRABLE, which INSERT ... ON CONFLICT cannot use: create a unique index on the key that is not "
            "deferrable";
   }
   if (index.partial) return "has a WHERE clause: create a unique index on the key without one";
-  if (index.expressions) return "indexes expressions: create a unique index on the key's columns";
   return {};
 }
 
@@ -46,14 +54,21 @@ std::optional<std::string> refuse_target(const TableConfig& table, const std::st
                                          const std::vector<std::string>& loaded) {
   const std::string key = "(" + list(table.key) + ")";
   if (!target.row_changing_triggers.empty()) {
-    const std::string& trigger = target.row_changing_triggers.front();
-    return "target table " + target_name + " has trigger " + trigger +
+    const RowTrigger& trigger = target.row_changing_triggers.front();
+    std::vector<std::string> others;
+    for (std::size_t i = 1; i < target.row_changing_triggers.size(); ++i) {
+      const RowTrigger& other = target.row_changing_triggers[i];
+      others.push_back(other.name + (other.table == trigger.table ? "" : " on " + other.table.display()));
+    }
+    const bool on_partition = !(trigger.table.name() == table.target_table.name() &&
+                                (!table.target_table.schema() || trigger.table.schema() == table.target_table.schema()));
+    return "target table " + target_name +
+           (on_partition ? " has a partition, " + trigger.table.display() + ", with trigger " : " has trigger ") +
+           trigger.name +
            ", which runs BEFORE INSERT or UPDATE on each row and can change the values a load writes, so the "
-           "target would not hold the source's: disable it there (ALTER TABLE " + target_name + " DISABLE TRIGGER " +
-           quote_identifier(trigger) + ")" +
-           (target.row_changing_triggers.size() > 1
-                ? ", and the others like it (" + list(target.row_changing_triggers) + ")"
-                : std::string());
+           "target would not hold the source's: disable it there (ALTER TABLE " + trigger.table.display() +
+           " DISABLE TRIGGER " + quote_identifier(trigger.name) + ")" +
+           (others.empty() ? std::string() : ", and the others like it (" + list(others) + ")");
   }
   for (const std::string& k : table.key) {
     const ColumnShape* column = find_column(target.columns, k);
@@ -79,7 +94,7 @@ std::optional<std::string> refuse_target(const TableConfig& table, const std::st
   std::string why_not;
   for (const UniqueIndex& index : target.unique_indexes) {
     if (!on_key(index, table.key)) continue;
-    const std::string problem = unusable(index);
+    const std::string problem = unusable(index, table.target_table.schema());
     if (problem.empty()) {
       // Of two usable ones, one that treats NULLs as equal serves every key.
       if (chosen == nullptr || (!chosen->nulls_not_distinct && index.nulls_not_distinct)) chosen = &index;
@@ -91,7 +106,7 @@ std::optional<std::string> refuse_target(const TableConfig& table, const std::st
     if (!why_not.empty()) return why_not;
     std::string seen;
     for (const UniqueIndex& index : target.unique_indexes) {
-      seen += (seen.empty() ? "" : ", ") + index.name + " (" + list(index.columns) + ")";
+      seen += (seen.empty() ? "" : ", ") + index.name + " " + index_columns(index);
     }
     return "target table " + target_name + " has no unique index or primary key on exactly " + key +
            (seen.empty() ? std::string() : " (its unique indexes: " + seen + "; INCLUDE columns do not count)") +
@@ -116,9 +131,10 @@ std::optional<std::string> refuse_target(const TableConfig& table, const std::st
            " NOT NULL in the target (a NULL key then fails the load), give the unique indexes on the key NULLS NOT "
            "DISTINCT on both sides (PostgreSQL 15 or later), or choose a key of NOT NULL columns";
   }
+  if (source.kind != RelationKind::Table) return std::nullopt;  // trusted, as a view's key is
   const bool source_keeps_one = std::any_of(
       source.unique_indexes.begin(), source.unique_indexes.end(), [&](const UniqueIndex& index) {
-        return on_key(index, table.key) && index.nulls_not_distinct && !index.partial && !index.expressions;
+        return on_key(index, table.key) && index.nulls_not_distinct && !index.partial;
       });
   if (source_keeps_one) return std::nullopt;
   return "key column " + *nullable +
@@ -151,9 +167,9 @@ std::vector<std::string> load_warnings(const TableConfig& table, CursorType curs
       return std::find(loaded.begin(), loaded.end(), c) != loaded.end();
     });
     if (on_key(index, table.key) || !index.immediate || !loads_it) continue;
-    out.push_back("unique index " + index.name + " of " + table.target_table.display() + " on (" +
-                  list(index.columns) +
-                  ") is checked row by row: rows whose values in it swap within one window, or a row deleted in the "
+    out.push_back("unique index " + index.name + " of " + table.target_table.display() + " on " +
+                  index_columns(index) +
+                  " is checked row by row: rows whose values in it swap within one window, or a row deleted in the "
                   "source (deletes are not loaded), fail every load until it is DEFERRABLE INITIALLY DEFERRED, or "
                   "dropped");
   }

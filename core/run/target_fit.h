@@ -13,6 +13,8 @@
 #include "core/config/config_model.h"
 #include "core/watermark/cursor_value.h"
 #include "core/sql/column_shape.h"
+#include "core/sql/relation_kind.h"
+#include "core/sql/row_trigger.h"
 #include "core/sql/unique_index.h"
 
 namespace tidemark {
@@ -22,16 +24,18 @@ struct TargetTable {
   std::vector<ColumnShape> columns;  // every column, in order, with not_null and fill
   std::vector<UniqueIndex> unique_indexes;
   // Enabled BEFORE triggers that run for each row an INSERT or UPDATE
-  // writes: they can change the values a load writes.
-  std::vector<std::string> row_changing_triggers;
+  // writes, the table's own first: they can change the values a load writes.
+  std::vector<RowTrigger> row_changing_triggers;
 };
 
 // The source table's side of it: its columns (whether a key column can
-// hold NULL there) and unique indexes (whether the source keeps one row
-// per NULL key).
+// hold NULL there: a view's, never NOT NULL in the catalog, always can) and
+// unique indexes (whether the source keeps one row per NULL key), which
+// only a table has.
 struct SourceKeys {
   const std::vector<ColumnShape>& columns;
   const std::vector<UniqueIndex>& unique_indexes;
+  RelationKind kind = RelationKind::Table;
 };
 
 // The target's refusal, naming `target_name`, the cause and the fix; nothing
@@ -41,10 +45,11 @@ struct SourceKeys {
 // - A key column that can hold NULL in the source and in the target needs
 //   that index to treat NULLs as equal (NULLS NOT DISTINCT): a plain unique
 //   index lets a NULL key repeat, so every update of such a row adds one.
-//   The source must then keep one row per NULL key as well (a unique index
-//   on the key with NULLS NOT DISTINCT), or rows it holds twice under a
-//   NULL key become one. A key column NOT NULL in the target fails the
-//   load loudly instead.
+//   A source table must then keep one row per NULL key as well (a unique
+//   index on the key with NULLS NOT DISTINCT), or rows it holds twice
+//   under a NULL key become one; a view cannot show it, and its key is
+//   trusted as any view's is. A key column NOT NULL in the target fails
+//   the load loudly instead.
 // - A copied column the target fills itself as identity ALWAYS refuses
 //   the source's values in every upsert; a key column the target generates
 //   is no key of the source's.

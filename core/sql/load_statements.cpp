@@ -25,17 +25,17 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   const std::string cursor = quote_identifier(table.cursor);
   const std::string source = table.source_table->quoted();
   LoadStatements s;
-  switch (kind) {
-    case RelationKind::Table:
-    case RelationKind::View: s.lock_source = "LOCK TABLE " + source + " IN ACCESS SHARE MODE"; break;
-    // LOCK TABLE refuses a materialized view; a query of it locks it as well.
-    case RelationKind::MaterializedView: s.lock_source = "SELECT FROM " + source + " LIMIT 0"; break;
-    case RelationKind::ForeignTable: break;
+  // The window's own query, planned and not run: it takes the locks the
+  // COPY's query will take (the table, its partitions the window can
+  // reach, a view's tables), with the privileges the COPY needs (LOCK TABLE
+  // wants the whole table's, where a column grant serves a SELECT).
+  const std::string window_predicate = cursor_range_predicate(cursor, window.lo, window.hi);
+  if (kind != RelationKind::ForeignTable) {
+    s.lock_source = "SELECT FROM " + source + " WHERE " + window_predicate + " LIMIT 0";
   }
   s.source_columns = "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = " +
                      quote_literal(source) + "::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
-  s.copy_out = "COPY (SELECT " + cols + " FROM " + source + " WHERE " +
-               cursor_range_predicate(cursor, window.lo, window.hi) + ") TO STDOUT" + options;
+  s.copy_out = "COPY (SELECT " + cols + " FROM " + source + " WHERE " + window_predicate + ") TO STDOUT" + options;
   s.stage = kStage;
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
   s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";

@@ -15,11 +15,11 @@ namespace tidemark {
 
 struct LoadStatements {
   // On the source, sent together as one transaction: the source table's
-  // lock (a table rewritten or truncated while a COPY waited for it would
-  // be read in a snapshot taken before, and look empty; a lock taken first
-  // leaves the COPY a snapshot taken after), then every source column's
-  // name and format_type() as the lock holds them, then the rows.
-  std::string lock_source;      // empty for a foreign table: no storage here
+  // locks (a table rewritten or truncated while a COPY waited for it would
+  // be read in a snapshot taken before, and look empty; locks taken first
+  // leave the COPY a snapshot taken after), then every source column's
+  // name and format_type() as the locks hold them, then the rows.
+  std::string lock_source;      // the window's query, LIMIT 0; empty for a foreign table: no storage here
   std::string source_columns;   // (name, type) rows, in column order
   std::string copy_out;         // COPY (SELECT ... half-open window) TO STDOUT
   std::string lock_target;      // keeps an empty target empty until a first load commits

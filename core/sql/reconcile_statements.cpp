@@ -1,5 +1,6 @@
 #include "core/sql/reconcile_statements.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/sql/sql_identifier.h"
@@ -71,14 +72,14 @@ KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name,
 
 std::string json_string(const std::string& text) { return "\"" + json_escape(text) + "\""; }
 
-// t.k1 = d.k1 AND t.k2 IS NOT DISTINCT FROM d.k2 (k2 nullable on a's side)
+// t.k1 = d.k1 AND t.k2 IS NOT DISTINCT FROM d.k2 (a key of the batch is NULL in k2)
 std::string key_match(const std::vector<std::string>& key, const std::vector<KeyColumnType>& types,
                       const std::string& a, const std::string& b) {
   if (types.size() != key.size()) std::abort();  // a type for each key column
   std::string out;
   for (std::size_t i = 0; i < key.size(); ++i) {
     const std::string k = quote_identifier(key[i]);
-    out += (out.empty() ? "" : " AND ") + a + "." + k + (types[i].nullable ? " IS NOT DISTINCT FROM " : " = ") + b +
+    out += (out.empty() ? "" : " AND ") + a + "." + k + (types[i].holds_null ? " IS NOT DISTINCT FROM " : " = ") + b +
            "." + k;
   }
   return out;
@@ -109,6 +110,11 @@ std::string target_key_listing(const TableConfig& table, const std::string& mark
   if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false", n).keys;
   const std::string mark = "q." + quote_identifier(mark_column);
   return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL", n).keys;
+}
+
+bool keys_hold_null(const std::vector<KeyRow>& keys, std::size_t column) {
+  return std::any_of(keys.begin(), keys.end(),
+                     [&](const KeyRow& k) { return column < k.columns.size() && !k.columns[column]; });
 }
 
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys) {

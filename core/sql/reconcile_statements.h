@@ -43,14 +43,18 @@ std::string target_key_listing(const TableConfig& table, const std::string& mark
 std::string keys_json(const std::vector<std::string>& key_columns, const std::vector<KeyRow>& keys);
 
 // A key column as one side's catalog has it: its SQL type (format_type's
-// text), which its keys are read as, and whether it can hold NULL. A NULL
-// key column (allowed where the target's unique index treats NULLs as
-// equal, core/run/target_fit.h) matches a NULL key: it is compared with
-// IS NOT DISTINCT FROM, which no index serves, so only such columns are.
+// text), which its keys are read as, and whether a key of the batch at
+// hand is NULL in it. A NULL key (possible where the target's unique
+// index treats NULLs as equal, core/run/target_fit.h) must match a NULL:
+// such a column is compared with IS NOT DISTINCT FROM, which no index
+// serves, so only a batch that holds one pays for it.
 struct KeyColumnType {
   std::string type;
-  bool nullable = false;
+  bool holds_null = false;
 };
+
+// Whether any of `keys` is NULL in column `column` (0-based).
+bool keys_hold_null(const std::vector<KeyRow>& keys, std::size_t column);
 
 // On `table` (a side's table name), $1 = keys_json: the 1-based positions
 // in $1 of the keys the table holds, each key column compared by value,

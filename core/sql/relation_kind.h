@@ -4,10 +4,8 @@
 
 namespace tidemark {
 
-// A table (plain, partitioned, or an inheritance parent) or a view is
-// locked with LOCK TABLE, which takes its partitions, children or
-// underlying tables along; a materialized view by a query of it; a
-// foreign table has no storage here to lock.
+// A foreign table has no storage here, and a query of it reaches another
+// server: a read does not lock it first (core/sql/load_statements.h).
 enum class RelationKind { Table, View, MaterializedView, ForeignTable };
 
 }  // namespace tidemark

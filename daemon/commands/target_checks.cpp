@@ -66,8 +66,8 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
     const SchemaDecision decision = decide_schema(input);
     std::optional<std::string> refusal = decision.failure;
     if (!refusal) {
-      refusal = refuse_target(t, input.target_name, SourceKeys{inspected->catalog, inspected->unique_indexes}, *checked,
-                              decision.load);
+      const SourceKeys source_keys{inspected->catalog, inspected->unique_indexes, inspected->kind};
+      refusal = refuse_target(t, input.target_name, source_keys, *checked, decision.load);
     }
     if (refusal) {
       fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, *refusal);

@@ -12,9 +12,9 @@
 namespace tidemark {
 
 // Prints each table's answer to `out` and each refusal, naming the file,
-// the pipeline and the table, to `err`; returns the number of refusals.
-// A database it cannot reach, or a table that does not exist yet, is said
-// and is not counted: a run says so too, and may find it there by then.
+// the pipeline and the table, to `err`; returns the number of refusals,
+// a table or column that does not exist among them (every run refuses it
+// too). A database it cannot reach is said and is not counted.
 int check_targets(const Config& config, std::ostream& out, std::ostream& err);
 
 }  // namespace tidemark

@@ -480,6 +480,14 @@ void PgConnection::set_time_zone(const std::string& zone) {
   exec("SELECT set_config('TimeZone', $1, false)", {zone});
 }
 
+void PgConnection::adopt_time_zone(const PgConnection& other) {
+  // A server that does not report its zone, or reports the host's
+  // (localtime), names none this session could take.
+  const std::string zone = other.reported("TimeZone");
+  if (zone.empty() || zone == "localtime") return;
+  set_time_zone(zone);
+}
+
 std::string PgConnection::reported(const char* setting) const {
   const char* value = PQparameterStatus(conn_, setting);
   return value ? value : "";

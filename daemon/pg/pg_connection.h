@@ -166,8 +166,9 @@ class PgConnection {
   void reset(const std::string& then = {});
   // Sets this session's time zone to `other`'s: values converted between
   // types on their way between the two (a timestamp into a timestamptz, a
-  // timestamptz into a date) are then read as `other` reads them. Throws PgError.
-  void adopt_time_zone(const PgConnection& other) { set_time_zone(other.reported("TimeZone")); }
+  // timestamptz into a date) are then read as `other` reads them. Keeps
+  // its own when `other` reports none it could take. Throws PgError.
+  void adopt_time_zone(const PgConnection& other);
   // Sets this session's time zone (an IANA name). Throws PgError.
   void set_time_zone(const std::string& zone);
   // A setting the server reports on its own (TimeZone, DateStyle,

@@ -123,14 +123,18 @@ Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& 
       // Each key column's type on this side, looked up once.
       for (const std::string& column : table_.key) {
         const PgResult t = connection_.exec(
-            "SELECT format_type(a.atttypid, a.atttypmod), NOT a.attnotnull FROM pg_attribute a"
-            " WHERE a.attrelid = $1::regclass AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped",
+            "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = $1::regclass"
+            " AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped",
             {name.quoted(), column});
         if (t.rows() != 1) throw PgError(name.display() + " has no key column " + column);
-        key_types_.push_back(KeyColumnType{t.text(0, 0), t.boolean(0, 1)});
+        key_types_.push_back(t.text(0, 0));
       }
     }
-    const std::string sql = held_keys(table_, name, key_types_, role_ == Role::Target ? mark_column_ : std::string());
+    std::vector<KeyColumnType> types;
+    for (std::size_t i = 0; i < key_types_.size(); ++i) {
+      types.push_back(KeyColumnType{key_types_[i], keys_hold_null(keys, i)});
+    }
+    const std::string sql = held_keys(table_, name, types, role_ == Role::Target ? mark_column_ : std::string());
     std::vector<std::size_t> out;
     try {
       const PgResult r = connection_.exec(sql, {keys_json(table_.key, keys)});

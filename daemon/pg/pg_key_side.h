@@ -51,7 +51,7 @@ class PgKeySide final : public KeySide {
   bool normalised_ = false;
   std::string session_timezone_;  // the session's time zone before normalise()
   bool listing_ = false;  // the cursor is declared
-  std::vector<KeyColumnType> key_types_;  // held_now's: each key column's type, once looked up
+  std::vector<std::string> key_types_;  // held_now's: each key column's SQL type, once looked up
 };
 
 // The time zone a key's text is computed in, identical on every session

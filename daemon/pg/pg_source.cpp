@@ -100,7 +100,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_nullable = !r.boolean(i, 3);
-        out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_names(r.text(i, 8)).empty();
+        out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_row_triggers(r.text(i, 8)).empty();
       }
     }
     if (cursor_type.empty()) {
@@ -384,9 +384,11 @@ Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& tabl
       return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
                             type);
     }
-    // -infinity is no instant a window can start from.
-    const PgResult r = connection_.exec("select case when " + min + " = '-infinity' then null else " +
-                                        raw_of(type, min) + " end, " + min + " = '-infinity' from " +
+    // -infinity is no instant a window can start from; infinity is above
+    // every window (counted with the horizon), so the finite least is the start.
+    const std::string cursor = quote_identifier(table.cursor);
+    const std::string finite = "min(" + cursor + ") filter (where " + cursor + " not in ('infinity', '-infinity'))";
+    const PgResult r = connection_.exec("select " + raw_of(type, finite) + ", " + min + " = '-infinity' from " +
                                         table.source_table->quoted());
     if (!r.is_null(0, 1) && r.boolean(0, 1)) {
       return permanent_error("source table " + table.source_table->display() + " has rows whose cursor " +

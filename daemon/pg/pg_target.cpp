@@ -38,7 +38,7 @@ Result<TargetTable> PgTarget::check(const TableConfig& table) {
     }
     if (r.rows() > 0) {
       out.unique_indexes = parse_unique_indexes(r.text(0, 6));
-      out.row_changing_triggers = parse_names(r.text(0, 7));
+      out.row_changing_triggers = parse_row_triggers(r.text(0, 7));
     }
     if (out.columns.empty()) {
       return permanent_error("target table " + name + " does not exist (create it before loading)");

@@ -177,9 +177,11 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
 
 Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const SourceTable& source,
                                                const ReconcileFix& fix) {
-  // Each key column on each side, from the catalogs the run read.
+  // Each key column on each side, from the catalogs the run read; the
+  // target's for the keys to delete, the source's for those to copy.
   KeyTypes key_types;
-  for (const std::string& column : table.key) {
+  for (std::size_t i = 0; i < table.key.size(); ++i) {
+    const std::string& column = table.key[i];
     const auto find = [&](const std::vector<ColumnShape>& columns) -> const ColumnShape* {
       for (const ColumnShape& c : columns) {
         if (c.name == column) return &c;
@@ -191,8 +193,8 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
     if (in_source == nullptr || in_target == nullptr) {
       return Error{"key column " + column + " is missing from the source or the target"};
     }
-    key_types.source.push_back(KeyColumnType{in_source->type, !in_source->not_null});
-    key_types.target.push_back(KeyColumnType{in_target->type, !in_target->not_null});
+    key_types.source.push_back(KeyColumnType{in_source->type, keys_hold_null(fix.recopy, i)});
+    key_types.target.push_back(KeyColumnType{in_target->type, keys_hold_null(fix.gone, i)});
   }
   const ReconcileStatements sql =
       reconcile_statements(table, source.columns, fix.mark_column, fix.watermark, key_types);

@@ -47,16 +47,30 @@ std::vector<UniqueIndex> parse_unique_indexes(const std::string& json) {
 
 std::string row_changing_triggers_sql(const std::string& relation) {
   // tgtype bits: 1 row, 2 before, 4 insert, 16 update. 'O' fires in the
-  // usual (origin) sessions, 'A' always; 'R' and 'D' do not for ours.
-  return "(select coalesce(json_agg(tgname order by tgname), '[]') from pg_trigger where tgrelid = " + relation +
-         " and not tgisinternal and tgenabled in ('O', 'A') and tgtype & 3 = 3 and tgtype & 20 <> 0)::text";
+  // usual (origin) sessions, 'A' always; 'R' and 'D' do not for ours. A
+  // partitioned table's rows land in its partitions, whose own triggers
+  // fire as well; a partition's copy of the parent's trigger (same name)
+  // is the parent's, disabled with it.
+  return "(select coalesce(json_agg(json_build_array(n.nspname, c.relname, t.tgname)"
+         " order by c.oid <> " + relation + ", n.nspname, c.relname, t.tgname), '[]')"
+         " from pg_trigger t join pg_class c on c.oid = t.tgrelid join pg_namespace n on n.oid = c.relnamespace"
+         " where (t.tgrelid = " + relation + " or t.tgrelid in (select relid from pg_partition_tree(" + relation +
+         ")))"
+         " and not t.tgisinternal and t.tgenabled in ('O', 'A') and t.tgtype & 3 = 3 and t.tgtype & 20 <> 0"
+         " and (t.tgrelid = " + relation + " or not exists (select from pg_trigger p where p.tgrelid = " + relation +
+         " and p.tgname = t.tgname)))::text";
 }
 
-std::vector<std::string> parse_names(const std::string& json) {
+std::vector<RowTrigger> parse_row_triggers(const std::string& json) {
   try {
-    return nlohmann::json::parse(json).get<std::vector<std::string>>();
+    std::vector<RowTrigger> out;
+    for (const auto& entry : nlohmann::json::parse(json)) {
+      out.push_back(RowTrigger{QualifiedName(entry.at(0).get<std::string>(), entry.at(1).get<std::string>()),
+                               entry.at(2).get<std::string>()});
+    }
+    return out;
   } catch (const nlohmann::json::exception& e) {
-    throw PgError(std::string("unexpected name list: ") + e.what());
+    throw PgError(std::string("unexpected trigger list: ") + e.what());
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sql/row_trigger.h"
 #include "core/sql/unique_index.h"
 
 namespace tidemark {
@@ -19,10 +20,11 @@ std::string unique_indexes_sql(const std::string& relation, int server_major);
 // Its value (NULL text: none). Throws PgError on text it did not make.
 std::vector<UniqueIndex> parse_unique_indexes(const std::string& json);
 
-// A json expression listing the names of the enabled BEFORE triggers of
-// `relation` that run for each row an INSERT or UPDATE writes: they can
-// change what is written.
+// A json expression listing the enabled BEFORE triggers of `relation`, and
+// of its partitions, that run for each row an INSERT or UPDATE writes:
+// they can change what is written. Its value, parsed: the relation's own
+// first. Throws PgError on text it did not make.
 std::string row_changing_triggers_sql(const std::string& relation);
-std::vector<std::string> parse_names(const std::string& json);
+std::vector<RowTrigger> parse_row_triggers(const std::string& json);
 
 }  // namespace tidemark

@@ -112,6 +112,17 @@ std::vector<std::string> PgTestEnv::rows(PgConnection& connection, const std::st
   return out;
 }
 
+SourceRole::SourceRole(PgTestEnv& env, const std::string& suffix) : env_(env) {
+  name_ = PgTestEnv::rows(env.source(), "select current_database() || '_" + suffix + "'").at(0);
+  env.source().exec("create role " + name_ + " login");
+  env.set_dsn("source", env.dsn("source") + " user=" + name_);
+}
+
+SourceRole::~SourceRole() {
+  env_.source().exec("drop owned by " + name_);
+  env_.source().exec("drop role " + name_);
+}
+
 TableRuns::TableRuns(PgTestEnv& env, std::shared_ptr<const Config> config) : config_(std::move(config)) {
   migrate_state_schema(env.state());
 }

@@ -68,6 +68,26 @@ class PgTestEnv {
   std::unique_ptr<PgConnection> state_;
 };
 
+// A login role of the test server, named after the env's databases, that
+// the env's source connection is pointed at; dropped, with the grants it
+// holds in the source, before the env's databases go (declare it after
+// the env).
+class SourceRole {
+ public:
+  // Creates the role "<source database>_<suffix>" and points connection
+  // "source" at it; grant it what it reads.
+  SourceRole(PgTestEnv& env, const std::string& suffix);
+  ~SourceRole();
+  SourceRole(const SourceRole&) = delete;
+  SourceRole& operator=(const SourceRole&) = delete;
+
+  const std::string& name() const { return name_; }
+
+ private:
+  PgTestEnv& env_;
+  std::string name_;
+};
+
 // Runs tables of a configuration the way the daemon does (TableRunner, on
 // sessions from a pool that lives as long as this), after applying the
 // state schema to the env's state database.

@@ -260,3 +260,24 @@ tables:
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a source role granted the table's columns, not the table, could not take the read's lock") {
+  // LOCK TABLE wants a grant on the whole table; the window's own query,
+  // which takes the same lock, is served by a grant on its columns.
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.t ") + kTable + ";" + kRows);
+  env.target().exec(std::string("create table public.t ") + kTable);
+  testing::SourceRole role(env, "columns");
+  env.source().exec("grant select (id, v, note, updated_at) on public.t to " + role.name());
+  testing::CommandRunner c;
+  // The role cannot see other sessions either: a lookback keeps that from being the refusal.
+  c.config_path = env.write_config_files(pipeline("public.t", "    lookback: 1m\n"));
+  RunOptions run;
+  run.pipeline = "p";
+  REQUIRE(c.run(run_run, run) == 0);
+  CHECK(PgTestEnv::rows(env.target(), "select count(*) from public.t")[0] == "100");
+}
+
+}  // namespace tidemark

@@ -45,7 +45,7 @@ TEST_CASE("target fit: the key's index, NULL keys and columns the target fills i
     std::vector<UniqueIndex> indexes;
     std::string refusal;  // a part of the message; empty: the target fits
     std::vector<UniqueIndex> source_indexes = {};
-    std::vector<std::string> triggers = {};
+    std::vector<RowTrigger> triggers = {};
   };
   const Row rows[] = {
       {"a primary key", {"a"}, {a_not_null, v}, {a_not_null, v}, {pk}, ""},
@@ -68,7 +68,7 @@ TEST_CASE("target fit: the key's index, NULL keys and columns the target fills i
       {"a partial index", {"a"}, {a_not_null, v}, {a_not_null, v}, {with(pk, &UniqueIndex::partial, true)},
        "has a WHERE clause"},
       {"an expression index", {"a"}, {a_not_null, v}, {a_not_null, v}, {with(pk, &UniqueIndex::expressions, true)},
-       "indexes expressions"},
+       "(a, expressions)"},
       {"a NULL key, nullable on both sides, plain index", {"a", "b"}, {a_not_null, b_nullable}, {a_not_null, b_nullable},
        {ab},
        "key column b can hold NULL in the source and in target table r.t, whose unique index t_a_b_key treats NULLs "
@@ -87,7 +87,12 @@ TEST_CASE("target fit: the key's index, NULL keys and columns the target fills i
       {"a BEFORE row trigger that can change what a load writes", {"a"}, {a_not_null, v}, {a_not_null, v}, {pk},
        "has trigger stamp, which runs BEFORE INSERT or UPDATE on each row and can change the values a load writes, "
        "so the target would not hold the source's: disable it there (ALTER TABLE r.t DISABLE TRIGGER \"stamp\")",
-       {}, {"stamp"}},
+       {}, {{QualifiedName("r", "t"), "stamp"}}},
+      {"a row trigger on a partition only: disabled on that partition", {"a"}, {a_not_null, v}, {a_not_null, v}, {pk},
+       "target table r.t has a partition, r.t_2026, with trigger stamp, which runs BEFORE INSERT or UPDATE on each "
+       "row and can change the values a load writes, so the target would not hold the source's: disable it there "
+       "(ALTER TABLE r.t_2026 DISABLE TRIGGER \"stamp\"), and the others like it (audit on r.t_2027)",
+       {}, {{QualifiedName("r", "t_2026"), "stamp"}, {QualifiedName("r", "t_2027"), "audit"}}},
       {"nullable in the source, NOT NULL in the target: a NULL fails loudly", {"a", "b"}, {a_not_null, b_nullable},
        {a_not_null, column("b", true)}, {ab}, ""},
       {"nullable in the target only", {"a", "b"}, {a_not_null, column("b", true)}, {a_not_null, b_nullable}, {ab},
@@ -104,6 +109,7 @@ TEST_CASE("target fit: the key's index, NULL keys and columns the target fills i
     CAPTURE(std::string(row.what));
     TableConfig table;
     table.key = row.key;
+    table.target_table = QualifiedName("r", "t");
     std::vector<std::string> loaded;
     for (const ColumnShape& c : row.source) loaded.push_back(c.name);
     const auto refusal = refuse_target(table, "r.t", SourceKeys{row.source, row.source_indexes},

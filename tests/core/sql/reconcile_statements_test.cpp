@@ -70,8 +70,9 @@ TEST_CASE("the fix: delete or mark by key, copy again only below the watermark")
 }
 
 TEST_CASE("regression: a NULL key column matched nothing, so a row with a NULL key was never deleted") {
-  // Only a key column that can hold NULL (under a NULLS NOT DISTINCT
-  // index) is compared null-safely: IS NOT DISTINCT FROM serves no index.
+  // Only a key column in which a key of the batch is NULL (under a NULLS
+  // NOT DISTINCT index) is compared null-safely: IS NOT DISTINCT FROM
+  // serves no index.
   const KeyTypes types{{{"bigint"}, {"integer", true}}, {{"bigint"}, {"integer", true}}};
   const ReconcileStatements s = reconcile_statements(table(), {"order_id", "Line No", "updated_at"}, "deleted_at",
                                                      CursorValue{CursorType::Integer, 42}, types);
