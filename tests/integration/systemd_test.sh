@@ -112,7 +112,19 @@ machine=tidemark-test-$$
 systemd-nspawn --register=no --keep-unit --console=passive --private-network -b -D "$work/root" -M "$machine" \
   >"$work/console.log" 2>&1 &
 nspawn_pid=$!
-container_init() { init_pid=$(pgrep -P "$nspawn_pid" | head -n 1) && [ -n "$init_pid" ]; }
+# The container's init is the child of systemd-nspawn that is PID 1 in a
+# namespace of its own (NSpid: <host pid> 1); nspawn forks helpers beside
+# it that exit again, and entering one of those fails.
+container_init() {
+  local pid
+  for pid in $(pgrep -P "$nspawn_pid"); do
+    if awk '/^NSpid:/ { found = NF > 2 && $NF == 1 } END { exit !found }' "/proc/$pid/status" 2>/dev/null; then
+      init_pid=$pid
+      return 0
+    fi
+  done
+  return 1
+}
 eventually 20 container_init || { cat "$work/console.log"; exit 1; }
 # Commands in the container get its own clean environment: none of the
 # harness's PGHOST, PGPORT or PGUSER.
