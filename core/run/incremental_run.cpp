@@ -1,7 +1,6 @@
 #include "core/run/incremental_run.h"
 
 #include <cstdlib>
-#include <limits>
 
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
@@ -78,80 +77,25 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
         run_.state.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
     if (!saved) return saved.failure();
   }
+  // The horizon as decided, also when choosing hi from it fails.
   summary.horizon.lag_seconds = decision->lag_seconds;
   summary.horizon.held_by = decision->held_by;
   summary.horizon.null_cursor_rows = reading->null_cursor_rows;
   summary.horizon.infinite_cursor_rows = reading->infinite_cursor_rows;
-
-  const std::optional<CursorValue>& start = summary.watermark_before ? summary.watermark_before : initial;
-  std::optional<CursorValue> hi;
-  if (decision->hold_at_watermark) {
-    hi = start;
-  } else if (decision->value) {
-    hi = decision->value;
-  } else if (decision->instant) {
-    if (type == CursorType::TimestampTz) {
-      hi = CursorValue{type, *decision->instant};
-    } else {
-      const auto local = run_.source.cursor_at(*decision->instant, type);
-      if (!local) return local.failure();
-      hi = *local;
-    }
-    // A transaction that began at hi stamps now() = hi, which a column
-    // of less than microsecond precision stores rounded, possibly below
-    // hi: a window must end where the column can hold.
-    hi = cursor_floor(*hi, source_table.cursor_fraction_digits);
-  }
-  if (decision->hold_at_watermark && start) {
-    // hi is the stored watermark: what is held back is everything after it.
-    if (const auto at = cursor_unix_seconds(*start)) {
-      summary.horizon.lag_seconds = static_cast<double>(input.reading.clock) / 1e6 - *at;
-    }
-  }
-  if (hi && start && *hi < *start) {
-    // Below the start: either a transaction open since before it holds hi
-    // there (the start is fine; it waits), or the start is ahead of what
-    // the source has reached at all (its clock, its largest id).
-    const auto reached = unheld_horizon(type, input.reading);
-    if (!reached) return reached.failure();
-    // Held: nothing between hi and the start moves. (An initial stays the
-    // user's claim: rows stamped below it, the holder's included, are not wanted.)
-    if (*reached && !(**reached < *start)) return hi;
-    if (!summary.watermark_before) {
-      return permanent_error("initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
-                   cursor_to_text(*hi) +
-                   ": it would claim rows that do not exist yet; set an initial in the past (or none)");
-    }
-    // Runs never move a watermark that is ahead (a rewind or initial in the
-    // future, a source clock that went back): it is reported, not accepted.
-    summary.horizon.watermark_ahead = true;
-    summary.horizon.held_by = "the stored watermark " + cursor_to_text(*start) +
-                              " is ahead of the source's safe horizon " + cursor_to_text(*hi) +
-                              "; rows between are not claimed until the source passes it (tidemark rewind fixes a "
-                              "watermark set in the future)";
-    if (type == CursorType::Timestamp) {
-      // A wall clock read in another zone than the one that stored it.
-      summary.horizon.held_by +=
-          "; a timestamp cursor's horizon is the source session's wall clock: if its time zone changed, rows "
-          "stamped since in the new zone lie below the watermark and are not loaded: rewind the watermark to "
-          "below them, then reconcile";
-    }
-  }
-  return hi;
-}
-
-Result<std::optional<CursorValue>> IncrementalRun::unheld_horizon(CursorType type, const HorizonReading& reading) {
-  if (type == CursorType::Integer) {
-    if (!reading.max_cursor) return std::optional<CursorValue>();
-    const std::int64_t max = *reading.max_cursor;
-    return std::optional<CursorValue>(
-        CursorValue{type, max == std::numeric_limits<std::int64_t>::max() ? max : max + 1});
-  }
-  const SourceMicros at = reading.clock - kStartReportMargin;
-  if (type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{type, at});
-  const auto local = run_.source.cursor_at(at, type);
-  if (!local) return local.failure();
-  return std::optional<CursorValue>(*local);
+  HiInput choice;
+  choice.type = type;
+  choice.reading = *reading;
+  choice.decision = *decision;
+  choice.watermark = summary.watermark_before;
+  choice.initial = initial;
+  choice.cursor_fraction_digits = source_table.cursor_fraction_digits;
+  choice.in_cursor_type = [&](SourceMicros instant) { return run_.source.cursor_at(instant, type); };
+  const auto chosen = choose_hi(choice);
+  if (!chosen) return chosen.failure();
+  summary.horizon.lag_seconds = chosen->lag_seconds;
+  summary.horizon.held_by = chosen->held_by;
+  summary.horizon.watermark_ahead = chosen->watermark_ahead;
+  return chosen->hi;
 }
 
 Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& plan, RunSummary& summary) {

@@ -24,15 +24,12 @@ class IncrementalRun {
   // The part that runs under the lock, its run row open; fills `summary`.
   // `loaded` is the table's schema snapshot.
   Status run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary);
-  // hi from the source's safe horizon (core/safe_horizon.h); records the
-  // horizon in the summary. Fails when the horizon is unknowable and the
-  // table has no lookback, or `initial` is ahead of it.
+  // hi from the source's safe horizon (core/watermark/safe_horizon.h),
+  // its integer samples kept in the state; records the horizon in the
+  // summary. Fails when the horizon is unknowable and the table has no
+  // lookback, or `initial` is ahead of it.
   Result<std::optional<CursorValue>> safe_hi(const SourceTable& source_table, const std::optional<CursorValue>& initial,
                                              RunSummary& summary);
-  // What the source has reached with nothing held back: its clock less the
-  // margin (time cursors), its largest id + 1 (integer cursors); nothing
-  // for an empty integer table.
-  Result<std::optional<CursorValue>> unheld_horizon(CursorType type, const HorizonReading& reading);
   // Loads every planned chunk; returns the error that stopped it, if any.
   Status load_chunks(const ColumnPlan& columns, const WindowPlan& plan, RunSummary& summary);
 

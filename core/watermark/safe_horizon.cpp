@@ -135,6 +135,21 @@ HorizonDecision integer_horizon(const HorizonReading& r, const std::vector<Curso
   return d;
 }
 
+// What the source has reached with nothing held back: its clock less the
+// margin, its largest id + 1; nothing for an empty integer table.
+Result<std::optional<CursorValue>> unheld(const HiInput& input) {
+  const HorizonReading& r = input.reading;
+  if (input.type == CursorType::Integer) {
+    if (!r.max_cursor) return std::optional<CursorValue>();
+    return std::optional<CursorValue>(after(*r.max_cursor));
+  }
+  const SourceMicros at = r.clock - kStartReportMargin;
+  if (input.type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{input.type, at});
+  const auto local = input.in_cursor_type(at);
+  if (!local) return local.failure();
+  return std::optional<CursorValue>(*local);
+}
+
 }  // namespace
 
 Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
@@ -161,6 +176,64 @@ Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
                 "visible, so rows committed late rely on the lookback";
   }
   return d;
+}
+
+Result<HiChoice> choose_hi(const HiInput& input) {
+  const HorizonDecision& decision = input.decision;
+  HiChoice out;
+  out.lag_seconds = decision.lag_seconds;
+  out.held_by = decision.held_by;
+  const std::optional<CursorValue>& start = input.watermark ? input.watermark : input.initial;
+  if (decision.hold_at_watermark) {
+    out.hi = start;
+    // hi is the stored watermark: what is held back is everything after it.
+    if (start) {
+      if (const auto at = cursor_unix_seconds(*start)) {
+        out.lag_seconds = static_cast<double>(input.reading.clock) / 1e6 - *at;
+      }
+    }
+  } else if (decision.value) {
+    out.hi = decision.value;
+  } else if (decision.instant) {
+    if (input.type == CursorType::TimestampTz) {
+      out.hi = CursorValue{input.type, *decision.instant};
+    } else {
+      const auto local = input.in_cursor_type(*decision.instant);
+      if (!local) return local.failure();
+      out.hi = *local;
+    }
+    out.hi = cursor_floor(*out.hi, input.cursor_fraction_digits);
+  }
+  if (!out.hi || !start || !(*out.hi < *start)) return out;
+
+  // Below the start: either a transaction open since before it holds hi
+  // there (the start is fine; it waits), or the start is ahead of what the
+  // source has reached at all (its clock, its largest id).
+  const auto reached = unheld(input);
+  if (!reached) return reached.failure();
+  // Held: nothing between hi and the start moves. (An initial stays the
+  // user's claim: rows stamped below it, the holder's included, are not wanted.)
+  if (*reached && !(**reached < *start)) return out;
+  if (!input.watermark) {
+    return permanent_error("initial " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
+                           cursor_to_text(*out.hi) +
+                           ": it would claim rows that do not exist yet; set an initial in the past (or none)");
+  }
+  // Runs never move a watermark that is ahead (a rewind or initial in the
+  // future, a source clock that went back): it is reported, not accepted.
+  out.watermark_ahead = true;
+  out.held_by = "the stored watermark " + cursor_to_text(*start) + " is ahead of the source's safe horizon " +
+                cursor_to_text(*out.hi) +
+                "; rows between are not claimed until the source passes it (tidemark rewind fixes a watermark set in "
+                "the future)";
+  if (input.type == CursorType::Timestamp) {
+    // A wall clock read in another zone than the one that stored it.
+    out.held_by +=
+        "; a timestamp cursor's horizon is the source session's wall clock: if its time zone changed, rows stamped "
+        "since in the new zone lie below the watermark and are not loaded: rewind the watermark to below them, then "
+        "reconcile";
+  }
+  return out;
 }
 
 }  // namespace tidemark

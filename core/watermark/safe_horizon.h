@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -122,6 +123,40 @@ struct HorizonInput {
 // activity, a standby without its primary, a table that logical
 // replication writes, or ids from a sequence with CACHE above 1.
 Result<HorizonDecision> decide_horizon(const HorizonInput& input);
+
+// Where a run's windows end, from the horizon decided and where the run
+// starts (its stored watermark, else `initial`).
+struct HiInput {
+  CursorType type = CursorType::TimestampTz;
+  HorizonReading reading;
+  HorizonDecision decision;
+  std::optional<CursorValue> watermark;
+  std::optional<CursorValue> initial;
+  // Fraction digits the cursor column stores (timestamptz(3): 3); 6 when
+  // it keeps microseconds.
+  int cursor_fraction_digits = 6;
+  // An instant on the source's clock in a time cursor's type (a timestamp
+  // or date in the source session's time zone); unused for timestamptz
+  // and integer cursors.
+  std::function<Result<CursorValue>(SourceMicros)> in_cursor_type;
+};
+
+struct HiChoice {
+  // Nothing when there is no hi yet (an empty integer table).
+  std::optional<CursorValue> hi;
+  double lag_seconds = 0;
+  std::string held_by;
+  // The stored watermark is above what the source has reached at all: it
+  // is reported, never moved.
+  bool watermark_ahead = false;
+};
+
+// Decides hi: the decision in the cursor's type and floored to the
+// column's precision (a transaction that began at hi stamps a value the
+// column may round below it), the stored watermark while a prepared
+// transaction holds, and what a start above hi means: held (it waits), an
+// initial ahead of the source (refused), or a watermark ahead (reported).
+Result<HiChoice> choose_hi(const HiInput& input);
 
 // How far a time watermark may be ahead of the state database's clock
 // before status and the stale gauge call it ahead on their own (the source

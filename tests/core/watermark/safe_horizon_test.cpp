@@ -200,3 +200,93 @@ TEST_CASE("integer cursors: ids from a sequence with CACHE above 1 are refused w
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("choosing hi: the decision in the cursor's type, floored to its precision, and a start above it") {
+  using T = CursorType;
+  const auto tz = [](SourceMicros m) { return CursorValue{T::TimestampTz, m}; };
+  const auto wall = [](SourceMicros m) { return CursorValue{T::Timestamp, m}; };
+  const auto id = [](std::int64_t v) { return CursorValue{T::Integer, v}; };
+  constexpr SourceMicros kHour = 3600 * kSecond;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  // An instant with microseconds: 999.149397 s after the epoch.
+  constexpr SourceMicros kStamped = kClock - kSecond + 149'397;
+  struct Row {
+    const char* what;
+    T type;
+    std::optional<SourceMicros> instant;         // decision.instant
+    std::optional<CursorValue> value;            // decision.value
+    bool hold = false;                           // decision.hold_at_watermark
+    std::optional<CursorValue> watermark;
+    std::optional<CursorValue> initial;
+    int digits = 6;
+    std::optional<std::int64_t> max_cursor;      // reading.max_cursor
+    std::optional<CursorValue> hi;               // expected
+    bool ahead = false;
+    const char* error = "";                      // a part of it; empty: none
+    const char* held_by = "";                    // a part of it
+  };
+  const Row rows[] = {
+      {"timestamptz: the instant itself", T::TimestampTz, kStamped, {}, false, {}, {}, 6, {}, tz(kStamped)},
+      {"timestamptz(3): floored to milliseconds", T::TimestampTz, kStamped, {}, false, {}, {}, 3, {},
+       tz(kClock - kSecond + 149'000)},
+      {"timestamptz(0): floored to seconds", T::TimestampTz, kStamped, {}, false, {}, {}, 0, {}, tz(kClock - kSecond)},
+      {"timestamp: in the source session's zone (here UTC+2), then floored", T::Timestamp, kStamped, {}, false, {},
+       {}, 3, {}, wall(kStamped + 2 * kHour - 397)},
+      {"integer: the decided value", T::Integer, {}, id(11), false, {}, {}, 6, 10, id(11)},
+      {"integer: an empty table has no hi", T::Integer, {}, {}, false, {}, {}, 6, {}, {}},
+      {"a prepared transaction: hi is the stored watermark", T::TimestampTz, {}, {}, true, tz(kClock - 600 * kSecond),
+       {}, 6, {}, tz(kClock - 600 * kSecond)},
+      {"a prepared transaction before any watermark: no hi", T::TimestampTz, {}, {}, true, {}, {}, 6, {}, {}},
+      {"a watermark above an older open transaction is held, not ahead", T::TimestampTz, kClock - 1800 * kSecond, {},
+       false, tz(kClock - 600 * kSecond), {}, 6, {}, tz(kClock - 1800 * kSecond)},
+      {"an initial above an older open transaction starts there", T::TimestampTz, kClock - 1800 * kSecond, {}, false,
+       {}, tz(kClock - 600 * kSecond), 6, {}, tz(kClock - 1800 * kSecond)},
+      {"a start just at the clock less the margin is held, not ahead", T::TimestampTz, kClock - 1800 * kSecond, {},
+       false, tz(kClock - kSecond), {}, 6, {}, tz(kClock - 1800 * kSecond)},
+      {"an initial ahead of the source's clock is refused", T::TimestampTz, kClock - kSecond, {}, false, {},
+       tz(kClock + kHour), 6, {}, {}, false, "is ahead of the source's safe horizon"},
+      {"a watermark ahead of the source's clock is reported, hi below it", T::TimestampTz, kClock - kSecond, {}, false,
+       tz(kClock + kHour), {}, 6, {}, tz(kClock - kSecond), true, "", "tidemark rewind fixes"},
+      {"a timestamp watermark ahead names a changed time zone", T::Timestamp, kClock - kSecond, {}, false,
+       wall(kClock + 3 * kHour), {}, 6, {}, wall(kClock - kSecond + 2 * kHour), true, "", "if its time zone changed"},
+      {"integer: a watermark above max + 1 is ahead", T::Integer, {}, id(40), false, id(100), {}, 6, 50, id(40), true},
+      {"integer: a watermark at max + 1, held lower, waits", T::Integer, {}, id(40), false, id(51), {}, 6, 50, id(40)},
+      {"integer: max + 1 saturates at the bigint maximum", T::Integer, {}, id(40), false, id(kMax), {}, 6, kMax,
+       id(40)},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(std::string(row.what));
+    HiInput in;
+    in.type = row.type;
+    in.reading.clock = kClock;
+    in.reading.max_cursor = row.max_cursor;
+    in.decision.instant = row.instant;
+    in.decision.value = row.value;
+    in.decision.hold_at_watermark = row.hold;
+    in.decision.lag_seconds = 7;
+    in.watermark = row.watermark;
+    in.initial = row.initial;
+    in.cursor_fraction_digits = row.digits;
+    in.in_cursor_type = [&](SourceMicros instant) -> Result<CursorValue> {
+      return CursorValue{row.type, instant + 2 * kHour};  // a zone two hours east of UTC
+    };
+    const auto chosen = choose_hi(in);
+    if (*row.error != '\0') {
+      REQUIRE_FALSE(chosen);
+      CHECK(chosen.error_kind() == ErrorKind::Permanent);
+      CHECK(chosen.error().find(row.error) != std::string::npos);
+      continue;
+    }
+    REQUIRE(chosen);
+    CHECK(chosen->hi == row.hi);
+    CHECK(chosen->watermark_ahead == row.ahead);
+    CHECK(chosen->held_by.find(row.held_by) != std::string::npos);
+    // The lag is the decision's, but under a prepared transaction's hold:
+    // the clock less the watermark it holds at.
+    CHECK(chosen->lag_seconds == doctest::Approx(row.hold && row.watermark ? 600.0 : 7.0));
+  }
+}
+
+}  // namespace tidemark
