@@ -13,7 +13,7 @@
 #include "core/time/cron_schedule.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "core/time/time_types.h"
 
 namespace tidemark {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/reconcile/key_row.h"
+#include "core/sql/key_row.h"
 #include "core/result.h"
 #include "core/run/run_ports.h"
 #include "core/watermark/cursor_value.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 
 namespace tidemark {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 
 namespace tidemark {
 namespace {

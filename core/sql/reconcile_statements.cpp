@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "core/text/json_text.h"
 
 namespace tidemark {

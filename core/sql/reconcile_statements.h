@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
-#include "core/reconcile/reconcile_ports.h"
+#include "core/sql/key_row.h"
 
 namespace tidemark {
 

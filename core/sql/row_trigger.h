@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 
 namespace tidemark {
 

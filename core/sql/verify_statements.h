@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/watermark/cursor_value.h"
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "core/watermark/window_plan.h"
 #include "core/config/config_model.h"
 

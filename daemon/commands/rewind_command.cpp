@@ -4,7 +4,7 @@
 #include <ostream>
 
 #include "core/watermark/cursor_value.h"
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "core/run/table_key.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"

@@ -7,7 +7,7 @@
 #include <ostream>
 
 #include "core/run/partition_writer.h"
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "core/sql/verify_statements.h"
 #include "core/time/partition_calendar.h"
 #include "daemon/commands/command_support.h"

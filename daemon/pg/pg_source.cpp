@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "core/run/cancel_token.h"
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {

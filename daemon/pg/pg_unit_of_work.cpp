@@ -7,7 +7,7 @@
 #include "core/run/schema_drift.h"
 #include "core/sql/load_statements.h"
 #include "core/sql/reconcile_statements.h"
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
 
 namespace tidemark {

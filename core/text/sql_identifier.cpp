@@ -1,4 +1,4 @@
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 
 #include <cctype>
 

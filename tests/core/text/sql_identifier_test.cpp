@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "core/sql/sql_identifier.h"
+#include "core/text/sql_identifier.h"
 
 namespace tidemark {
 

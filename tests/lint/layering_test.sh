@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Folders depend one way (docs/ARCHITECTURE.md): core's folders each on
+# those before it in the order below, core on nothing of daemon, and
+# daemon/pg on nothing of serve or commands. Fails naming every include
+# that points the other way.
+#
+#   tests/lint/layering_test.sh <source root>
+set -euo pipefail
+root=${1:?usage: layering_test.sh <source root>}
+cd "$root"
+
+core_order=(text time watermark config sql run reconcile schedule)
+failed=0
+complain() {
+  echo "$1: includes $2, which $3" >&2
+  failed=1
+}
+
+rank() {
+  local i
+  for i in "${!core_order[@]}"; do
+    if [ "${core_order[$i]}" = "$1" ]; then
+      echo "$i"
+      return
+    fi
+  done
+  echo -1
+}
+
+# Every quoted project include, as "file folder/sub": e.g. "core/run/x.cpp core/sql".
+includes() {
+  grep -rHo --include='*.h' --include='*.cpp' '^#include "\(core\|daemon\)/[a-z_]*/' "$@" |
+    sed 's/:#include "/ /; s/\/$//'
+}
+
+while read -r file target; do
+  from=$(echo "$file" | cut -d/ -f2)
+  to=${target#core/}
+  case "$target" in
+    daemon/*) complain "$file" "$target" "is daemon/: core opens no sockets and reads no files" ;;
+    core/*)
+      [ "$from" = "$to" ] && continue
+      from_rank=$(rank "$from")
+      to_rank=$(rank "$to")
+      if [ "$from" = health ] || [ "$to" = health ]; then
+        complain "$file" "$target" "crosses health/, which stands alone"
+      elif [ "$from_rank" -lt 0 ] || [ "$to_rank" -lt 0 ]; then
+        complain "$file" "$target" "is a folder this test does not place: add it to core_order"
+      elif [ "$to_rank" -gt "$from_rank" ]; then
+        complain "$file" "$target" "comes after core/$from in the order ${core_order[*]}"
+      fi
+      ;;
+  esac
+done < <(includes core)
+
+while read -r file target; do
+  case "$target" in
+    daemon/serve | daemon/commands) complain "$file" "$target" "is above daemon/pg" ;;
+  esac
+done < <(includes daemon/pg)
+
+if [ "$failed" -ne 0 ]; then
+  exit 1
+fi
+echo "core's folders and daemon/pg depend one way"
