@@ -8,7 +8,6 @@
 #include "core/reconcile/key_diff.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
-#include "core/run/scoped_run_lock.h"
 
 namespace tidemark {
 namespace {
@@ -54,36 +53,26 @@ std::string reconcile_mark_column(const TableConfig& table) {
 ReconcileReport ReconcileRun::execute(const ReconcileRequest& request) {
   if (run_.table.mode != TableMode::Incremental) std::abort();
   ReconcileReport report;
-  const RunLock lock{run_.key(), std::nullopt};
-  if (request.dry_run) {
-    // Nothing is written: the lock alone, the watermark read under it.
-    report.run.table = run_.key();
-    ScopedRunLock held(run_.state, lock);
-    if (!lock_taken(held.acquire(request.wait_for_lock), "table", report.run)) return report;
-    const auto stored = run_.state.read_watermark(run_.key());
-    Status outcome = ok_status();
-    if (!stored) {
-      outcome = stored.failure();
-    } else {
-      std::optional<CursorValue> watermark;
-      if (*stored) watermark = (*stored)->value;
-      report.run.watermark_before = watermark;
-      report.run.watermark_after = watermark;
-      outcome = reconcile_locked(request, watermark, 0, report);
-    }
-    conclude(report.run, outcome, run_.cancel.cancelled());
-    report.run.reconcile = report.counts;
-    return report;
-  }
   UnheardObserver unheard;
-  RunLifecycle run(run_.state, unheard, lock, request.trigger);
-  Status outcome = ok_status();
-  if (run.open(request.wait_for_lock)) {
-    outcome = reconcile_locked(request, run.summary().watermark_before, run.summary().run, report);
-    run.summary().reconcile = report.counts;
-    run.summary().rows_read = report.copied.rows_read;
-    run.summary().rows_written = report.copied.rows_written;
-  }
+  // A dry run writes nothing: the lock alone, the watermark read under it.
+  RunLifecycle run(run_.state, unheard, RunLock{run_.key(), std::nullopt}, request.trigger,
+                   request.dry_run ? RunRow::None : RunRow::Kept);
+  const auto reconciled = [&]() -> Status {
+    if (!run.open(request.wait_for_lock)) return ok_status();
+    RunSummary& summary = run.summary();
+    if (request.dry_run) {
+      const auto stored = run_.state.read_watermark(run_.key());
+      if (!stored) return stored.failure();
+      if (*stored) summary.watermark_before = (*stored)->value;
+      summary.watermark_after = summary.watermark_before;
+    }
+    const Status outcome = reconcile_locked(request, summary.watermark_before, summary.run, report);
+    summary.reconcile = report.counts;
+    summary.rows_read = report.copied.rows_read;
+    summary.rows_written = report.copied.rows_written;
+    return outcome;
+  };
+  const Status outcome = reconciled();
   report.run = run.finish(outcome, run_.cancel.cancelled());
   return report;
 }

@@ -1,9 +1,32 @@
 #include "core/run/partition_run.h"
 
+#include "core/run/run_lifecycle.h"
 #include "core/watermark/partition_plan.h"
-#include "core/run/scoped_run_lock.h"
 
 namespace tidemark {
+namespace {
+
+// A firing's report: its partitions are its runs, each reported as it
+// ends, so the firing's own end is heard only when it did not succeed and
+// no partition was: skipped, or failed before the first.
+class FiringObserver final : public RunObserver {
+ public:
+  FiringObserver(RunObserver& inner, const bool& partition_reported)
+      : inner_(inner), partition_reported_(partition_reported) {}
+  void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
+                          const CursorValue& watermark) override {
+    inner_.on_chunk_committed(table, window, counts, watermark);
+  }
+  void on_run_finished(const RunSummary& summary) override {
+    if (!partition_reported_ && summary.status != RunStatus::Success) inner_.on_run_finished(summary);
+  }
+
+ private:
+  RunObserver& inner_;
+  const bool& partition_reported_;
+};
+
+}  // namespace
 
 Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
                                                           HorizonReport& report) {
@@ -23,18 +46,14 @@ Result<std::optional<Instant>> partitions_complete_before(Source& source, const 
 }
 
 RunSummary PartitionRun::execute(RunTrigger trigger) {
-  RunSummary summary;
-  summary.table = run_.key();
-  summary.partitions = true;
   // The table's lock only orders firings; each partition is a run of its
-  // own (PartitionWriter) and reports itself.
-  ScopedRunLock lock(run_.state, RunLock{summary.table, std::nullopt});
-  if (lock_taken(lock.acquire(/*wait=*/false), "table", summary)) {
-    conclude(summary, write_due_partitions(trigger, summary), run_.cancel.cancelled());
-  } else {
-    run_.observer.on_run_finished(summary);
-  }
-  return summary;
+  // own (PartitionWriter), with its row and its report.
+  partition_reported_ = false;
+  FiringObserver heard(run_.observer, partition_reported_);
+  RunLifecycle firing(run_.state, heard, RunLock{run_.key(), std::nullopt}, trigger, RunRow::None);
+  firing.summary().partitions = true;
+  const Status outcome = firing.open(/*wait=*/false) ? write_due_partitions(trigger, firing.summary()) : ok_status();
+  return firing.finish(outcome, run_.cancel.cancelled());
 }
 
 Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summary) {
@@ -53,6 +72,7 @@ Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summar
   for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, **now, unit, *run_.pipeline.zone)) {
     if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
+    partition_reported_ = true;
     if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on
     if (!summary.range) summary.range = one.range;
     summary.range->hi = one.range->hi;

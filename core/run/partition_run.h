@@ -26,8 +26,9 @@ class PartitionRun {
   // The summary spans every partition written: range from the first lo to
   // the last hi, rows summed, chunks = partitions written. Success with no
   // partitions when none is due. Each partition is reported to the
-  // observer as it finishes; the firing itself only when the table's lock
-  // was held elsewhere.
+  // observer as it finishes; the firing itself only when it did not
+  // succeed and no partition was reported (the table's lock held
+  // elsewhere, the source not reached).
   RunSummary execute(RunTrigger trigger);
 
  private:
@@ -35,6 +36,7 @@ class PartitionRun {
 
   const RunContext run_;  // references only: the run owns none of it
   PartitionWriter writer_;
+  bool partition_reported_ = false;  // this firing's partitions reported an end
 };
 
 }  // namespace tidemark

@@ -1,8 +1,9 @@
 // The frame of every run, whatever it writes: its lock, the clean-up of
 // runs a crash left `running`, its run row, and its report to the
-// observer. Incremental runs, partition writes and both kinds of backfill
-// go through it, so each ends the same way on every path, the lock always
-// released. One per run, owned by it, on the run's thread.
+// observer. Incremental runs, partition writes, both kinds of backfill,
+// reconcile (its dry run too) and a partition table's firing go through
+// it, so each ends the same way on every path, the lock always released.
+// One per run, owned by it, on the run's thread.
 #pragma once
 
 #include "core/run/run_observer.h"
@@ -11,9 +12,15 @@
 
 namespace tidemark {
 
+// Whether the frame keeps a run row: every run that writes does. A
+// reconcile's dry run writes nothing, and a partition table's firing only
+// orders its partitions, each a run with a row of its own.
+enum class RunRow { Kept, None };
+
 class RunLifecycle {
  public:
-  RunLifecycle(StateStore& state, RunObserver& observer, RunLock lock, RunTrigger trigger);
+  RunLifecycle(StateStore& state, RunObserver& observer, RunLock lock, RunTrigger trigger,
+               RunRow row = RunRow::Kept);
   // A run opened but never finished is finished here, as failed: its row
   // does not stay `running`, its lock is not kept.
   ~RunLifecycle();
@@ -22,9 +29,9 @@ class RunLifecycle {
 
   // Takes the lock (waiting only when `wait`) and opens the run row,
   // which marks the runs the lock proves dead and reads the watermark into
-  // the summary. False when the run must not go on; the summary says why
-  // (skipped: the lock is held elsewhere; failed: the state could not be
-  // reached).
+  // the summary (without a row: the lock only). False when the run must
+  // not go on; the summary says why (skipped: the lock is held elsewhere;
+  // failed: the state could not be reached, or its watermark not read).
   bool open(bool wait);
 
   // The run's figures so far; the run fills them in as it goes.
@@ -43,7 +50,10 @@ class RunLifecycle {
   RunObserver& observer_;
   ScopedRunLock lock_;
   RunTrigger trigger_;
+  RunRow row_;
   RunSummary summary_;
+  // A failure found once the row was open: finish() records it.
+  std::optional<Error> failed_open_;
   std::optional<std::vector<ColumnShape>> loaded_columns_;
   bool opened_ = false;
   bool finished_ = false;

@@ -39,15 +39,6 @@ struct RunSummary {
   std::vector<std::string> appended_columns;  // added to the target by a committed chunk
 };
 
-// Shared steps of every kind of run.
-// Records a failed or refused lock in `summary`; true when the lock is
-// held and the run goes on. `what` names the lock ("table", "partition").
-bool lock_taken(const Result<bool>& locked, const char* what, RunSummary& summary);
-// Sets the summary's status and error from how the run's work ended.
-void conclude(RunSummary& summary, const Status& outcome, bool cancelled);
-// The run row's closing record for a concluded summary.
-RunEnd run_end(const RunSummary& summary);
-
 class RunObserver {
  public:
   virtual ~RunObserver() = default;

@@ -19,7 +19,7 @@
 #include "core/sql/unique_index.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
-#include "core/reconcile/key_row.h"
+#include "core/sql/key_row.h"
 #include "core/result.h"
 #include "core/run/schema_drift.h"
 #include "core/watermark/safe_horizon.h"
@@ -46,6 +46,10 @@ struct OpenedRun {
   RunId run = 0;
   std::optional<StoredWatermark> watermark;
   int abandoned = 0;  // earlier `running` rows marked failed
+  // Why the stored watermark could not be read (a value of another type
+  // than its value_type says); empty when it was. The run row is open
+  // either way: the run fails it, as any other failure.
+  std::string unreadable_watermark;
   // The columns the table's last successful load loaded (its schema
   // snapshot, core/run/schema_drift.h); nothing when none is stored.
   std::optional<std::vector<ColumnShape>> loaded_columns;

@@ -133,15 +133,11 @@ from (select 1) one left join stored on true
     out.abandoned = static_cast<int>(r.integer(0, 1));
     if (!r.is_null(0, 2)) {
       const auto value = cursor_from_stored(r.text(0, 3), r.text(0, 2));
-      if (!value) {
-        const std::string error = "stored watermark of " + table.display() + ": " + value.error();
-        RunEnd end;
-        end.error = error;
-        end.error_kind = ErrorKind::Permanent;
-        finish_run(out.run, end);  // the row just written must not stay `running`
-        return permanent_error(error);
+      if (value) {
+        out.watermark = StoredWatermark{*value};
+      } else {
+        out.unreadable_watermark = "stored watermark of " + table.display() + ": " + value.error();
       }
-      out.watermark = StoredWatermark{*value};
     }
     if (!r.is_null(0, 4)) out.loaded_columns = columns_from_json(r.text(0, 4));
     return out;
