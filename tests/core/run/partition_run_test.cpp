@@ -172,3 +172,29 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a partition firing that failed before its first partition was heard by no one") {
+  // The metrics count runs from the observer: a source that could not be
+  // reached left tidemark_runs_total as it was.
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.source.fail_with = "source: connection refused";
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  REQUIRE(h.observer.finished.size() == 1);
+  CHECK(h.observer.finished[0].status == RunStatus::Failed);
+  CHECK(h.observer.finished[0].error == "source: connection refused");
+  CHECK(h.state.runs.empty());  // a firing has no run row of its own
+
+  // Partitions written: each is heard, the firing's success is theirs.
+  h.source.fail_with.clear();
+  h.observer.finished.clear();
+  REQUIRE(h.run().status == RunStatus::Success);
+  CHECK(h.observer.finished.size() == 2);
+  CHECK(h.state.runs.size() == 2);
+}
+
+}  // namespace tidemark
