@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace tidemark {
@@ -15,6 +16,16 @@ namespace tidemark {
 // permanent one (the configuration, the schema, a query) needs a person,
 // so retrying it only adds load and noise.
 enum class ErrorKind { Transient, Permanent };
+
+// The kind's one spelling: in run rows (error_kind), metric labels,
+// status and log lines.
+inline std::string_view error_kind_name(ErrorKind kind) {
+  return kind == ErrorKind::Permanent ? "permanent" : "transient";
+}
+// Reads it back; anything else is transient, as a failure of unknown kind is.
+inline ErrorKind error_kind_named(std::string_view name) {
+  return name == error_kind_name(ErrorKind::Permanent) ? ErrorKind::Permanent : ErrorKind::Transient;
+}
 
 struct Error {
   std::string message;

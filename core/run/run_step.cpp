@@ -23,9 +23,9 @@ Status record_and_commit(UnitOfWork& work, const StepRecord& record) {
     return Error{"the lock of " + lock_name(record) + " is no longer held by this run; nothing committed"};
   }
   if (!recorded->written) {
-    const auto text = [](const std::optional<CursorValue>& v) { return v ? cursor_to_text(*v) : std::string("unset"); };
     return Error{"the watermark of " + record.lock.table.display() + " is no longer " +
-                 text(record.move ? record.move->expected : std::nullopt) + " but " + text(recorded->found) +
+                 cursor_text_or_none(record.move ? record.move->expected : std::nullopt) + " but " +
+                 cursor_text_or_none(recorded->found) +
                  ": another writer moved it; nothing committed"};
   }
   return work.commit();

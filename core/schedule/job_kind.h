@@ -1,4 +1,4 @@
-// What a firing runs, and when each job last started. Value types;
+// What a firing runs, a job's key, and when each job last started. Value types;
 // thread-safe.
 #pragma once
 
@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "core/run/table_key.h"
 #include "core/time/time_types.h"
 
 namespace tidemark {
@@ -15,8 +16,19 @@ namespace tidemark {
 // time; both contend for the table's advisory lock when they run.
 enum class JobKind { Load, Reconcile };
 
-// When each job (pipeline, table, kind) last started a run its schedule
-// counts, from the state database.
-using LastStarts = std::map<std::tuple<std::string, std::string, JobKind>, Instant>;
+// One job: a table's load or its reconcile. Ordered, to key maps and sets.
+struct JobKey {
+  TableKey table;
+  JobKind kind = JobKind::Load;
+
+  friend bool operator<(const JobKey& a, const JobKey& b) {
+    return std::tie(a.table.pipeline, a.table.table, a.kind) < std::tie(b.table.pipeline, b.table.table, b.kind);
+  }
+  friend bool operator==(const JobKey& a, const JobKey& b) { return a.table == b.table && a.kind == b.kind; }
+};
+
+// When each job last started a run its schedule counts, from the state
+// database.
+using LastStarts = std::map<JobKey, Instant>;
 
 }  // namespace tidemark

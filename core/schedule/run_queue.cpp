@@ -9,7 +9,7 @@ RunQueue::RunQueue(std::size_t workers) : workers_(workers) {
 }
 
 RunQueue::Offer RunQueue::offer(const Firing& firing) {
-  const Key key = key_of(firing.table, firing.kind);
+  const JobKey key{firing.table, firing.kind};
   if (running_.count(key) || waiting_.count(key)) return Offer::Overrun;
   if (running_.size() < workers_) {
     running_.insert(key);
@@ -22,19 +22,19 @@ RunQueue::Offer RunQueue::offer(const Firing& firing) {
 }
 
 std::optional<Firing> RunQueue::finished(const TableKey& table, JobKind kind) {
-  if (running_.erase(key_of(table, kind)) == 0) std::abort();  // finished a run that never started
+  if (running_.erase(JobKey{table, kind}) == 0) std::abort();  // finished a run that never started
   if (by_order_.empty()) return std::nullopt;
   const Order next = *by_order_.begin();
   by_order_.erase(by_order_.begin());
   const auto it = waiting_.find(std::get<2>(next));
   Firing firing = it->second.second;
   waiting_.erase(it);
-  running_.insert(key_of(firing.table, firing.kind));
+  running_.insert(JobKey{firing.table, firing.kind});
   return firing;
 }
 
 bool RunQueue::remove(const TableKey& table, JobKind kind) {
-  const auto it = waiting_.find(key_of(table, kind));
+  const auto it = waiting_.find(JobKey{table, kind});
   if (it == waiting_.end()) return false;
   by_order_.erase(it->second.first);
   waiting_.erase(it);

@@ -53,19 +53,17 @@ class RunQueue {
   std::size_t waiting() const { return by_order_.size(); }
   std::size_t running() const { return running_.size(); }
   bool is_running(const TableKey& table, JobKind kind = JobKind::Load) const {
-    return running_.count(key_of(table, kind)) > 0;
+    return running_.count(JobKey{table, kind}) > 0;
   }
 
  private:
-  using Key = std::tuple<std::string, std::string, JobKind>;
-  using Order = std::tuple<Instant, std::uint64_t, Key>;  // scheduled, then arrival
-  static Key key_of(const TableKey& t, JobKind kind) { return {t.pipeline, t.table, kind}; }
+  using Order = std::tuple<Instant, std::uint64_t, JobKey>;  // scheduled, then arrival
 
   std::size_t workers_;
   std::uint64_t arrivals_ = 0;
-  std::set<Key> running_;
+  std::set<JobKey> running_;
   std::set<Order> by_order_;
-  std::map<Key, std::pair<Order, Firing>> waiting_;
+  std::map<JobKey, std::pair<Order, Firing>> waiting_;
 };
 
 }  // namespace tidemark

@@ -13,11 +13,6 @@ std::string schedule_identity(const PipelineConfig& p, const TableConfig& t, Job
   return job_schedule(t, kind).expression() + " @ " + p.timezone;
 }
 
-TableKey table_key(const std::tuple<std::string, std::string, JobKind>& key) {
-  return TableKey{std::get<0>(key), std::get<1>(key)};
-}
-
-JobKind kind_of(const std::tuple<std::string, std::string, JobKind>& key) { return std::get<2>(key); }
 
 }  // namespace
 
@@ -33,12 +28,12 @@ void TableScheduler::start(std::shared_ptr<const Config> config, const LastStart
     TableState& state = tables_[key];
     state.pipeline = p;
     state.table = t;
-    state.schedule = schedule_identity(*p, *t, kind_of(key));
+    state.schedule = schedule_identity(*p, *t, key.kind);
     // A load and a reconcile each catch up on their own schedule.
     const auto last = last_starts.find(key);
-    if (last != last_starts.end() && missed_firing(*p, *t, last->second, now, kind_of(key))) {
-      events_.catching_up(table_key(key), last->second);
-      state.next_regular = next_firing(*p, *t, now, kind_of(key));
+    if (last != last_starts.end() && missed_firing(*p, *t, last->second, now, key.kind)) {
+      events_.catching_up(key.table, last->second);
+      state.next_regular = next_firing(*p, *t, now, key.kind);
       arm(key, now, RunTrigger::Startup);
     } else {
       arm_next_regular(key, now);
@@ -58,7 +53,7 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
       continue;
     }
     disarm(it->first);
-    if (queue_.remove(table_key(it->first), kind_of(it->first))) events_.queue_length(queue_.waiting());
+    if (queue_.remove(it->first.table, it->first.kind)) events_.queue_length(queue_.waiting());
     it = tables_.erase(it);
   }
   for (const auto& [key, found] : wanted) {
@@ -67,7 +62,7 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
     TableState& state = tables_[key];
     state.pipeline = p;
     state.table = t;
-    const std::string identity = schedule_identity(*p, *t, kind_of(key));
+    const std::string identity = schedule_identity(*p, *t, key.kind);
     if (added || state.schedule != identity) {
       state.schedule = identity;
       const std::optional<Deadline> pending = state.armed;
@@ -82,7 +77,7 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
     if (state.failed_permanently) {
       state.failed_permanently = false;
       state.failures = 0;
-      events_.retry_after_reload(table_key(key));
+      events_.retry_after_reload(key.table);
       arm(key, now, RunTrigger::Retry);
     }
   }
@@ -116,7 +111,7 @@ void TableScheduler::wake() {
   alarm_at_.reset();  // it rang
   const Instant now = clock_.now();
   while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
-    const Key key = deadlines_.begin()->second;
+    const JobKey key = deadlines_.begin()->second;
     TableState& state = tables_.at(key);
     const Deadline due = *state.armed;
     disarm(key);
@@ -152,7 +147,7 @@ void TableScheduler::wake_while_stopping() {
 }
 
 void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary, JobKind kind) {
-  const Key key{table.pipeline, table.table, kind};
+  const JobKey key{table, kind};
   if (const auto next = queue_.finished(table, kind)) {
     events_.queue_length(queue_.waiting());
     launch(*next);
@@ -197,9 +192,9 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
   set_alarm();
 }
 
-std::map<TableScheduler::Key, std::pair<const PipelineConfig*, const TableConfig*>> TableScheduler::jobs_of(
+std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> TableScheduler::jobs_of(
     const Config& config) const {
-  std::map<Key, std::pair<const PipelineConfig*, const TableConfig*>> out;
+  std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> out;
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       out[{p.name, t.name, JobKind::Load}] = {&p, &t};
@@ -211,22 +206,22 @@ std::map<TableScheduler::Key, std::pair<const PipelineConfig*, const TableConfig
   return out;
 }
 
-void TableScheduler::arm(const Key& key, Instant at, RunTrigger trigger) {
+void TableScheduler::arm(const JobKey& key, Instant at, RunTrigger trigger) {
   disarm(key);
   tables_.at(key).armed = Deadline{at, trigger};
   deadlines_.emplace(at, key);
 }
 
-void TableScheduler::disarm(const Key& key) {
+void TableScheduler::disarm(const JobKey& key) {
   TableState& state = tables_.at(key);
   if (!state.armed) return;
   deadlines_.erase({state.armed->at, key});
   state.armed.reset();
 }
 
-void TableScheduler::arm_next_regular(const Key& key, Instant after) {
+void TableScheduler::arm_next_regular(const JobKey& key, Instant after) {
   TableState& state = tables_.at(key);
-  state.next_regular = job_schedule(*state.table, kind_of(key)).next_after(after, *state.pipeline->zone);
+  state.next_regular = job_schedule(*state.table, key.kind).next_after(after, *state.pipeline->zone);
   if (state.next_regular) {
     arm(key, *state.next_regular, RunTrigger::Schedule);
   } else {
@@ -234,11 +229,11 @@ void TableScheduler::arm_next_regular(const Key& key, Instant after) {
   }
 }
 
-void TableScheduler::fire(const Key& key, const Deadline& due, Instant now) {
+void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
   // From the later of the two, so a clock that jumped or a loop that
   // stalled yields one firing now, not a burst of the ones in between.
   arm_next_regular(key, std::max(due.at, now));
-  const Firing firing{table_key(key), due.at, due.trigger, kind_of(key)};
+  const Firing firing{key.table, due.at, due.trigger, key.kind};
   switch (queue_.offer(firing)) {
     case RunQueue::Offer::Start:
       tables_.at(key).failed_permanently = false;  // a new attempt: its own outcome decides

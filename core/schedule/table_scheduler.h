@@ -76,7 +76,6 @@ class TableScheduler {
   std::size_t waiting() const { return queue_.waiting(); }
 
  private:
-  using Key = std::tuple<std::string, std::string, JobKind>;
   struct Deadline {
     Instant at;
     RunTrigger trigger = RunTrigger::Schedule;
@@ -93,11 +92,11 @@ class TableScheduler {
   enum class StopPhase { Running, Grace, Cancelled, Done };
 
   // The jobs `config` asks for, with their pipeline and table.
-  std::map<Key, std::pair<const PipelineConfig*, const TableConfig*>> jobs_of(const Config& config) const;
-  void arm(const Key& key, Instant at, RunTrigger trigger);
-  void disarm(const Key& key);
-  void arm_next_regular(const Key& key, Instant after);
-  void fire(const Key& key, const Deadline& due, Instant now);
+  std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> jobs_of(const Config& config) const;
+  void arm(const JobKey& key, Instant at, RunTrigger trigger);
+  void disarm(const JobKey& key);
+  void arm_next_regular(const JobKey& key, Instant after);
+  void fire(const JobKey& key, const Deadline& due, Instant now);
   void launch(const Firing& firing);
   void set_alarm();
   void wake_while_stopping();
@@ -108,8 +107,8 @@ class TableScheduler {
   RunLauncher& launcher_;
   SchedulerEvents& events_;
   std::shared_ptr<const Config> config_;
-  std::map<Key, TableState> tables_;
-  std::set<std::pair<Instant, Key>> deadlines_;  // every armed firing, earliest first
+  std::map<JobKey, TableState> tables_;
+  std::set<std::pair<Instant, JobKey>> deadlines_;  // every armed firing, earliest first
   std::optional<Instant> alarm_at_;
   RunQueue queue_;
   StopPhase phase_ = StopPhase::Running;

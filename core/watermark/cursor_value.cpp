@@ -111,6 +111,10 @@ std::string cursor_to_text(const CursorValue& value) {
   return {};
 }
 
+std::string cursor_text_or_none(const std::optional<CursorValue>& value) {
+  return value ? cursor_to_text(*value) : std::string("(none)");
+}
+
 Result<CursorValue> cursor_from_text(CursorType type, std::string_view text) {
   const auto fail = [&](const std::string& expected) {
     return Error{"\"" + std::string(text) + "\" is not a valid " + std::string(cursor_type_name(type)) + " value: expected " +

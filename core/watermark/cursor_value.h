@@ -50,6 +50,9 @@ CursorValue cursor_floor(const CursorValue& value, int fraction_digits);
 // people: 2026-01-01T00:00:00.25Z, 2026-01-01T00:00:00, 2026-01-01, 42.
 // Equal values always give equal text (the compare-and-set relies on it).
 std::string cursor_to_text(const CursorValue& value);
+// For messages and logs: that text, or "(none)" where there is no value
+// (no watermark yet), the word status, history and rewind print too.
+std::string cursor_text_or_none(const std::optional<CursorValue>& value);
 
 // Parses canonical text, `initial` and `rewind --to` values: an ISO-8601
 // time with an offset (or none, meaning UTC) for timestamptz; without an

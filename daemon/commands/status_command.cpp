@@ -37,9 +37,7 @@ nlohmann::json why_json(const TableReason& why) {
   if (why.reason == Reason::Failing) {
     out["failures"] = why.failures;
     out["since"] = why.failing_since ? nlohmann::json(iso(*why.failing_since)) : nlohmann::json();
-    out["error_kind"] = !why.error_kind                           ? nlohmann::json()
-                        : why.error_kind == ErrorKind::Permanent ? nlohmann::json("permanent")
-                                                                 : nlohmann::json("transient");
+    out["error_kind"] = why.error_kind ? nlohmann::json(error_kind_name(*why.error_kind)) : nlohmann::json();
     out["error"] = why.error_line;
   }
   if (why.reason == Reason::ReconcileFailing) out["error"] = why.error_line;

@@ -258,7 +258,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
          end.horizon.null_cursor_rows ? std::optional<std::string>(std::to_string(*end.horizon.null_cursor_rows))
                                       : std::nullopt,
          end.success ? std::nullopt
-                     : std::optional<std::string>(end.error_kind == ErrorKind::Permanent ? "permanent" : "transient"),
+                     : std::optional<std::string>(error_kind_name(end.error_kind)),
          end.schema_drift,
          end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->deleted)) : std::nullopt,
          end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt,

@@ -175,7 +175,7 @@ order by a.position
       s.last_finished_failed = !r.is_null(i, 19) && r.text(i, 19) == "failed";
       s.last_finished_error = r.optional_text(i, 20);
       if (!r.is_null(i, 21)) {
-        s.last_finished_error_kind = r.text(i, 21) == "permanent" ? ErrorKind::Permanent : ErrorKind::Transient;
+        s.last_finished_error_kind = error_kind_named(r.text(i, 21));
       }
       s.failures_since_success = optional_integer(r, i, 22).value_or(0);
       s.failing_since = optional_double(r, i, 23);
@@ -286,7 +286,7 @@ where c.started_at is not null
     LastStarts out;
     for (int i = 0; i < r.rows(); ++i) {
       const JobKind kind = r.boolean(i, 2) ? JobKind::Reconcile : JobKind::Load;
-      out[{r.text(i, 0), r.text(i, 1), kind}] = Instant(std::chrono::seconds(r.integer(i, 3)));
+      out[JobKey{TableKey{r.text(i, 0), r.text(i, 1)}, kind}] = Instant(std::chrono::seconds(r.integer(i, 3)));
     }
     return out;
   } catch (const PgError& e) {

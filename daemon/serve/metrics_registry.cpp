@@ -149,10 +149,9 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
     case RunStatus::Success:
       s->runs_success.add(1);
       s->failed_permanently.set(0);
+      // last_success follows the run rows, on the state database's clock
+      // (table_progress): one writer, one clock.
       s->last_rows.set(static_cast<double>(summary.rows_written));
-      s->last_success.set(static_cast<double>(
-          std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count()));
       break;
     case RunStatus::SkippedLocked: s->skipped_locked.add(1); break;
     case RunStatus::Failed:
@@ -325,10 +324,10 @@ void MetricsRegistry::write_text(std::string& out) const {
       text.sample("tidemark_runs_total", {{"pipeline", s->pipeline}, {"status", "success"}, {"table", s->table}},
                   s->runs_success.get());
       text.sample("tidemark_runs_total",
-                  {{"error", "transient"}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
+                  {{"error", std::string(error_kind_name(ErrorKind::Transient))}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
                   s->runs_failed_transient.get());
       text.sample("tidemark_runs_total",
-                  {{"error", "permanent"}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
+                  {{"error", std::string(error_kind_name(ErrorKind::Permanent))}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
                   s->runs_failed_permanent.get());
     }
     text.family("tidemark_runs_skipped_total", "Firings that did not start a run, by reason", "counter");

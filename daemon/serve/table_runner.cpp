@@ -48,9 +48,6 @@ class UnreachableDatabase final : public Source, public Target {
   std::string error_;
 };
 
-std::string text_or_none(const std::optional<CursorValue>& value) {
-  return value ? cursor_to_text(*value) : std::string("(none)");
-}
 
 }  // namespace
 
@@ -138,11 +135,11 @@ std::string describe_reconcile(const ReconcileReport& report, bool dry_run) {
   const RunSummary& s = report.run;
   std::string line = s.table.display() + ": reconcile" + (dry_run ? " (dry run)" : "") + " " +
                      std::string(run_status_name(s.status));
-  if (s.status == RunStatus::Failed) line += s.error_kind == ErrorKind::Permanent ? " (permanent)" : " (transient)";
+  if (s.status == RunStatus::Failed) line += " (" + std::string(error_kind_name(s.error_kind)) + ")";
   if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
   if (s.run != 0) line += " run " + std::to_string(s.run);
   if (report.no_watermark) return line + ", no watermark yet: nothing is claimed, nothing compared";
-  line += ", watermark " + text_or_none(s.watermark_before);
+  line += ", watermark " + cursor_text_or_none(s.watermark_before);
   const char* verb = dry_run ? " to delete" : " deleted";
   line += ", " + std::to_string(report.counts.deleted) + " rows" + verb + ", " +
           std::to_string(report.counts.missing) + " missing" + (dry_run ? "" : " (copied again)");
@@ -157,11 +154,11 @@ std::string describe_run(const TimedSummary& run) {
   const RunSummary& s = run.summary;
   std::string line = s.table.display() + ": " + std::string(run_status_name(s.status));
   // The kind decides whether the daemon retries, so the operator sees it too.
-  if (s.status == RunStatus::Failed) line += s.error_kind == ErrorKind::Permanent ? " (permanent)" : " (transient)";
+  if (s.status == RunStatus::Failed) line += " (" + std::string(error_kind_name(s.error_kind)) + ")";
   if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
   if (s.run != 0) line += " run " + std::to_string(s.run);
   if (!s.partitions) {
-    line += ", watermark " + text_or_none(s.watermark_before) + " -> " + text_or_none(s.watermark_after);
+    line += ", watermark " + cursor_text_or_none(s.watermark_before) + " -> " + cursor_text_or_none(s.watermark_after);
   }
   if (s.range) line += ", window [" + cursor_to_text(s.range->lo) + ", " + cursor_to_text(s.range->hi) + ")";
   const char* unit = s.partitions ? " partition" : " chunk";

@@ -28,7 +28,7 @@ WorkerLauncher::~WorkerLauncher() {
 }
 
 void WorkerLauncher::launch(const RunOrder& order) {
-  const Key key{order.firing.table.pipeline, order.firing.table.table, order.firing.kind};
+  const JobKey key{order.firing.table, order.firing.kind};
   auto cancel = std::make_shared<CancelToken>();
   running_[key] = cancel;
   if (order.firing.kind == JobKind::Reconcile) {
@@ -37,16 +37,9 @@ void WorkerLauncher::launch(const RunOrder& order) {
       ReconcileRequest request;
       request.wait_for_lock = false;  // a load holds it: the scheduler tries again after the backoff
       const ReconcileReport report = runner.reconcile(*order.pipeline, *order.table, request, *cancel);
-      if (report.run.status == RunStatus::Success && !report.no_watermark) {
-        metrics_.reconcile_finished(order.firing.table, report.counts.deleted, report.counts.missing);
-      }
-      // As the state says it (the state monitor restores it from there): a
-      // reconcile that failed before it wrote its run row leaves it as it
-      // was; the database it could not reach has gauges of its own.
-      if (report.run.run != 0 &&
-          (report.run.status == RunStatus::Success || report.run.status == RunStatus::Failed)) {
-        metrics_.reconcile_failed(order.firing.table, report.run.status == RunStatus::Failed);
-      }
+      // The reconcile gauges follow its run row, which the state monitor
+      // reads: their one writer.
+      monitor_.poke();
       boost::asio::post(loop_, [this, key, table = order.firing.table, summary = report.run] {
         running_.erase(key);
         on_finished_(table, summary, JobKind::Reconcile);

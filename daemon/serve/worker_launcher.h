@@ -38,7 +38,6 @@ class WorkerLauncher final : public RunLauncher {
   void cancel_all() override;
 
  private:
-  using Key = std::tuple<std::string, std::string, JobKind>;
 
   boost::asio::io_context& loop_;
   MetricsRegistry& metrics_;
@@ -46,7 +45,7 @@ class WorkerLauncher final : public RunLauncher {
   Finished on_finished_;
   ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
   boost::asio::thread_pool pool_;
-  std::map<Key, std::shared_ptr<CancelToken>> running_;  // loop thread only
+  std::map<JobKey, std::shared_ptr<CancelToken>> running_;  // loop thread only
 };
 
 }  // namespace tidemark

@@ -210,8 +210,8 @@ TEST_CASE("a permanent failure is not retried: the table waits for its next firi
 TEST_CASE("after downtime a table that missed firings runs once at start-up; one that never ran waits") {
   const Instant now = at("2026-01-03T10:30:00Z");
   const LastStarts last_starts{
-      {{"p", "missed", JobKind::Load}, at("2026-01-01T10:00:00Z")},  // 48 hourly firings missed
-      {{"p", "current", JobKind::Load}, at("2026-01-03T10:00:00Z")},  // its last firing ran
+      {{{"p", "missed"}, JobKind::Load}, at("2026-01-01T10:00:00Z")},  // 48 hourly firings missed
+      {{{"p", "current"}, JobKind::Load}, at("2026-01-03T10:00:00Z")},  // its last firing ran
   };
   SimulatedScheduler sim(4, now);
   sim.scheduler.start(config_of({{"missed", "0 * * * *"}, {"current", "0 * * * *"}, {"fresh", "0 * * * *"}}),
@@ -428,9 +428,9 @@ TEST_CASE("a reconcile that finds the table's lock held by a load comes back aft
 TEST_CASE("after downtime a missed reconcile runs once at start-up, on its own schedule, apart from the load") {
   const Instant now = at("2026-01-03T10:05:00Z");
   const LastStarts last_starts{
-      {{"p", "t", JobKind::Load}, at("2026-01-03T10:00:00Z")},       // its last load firing ran
-      {{"p", "t", JobKind::Reconcile}, at("2026-01-01T03:00:00Z")},  // the reconciles of the 2nd and 3rd missed
-      {{"p", "u", JobKind::Load}, at("2026-01-03T09:00:00Z")},       // five load firings missed
+      {{{"p", "t"}, JobKind::Load}, at("2026-01-03T10:00:00Z")},       // its last load firing ran
+      {{{"p", "t"}, JobKind::Reconcile}, at("2026-01-01T03:00:00Z")},  // the reconciles of the 2nd and 3rd missed
+      {{{"p", "u"}, JobKind::Load}, at("2026-01-03T09:00:00Z")},       // five load firings missed
   };
   SimulatedScheduler sim(4, now);
   sim.scheduler.start(reconciled_config(), last_starts);
@@ -448,7 +448,7 @@ TEST_CASE("after downtime a missed reconcile runs once at start-up, on its own s
 
   // A reconcile that ran at its last firing does not run again at start.
   SimulatedScheduler current(4, at("2026-01-03T10:05:00Z"));
-  current.scheduler.start(reconciled_config(), {{{"p", "t", JobKind::Reconcile}, at("2026-01-03T03:00:00Z")}});
+  current.scheduler.start(reconciled_config(), {{{{"p", "t"}, JobKind::Reconcile}, at("2026-01-03T03:00:00Z")}});
   current.advance_to(at("2026-01-03T10:05:00Z"));
   CHECK(reconciles_of(current.launcher, "t").empty());
 }
