@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/commands/command_support.h"
+#include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/state_reader.h"
 #include "daemon/pg/state_schema.h"
 

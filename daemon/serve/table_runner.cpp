@@ -5,7 +5,7 @@
 
 #include "core/run/incremental_run.h"
 #include "core/run/partition_run.h"
-#include "daemon/commands/command_support.h"
+#include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/pg_key_side.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"

@@ -5,7 +5,7 @@
 
 #include "compare_and_set_contract.h"
 #include "core/run/cancel_token.h"
-#include "daemon/commands/command_support.h"
+#include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/pg_state_store.h"
 #include "daemon/pg/pg_target.h"
 #include "daemon/pg/state_schema.h"

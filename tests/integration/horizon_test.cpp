@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/watermark/safe_horizon.h"
-#include "daemon/commands/command_support.h"
+#include "daemon/pg/pipeline_connections.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/validate_command.h"
 #include "pg_test_env.h"

@@ -10,7 +10,7 @@
 #include "core/run/partition_writer.h"
 #include "core/time/instant_text.h"
 #include "daemon/commands/chunk_logger.h"
-#include "daemon/commands/command_support.h"
+#include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/pg_state_store.h"
 #include "daemon/pg/pg_target.h"
 #include "daemon/pg/state_schema.h"

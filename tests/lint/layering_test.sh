@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Folders depend one way (docs/ARCHITECTURE.md): core's folders each on
-# those before it in the order below, core on nothing of daemon, and
-# daemon/pg on nothing of serve or commands. Fails naming every include
-# that points the other way.
+# those before it in the order below, core on nothing of daemon, and in
+# daemon pg below serve below commands. Fails naming every include that
+# points the other way.
 #
 #   tests/lint/layering_test.sh <source root>
 set -euo pipefail
@@ -59,7 +59,11 @@ while read -r file target; do
   esac
 done < <(includes daemon/pg)
 
+while read -r file target; do
+  if [ "$target" = daemon/commands ]; then complain "$file" "$target" "is above daemon/serve"; fi
+done < <(includes daemon/serve)
+
 if [ "$failed" -ne 0 ]; then
   exit 1
 fi
-echo "core's folders and daemon/pg depend one way"
+echo "core's folders and daemon's depend one way"
