@@ -14,6 +14,7 @@ TIDEMARK_PACKAGES=(
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
   tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3
   debootstrap systemd-container groff-base podman runc
+  clang libclang-rt-14-dev
 )
 
 log() { printf '==> %s\n' "$*" >&2; }
