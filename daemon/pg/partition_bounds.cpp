@@ -6,9 +6,9 @@ namespace tidemark {
 
 Result<PartitionBounds> partition_bounds(PgConnection& target, const TableConfig& table,
                                          const PartitionRequest& request) {
-  constexpr Oid kDateOid = 1082;
-  constexpr Oid kTimestampOid = 1114;
-  constexpr Oid kTimestampTzOid = 1184;
+  constexpr PgOid kDateOid = 1082;
+  constexpr PgOid kTimestampOid = 1114;
+  constexpr PgOid kTimestampTzOid = 1184;
   try {
     const std::string name = table.target_table.display();
     const std::string& column = table.partition->column;

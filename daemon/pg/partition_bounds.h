@@ -16,7 +16,7 @@ namespace tidemark {
 
 struct PartitionBounds {
   PgParams params;          // $1 = lo, $2 = hi
-  std::vector<Oid> types;   // their OIDs, for a query that leaves them untyped
+  std::vector<PgOid> types;   // their OIDs, for a query that leaves them untyped
   std::string cast;         // the SQL type name: date, timestamp or timestamptz
 };
 

@@ -1,5 +1,9 @@
 #include "daemon/pg/pg_connection.h"
 
+#include <libpq-fe.h>
+
+#include <type_traits>
+
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
@@ -8,6 +12,22 @@
 #include "core/config/dsn_mask.h"
 
 namespace tidemark {
+
+static_assert(std::is_same_v<Oid, PgOid>, "PgOid must be libpq's Oid");
+
+void PgResult::Clear::operator()(pg_result* result) const { PQclear(result); }
+int PgResult::rows() const { return PQntuples(result_.get()); }
+bool PgResult::is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
+std::string PgResult::text(int row, int column) const { return PQgetvalue(result_.get(), row, column); }
+int PgResult::columns() const { return PQnfields(result_.get()); }
+std::string PgResult::column_name(int column) const { return PQfname(result_.get(), column); }
+
+bool PgConnection::is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
+int PgConnection::backend_pid() const { return PQbackendPID(conn_); }
+int PgConnection::server_major_version() const { return PQserverVersion(conn_) / 10000; }
+bool PgConnection::reusable() const {
+  return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE && !poisoned_;
+}
 
 const char* const kPinnedSessionSettings =
     "SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 3;"
@@ -40,6 +60,15 @@ Error PgError::as_error() const {
 }
 
 namespace {
+
+// Bound values as libpq takes them: pointers into `params` (which must
+// outlive the call), a null pointer for NULL.
+std::vector<const char*> param_values(const PgParams& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return values;
+}
 
 std::string trimmed(const char* message) {
   std::string out = message ? message : "";
@@ -172,12 +201,10 @@ PgResult PgConnection::exec(const std::string& sql) {
 
 PgResult PgConnection::exec(const std::string& sql, const PgParams& params) { return exec(sql, params, {}); }
 
-PgResult PgConnection::exec(const std::string& sql, const PgParams& params, const std::vector<Oid>& types) {
+PgResult PgConnection::exec(const std::string& sql, const PgParams& params, const std::vector<PgOid>& types) {
   if (!types.empty() && types.size() != params.size()) std::abort();  // a type for each parameter, or none
   if (!sent_.empty()) std::abort();  // a statement sent is finished first; libpq would swallow its result
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  const std::vector<const char*> values = param_values(params);
   return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), types.empty() ? nullptr : types.data(),
                             values.data(), nullptr, nullptr, 0),
                sql);
@@ -341,10 +368,9 @@ void append_copy_field(std::string& out, const char* value, int length) {
 }  // namespace
 
 std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
-                                           const std::vector<Oid>& types, const std::string& target_table,
+                                           const std::vector<PgOid>& types, const std::string& target_table,
                                            const CancelToken& cancel, const CopyRowCheck* check) {
-  std::vector<const char*> values;
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  const std::vector<const char*> values = param_values(params);
   if (!PQsendQueryParams(source.conn_, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
                          nullptr, nullptr, 0) ||
       !PQsetSingleRowMode(source.conn_)) {
@@ -447,9 +473,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
 
 void PgConnection::send(const std::string& sql, const PgParams& params) {
   if (!sent_.empty()) std::abort();  // one statement in flight at a time
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  const std::vector<const char*> values = param_values(params);
   if (!PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
                          nullptr, 0)) {
     fail(first_line(sql));

@@ -2,10 +2,9 @@
 // docs/ARCHITECTURE.md, "The PostgreSQL client"): it never reconnects
 // behind our back, binds typed parameters and streams rows and COPY.
 // Owned by one run or command at a time; not thread-safe. Failures throw
-// PgError, which the callers at this edge turn into values.
+// PgError, which the callers at this edge turn into values. libpq itself
+// stays in daemon/pg's .cpp files: nothing above sees its header.
 #pragma once
-
-#include <libpq-fe.h>
 
 #include <cstdint>
 #include <functional>
@@ -18,7 +17,14 @@
 
 #include "core/result.h"
 
+// libpq's handles (PGconn, PGresult), declared as libpq-fe.h names them.
+struct pg_conn;
+struct pg_result;
+
 namespace tidemark {
+
+// A type's OID, as libpq's Oid (checked where libpq is included).
+using PgOid = unsigned int;
 
 class CancelToken;
 
@@ -58,22 +64,26 @@ class PgError : public std::runtime_error {
 // A query result; the rows are read as text.
 class PgResult {
  public:
-  explicit PgResult(PGresult* result) : result_(result, &PQclear) {}
+  explicit PgResult(pg_result* result) : result_(result) {}
 
-  int rows() const { return PQntuples(result_.get()); }
-  bool is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
-  std::string text(int row, int column) const { return PQgetvalue(result_.get(), row, column); }
+  int rows() const;
+  bool is_null(int row, int column) const;
+  std::string text(int row, int column) const;
   std::optional<std::string> optional_text(int row, int column) const;
   std::int64_t integer(int row, int column) const;  // requires a non-null integer
   bool boolean(int row, int column) const { return text(row, column) == "t"; }
-  int columns() const { return PQnfields(result_.get()); }
-  std::string column_name(int column) const { return PQfname(result_.get(), column); }
+  int columns() const;
+  std::string column_name(int column) const;
   // Rows affected by INSERT/UPDATE/DELETE/COPY.
   std::int64_t affected() const;
-  const PGresult* raw() const { return result_.get(); }
+  // libpq's result, for daemon/pg's own use.
+  const pg_result* raw() const { return result_.get(); }
 
  private:
-  std::unique_ptr<PGresult, void (*)(PGresult*)> result_;
+  struct Clear {
+    void operator()(pg_result* result) const;
+  };
+  std::unique_ptr<pg_result, Clear> result_;
 };
 
 using PgParams = std::vector<std::optional<std::string>>;
@@ -119,7 +129,7 @@ class PgConnection {
   PgResult exec(const std::string& sql);
   PgResult exec(const std::string& sql, const PgParams& params);
   // With the parameters' types (OIDs), for a query that leaves them untyped.
-  PgResult exec(const std::string& sql, const PgParams& params, const std::vector<Oid>& types);
+  PgResult exec(const std::string& sql, const PgParams& params, const std::vector<PgOid>& types);
 
   // Streams `copy_out` (COPY ... TO STDOUT) on `source` into this
   // connection, chunk by chunk, checking `cancel` as it goes. Only when the
@@ -148,7 +158,7 @@ class PgConnection {
   // failure the target's COPY is aborted (its transaction must be rolled
   // back).
   std::int64_t copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
-                               const std::vector<Oid>& types, const std::string& target_table,
+                               const std::vector<PgOid>& types, const std::string& target_table,
                                const CancelToken& cancel, const CopyRowCheck* check = nullptr);
 
   // Sends one statement without waiting for it, so that statements on two
@@ -180,31 +190,29 @@ class PgConnection {
   // failing).
   void rollback_quietly();
 
-  bool is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
-  int backend_pid() const { return PQbackendPID(conn_); }
+  bool is_ok() const;
+  int backend_pid() const;
   // The server's major version (15 for 15.4), as libpq reported it at connect.
-  int server_major_version() const { return PQserverVersion(conn_) / 10000; }
+  int server_major_version() const;
 
   // Marks the session as not to be reused (a lock it may still hold, a
   // state nobody can vouch for): a pool closes it instead of keeping it.
   void poison() { poisoned_ = true; }
   // Open, outside any transaction, and not poisoned: fit for another run.
-  bool reusable() const {
-    return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE && !poisoned_;
-  }
+  bool reusable() const;
   const std::string& label() const { return label_; }
 
  private:
-  [[noreturn]] void fail(const std::string& what, const PGresult* result = nullptr) const;
+  [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr) const;
   // Reads results until libpq has none left; returns the first error's text.
   std::string drain_results();
   // Asks the server to cancel the statement in progress; best effort.
   void request_cancel();
   // Stops a COPY TO STDOUT midway: cancels the query and discards the rest.
   void abandon_copy_out();
-  PgResult check(PGresult* result, const std::string& sql) const;
+  PgResult check(pg_result* result, const std::string& sql) const;
 
-  PGconn* conn_ = nullptr;
+  pg_conn* conn_ = nullptr;
   std::string label_;
   std::string sent_;  // the statement send() sent and finish() has not collected
   bool poisoned_ = false;

@@ -131,7 +131,7 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
   const auto bounds = partition_bounds(target_, table, request);
   if (!bounds) return bounds.failure();
   const PgParams& params = bounds->params;
-  const std::vector<Oid>& types = bounds->types;
+  const std::vector<PgOid>& types = bounds->types;
   const std::string& cast = bounds->cast;
   // Every row must fall inside the partition, checked on the source as the
   // rows stream (an extra boolean column, not copied): a query that

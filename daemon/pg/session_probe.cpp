@@ -1,5 +1,6 @@
 #include "daemon/pg/session_probe.h"
 
+#include <libpq-fe.h>
 #include <poll.h>
 
 #include <algorithm>

@@ -103,7 +103,7 @@ std::shared_ptr<const Config> PgTestEnv::config(const std::string& pipeline_yaml
 std::vector<std::string> PgTestEnv::rows(PgConnection& connection, const std::string& query) {
   const PgResult r = connection.exec(query);
   std::vector<std::string> out;
-  const int columns = PQnfields(r.raw());
+  const int columns = r.columns();
   for (int i = 0; i < r.rows(); ++i) {
     std::string row;
     for (int c = 0; c < columns; ++c) row += (c ? "|" : "") + (r.is_null(i, c) ? std::string("NULL") : r.text(i, c));

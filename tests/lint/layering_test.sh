@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Folders depend one way (docs/ARCHITECTURE.md): core's folders each on
 # those before it in the order below, core on nothing of daemon, and in
-# daemon pg below serve below commands. Fails naming every include that
-# points the other way.
+# daemon pg below serve below commands; libpq's header only in daemon/pg's
+# .cpp files. Fails naming every include that points the other way.
 #
 #   tests/lint/layering_test.sh <source root>
 set -euo pipefail
@@ -63,7 +63,14 @@ while read -r file target; do
   if [ "$target" = daemon/commands ]; then complain "$file" "$target" "is above daemon/serve"; fi
 done < <(includes daemon/serve)
 
+while read -r file; do
+  case "$file" in
+    daemon/pg/*.cpp) ;;
+    *) complain "$file" "<libpq-fe.h>" "belongs in daemon/pg's .cpp files: nothing above sees libpq" ;;
+  esac
+done < <(grep -rl --include='*.h' --include='*.cpp' '^#include <libpq-fe.h>' core daemon || true)
+
 if [ "$failed" -ne 0 ]; then
   exit 1
 fi
-echo "core's folders and daemon's depend one way"
+echo "core's folders and daemon's depend one way; libpq stays in daemon/pg"
