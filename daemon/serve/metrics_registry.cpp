@@ -247,6 +247,49 @@ void MetricsRegistry::reload_succeeded(bool ok) {
   reload_ok_ = ok ? 1 : 0;
 }
 
+// A family of one gauge or counter per table, labelled pipeline and table:
+// adding one is a line below, a Value in TableSeries and its writer.
+struct MetricsRegistry::TableFamily {
+  const char* name;
+  const char* help;
+  const char* type;
+  Value TableSeries::*member;
+};
+
+// Served after tidemark_watermark_timestamp_seconds, in this order.
+const MetricsRegistry::TableFamily MetricsRegistry::kWatermarkFamilies[] = {
+    {"tidemark_watermark_age_seconds", "Now minus the watermark (integer cursors: now minus when it last moved)",
+     "gauge", &TableSeries::age},
+    {"tidemark_watermark_last_moved_timestamp_seconds", "When the watermark last moved, as Unix time", "gauge",
+     &TableSeries::moved},
+    {"tidemark_watermark_stale", "1 when the watermark is older than stale_after, or ahead of the source", "gauge",
+     &TableSeries::stale},
+    {"tidemark_watermark_stale_after_seconds", "The configured stale_after threshold", "gauge",
+     &TableSeries::stale_after},
+    {"tidemark_last_run_rows", "Rows written by the last successful run", "gauge", &TableSeries::last_rows},
+    {"tidemark_rows_written_total", "Rows written to the target", "counter", &TableSeries::rows_written},
+};
+
+// Served after tidemark_run_duration_seconds, in this order.
+const MetricsRegistry::TableFamily MetricsRegistry::kRunFamilies[] = {
+    {"tidemark_last_run_duration_seconds", "Duration of the table's last run", "gauge", &TableSeries::last_duration},
+    {"tidemark_last_success_timestamp_seconds", "When the table's last successful run finished, as Unix time",
+     "gauge", &TableSeries::last_success},
+    {"tidemark_run_in_progress", "1 while a run of the table is in flight", "gauge", &TableSeries::in_progress},
+    {"tidemark_horizon_lag_seconds", "Source clock minus the last run's hi: what transactions in flight held back",
+     "gauge", &TableSeries::horizon_lag},
+    {"tidemark_run_failed_permanently", "1 from a run that failed permanently (not retried) until a run succeeds",
+     "gauge", &TableSeries::failed_permanently},
+    {"tidemark_schema_drift", "1 while the source's columns no longer match what the table loads", "gauge",
+     &TableSeries::schema_drift},
+    {"tidemark_reconcile_deleted_rows", "Target rows whose key left the source, found by the last reconcile", "gauge",
+     &TableSeries::reconcile_deleted},
+    {"tidemark_reconcile_missing_rows", "Source rows below the watermark the target lacked at the last reconcile",
+     "gauge", &TableSeries::reconcile_missing},
+    {"tidemark_reconcile_failed", "1 while the table's latest reconcile failed", "gauge",
+     &TableSeries::reconcile_failed},
+};
+
 void MetricsRegistry::write_text(std::string& out) const {
   // Under the mutex only the copy: the records (shared, so a reload that
   // drops a table frees it after this scrape), the pipelines' histograms
@@ -277,11 +320,11 @@ void MetricsRegistry::write_text(std::string& out) const {
   // One gauge or counter per table, labelled pipeline and table.
   // A family without a series is left out, HELP and TYPE too, as
   // prometheus-cpp left it out.
-  const auto per_table = [&](const char* name, const char* help, const char* type, Value TableSeries::*member) {
+  const auto per_table = [&](const TableFamily& f) {
     if (tables.empty()) return;
-    text.family(name, help, type);
+    text.family(f.name, f.help, f.type);
     for (const auto& s : tables) {
-      text.sample(name, {{"pipeline", s->pipeline}, {"table", s->table}}, ((*s).*member).get());
+      text.sample(f.name, {{"pipeline", s->pipeline}, {"table", s->table}}, ((*s).*f.member).get());
     }
   };
   const auto per_pipeline = [&](const char* name, const char* help, Histogram PipelineSeries::*member) {
@@ -306,29 +349,20 @@ void MetricsRegistry::write_text(std::string& out) const {
       text.sample("tidemark_watermark_timestamp_seconds", {{"pipeline", s->pipeline}, {"table", s->table}}, value);
     }
   }
-  per_table("tidemark_watermark_age_seconds",
-            "Now minus the watermark (integer cursors: now minus when it last moved)", "gauge", &TableSeries::age);
-  per_table("tidemark_watermark_last_moved_timestamp_seconds", "When the watermark last moved, as Unix time", "gauge",
-            &TableSeries::moved);
-  per_table("tidemark_watermark_stale", "1 when the watermark is older than stale_after, or ahead of the source",
-            "gauge", &TableSeries::stale);
-  per_table("tidemark_watermark_stale_after_seconds", "The configured stale_after threshold", "gauge",
-            &TableSeries::stale_after);
-  per_table("tidemark_last_run_rows", "Rows written by the last successful run", "gauge", &TableSeries::last_rows);
-  per_table("tidemark_rows_written_total", "Rows written to the target", "counter", &TableSeries::rows_written);
-
+  for (const TableFamily& f : kWatermarkFamilies) per_table(f);
   if (!tables.empty()) {
     text.family("tidemark_runs_total",
                 "Finished runs by status; failed ones by error kind (transient: retried; permanent: not)", "counter");
     for (const auto& s : tables) {
       text.sample("tidemark_runs_total", {{"pipeline", s->pipeline}, {"status", "success"}, {"table", s->table}},
                   s->runs_success.get());
-      text.sample("tidemark_runs_total",
-                  {{"error", std::string(error_kind_name(ErrorKind::Transient))}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
-                  s->runs_failed_transient.get());
-      text.sample("tidemark_runs_total",
-                  {{"error", std::string(error_kind_name(ErrorKind::Permanent))}, {"pipeline", s->pipeline}, {"status", "failed"}, {"table", s->table}},
-                  s->runs_failed_permanent.get());
+      for (const auto& [kind, count] : {std::pair(ErrorKind::Transient, &s->runs_failed_transient),
+                                         std::pair(ErrorKind::Permanent, &s->runs_failed_permanent)}) {
+        text.sample("tidemark_runs_total",
+                    {{"error", std::string(error_kind_name(kind))}, {"pipeline", s->pipeline}, {"status", "failed"},
+                     {"table", s->table}},
+                    count->get());
+      }
     }
     text.family("tidemark_runs_skipped_total", "Firings that did not start a run, by reason", "counter");
     for (const auto& s : tables) {
@@ -339,26 +373,7 @@ void MetricsRegistry::write_text(std::string& out) const {
     }
   }
   per_pipeline("tidemark_run_duration_seconds", "Run durations, per pipeline", &PipelineSeries::duration);
-  per_table("tidemark_last_run_duration_seconds", "Duration of the table's last run", "gauge",
-            &TableSeries::last_duration);
-  per_table("tidemark_last_success_timestamp_seconds", "When the table's last successful run finished, as Unix time",
-            "gauge", &TableSeries::last_success);
-  per_table("tidemark_run_in_progress", "1 while a run of the table is in flight", "gauge", &TableSeries::in_progress);
-  per_table("tidemark_horizon_lag_seconds",
-            "Source clock minus the last run's hi: what transactions in flight held back", "gauge",
-            &TableSeries::horizon_lag);
-  per_table("tidemark_run_failed_permanently",
-            "1 from a run that failed permanently (not retried) until a run succeeds", "gauge",
-            &TableSeries::failed_permanently);
-  per_table("tidemark_schema_drift", "1 while the source's columns no longer match what the table loads", "gauge",
-            &TableSeries::schema_drift);
-  per_table("tidemark_reconcile_deleted_rows", "Target rows whose key left the source, found by the last reconcile",
-            "gauge", &TableSeries::reconcile_deleted);
-  per_table("tidemark_reconcile_missing_rows",
-            "Source rows below the watermark the target lacked at the last reconcile", "gauge",
-            &TableSeries::reconcile_missing);
-  per_table("tidemark_reconcile_failed", "1 while the table's latest reconcile failed", "gauge",
-            &TableSeries::reconcile_failed);
+  for (const TableFamily& f : kRunFamilies) per_table(f);
   per_pipeline("tidemark_run_start_delay_seconds", "Actual start minus scheduled firing time, per pipeline",
                &PipelineSeries::start_delay);
 

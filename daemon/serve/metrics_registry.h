@@ -78,6 +78,10 @@ class MetricsRegistry final : public RunObserver {
  private:
   struct TableSeries;
   struct PipelineSeries;
+  // The families of one gauge or counter per table, in the order served.
+  struct TableFamily;
+  static const TableFamily kWatermarkFamilies[];
+  static const TableFamily kRunFamilies[];
   // Names compared without building a pair of strings for each lookup.
   using Key = std::pair<std::string, std::string>;
   struct KeyLess {
