@@ -8,42 +8,23 @@
 # database of its own, so that the two are compared in one run.
 #   ROWS=1000000 ROUNDS=3 [BASELINE=/path/to/tidemark] bench/first_load.sh
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
-source "$(dirname "$0")/../scripts/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-1000000}
 ROUNDS=${ROUNDS:-3}
 tidemark=$(built_tidemark)
 
-export PGPORT=${PGPORT:-55499}
-trap stop_postgres EXIT
-start_postgres
-createdb bench_source
-createdb bench_target
-table_ddl="(order_id bigint primary key, customer_id bigint, status text, amount numeric(12,2), updated_at timestamptz not null)"
-psql -X -q -d bench_source -c "create table public.orders $table_ddl" \
-  -c "insert into public.orders select g, g % 5000, (array['new','paid','completed'])[1 + g % 3], (g % 10000) / 100.0,
-        now() - interval '30 days' + g * (interval '30 days' / $ROWS) from generate_series(1, $ROWS) g" \
-  -c "vacuum analyze public.orders"
-psql -X -q -d bench_target -c "create schema raw" -c "create table raw.orders $table_ddl" -c "create table raw.copy_only $table_ddl"
+bench_start
+bench_orders
+psql -X -q -d bench_target -c "create table raw.copy_only $table_ddl"
 baseline=${BASELINE:-}
 if [ -n "$baseline" ]; then
   createdb bench_baseline
   psql -X -q -d bench_baseline -c "create schema raw" -c "create table raw.orders $table_ddl"
 fi
 
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"; stop_postgres' EXIT
-mkdir "$dir/pipelines"
-cat >"$dir/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_source" }
-  target: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_target" }
-log: { level: warn }
-YAML
-if [ -n "$baseline" ]; then
-  sed "s/dbname=bench_target/dbname=bench_baseline/" "$dir/tidemark.yaml" >"$dir/baseline.yaml"
-fi
+bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
+[ -z "$baseline" ] || bench_daemon_file "$dir/baseline.yaml" bench_source bench_baseline
 cat >"$dir/pipelines/bench.yaml" <<YAML
 pipeline: bench
 source: source
@@ -59,8 +40,6 @@ tables:
 YAML
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 [ -z "$baseline" ] || "$baseline" migrate --config "$dir/baseline.yaml" >/dev/null
-
-seconds() { local start=$EPOCHREALTIME; "$@" >/dev/null; seconds_since "$start"; }
 
 copy_only() {
   psql -X -q -d bench_source -c "copy (select * from public.orders) to stdout" |
@@ -80,7 +59,6 @@ first_load() {
 baseline_load() {
   /usr/bin/time -f %M -o "$dir/baseline_rss" "$baseline" run bench --config "$dir/baseline.yaml" >/dev/null
 }
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 bare_times=()
 first_times=()

@@ -8,28 +8,18 @@
 # throwaway PostgreSQL.
 #   ROWS=1000000 REPEAT=5 bench/libpqxx_probe.sh
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
-source "$(dirname "$0")/../scripts/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-1000000}
 REPEAT=${REPEAT:-5}
 pkg-config --exists libpqxx || { echo "libpqxx-dev is not installed (apt-get install libpqxx-dev)" >&2; exit 2; }
 
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"; stop_postgres' EXIT
+bench_start
+bench_orders
 probe=$dir/libpqxx_probe
 # shellcheck disable=SC2046 # pkg-config's flags are words
 g++ -std=c++17 -O2 -Wall -o "$probe" "$TIDEMARK_ROOT/bench/libpqxx_probe.cpp" $(pkg-config --cflags --libs libpqxx libpq)
 
-export PGPORT=${PGPORT:-55498}
-start_postgres
-createdb bench_source
-createdb bench_target
-table_ddl="(order_id bigint primary key, customer_id bigint, status text, amount numeric(12,2), updated_at timestamptz not null)"
-psql -X -q -d bench_source -c "create table public.orders $table_ddl" \
-  -c "insert into public.orders select g, g % 5000, (array['new','paid','completed'])[1 + g % 3], (g % 10000) / 100.0,
-        now() - interval '30 days' + g * (interval '30 days' / $ROWS) from generate_series(1, $ROWS) g" \
-  -c "vacuum analyze public.orders"
-psql -X -q -d bench_target -c "create schema raw" -c "create table raw.orders $table_ddl"
 source_dsn="host=$PGHOST port=$PGPORT dbname=bench_source"
 target_dsn="host=$PGHOST port=$PGPORT dbname=bench_target"
 

@@ -15,26 +15,30 @@
 #   bench/many_tables.sh                              # 1,000 10,000 50,000
 #   TABLES=10000 REPEAT=1 IDLE=10 bench/many_tables.sh
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
-source "$(dirname "$0")/../scripts/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 read -r -a sizes <<<"${TABLES:-1000 10000 50000}"
 REPEAT=${REPEAT:-3}
 SCRAPES=${SCRAPES:-5}
 IDLE=${IDLE:-30}
 tidemark=$(built_tidemark)
 
-export PGPORT=${PGPORT:-55630}
-dir=$(mktemp -d)
 serve=
-trap '[ -z "$serve" ] || kill "$serve" 2>/dev/null || true; rm -rf "$dir"; stop_postgres' EXIT
-start_postgres
+bench_start
+stop_serve() { [ -z "$serve" ] || kill "$serve" 2>/dev/null; }
+bench_on_exit stop_serve
 createdb bench
-port=19555
+# The tables every pipeline names (validate checks each in the database):
+# one source, and the hundred targets each pipeline file reuses.
+psql -X -q -d bench -c "create schema s" -c "create schema r" \
+  -c "create table s.t (id bigint primary key, updated_at timestamptz not null)" \
+  -c "do \$\$ begin for i in 1..100 loop
+        execute format('create table r.%I (id bigint primary key, updated_at timestamptz not null)', 't' || i);
+      end loop; end \$\$"
+port=$(free_port)
 ticks=$(getconf CLK_TCK)
 url="http://127.0.0.1:$port"
 
-# Median of the numbers given as arguments.
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # A field of /proc/PID/status, in KiB.
 status_kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 # utime + stime of PID, in clock ticks.

@@ -7,34 +7,16 @@
 # Starts its own throwaway PostgreSQL.
 #   ROWS=1000000 bench/reconcile.sh
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
-source "$(dirname "$0")/../scripts/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-1000000}
 tidemark=$(built_tidemark)
 [ -x /usr/bin/time ] || { echo "GNU time is needed (apt-get install time)" >&2; exit 1; }
 
-export PGPORT=${PGPORT:-55498}
-trap stop_postgres EXIT
-start_postgres
-createdb bench_source
-createdb bench_target
-table_ddl="(order_id bigint primary key, customer_id bigint, status text, amount numeric(12,2), updated_at timestamptz not null)"
-psql -X -q -d bench_source -c "create table public.orders $table_ddl" \
-  -c "insert into public.orders select g, g % 5000, (array['new','paid','completed'])[1 + g % 3], (g % 10000) / 100.0,
-        now() - interval '30 days' + g * (interval '30 days' / $ROWS) from generate_series(1, $ROWS) g" \
-  -c "vacuum analyze public.orders"
-psql -X -q -d bench_target -c "create schema raw" -c "create table raw.orders $table_ddl"
+bench_start
+bench_orders
 
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"; stop_postgres' EXIT
-mkdir "$dir/pipelines"
-cat >"$dir/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_source" }
-  target: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_target" }
-log: { level: warn }
-YAML
+bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
 cat >"$dir/pipelines/bench.yaml" <<YAML
 pipeline: bench
 source: source

@@ -13,17 +13,13 @@
 # rounds), so that the two tidemarks are compared in one run.
 #   ROWS=1000000 ROUNDS=4 [BASELINE=/path/to/tidemark] bench/steady_state.sh
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR/..
-# shellcheck source=scripts/lib/common.sh
-source "$(dirname "$0")/../scripts/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-1000000}
 ROUNDS=${ROUNDS:-4}
 tidemark=$(built_tidemark)
 
-export PGPORT=${PGPORT:-55498}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"; stop_postgres' EXIT
-start_postgres
+bench_start
 createdb bench_source
 createdb bench_tidemark
 createdb bench_script
@@ -46,14 +42,7 @@ for db in "${targets[@]}"; do
   psql -X -q -d "$db" -c "create schema raw" -c "create table raw.events $table_ddl"
 done
 
-mkdir "$dir/pipelines"
-cat >"$dir/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_source" }
-  target: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_tidemark" }
-log: { level: warn }
-YAML
+bench_daemon_file "$dir/tidemark.yaml" bench_source bench_tidemark
 cat >"$dir/pipelines/bench.yaml" <<YAML
 pipeline: bench
 source: source
@@ -69,11 +58,10 @@ tables:
 YAML
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 if [ -n "$baseline" ]; then
-  sed "s/dbname=bench_tidemark/dbname=bench_baseline/" "$dir/tidemark.yaml" >"$dir/baseline.yaml"
+  bench_daemon_file "$dir/baseline.yaml" bench_source bench_baseline
   "$baseline" migrate --config "$dir/baseline.yaml" >/dev/null
 fi
 
-seconds() { local start=$EPOCHREALTIME; "$@" >/dev/null; seconds_since "$start"; }
 watermark() { psql -X -At -d bench_tidemark -c "select value from tidemark.watermarks where table_name = 'events'"; }
 
 # The script tidemark replaces: the window's rows into a temp staging
@@ -155,7 +143,6 @@ for db in "${targets[@]}"; do
   [ "$got" = "$want" ] || { echo "$db differs from the source: $got vs $want" >&2; exit 1; }
 done
 
-median() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 t=$(median "${tidemark_times[@]}")
 s=$(median "${script_times[@]}")
 printf 'rows: %s, rounds: %s (10%% changed + 1%% new each)\n' "$ROWS" "$ROUNDS"

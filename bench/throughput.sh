@@ -12,8 +12,8 @@
 # (default 1, the first load); STATEMENTS=1 (default) logs every
 # statement on the server during one more firing and breaks a run down.
 set -euo pipefail
-# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
-source "$(dirname "$0")/../scripts/lib/common.sh"
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
 TABLES=${TABLES:-100}
 SCHEDULE=${SCHEDULE:-"*/10 * * * * *"}
 FIRINGS=${FIRINGS:-3}
@@ -23,8 +23,8 @@ STATEMENTS=${STATEMENTS:-1}
 tidemark=${1:-${TIDEMARK_BIN:-$(built_tidemark)}}
 [ -x "$tidemark" ] || { echo "no tidemark binary at $tidemark" >&2; exit 2; }
 
-export PGPORT=${PGPORT:-55490}
-port=${METRICS_PORT:-19590}
+bench_port
+port=${METRICS_PORT:-$(free_port)}
 dir=$(mktemp -d)
 serve=
 sampler=

@@ -52,6 +52,17 @@ built_tidemark() {
 }
 
 # Seconds elapsed since START, an earlier $EPOCHREALTIME.
+# A TCP port on 127.0.0.1 that nothing listens on now.
+free_port() {
+  local port
+  for port in $(seq $((20000 + $$ % 20000)) 65000); do
+    if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+      echo "$port"
+      return
+    fi
+  done
+}
+
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }'; }
 
 pg_bin() {

@@ -60,8 +60,7 @@ pod info >/dev/null 2>&1 || skip "podman cannot run here: $(pod info 2>&1 | tail
 # with the same apt sources and settings, so the Dockerfile's apt-get runs.
 started=$SECONDS
 if [ ! -s "$base_tar" ]; then
-  mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
-  mirror=${mirror:-http://deb.debian.org/debian}
+  mirror=$(debian_mirror)
   say "building the Debian 12 base image from $mirror (once; cached in $cache)"
   rootfs=$work/rootfs
   debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >"$work/debootstrap.log" 2>&1 ||

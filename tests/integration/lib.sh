@@ -4,6 +4,8 @@
 # processes that are stopped, and one-line assertions counted for the
 # closing "N passed, M failed" line.
 : "${TIDEMARK_PG_DIR:?run through scripts/test, which starts PostgreSQL}"
+# shellcheck source-path=SCRIPTDIR source=../../scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/common.sh"
 
 passed=0
 failed=0
@@ -64,15 +66,13 @@ log: { level: $1 }
 YAML
 }
 
-# A TCP port on 127.0.0.1 that nothing listens on now.
-free_port() {
-  local port
-  for port in $(seq $((20000 + $$ % 20000)) 65000); do
-    if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-      echo "$port"
-      return
-    fi
-  done
+# The Debian mirror apt on this machine uses (a deb822 .sources file or a
+# one-line list), for debootstrap; the security archive is not one.
+debian_mirror() {
+  local uri
+  uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
+  echo "${uri:-http://deb.debian.org/debian}"
 }
 
 # Prints the closing line; fails when any check failed.

@@ -69,14 +69,6 @@ depends=$(dpkg-deb -f "$deb" Depends)
 log "packaged $(basename "$deb")"
 
 # --- The cached root ---------------------------------------------------------
-# The Debian mirror apt on this machine uses (a deb822 .sources file or a
-# one-line list); the container's apt uses it too.
-mirror() {
-  local uri
-  uri=$(awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-  [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $3 !~ /security/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)
-  echo "${uri:-http://deb.debian.org/debian}"
-}
 cache=${TIDEMARK_TEST_CACHE:-${XDG_CACHE_HOME:-/var/cache}/tidemark-test}
 # The name carries the recipe: change one, change the other.
 base=$cache/bookworm-systemd-postgresql-1
@@ -87,7 +79,7 @@ flock 9  # one preparation at a time, and none while another run boots the root
 if [ ! -f "$base/.complete" ]; then
   log "debootstrapping the container's root into $base (once)"
   rm -rf "$base"
-  debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus bookworm "$base" "$(mirror)" \
+  debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus bookworm "$base" "$(debian_mirror)" \
     >"$work/debootstrap.log" 2>&1 || { tail -5 "$work/debootstrap.log"; rm -rf "$base"; skip "debootstrap failed (no Debian mirror?)"; }
   in_base sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postgresql' \
     >"$work/postgresql.log" 2>&1 || { tail -5 "$work/postgresql.log"; rm -rf "$base"; skip "PostgreSQL could not be installed in the container's root"; }

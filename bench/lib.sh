@@ -1,0 +1,76 @@
+# shellcheck shell=bash
+# Shared by the benchmarks (source it): each starts a throwaway PostgreSQL
+# of its own, on a port of its own, so that any two can run side by side;
+# a scratch folder $dir; the daemon file for a source and a target
+# database; the median of a list and the time a command takes.
+# shellcheck source-path=SCRIPTDIR source=../scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib/common.sh"
+
+bench_cleanups=()
+
+# PGPORT, unless set, a port taken from this process's id: two benchmarks
+# never share one.
+bench_port() { export PGPORT=${PGPORT:-$((41000 + $$ % 20000))}; }
+
+# Starts PostgreSQL (on bench_port) and makes $dir; both go on exit,
+# after what bench_on_exit added.
+bench_start() {
+  bench_port
+  dir=$(mktemp -d /tmp/tidemark-bench.XXXXXX)
+  mkdir "$dir/pipelines"
+  trap bench_stop EXIT
+  start_postgres
+}
+
+# bench_on_exit COMMAND: runs COMMAND (eval'd) on exit, before the server stops.
+bench_on_exit() { bench_cleanups+=("$1"); }
+
+bench_stop() {
+  local cleanup
+  for cleanup in "${bench_cleanups[@]}"; do eval "$cleanup" || true; done
+  rm -rf "$dir"
+  stop_postgres
+}
+
+# bench_daemon_file FILE SOURCE_DB TARGET_DB [LINE...]: a daemon file with
+# connections source and target (the state in the target), warnings only
+# in the log, then the lines given.
+bench_daemon_file() {
+  local file=$1 source_db=$2 target_db=$3
+  shift 3
+  {
+    echo "state: target"
+    echo "connections:"
+    echo "  source: { dsn: \"host=$PGHOST port=$PGPORT dbname=$source_db\" }"
+    echo "  target: { dsn: \"host=$PGHOST port=$PGPORT dbname=$target_db\" }"
+    echo "log: { level: warn }"
+    [ $# -eq 0 ] || printf '%s\n' "$@"
+  } >"$file"
+}
+
+# The orders table of the load benchmarks, its columns in $table_ddl:
+# public.orders of bench_source with ROWS rows stamped over the last 30
+# days, and an empty raw.orders in bench_target. Both databases are
+# created here.
+bench_orders() {
+  createdb bench_source
+  createdb bench_target
+  table_ddl="(order_id bigint primary key, customer_id bigint, status text, amount numeric(12,2), updated_at timestamptz not null)"
+  psql -X -q -d bench_source -c "create table public.orders $table_ddl" \
+    -c "insert into public.orders select g, g % 5000, (array['new','paid','completed'])[1 + g % 3], (g % 10000) / 100.0,
+          now() - interval '30 days' + g * (interval '30 days' / $ROWS) from generate_series(1, $ROWS) g" \
+    -c "vacuum analyze public.orders"
+  psql -X -q -d bench_target -c "create schema raw" -c "create table raw.orders $table_ddl"
+}
+
+# The median of the numbers given as arguments.
+median() {
+  printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# seconds COMMAND...: runs it (output dropped) and prints the wall seconds it took.
+seconds() {
+  local start=$EPOCHREALTIME
+  "$@" >/dev/null
+  seconds_since "$start"
+}
