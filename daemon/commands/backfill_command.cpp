@@ -15,9 +15,7 @@
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
 #include "daemon/commands/partition_backfill.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/pg_target.h"
+#include "daemon/pg/pg_run_ports.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -29,13 +27,11 @@ int backfill_incremental(const std::shared_ptr<const Config>& config, const Pipe
   PipelineConnections connections;
   connections.open_state(*config);
   connections.open_data(*config, pipeline);
-  PgStateStore state(*connections.state);
-  PgSource source = connections.make_source(nullptr, &cancel);
-  PgTarget target(connections.target(), source, state, cancel);
+  PgRunPorts ports(connections, cancel);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
   TimedSummary result;
-  result.summary = CursorBackfill(RunContext{pipeline, table, state, source, target, observer, cancel}).execute(cl.from, cl.to);
+  result.summary = CursorBackfill(RunContext{pipeline, table, ports.state, ports.source, ports.target, observer, cancel}).execute(cl.from, cl.to);
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   out << describe_run(result) << '\n';

@@ -6,9 +6,7 @@
 #include "core/run/partition_writer.h"
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/command_support.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/pg_target.h"
+#include "daemon/pg/pg_run_ports.h"
 
 namespace tidemark {
 
@@ -56,10 +54,8 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
         connections.open_data(*config_, pipeline_);
         connections.use_pipeline_time_zone(pipeline_);
       }
-      PgStateStore state(*connections.state);
-      PgSource source = connections.make_source(nullptr, &cancel);
-      PgTarget target(connections.target(), source, state, cancel);
-      summary = PartitionWriter(RunContext{pipeline_, table_, state, source, target, observer, cancel})
+      PgRunPorts ports(connections, cancel);
+      summary = PartitionWriter(RunContext{pipeline_, table_, ports.state, ports.source, ports.target, observer, cancel})
                     .write(partition, RunTrigger::Backfill, /*wait=*/true);
     } catch (const std::exception& e) {
       summary.status = RunStatus::Failed;

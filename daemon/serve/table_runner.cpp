@@ -5,6 +5,7 @@
 
 #include "core/run/incremental_run.h"
 #include "core/run/partition_run.h"
+#include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/pg_key_side.h"
 #include "daemon/pg/pg_source.h"
@@ -113,13 +114,11 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
     out.run.error = e.what();
     return out;
   }
-  PgStateStore state(*connections.state);
-  PgSource source = connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
-  PgTarget target(connections.target(), source, state, cancel);
-  if (fault_hook_) target.set_fault_hook(fault_hook_);
+  PgRunPorts ports(connections, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
+  if (fault_hook_) ports.target.set_fault_hook(fault_hook_);
   PgKeySide source_keys(*connections.source, table, PgKeySide::Role::Source);
   PgKeySide target_keys(connections.target(), table, PgKeySide::Role::Target, reconcile_mark_column(table));
-  const RunContext context{pipeline, table, state, source, target, observer_, cancel};
+  const RunContext context{pipeline, table, ports.state, ports.source, ports.target, observer_, cancel};
   out = ReconcileRun(context, source_keys, target_keys).execute(request);
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);

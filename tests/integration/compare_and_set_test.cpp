@@ -5,9 +5,7 @@
 
 #include "compare_and_set_contract.h"
 #include "core/run/cancel_token.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/pg_target.h"
+#include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/state_schema.h"
 #include "pg_test_env.h"
 
@@ -26,10 +24,8 @@ TEST_CASE("the compare-and-set contract: the PostgreSQL state store") {
     PipelineConnections connections;
     connections.open_state(*config);
     connections.open_data(*config, pipeline);
-    PgStateStore state(*connections.state);
-    PgSource source = connections.make_source(nullptr, &cancel);
-    PgTarget target(connections.target(), source, state, cancel);
-    contract::check_compare_and_set({state, target, TableKey{"p", "t"}});
+    PgRunPorts ports(connections, cancel);
+    contract::check_compare_and_set({ports.state, ports.target, TableKey{"p", "t"}});
   }
 }
 

@@ -10,6 +10,7 @@
 #include "core/run/partition_writer.h"
 #include "core/time/instant_text.h"
 #include "daemon/commands/chunk_logger.h"
+#include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/pg_state_store.h"
 #include "daemon/pg/pg_target.h"
@@ -183,15 +184,13 @@ TEST_CASE("the target's check chooses binary COPY only for the same built-in typ
     PipelineConnections connections;
     connections.open_state(*config);
     connections.open_data(*config, pipeline);
-    PgStateStore state(*connections.state);
-    PgSource source = connections.make_source(nullptr, &cancel);
-    PgTarget target(connections.target(), source, state, cancel);
-    const auto inspected = source.inspect(table);
+    PgRunPorts ports(connections, cancel);
+    const auto inspected = ports.source.inspect(table);
     REQUIRE(inspected.ok());
-    const auto checked = target.check(table);
+    const auto checked = ports.target.check(table);
     INFO(row.source_ddl, " -> ", row.target_ddl);
     REQUIRE(checked.ok());
-    CHECK(target.copy_format(*inspected) == row.expected);
+    CHECK(ports.target.copy_format(*inspected) == row.expected);
   }
 }
 
