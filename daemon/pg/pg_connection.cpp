@@ -4,7 +4,6 @@
 
 #include <type_traits>
 
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,13 +13,6 @@
 namespace tidemark {
 
 static_assert(std::is_same_v<Oid, PgOid>, "PgOid must be libpq's Oid");
-
-void PgResult::Clear::operator()(pg_result* result) const { PQclear(result); }
-int PgResult::rows() const { return PQntuples(result_.get()); }
-bool PgResult::is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
-std::string PgResult::text(int row, int column) const { return PQgetvalue(result_.get(), row, column); }
-int PgResult::columns() const { return PQnfields(result_.get()); }
-std::string PgResult::column_name(int column) const { return PQfname(result_.get(), column); }
 
 bool PgConnection::is_ok() const { return PQstatus(conn_) == CONNECTION_OK; }
 int PgConnection::backend_pid() const { return PQbackendPID(conn_); }
@@ -35,30 +27,6 @@ const char* const kPinnedSessionSettings =
     " SET standard_conforming_strings = on; SET client_encoding = 'UTF8';"
     " SET default_transaction_isolation = 'read committed'";
 
-Error PgError::as_error() const {
-  // SQLSTATE classes (PostgreSQL Appendix A) that no retry can fix.
-  static constexpr std::string_view kPermanentClasses[] = {
-      "0A",  // feature not supported
-      "22",  // data exception
-      "23",  // integrity constraint violation
-      "28",  // invalid authorization specification
-      "2B",  // dependent privilege descriptors still exist
-      "3D",  // invalid catalog name (no such database)
-      "3F",  // invalid schema name
-      "42",  // syntax error or access rule violation
-      "44",  // WITH CHECK OPTION violation
-  };
-  if (in_query_) return permanent_error(what());
-  const std::string_view state(sqlstate_);
-  // A row whose parent the target does not hold yet: the parent's own
-  // table may load at its next run, and this one with it.
-  if (state == "23503") return Error{what(), ErrorKind::Transient};
-  for (const std::string_view c : kPermanentClasses) {
-    if (state.substr(0, 2) == c) return permanent_error(what());
-  }
-  return Error{what(), ErrorKind::Transient};
-}
-
 namespace {
 
 // Bound values as libpq takes them: pointers into `params` (which must
@@ -70,87 +38,12 @@ std::vector<const char*> param_values(const PgParams& params) {
   return values;
 }
 
-std::string trimmed(const char* message) {
-  std::string out = message ? message : "";
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-int error_position(const PGresult* result) {
-  const char* position = result ? PQresultErrorField(result, PG_DIAG_STATEMENT_POSITION) : nullptr;
-  return position ? std::atoi(position) : 0;
-}
-
-std::string error_sqlstate(const PGresult* result) {
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  return state ? state : "";
-}
-
-// A libpq message's lines (client-side ones span several: "server closed
-// the connection unexpectedly\n\tThis probably means...") joined by "; ",
-// without DETAIL and CONTEXT lines.
-std::string joined_lines(const std::string& message) {
-  std::string out;
-  std::size_t start = 0;
-  while (start <= message.size()) {
-    std::size_t end = message.find('\n', start);
-    if (end == std::string::npos) end = message.size();
-    std::string line = message.substr(start, end - start);
-    line.erase(0, line.find_first_not_of(" \t"));
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
-    const bool withheld = line.rfind("DETAIL:", 0) == 0 || line.rfind("CONTEXT:", 0) == 0;
-    if (!line.empty() && !withheld) out += (out.empty() ? "" : "; ") + line;
-    start = end + 1;
-  }
-  return out;
-}
-
-// What tidemark shows and stores of a server error: severity, message and
-// hint, on one line. PostgreSQL's DETAIL and CONTEXT are left out: they
-// carry row values ("Key (k)=(1) already exists", "Failing row contains
-// (...)"), which must not reach logs or tidemark.runs; the message names
-// the constraint or column, which is what an operator acts on.
-std::string server_error_text(const PGresult* result) {
-  const char* primary = result ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
-  if (primary == nullptr) return joined_lines(trimmed(result ? PQresultErrorMessage(result) : nullptr));
-  const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
-  const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT);
-  std::string out = std::string(severity ? severity : "ERROR") + ":  " + primary;
-  if (hint) out += std::string(" HINT:  ") + hint;
-  for (char& c : out) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return trimmed(out.c_str());
-}
-
-// The same for libpq's connection-level message: its lines joined by "; ",
-// without the DETAIL and CONTEXT lines a failed query leaves in it.
-std::string connection_error_text(const PGconn* conn) { return joined_lines(trimmed(PQerrorMessage(conn))); }
-
 std::string first_line(const std::string& sql) {
   const std::string line = sql.substr(0, sql.find('\n'));
   return line.size() > 80 ? line.substr(0, 77) + "..." : line;
 }
 
 }  // namespace
-
-std::optional<std::string> PgResult::optional_text(int row, int column) const {
-  if (is_null(row, column)) return std::nullopt;
-  return text(row, column);
-}
-
-std::int64_t PgResult::integer(int row, int column) const {
-  const char* value = PQgetvalue(result_.get(), row, column);
-  std::int64_t out = 0;
-  const auto [end, ec] = std::from_chars(value, value + std::strlen(value), out);
-  if (ec != std::errc() || *end != '\0') throw PgError(std::string("expected an integer, got \"") + value + "\"");
-  return out;
-}
-
-std::int64_t PgResult::affected() const {
-  const char* n = PQcmdTuples(result_.get());
-  return (n && *n) ? std::stoll(n) : 0;
-}
 
 PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(std::move(label)) {
   // Defaults first: a later keyword (the expanded DSN) overrides them.
@@ -181,10 +74,7 @@ PgConnection::~PgConnection() {
 }
 
 void PgConnection::fail(const std::string& what, const PGresult* result) const {
-  std::string message;
-  if (result) message = server_error_text(result);
-  if (message.empty()) message = connection_error_text(conn_);
-  throw PgError(label_ + ": " + what + ": " + message, error_sqlstate(result), error_position(result));
+  throw PgError::from_libpq(label_ + ": " + what, result, conn_);
 }
 
 PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
@@ -398,9 +288,10 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
     if (status != PGRES_SINGLE_TUPLE) {
       if (error.empty()) {
-        error = source.label_ + ": partition query: " + server_error_text(raw);
-        error_state = error_sqlstate(raw);
-        position = error_position(raw);
+        const PgError failed = PgError::from_libpq(source.label_ + ": partition query", raw, source.conn_);
+        error = failed.what();
+        error_state = failed.sqlstate();
+        position = failed.position();
       }
       continue;
     }

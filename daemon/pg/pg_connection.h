@@ -16,10 +16,8 @@
 #include <vector>
 
 #include "core/result.h"
-
-// libpq's handles (PGconn, PGresult), declared as libpq-fe.h names them.
-struct pg_conn;
-struct pg_result;
+#include "daemon/pg/pg_error.h"
+#include "daemon/pg/pg_result.h"
 
 namespace tidemark {
 
@@ -27,64 +25,6 @@ namespace tidemark {
 using PgOid = unsigned int;
 
 class CancelToken;
-
-class PgError : public std::runtime_error {
- public:
-  PgError(const std::string& message, std::string sqlstate = {}, int position = 0)
-      : std::runtime_error(message), sqlstate_(std::move(sqlstate)), position_(position) {}
-  // A failure tidemark found in what a statement returned (a row outside
-  // its partition, a column the query lacks): the query is wrong, and no
-  // retry can fix it, whatever the SQLSTATE.
-  static PgError in_query(const std::string& message, std::string sqlstate = {}, int position = 0) {
-    PgError e(message, std::move(sqlstate), position);
-    e.in_query_ = true;
-    return e;
-  }
-  const std::string& sqlstate() const { return sqlstate_; }
-  // Where in the statement the server found the error: a 1-based count of
-  // characters, 0 when it did not say.
-  int position() const { return position_; }
-  // The failure as a value, typed by its SQLSTATE: connection loss,
-  // timeouts, cancellation, serialization failures, lock waits and
-  // resource shortages are transient, and so is a foreign key violation
-  // (the parent's table may load later); errors in a statement or its data
-  // (syntax, missing table or column, privileges, type or other constraint
-  // violations) and a missing database or role are permanent. Errors
-  // without a SQLSTATE come from the client library (a connection that
-  // could not be made or broke) and are transient; one made by in_query
-  // is permanent.
-  Error as_error() const;
-
- private:
-  std::string sqlstate_;
-  int position_ = 0;
-  bool in_query_ = false;
-};
-
-// A query result; the rows are read as text.
-class PgResult {
- public:
-  explicit PgResult(pg_result* result) : result_(result) {}
-
-  int rows() const;
-  bool is_null(int row, int column) const;
-  std::string text(int row, int column) const;
-  std::optional<std::string> optional_text(int row, int column) const;
-  std::int64_t integer(int row, int column) const;  // requires a non-null integer
-  bool boolean(int row, int column) const { return text(row, column) == "t"; }
-  int columns() const;
-  std::string column_name(int column) const;
-  // Rows affected by INSERT/UPDATE/DELETE/COPY.
-  std::int64_t affected() const;
-  // libpq's result, for daemon/pg's own use.
-  const pg_result* raw() const { return result_.get(); }
-
- private:
-  struct Clear {
-    void operator()(pg_result* result) const;
-  };
-  std::unique_ptr<pg_result, Clear> result_;
-};
 
 using PgParams = std::vector<std::optional<std::string>>;
 
