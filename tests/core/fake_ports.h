@@ -60,6 +60,7 @@ class FakeState final : public StateStore {
     return lock.partition ? partition_locks.count(lock.partition->lo) > 0 : locked;
   }
   std::string fail_open;  // open_run fails with this, when set
+  std::string unreadable_watermark;  // open_run opens the row but cannot read the watermark, saying this
   Result<OpenedRun> open_run(const RunStart& start) override {
     if (!fail_open.empty()) return Error{fail_open};
     OpenedRun out;
@@ -70,7 +71,11 @@ class FakeState final : public StateStore {
       }
     }
     abandoned_marked += out.abandoned;
-    if (watermark) out.watermark = StoredWatermark{*watermark};
+    if (!unreadable_watermark.empty()) {
+      out.unreadable_watermark = unreadable_watermark;
+    } else if (watermark) {
+      out.watermark = StoredWatermark{*watermark};
+    }
     if (!start.window) out.loaded_columns = loaded_columns;
     runs.push_back({start, std::nullopt});
     out.run = static_cast<RunId>(runs.size());

@@ -160,6 +160,22 @@ TEST_CASE("a stored watermark of another type fails the run with advice") {
   CHECK(h.state.runs.back().end->error == s.error);  // recorded in the run row
 }
 
+TEST_CASE("a stored watermark that cannot be read fails the run permanently, its row closed, nothing written") {
+  Harness h;
+  h.state.unreadable_watermark = "stored watermark of p.t: not a timestamptz: \"soon\"";
+  h.source.rows = {{1, 10}};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error_kind == ErrorKind::Permanent);
+  CHECK(s.error == h.state.unreadable_watermark);
+  REQUIRE(h.state.runs.size() == 1);
+  REQUIRE(h.state.runs.back().end);  // the row does not stay `running`
+  CHECK_FALSE(h.state.runs.back().end->success);
+  CHECK(h.state.runs.back().end->error_kind == ErrorKind::Permanent);
+  CHECK(h.target.commits == 0);
+  CHECK_FALSE(h.state.locked);
+}
+
 TEST_CASE("a duration lookback on an integer cursor fails the run, recorded") {
   Harness h;
   h.state.watermark = n(10);
