@@ -56,16 +56,6 @@ void StateMonitor::loop() {
 }
 
 void StateMonitor::refresh(const Config& config) {
-  for (const ConnectionConfig& c : config.daemon.connections) {
-    if (c.name == config.daemon.state) continue;  // tried below, where it is used
-    try {
-      connect_to(config, c.name);
-      metrics_.database_up(c.name, true);
-    } catch (const std::exception& e) {
-      metrics_.database_up(c.name, false);
-      spdlog::debug("connection {} is down: {}", c.name, e.what());
-    }
-  }
   try {
     const auto state = connect_to(config, config.daemon.state);
     metrics_.database_up(config.daemon.state, true);
@@ -111,6 +101,19 @@ void StateMonitor::refresh(const Config& config) {
     metrics_.database_up(config.daemon.state, false);
     health_.state_checked(false, e.what());
     spdlog::warn("cannot read the state database {}: {}", config.daemon.state, e.what());
+  }
+  // The other databases after the state, whose gauges (the watermarks,
+  // last success, reconcile) a run waits for: each one down can take its
+  // connect timeout.
+  for (const ConnectionConfig& c : config.daemon.connections) {
+    if (c.name == config.daemon.state) continue;  // tried above, where it is used
+    try {
+      connect_to(config, c.name);
+      metrics_.database_up(c.name, true);
+    } catch (const std::exception& e) {
+      metrics_.database_up(c.name, false);
+      spdlog::debug("connection {} is down: {}", c.name, e.what());
+    }
   }
 }
 
