@@ -384,12 +384,13 @@ Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& tabl
       return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
                             type);
     }
-    // -infinity is no instant a window can start from; infinity is above
-    // every window (counted with the horizon), so the finite least is the start.
-    const std::string cursor = quote_identifier(table.cursor);
-    const std::string finite = "min(" + cursor + ") filter (where " + cursor + " not in ('infinity', '-infinity'))";
-    const PgResult r = connection_.exec("select " + raw_of(type, finite) + ", " + min + " = '-infinity' from " +
-                                        table.source_table->quoted());
+    // -infinity is no instant a window can start from; a least value of
+    // infinity means no finite one (infinity is above every window, and
+    // counted with the horizon). A plain min(), which an index on the
+    // cursor answers without reading the table.
+    const PgResult r = connection_.exec("select case when " + min + " = '-infinity' then null else " +
+                                        raw_of(type, "nullif(" + min + ", 'infinity')") + " end, " + min +
+                                        " = '-infinity' from " + table.source_table->quoted());
     if (!r.is_null(0, 1) && r.boolean(0, 1)) {
       return permanent_error("source table " + table.source_table->display() + " has rows whose cursor " +
                              table.cursor +
