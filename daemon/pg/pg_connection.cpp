@@ -385,10 +385,13 @@ PgResult PgConnection::finish() {
 }
 
 void PgConnection::reset(const std::string& then) {
-  // DISCARD ALL runs alone: it refuses to be part of a transaction, and
-  // several statements in one string are one.
-  exec("DISCARD ALL");
-  exec(then.empty() ? std::string(kPinnedSessionSettings) : std::string(kPinnedSessionSettings) + "; " + then);
+  // What DISCARD ALL does, statement by statement: DISCARD ALL itself
+  // refuses to run in a transaction, which several statements in one
+  // string are, and would cost a round trip of its own.
+  static const std::string kDiscard =
+      "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *;"
+      " SELECT pg_advisory_unlock_all(); DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES; ";
+  exec(kDiscard + kPinnedSessionSettings + (then.empty() ? std::string() : "; " + then));
 }
 
 void PgConnection::set_time_zone(const std::string& zone) {

@@ -109,10 +109,10 @@ class PgConnection {
   // The result of the statement send() sent. Throws PgError.
   PgResult finish();
 
-  // Wipes whatever an earlier user left on the session (DISCARD ALL: locks,
-  // temp tables, prepared statements, settings) and pins
-  // kPinnedSessionSettings again, then runs `then` (more settings) in the
-  // same round trip. Throws PgError.
+  // Wipes whatever an earlier user left on the session (what DISCARD ALL
+  // wipes: locks, temp tables, prepared statements, settings) and pins
+  // kPinnedSessionSettings again, then runs `then` (more settings), all in
+  // one round trip. Throws PgError.
   void reset(const std::string& then = {});
   // Sets this session's time zone to `other`'s: values converted between
   // types on their way between the two (a timestamp into a timestamptz, a
