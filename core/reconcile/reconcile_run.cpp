@@ -107,7 +107,7 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   // Its copies go through the load's upsert, and its deletes find keys
   // as the load wrote them: the target must take what a load does.
   const SourceKeys source_keys{source_table_.catalog, source_table_.unique_indexes, source_table_.kind};
-  if (const auto refusal = refuse_target(run_.table, run_.table.target_table.display(), source_keys, *target,
+  if (const auto refusal = refuse_target(run_.table, source_keys, *target,
                                          source_table_.columns)) {
     return permanent_error(*refusal);
   }

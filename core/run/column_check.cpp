@@ -23,7 +23,7 @@ Result<ColumnPlan> check_columns(const RunContext& run, const SourceTable& sourc
   if (decision.failure) return permanent_error(*decision.failure);
   // Whether every load, not only a first one, can write what it copies.
   const SourceKeys source_keys{source.catalog, source.unique_indexes, source.kind};
-  if (const auto refusal = refuse_target(run.table, input.target_name, source_keys, *target, decision.load)) {
+  if (const auto refusal = refuse_target(run.table, source_keys, *target, decision.load)) {
     return permanent_error(*refusal);
   }
   ColumnPlan plan;

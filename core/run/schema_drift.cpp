@@ -5,11 +5,6 @@
 namespace tidemark {
 namespace {
 
-const ColumnShape* find_column(const std::vector<ColumnShape>& columns, const std::string& name) {
-  const auto it = std::find_if(columns.begin(), columns.end(), [&](const ColumnShape& c) { return c.name == name; });
-  return it == columns.end() ? nullptr : &*it;
-}
-
 void add_part(std::string& text, const std::string& part) { text += (text.empty() ? "" : "; ") + part; }
 
 }  // namespace

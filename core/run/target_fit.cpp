@@ -8,11 +8,6 @@
 namespace tidemark {
 namespace {
 
-const ColumnShape* find_column(const std::vector<ColumnShape>& columns, const std::string& name) {
-  const auto it = std::find_if(columns.begin(), columns.end(), [&](const ColumnShape& c) { return c.name == name; });
-  return it == columns.end() ? nullptr : &*it;
-}
-
 std::string list(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
@@ -49,9 +44,10 @@ std::string unusable(const UniqueIndex& index, const std::optional<std::string>&
 
 }  // namespace
 
-std::optional<std::string> refuse_target(const TableConfig& table, const std::string& target_name,
+std::optional<std::string> refuse_target(const TableConfig& table,
                                          const SourceKeys& source, const TargetTable& target,
                                          const std::vector<std::string>& loaded) {
+  const std::string target_name = table.target_table.display();
   const std::string key = "(" + list(table.key) + ")";
   if (!target.row_changing_triggers.empty()) {
     const RowTrigger& trigger = target.row_changing_triggers.front();

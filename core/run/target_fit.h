@@ -38,7 +38,7 @@ struct SourceKeys {
   RelationKind kind = RelationKind::Table;
 };
 
-// The target's refusal, naming `target_name`, the cause and the fix; nothing
+// The target's refusal, naming the target table, the cause and the fix; nothing
 // when the target can take the loads. `loaded` are the columns a chunk copies.
 // - The key needs a valid, immediate unique index on exactly its columns
 //   (INCLUDE columns aside), without a WHERE clause or expressions.
@@ -56,7 +56,7 @@ struct SourceKeys {
 // - An enabled BEFORE trigger that runs for each row an INSERT or UPDATE
 //   writes can change the values a load writes: the target would not hold
 //   the source's values.
-std::optional<std::string> refuse_target(const TableConfig& table, const std::string& target_name,
+std::optional<std::string> refuse_target(const TableConfig& table,
                                          const SourceKeys& source, const TargetTable& target,
                                          const std::vector<std::string>& loaded);
 

@@ -3,7 +3,9 @@
 // a target can take a load. A value type.
 #pragma once
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace tidemark {
 
@@ -26,5 +28,11 @@ struct ColumnShape {
   bool operator==(const ColumnShape& other) const { return name == other.name && type == other.type; }
   bool operator!=(const ColumnShape& other) const { return !(*this == other); }
 };
+
+// The column named `name` in `columns`; nullptr when there is none.
+inline const ColumnShape* find_column(const std::vector<ColumnShape>& columns, const std::string& name) {
+  const auto it = std::find_if(columns.begin(), columns.end(), [&](const ColumnShape& c) { return c.name == name; });
+  return it == columns.end() ? nullptr : &*it;
+}
 
 }  // namespace tidemark

@@ -67,7 +67,7 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
     std::optional<std::string> refusal = decision.failure;
     if (!refusal) {
       const SourceKeys source_keys{inspected->catalog, inspected->unique_indexes, inspected->kind};
-      refusal = refuse_target(t, input.target_name, source_keys, *checked, decision.load);
+      refusal = refuse_target(t, source_keys, *checked, decision.load);
     }
     if (refusal) {
       fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, *refusal);

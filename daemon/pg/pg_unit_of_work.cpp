@@ -182,14 +182,8 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
   KeyTypes key_types;
   for (std::size_t i = 0; i < table.key.size(); ++i) {
     const std::string& column = table.key[i];
-    const auto find = [&](const std::vector<ColumnShape>& columns) -> const ColumnShape* {
-      for (const ColumnShape& c : columns) {
-        if (c.name == column) return &c;
-      }
-      return nullptr;
-    };
-    const ColumnShape* in_source = find(source.catalog);
-    const ColumnShape* in_target = find(copy_types_.columns);
+    const ColumnShape* in_source = find_column(source.catalog, column);
+    const ColumnShape* in_target = find_column(copy_types_.columns, column);
     if (in_source == nullptr || in_target == nullptr) {
       return Error{"key column " + column + " is missing from the source or the target"};
     }
