@@ -8,22 +8,21 @@ namespace {
 
 // A firing's report: its partitions are its runs, each reported as it
 // ends, so the firing's own end is heard only when it did not succeed and
-// no partition was: skipped, or failed before the first.
+// no partition ran (its range is theirs): skipped, or failed before the
+// first.
 class FiringObserver final : public RunObserver {
  public:
-  FiringObserver(RunObserver& inner, const bool& partition_reported)
-      : inner_(inner), partition_reported_(partition_reported) {}
+  explicit FiringObserver(RunObserver& inner) : inner_(inner) {}
   void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
                           const CursorValue& watermark) override {
     inner_.on_chunk_committed(table, window, counts, watermark);
   }
   void on_run_finished(const RunSummary& summary) override {
-    if (!partition_reported_ && summary.status != RunStatus::Success) inner_.on_run_finished(summary);
+    if (!summary.range && summary.status != RunStatus::Success) inner_.on_run_finished(summary);
   }
 
  private:
   RunObserver& inner_;
-  const bool& partition_reported_;
 };
 
 }  // namespace
@@ -48,8 +47,7 @@ Result<std::optional<Instant>> partitions_complete_before(Source& source, const 
 RunSummary PartitionRun::execute(RunTrigger trigger) {
   // The table's lock only orders firings; each partition is a run of its
   // own (PartitionWriter), with its row and its report.
-  partition_reported_ = false;
-  FiringObserver heard(run_.observer, partition_reported_);
+  FiringObserver heard(run_.observer);
   RunLifecycle firing(run_.state, heard, RunLock{run_.key(), std::nullopt}, trigger, RunRow::None);
   firing.summary().partitions = true;
   const Status outcome = firing.open(/*wait=*/false) ? write_due_partitions(trigger, firing.summary()) : ok_status();
@@ -72,7 +70,6 @@ Status PartitionRun::write_due_partitions(RunTrigger trigger, RunSummary& summar
   for (const TimeWindow& partition : plan_scheduled_partitions(*last_done, initial, **now, unit, *run_.pipeline.zone)) {
     if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     const RunSummary one = writer_.write(partition, trigger, /*wait=*/false);
-    partition_reported_ = true;
     if (one.status == RunStatus::SkippedLocked) break;  // a backfill is writing it; the next firing goes on
     if (!summary.range) summary.range = one.range;
     summary.range->hi = one.range->hi;

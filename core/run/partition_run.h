@@ -36,7 +36,6 @@ class PartitionRun {
 
   const RunContext run_;  // references only: the run owns none of it
   PartitionWriter writer_;
-  bool partition_reported_ = false;  // this firing's partitions reported an end
 };
 
 }  // namespace tidemark

@@ -151,7 +151,6 @@ class StateStore {
 // What the source says about a table before its run.
 struct SourceTable {
   CursorType cursor_type = CursorType::TimestampTz;
-  bool cursor_nullable = true;  // false when the column is NOT NULL
   std::vector<std::string> columns;  // copied, in order
   std::vector<ColumnShape> catalog;  // every column of the source table, in order, with its type
   RelationKind kind = RelationKind::Table;

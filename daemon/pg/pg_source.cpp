@@ -99,7 +99,6 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
       out.catalog.push_back(column);
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
-        out.cursor_nullable = !r.boolean(i, 3);
         out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_row_triggers(r.text(i, 8)).empty();
       }
     }

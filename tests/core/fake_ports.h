@@ -144,7 +144,6 @@ class FakeSource final : public Source {
   std::optional<OpenTransaction> open;   // the oldest open transaction
   bool sees_all_sessions = true;
   bool standby_without_primary = false;
-  bool cursor_nullable = false;
   int fraction_digits = 6;  // of a timestamp cursor
   std::int64_t null_rows = 0;
   int horizon_reads = 0;
@@ -157,7 +156,6 @@ class FakeSource final : public Source {
     if (!fail_with.empty()) return Error{fail_with};
     SourceTable out;
     out.cursor_type = type;
-    out.cursor_nullable = cursor_nullable;
     out.cursor_fraction_digits = fraction_digits;
     out.catalog = catalog;
     if (table.columns.empty()) {

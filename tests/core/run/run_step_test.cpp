@@ -19,7 +19,6 @@ struct Harness : FakeRunPorts {
   static SourceTable integer_source() {
     SourceTable s;
     s.cursor_type = CursorType::Integer;
-    s.cursor_nullable = false;
     s.columns = {"id", "c"};
     return s;
   }
