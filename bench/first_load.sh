@@ -25,19 +25,7 @@ fi
 
 bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
 [ -z "$baseline" ] || bench_daemon_file "$dir/baseline.yaml" bench_source bench_baseline
-cat >"$dir/pipelines/bench.yaml" <<YAML
-pipeline: bench
-source: source
-target: target
-schedule: "@hourly"
-tables:
-  - name: orders
-    source_table: public.orders
-    target_table: raw.orders
-    key: [order_id]
-    cursor: updated_at
-    lookback: 31d
-YAML
+bench_pipeline orders 'key: [order_id]' 'cursor: updated_at' 'lookback: 31d'
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 [ -z "$baseline" ] || "$baseline" migrate --config "$dir/baseline.yaml" >/dev/null
 

@@ -48,6 +48,19 @@ bench_daemon_file() {
   } >"$file"
 }
 
+# bench_pipeline TABLE [LINE...]: $dir/pipelines/bench.yaml, pipeline
+# bench from source to target, hourly, with the one table TABLE (public.TABLE
+# into raw.TABLE), the lines given (its keys, each "key: value") added to it.
+bench_pipeline() {
+  local table=$1
+  shift
+  {
+    printf 'pipeline: bench\nsource: source\ntarget: target\nschedule: "@hourly"\ntables:\n'
+    printf '  - name: %s\n    source_table: public.%s\n    target_table: raw.%s\n' "$table" "$table" "$table"
+    printf '    %s\n' "$@"
+  } >"$dir/pipelines/bench.yaml"
+}
+
 # The orders table of the load benchmarks, its columns in $table_ddl:
 # public.orders of bench_source with ROWS rows stamped over the last 30
 # days, and an empty raw.orders in bench_target. Both databases are

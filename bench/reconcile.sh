@@ -17,19 +17,7 @@ bench_start
 bench_orders
 
 bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
-cat >"$dir/pipelines/bench.yaml" <<YAML
-pipeline: bench
-source: source
-target: target
-schedule: "@hourly"
-tables:
-  - name: orders
-    source_table: public.orders
-    target_table: raw.orders
-    key: [order_id]
-    cursor: updated_at
-    deletes: { reconcile: "0 3 * * *" }
-YAML
+bench_pipeline orders 'key: [order_id]' 'cursor: updated_at' 'deletes: { reconcile: "0 3 * * *" }'
 "$tidemark" run bench --config "$dir/tidemark.yaml" >/dev/null
 psql -X -q -d bench_target -c "vacuum analyze raw.orders"
 
@@ -77,9 +65,13 @@ measure dry "tidemark reconcile --dry-run (compare only)" "$tidemark" reconcile 
 measure fix "tidemark reconcile (compare, delete, copy again)" "$tidemark" reconcile bench --config "$dir/tidemark.yaml"
 measure again "tidemark reconcile again (no differences left)" "$tidemark" reconcile bench --config "$dir/tidemark.yaml"
 
-source_rows=$(psql -X -At -d bench_source -c "select count(*) from public.orders")
-target_rows=$(psql -X -At -d bench_target -c "select count(*) from raw.orders")
+# Reconcile makes the keys below the watermark equal. A row stamped after
+# the first load's hi (a horizon held back by autovacuum's transaction,
+# say) is the next load's, not a missing one.
+below="where updated_at < '$watermark'::timestamptz"
+source_rows=$(psql -X -At -d bench_source -c "select count(*) from public.orders $below")
+target_rows=$(psql -X -At -d bench_target -c "select count(*) from raw.orders $below")
 [ "$source_rows" = "$target_rows" ] || { echo "after reconcile: source $source_rows rows, target $target_rows" >&2; exit 1; }
 grep -q "$half rows deleted, $half missing" "$dir/out.fix" ||
   { echo "reconcile did not report $half deleted and $half missing" >&2; exit 1; }
-echo "source and target hold the same $source_rows keys"
+echo "source and target hold the same $source_rows keys below the watermark"

@@ -43,19 +43,7 @@ for db in "${targets[@]}"; do
 done
 
 bench_daemon_file "$dir/tidemark.yaml" bench_source bench_tidemark
-cat >"$dir/pipelines/bench.yaml" <<YAML
-pipeline: bench
-source: source
-target: target
-schedule: "@hourly"
-tables:
-  - name: events
-    source_table: public.events
-    target_table: raw.events
-    key: [id]
-    cursor: updated_at
-    lookback: 0s
-YAML
+bench_pipeline events 'key: [id]' 'cursor: updated_at' 'lookback: 0s'
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 if [ -n "$baseline" ]; then
   bench_daemon_file "$dir/baseline.yaml" bench_source bench_baseline

@@ -1,5 +1,7 @@
 #include "core/config/config_model.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 namespace tidemark {
@@ -31,6 +33,15 @@ const TableConfig* PipelineConfig::find_table(const std::string& wanted) const {
 
 const PipelineConfig* Config::find_pipeline(const std::string& wanted) const {
   return find_named(pipelines, wanted);
+}
+
+const char* table_mode_name(TableMode mode) {
+  switch (mode) {
+    case TableMode::Incremental: return "incremental";
+    case TableMode::Partition: return "partition";
+    case TableMode::Snapshot: return "snapshot";
+  }
+  std::abort();
 }
 
 std::vector<std::string> Config::tables_sharing_target(const PipelineConfig& pipeline, const TableConfig& table) const {

@@ -69,7 +69,17 @@ struct DaemonConfig {
   const ConnectionConfig* find_connection(const std::string& wanted) const;
 };
 
-enum class TableMode { Incremental, Partition };
+// incremental: rows newer than the watermark, by cursor; partition: a
+// query's rows, one time partition at a time; snapshot: the whole table,
+// made equal to one source snapshot each run.
+enum class TableMode { Incremental, Partition, Snapshot };
+
+// "incremental", "partition" or "snapshot", as the configuration spells it.
+const char* table_mode_name(TableMode mode);
+
+// Incremental and snapshot tables read a source table, keyed; a partition
+// table runs a query.
+inline bool reads_source_table(TableMode mode) { return mode != TableMode::Partition; }
 
 // What an incremental run does when the source's columns no longer match
 // what the table loads (docs/drift-and-deletes.md).
@@ -98,11 +108,15 @@ struct TableConfig {
   TableMode mode = TableMode::Incremental;
   SourceLocation location;
 
-  std::optional<QualifiedName> source_table;  // incremental only
+  // Where `mode` is written, for messages about the mode; empty when it is not.
+  SourceLocation mode_location;
+  std::string mode_key_path;
+
+  std::optional<QualifiedName> source_table;  // incremental and snapshot
   QualifiedName target_table;
   std::vector<std::string> columns;  // empty: every source column
-  SchemaChangePolicy on_schema_change = SchemaChangePolicy::Fail;  // incremental only
-  std::vector<std::string> key;      // incremental only
+  SchemaChangePolicy on_schema_change = SchemaChangePolicy::Fail;  // incremental and snapshot
+  std::vector<std::string> key;      // incremental and snapshot
   std::string cursor;                // incremental only
   CursorSpan lookback;
   std::optional<CursorSpan> max_window;

@@ -170,21 +170,26 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
     if (second_document) out.errors.push_back(std::move(*second_document));
     if (out.errors.size() == errors_before) config.pipelines.push_back(std::move(pipeline));
   }
-  // A reconcile compares its source with the whole target table: where
-  // several tables load into one target table (shards), it would delete
-  // the others' rows as gone from its source.
+  // A reconcile compares its source with the whole target table, and a
+  // snapshot run makes the whole target table equal to its source: where
+  // several tables load into one target table (shards), either would
+  // delete the others' rows as gone from its own source.
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
-      if (!t.deletes) continue;
+      const bool snapshot = t.mode == TableMode::Snapshot;
+      if (!snapshot && !t.deletes) continue;
       const std::vector<std::string> shared = config.tables_sharing_target(p, t);
       if (shared.empty()) continue;
       std::string others;
       for (const std::string& name : shared) others += (others.empty() ? "" : ", ") + name;
-      out.errors.push_back(ConfigError{t.deletes->location.file, t.deletes->location.line, t.deletes->location.column,
-                                       t.deletes->key_path,
-                                       "target table " + t.target_table.display() + " is also loaded by " + others +
-                                           ": a reconcile would delete their rows as gone from this table's source; "
-                                           "deletes: needs a target table of its own"});
+      const SourceLocation& where = snapshot ? t.mode_location : t.deletes->location;
+      out.errors.push_back(ConfigError{
+          where.file, where.line, where.column, snapshot ? t.mode_key_path : t.deletes->key_path,
+          "target table " + t.target_table.display() + " is also loaded by " + others + ": " +
+              (snapshot ? "a snapshot run would delete their rows as gone from this table's source; mode: snapshot "
+                          "needs a target table of its own"
+                        : "a reconcile would delete their rows as gone from this table's source; deletes: needs a "
+                          "target table of its own")});
     }
   }
   std::sort(config.pipelines.begin(), config.pipelines.end(),

@@ -114,12 +114,25 @@ void require_key(ConfigReader& r, const YAML::Node& table, const char* key, cons
 }
 
 void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
-  if (t.mode == TableMode::Incremental) {
-    require_key(r, node, "source_table", "an incremental table reads from a source table");
-    require_key(r, node, "key", "an incremental table upserts on its key columns");
-    require_key(r, node, "cursor", "an incremental table needs a cursor column to read changes by");
+  if (t.mode == TableMode::Snapshot) {
+    require_key(r, node, "source_table", "a snapshot table reads a source table whole");
+    require_key(r, node, "key", "a snapshot table matches source and target rows on its key columns");
     reject_key(r, node, "partition", "only for mode: partition");
-    reject_key(r, node, "query", "only for mode: partition (incremental tables read source_table)");
+    reject_key(r, node, "query", "only for mode: partition (snapshot tables read source_table)");
+    for (const char* key : {"cursor", "lookback", "max_window", "initial"}) {
+      reject_key(r, node, key, "only for mode: incremental (a snapshot run reads the whole table, no cursor)");
+    }
+    reject_key(r, node, "deletes",
+               "only for mode: incremental (a snapshot run deletes the rows gone from the source itself)");
+  }
+  if (reads_source_table(t.mode)) {
+    if (t.mode == TableMode::Incremental) {
+      require_key(r, node, "source_table", "an incremental table reads from a source table");
+      require_key(r, node, "key", "an incremental table upserts on its key columns");
+      require_key(r, node, "cursor", "an incremental table needs a cursor column to read changes by");
+      reject_key(r, node, "partition", "only for mode: partition");
+      reject_key(r, node, "query", "only for mode: partition (incremental tables read source_table)");
+    }
     if (!t.columns.empty()) {
       for (const std::string& k : t.key) {
         if (std::find(t.columns.begin(), t.columns.end(), k) == t.columns.end()) {
@@ -350,26 +363,37 @@ const MapSchema<TableConfig>& table_schema() {
                t.location = r.location(n);
              }
            }},
-          {"mode", Presence::Optional, "incremental", "incremental | partition", "how the table is loaded",
-           into(&TableConfig::mode, [](ConfigReader& r, const YAML::Node& n) {
-             return read_enum<TableMode>(r, n,
-                                         {{"incremental", TableMode::Incremental}, {"partition", TableMode::Partition}});
-           })},
-          {"source_table", Presence::Optional, "", "table name", "incremental: the table read, e.g. public.orders",
+          {"mode", Presence::Optional, "incremental", "incremental | partition | snapshot",
+           "how the table is loaded: rows past a cursor, a query per time partition, or the whole table made equal "
+           "to one source snapshot each run (for tables without a cursor)",
+           [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
+             t.mode_location = r.location(n);
+             t.mode_key_path = r.path();
+             if (auto v = read_enum<TableMode>(r, n,
+                                               {{"incremental", TableMode::Incremental},
+                                                {"partition", TableMode::Partition},
+                                                {"snapshot", TableMode::Snapshot}})) {
+               t.mode = *v;
+             }
+           }},
+          {"source_table", Presence::Optional, "", "table name",
+           "incremental and snapshot (required): the table read, e.g. public.orders",
            into(&TableConfig::source_table, read_table_name)},
           {"target_table", Presence::Required, "", "table name",
            "the table written; it must exist (several tables may share one)",
            into(&TableConfig::target_table, read_table_name)},
-          {"columns", Presence::Optional, "", "list of columns", "incremental: columns copied; default every source column",
+          {"columns", Presence::Optional, "", "list of columns",
+           "incremental and snapshot: columns copied; default every source column",
            into(&TableConfig::columns, read_column_list)},
           {"on_schema_change", Presence::Optional, "fail", "fail | append_new_columns",
-           "incremental: when the source's columns change, fail the run before it writes, or add new source "
+           "incremental and snapshot: when the source's columns change, fail the run before it writes, or add new source "
            "columns to the target (nullable) and load them; dropped or retyped columns fail either way",
            into(&TableConfig::on_schema_change, [](ConfigReader& r, const YAML::Node& n) {
              return read_enum<SchemaChangePolicy>(
                  r, n, {{"fail", SchemaChangePolicy::Fail}, {"append_new_columns", SchemaChangePolicy::AppendNewColumns}});
            })},
-          {"key", Presence::Optional, "", "list of columns", "incremental (required): the upsert key",
+          {"key", Presence::Optional, "", "list of columns",
+           "incremental and snapshot (required): the upsert key, which a snapshot also matches deletes on",
            into(&TableConfig::key, read_column_list)},
           {"cursor", Presence::Optional, "", "column", "incremental (required): timestamptz, timestamp, date or integer column",
            into(&TableConfig::cursor, read_column)},

@@ -27,6 +27,7 @@ struct RunSummary {
   bool partitions = false;  // a partition table's run: chunks counts partitions
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
+  std::int64_t rows_deleted = 0;  // a snapshot's, counted in rows_written too
   std::string error;
   ErrorKind error_kind = ErrorKind::Transient;  // of a failed run: whether a retry can help
   HorizonReport horizon;  // incremental runs

@@ -168,8 +168,9 @@ struct SourceTable {
 class Source {
  public:
   virtual ~Source() = default;
-  // Cursor type, the columns to copy (the configured ones, else all) and
-  // every column with its type. Fails when the table, its cursor or a key
+  // Cursor type (timestamptz for a table without a cursor: a snapshot's
+  // watermark is a time), the columns to copy (the configured ones, else
+  // all) and every column with its type. Fails when the table, its cursor or a key
   // column is missing; a configured column that is missing is for the
   // run to judge (core/run/schema_drift.h): it may have been dropped.
   virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
@@ -235,6 +236,16 @@ struct StepRecorded {
   std::optional<CursorValue> found;  // the stored watermark, for a move that was not written
 };
 
+// What a snapshot (UnitOfWork::replace_table) did: the rows it read and
+// wrote (inserted, changed and deleted: an unchanged table writes none),
+// the rows deleted among them, and the source's clock when it was read,
+// no later than the snapshot it read.
+struct SnapshotWrite {
+  ChunkCounts counts;
+  std::int64_t deleted = 0;
+  CursorValue taken_at;
+};
+
 // What one batch of reconcile changed: the target rows it deleted or
 // marked, and the rows it copied again.
 struct ReconcileWrite {
@@ -272,6 +283,12 @@ class UnitOfWork {
   // `source` was inspected with (changed_while_read).
   virtual Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source,
                                           const Window& window) = 0;
+  // Makes the target table equal to the source table's rows in one source
+  // snapshot, read under the source table's lock as write_chunk reads:
+  // inserts the new rows, updates the changed ones, deletes those whose key
+  // the source lacks; unchanged rows are not rewritten. Fails like
+  // write_chunk.
+  virtual Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source) = 0;
   // Replaces one partition: deletes the target's rows in the window and
   // inserts the query's rows (run on the source with $1 = lo, $2 = hi),
   // each of which must lie in the window. Touches nothing outside it.

@@ -47,6 +47,22 @@ Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const
   return counts;
 }
 
+Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, const SourceTable& source,
+                                      const std::optional<CursorValue>& expected, StepRecord record,
+                                      const std::vector<ColumnShape>& add_columns) {
+  if (record.window || record.move) std::abort();  // a snapshot has no window; its move comes from its read
+  const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
+  if (!add_columns.empty()) {
+    if (const Status added = work->add_columns(table, add_columns); !added) return added.failure();
+  }
+  const auto written = work->replace_table(table, source);
+  if (!written) return written.failure();
+  record.counts = written->counts;
+  record.move = WatermarkMove{expected, written->taken_at};
+  if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
+  return written;
+}
+
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
                                      StepRecord record) {
   if (!record.lock.partition || !record.partition_done) std::abort();  // a partition commits under its own lock

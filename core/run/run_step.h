@@ -16,6 +16,13 @@ namespace tidemark {
 Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
                                  StepRecord record, const std::vector<ColumnShape>& add_columns = {});
 
+// Makes the target equal to one snapshot of the source table (after
+// adding `add_columns`), then records it, moving the watermark from
+// `expected` to the snapshot's source clock.
+Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, const SourceTable& source,
+                                      const std::optional<CursorValue>& expected, StepRecord record,
+                                      const std::vector<ColumnShape>& add_columns = {});
+
 // Replaces one partition and marks it done (record.partition_done).
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
                                      StepRecord record);

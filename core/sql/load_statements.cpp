@@ -18,24 +18,23 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
 }  // namespace
 
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                     const Window& window, CopyFormat format, RelationKind kind) {
+                                     const std::optional<Window>& window, CopyFormat format, RelationKind kind,
+                                     const std::vector<ColumnShape>& source_catalog) {
   const std::string options = format == CopyFormat::Binary ? " (FORMAT binary)" : "";
   const std::string cols = column_list(columns);
   const std::string target = table.target_table.quoted();
-  const std::string cursor = quote_identifier(table.cursor);
   const std::string source = table.source_table->quoted();
   LoadStatements s;
   // The window's own query, planned and not run: it takes the locks the
   // COPY's query will take (the table, its partitions the window can
   // reach, a view's tables), with the privileges the COPY needs (LOCK TABLE
   // wants the whole table's, where a column grant serves a SELECT).
-  const std::string window_predicate = cursor_range_predicate(cursor, window.lo, window.hi);
-  if (kind != RelationKind::ForeignTable) {
-    s.lock_source = "SELECT FROM " + source + " WHERE " + window_predicate + " LIMIT 0";
-  }
+  const std::string where =
+      window ? " WHERE " + cursor_range_predicate(quote_identifier(table.cursor), window->lo, window->hi) : "";
+  if (kind != RelationKind::ForeignTable) s.lock_source = "SELECT FROM " + source + where + " LIMIT 0";
   s.source_columns = "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = " +
                      quote_literal(source) + "::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
-  s.copy_out = "COPY (SELECT " + cols + " FROM " + source + " WHERE " + window_predicate + ") TO STDOUT" + options;
+  s.copy_out = "COPY (SELECT " + cols + " FROM " + source + where + ") TO STDOUT" + options;
   s.stage = kStage;
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
   s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";
@@ -80,6 +79,22 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
                                              column_list(rest, "EXCLUDED.") + "))";
     if (!mark.empty()) changed += " OR t." + mark + " IS NOT NULL";
     s.upsert += "UPDATE SET " + sets + " WHERE " + changed;
+  }
+  if (!window) {
+    s.source_clock = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8";
+    // A key column that can hold NULL is matched NULL-safely (the target's
+    // unique index then treats NULLs as equal, core/run/target_fit.h);
+    // the others with `=`, which a hash anti-join can use.
+    std::string same_key;
+    for (const std::string& k : table.key) {
+      const ColumnShape* shape = find_column(source_catalog, k);
+      const bool may_be_null = shape == nullptr || !shape->not_null;
+      same_key += (same_key.empty() ? "" : " AND ") + std::string("s.") + quote_identifier(k) +
+                  (may_be_null ? " IS NOT DISTINCT FROM " : " = ") + "t." + quote_identifier(k);
+    }
+    s.delete_gone = "DELETE FROM " + target + " AS t WHERE NOT EXISTS (SELECT 1 FROM " + kStage + " AS s WHERE " +
+                    same_key + ")";
+    s.clear_target = "DELETE FROM " + target;
   }
   return s;
 }

@@ -1,12 +1,14 @@
-// The SQL text of one incremental chunk, built from the table's config:
+// The SQL text of one incremental chunk, or of a snapshot, built from the table's config:
 // every identifier quoted, every bound a typed literal made of digits (COPY
 // takes no parameters). Pure; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/sql/column_shape.h"
 #include "core/sql/copy_format.h"
 #include "core/sql/relation_kind.h"
 #include "core/watermark/window_plan.h"
@@ -31,14 +33,28 @@ struct LoadStatements {
   std::string copy_into_target;
   std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
   std::string stage;            // the stage's quoted name
+  // A snapshot's only (no window): on the source, between the lock and
+  // the columns, the source's clock in microseconds since 1970: no later
+  // than the COPY's snapshot, which a READ COMMITTED statement takes when
+  // it starts.
+  std::string source_clock;
+  // A snapshot's only: deletes the target rows whose key the stage lacks;
+  // `clear_target` deletes them all, for a source table without rows
+  // (which leaves no stage).
+  std::string delete_gone;
+  std::string clear_target;
 };
 
-// Requires table.mode == Incremental, a source table and a non-empty `columns`
-// that includes the key and the cursor. `format` is that of all three COPY
-// statements (core/sql/copy_format.h says when binary is safe); `kind`
-// says how the source table is locked.
+// Requires a source table (incremental or snapshot) and a non-empty
+// `columns` that includes the key (and an incremental table's cursor).
+// `window` nothing reads the whole table (a snapshot); `source_catalog`
+// then says which key columns can hold NULL, which delete_gone matches
+// NULL-safely. `format` is that of all three COPY statements
+// (core/sql/copy_format.h says when binary is safe); `kind` says how the
+// source table is locked.
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
-                                     const Window& window, CopyFormat format = CopyFormat::Text,
-                                     RelationKind kind = RelationKind::Table);
+                                     const std::optional<Window>& window, CopyFormat format = CopyFormat::Text,
+                                     RelationKind kind = RelationKind::Table,
+                                     const std::vector<ColumnShape>& source_catalog = {});
 
 }  // namespace tidemark

@@ -125,6 +125,12 @@ int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, s
     err << "tidemark backfill: no table " << command_line.pipeline << "." << command_line.table << '\n';
     return kExitUsage;
   }
+  if (table->mode == TableMode::Snapshot) {
+    err << "tidemark backfill: " << pipeline->name << "." << table->name
+        << " is a snapshot table: every run reads it whole; run it now with tidemark run " << pipeline->name
+        << " --table " << table->name << '\n';
+    return kExitUsage;
+  }
   if (const auto exit_code = prepare_state(*config, "backfill", err)) return *exit_code;
   CancelToken cancel;
   const InterruptScope interrupt(cancel);

@@ -39,6 +39,12 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
         return kExitFailure;
       }
     }
+    if (table->mode == TableMode::Snapshot) {
+      err << "tidemark reconcile: " << pipeline->name << "." << table->name
+          << " is a snapshot table: each of its runs deletes the rows gone from the source and copies the "
+             "missing ones; run it now with tidemark run\n";
+      return kExitUsage;
+    }
     // A table without deletes: may share its target table with other
     // tables (the configuration refuses that only beside deletes:); its
     // reconcile would delete their rows as gone from its own source.

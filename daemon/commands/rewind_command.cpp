@@ -51,9 +51,15 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     err << "tidemark rewind: no table " << command_line.pipeline << "." << command_line.table << '\n';
     return kExitUsage;
   }
-  if (table->mode != TableMode::Incremental) {
+  if (table->mode == TableMode::Partition) {
     err << "tidemark rewind: " << pipeline->name << "." << table->name
         << " is a partition table; re-run its partitions with tidemark backfill\n";
+    return kExitUsage;
+  }
+  if (table->mode == TableMode::Snapshot) {
+    err << "tidemark rewind: " << pipeline->name << "." << table->name
+        << " is a snapshot table: every run reads it whole, whatever its watermark (the time of its last "
+           "snapshot); run it now with tidemark run\n";
     return kExitUsage;
   }
   if (const auto exit_code = prepare_state(*config, "rewind", err, /*migrate=*/false)) return *exit_code;

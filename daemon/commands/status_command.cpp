@@ -80,7 +80,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       nlohmann::json row;
       row["pipeline"] = p.name;
       row["table"] = t.name;
-      row["mode"] = t.mode == TableMode::Incremental ? "incremental" : "partition";
+      row["mode"] = table_mode_name(t.mode);
       row["watermark"] = s.watermark ? nlohmann::json(*s.watermark) : nlohmann::json();
       row["value_type"] = s.value_type ? nlohmann::json(*s.value_type) : nlohmann::json();
       row["moved_at"] = s.moved_at ? nlohmann::json(iso(*s.moved_at)) : nlohmann::json();

@@ -40,7 +40,7 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
   PgTarget target(*target_session, source, unused, never);
   int refusals = 0;
   for (const TableConfig& t : pipeline.tables) {
-    if (t.mode != TableMode::Incremental) continue;
+    if (!reads_source_table(t.mode)) continue;
     const auto inspected = source.inspect(t);
     const auto checked = inspected ? target.check(t) : Result<TargetTable>(inspected.failure());
     if (!checked && checked.failure().kind == ErrorKind::Permanent) {
@@ -93,7 +93,7 @@ int check_targets(const Config& config, std::ostream& out, std::ostream& err) {
   int refusals = 0;
   for (const PipelineConfig& p : config.pipelines) {
     const bool any = std::any_of(p.tables.begin(), p.tables.end(),
-                                 [](const TableConfig& t) { return t.mode == TableMode::Incremental; });
+                                 [](const TableConfig& t) { return reads_source_table(t.mode); });
     if (!any) continue;
     fmt::print(out, "pipeline {}: targets on {}\n", p.name, p.target);
     refusals += check_pipeline(config, p, out, err);

@@ -102,14 +102,17 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
         out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_row_triggers(r.text(i, 8)).empty();
       }
     }
-    if (cursor_type.empty()) {
-      return permanent_error("source table " + name + " has no cursor column " + table.cursor +
-                             quoting_hint(all, table.cursor));
+    // A snapshot table has no cursor: its watermark is the source's clock.
+    if (!table.cursor.empty()) {
+      if (cursor_type.empty()) {
+        return permanent_error("source table " + name + " has no cursor column " + table.cursor +
+                               quoting_hint(all, table.cursor));
+      }
+      const auto type = cursor_type_from_postgres(cursor_type);
+      if (!type) return permanent_error("source table " + name + ": " + type.error());
+      out.cursor_type = *type;
+      out.cursor_fraction_digits = cursor_fraction_digits(cursor_type);
     }
-    const auto type = cursor_type_from_postgres(cursor_type);
-    if (!type) return permanent_error("source table " + name + ": " + type.error());
-    out.cursor_type = *type;
-    out.cursor_fraction_digits = cursor_fraction_digits(cursor_type);
     // A configured column the source lacks may have been dropped: the
     // run's schema check (core/run/schema_drift.h) says which.
     out.columns = table.columns.empty() ? all : table.columns;

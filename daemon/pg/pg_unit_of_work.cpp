@@ -78,11 +78,28 @@ Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<Chun
 
 Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const SourceTable& source,
                                               const Window& window) {
+  return in_target_transaction([&] { return load_rows(table, source, window, nullptr); });
+}
+
+Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, const SourceTable& source) {
+  SnapshotWrite out;
+  const auto counts = in_target_transaction([&] { return load_rows(table, source, std::nullopt, &out); });
+  if (!counts) return counts.failure();
+  out.counts = *counts;
+  return out;
+}
+
+ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable& source,
+                                    const std::optional<Window>& window, SnapshotWrite* snapshot) {
   const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
-  const LoadStatements sql = build_load_statements(table, source.columns, window, format, source.kind);
+  const LoadStatements sql = build_load_statements(table, source.columns, window, format, source.kind, source.catalog);
   // The source table's lock and its columns as the lock holds them come
-  // before the rows, in the COPY's transaction.
-  const std::string before = sql.lock_source.empty() ? sql.source_columns : sql.lock_source + "; " + sql.source_columns;
+  // before the rows, in the COPY's transaction; a snapshot's clock, read
+  // under the lock, between them.
+  std::string before;
+  for (const std::string* statement : {&sql.lock_source, &sql.source_clock, &sql.source_columns}) {
+    if (!statement->empty()) before += (before.empty() ? "" : "; ") + *statement;
+  }
   std::vector<PgResult> answers;
   // The columns' types when the rows were read must be those the plan and
   // the COPY format were made from: rows read as another type are not loaded.
@@ -91,40 +108,48 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
     const PgResult& r = answers.back();
     std::vector<ColumnShape> read;
     for (int i = 0; i < r.rows(); ++i) read.push_back(ColumnShape{r.text(i, 0), r.text(i, 1)});
-    const auto changed =
-        changed_while_read(table.source_table->display(), source.columns, source.catalog, read);
+    const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, read);
     if (changed) throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
   };
-  return in_target_transaction([&] {
-    // An empty target takes the rows straight from COPY: a first load
-    // runs at COPY speed. Only then is the table locked (and checked
-    // again), to keep it empty until we commit; the usual upsert takes
-    // no table lock, so it never blocks other writers or autovacuum.
-    // None of it happens for a window without rows.
-    bool staged = false;
-    ChunkCounts counts;
-    answers.clear();
-    counts.rows_read = target_.copy_from(
-        source_.connection(), sql.copy_out,
-        [&] {
-          check_columns();
-          bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
-          if (empty) {
-            target_.exec(sql.lock_target);
-            empty = target_.exec(sql.target_is_empty).boolean(0, 0);
-          }
-          if (empty) return sql.copy_into_target;
-          target_.exec(sql.create_stage);
-          staged = true;
-          return sql.copy_into_stage;
-        },
-        cancel_, format == CopyFormat::Binary, before, &answers);
-    if (counts.rows_read == 0) check_columns();
-    counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
-    return counts;
-  });
+  // An empty target takes the rows straight from COPY: a first load
+  // runs at COPY speed. Only then is the table locked (and checked
+  // again), to keep it empty until we commit; the usual upsert takes
+  // no table lock, so it never blocks other writers or autovacuum.
+  // None of it happens for a window without rows.
+  bool staged = false;
+  ChunkCounts counts;
+  counts.rows_read = target_.copy_from(
+      source_.connection(), sql.copy_out,
+      [&] {
+        check_columns();
+        bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
+        if (empty) {
+          target_.exec(sql.lock_target);
+          empty = target_.exec(sql.target_is_empty).boolean(0, 0);
+        }
+        if (empty) return sql.copy_into_target;
+        target_.exec(sql.create_stage);
+        staged = true;
+        return sql.copy_into_stage;
+      },
+      cancel_, format == CopyFormat::Binary, before, &answers);
+  if (counts.rows_read == 0) check_columns();
+  counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
+  if (snapshot != nullptr) {
+    if (answers.size() < 2) throw PgError("the source's clock did not come with the snapshot's rows");
+    const PgResult& clock = answers[answers.size() - 2];
+    snapshot->taken_at = CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
+    // Rows straight into an empty target leave nothing to delete; no rows
+    // at all leave nothing in the target.
+    if (staged) {
+      snapshot->deleted = target_.exec(sql.delete_gone).affected();
+    } else if (counts.rows_read == 0) {
+      snapshot->deleted = target_.exec(sql.clear_target).affected();
+    }
+    counts.rows_written += snapshot->deleted;
+  }
+  return counts;
 }
-
 
 Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, const PartitionRequest& request) {
   // $1 and $2 take the partition column's own type.

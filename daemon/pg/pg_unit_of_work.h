@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
@@ -41,6 +42,7 @@ class PgUnitOfWork final : public UnitOfWork {
 
   Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) override;
   Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
+  Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source) override;
   Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) override;
   Result<ReconcileWrite> reconcile(const TableConfig& table, const SourceTable& source,
                                  const ReconcileFix& fix) override;
@@ -53,6 +55,12 @@ class PgUnitOfWork final : public UnitOfWork {
   // write per unit; columns may have been added before it). Every
   // failure comes back as an Error; the destructor rolls back.
   Result<ChunkCounts> in_target_transaction(const std::function<ChunkCounts()>& write);
+  // A chunk's rows (`window`), or the whole table's (`snapshot`, which
+  // gets what a snapshot adds: the source's clock, the rows deleted), from
+  // the source into the target: straight in when the target is empty,
+  // else staged and upserted. Throws PgError.
+  ChunkCounts load_rows(const TableConfig& table, const SourceTable& source, const std::optional<Window>& window,
+                        SnapshotWrite* snapshot);
   // Begins the target transaction, under the run's lock on the target
   // when the state lives elsewhere. Throws PgError.
   void open_target();

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/run/incremental_run.h"
+#include "core/run/snapshot_run.h"
 #include "core/run/partition_run.h"
 #include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/pipeline_connections.h"
@@ -22,6 +23,7 @@ class UnreachableWork final : public UnitOfWork {
   Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
     return Error{error_};
   }
+  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&) override { return Error{error_}; }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
   Result<ReconcileWrite> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
     return Error{error_};
@@ -76,7 +78,11 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     }
     const auto execute = [&](Source& source, Target& target) {
       const RunContext context{pipeline, table, state, source, target, observer_, cancel};
-      if (table.mode == TableMode::Partition) return PartitionRun(context).execute(trigger);
+      switch (table.mode) {
+        case TableMode::Partition: return PartitionRun(context).execute(trigger);
+        case TableMode::Snapshot: return SnapshotRun(context).execute(trigger);
+        case TableMode::Incremental: break;
+      }
       return IncrementalRun(context).execute(trigger);
     };
     if (!unreachable.empty()) {
@@ -162,7 +168,8 @@ std::string describe_run(const TimedSummary& run) {
   if (s.range) line += ", window [" + cursor_to_text(s.range->lo) + ", " + cursor_to_text(s.range->hi) + ")";
   const char* unit = s.partitions ? " partition" : " chunk";
   line += ", " + std::to_string(s.chunks) + unit + (s.chunks == 1 ? "" : "s") + ", rows read " +
-          std::to_string(s.rows_read) + ", written " + std::to_string(s.rows_written) + ", " +
+          std::to_string(s.rows_read) + ", written " + std::to_string(s.rows_written) +
+          (s.rows_deleted > 0 ? " (" + std::to_string(s.rows_deleted) + " deleted)" : "") + ", " +
           std::to_string(run.duration.count()) + " ms";
   const HorizonReport& h = s.horizon;
   if (h.lag_seconds) line += fmt::format(", horizon lag {:.3f}s", *h.lag_seconds);

@@ -279,6 +279,30 @@ class FakeUnitOfWork final : public UnitOfWork {
     }
     return counts;
   }
+  // The source's rows become the target's, at the source's clock (`now`).
+  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&) override {
+    const int index = static_cast<int>(target_.chunks.size());
+    target_.chunks.push_back(Window{});
+    if (index == target_.fail_at_chunk) return Error{"injected failure"};
+    SnapshotWrite out;
+    std::map<std::int64_t, std::int64_t> next;
+    for (const FakeRow& r : target_.source_.rows) {
+      ++out.counts.rows_read;
+      next[r.key] = r.cursor;
+      const auto it = staged_.find(r.key);
+      if (it == staged_.end() || it->second != r.cursor) ++out.counts.rows_written;
+    }
+    for (const auto& [key, cursor] : staged_) {
+      if (next.count(key) == 0) ++out.deleted;
+    }
+    out.counts.rows_written += out.deleted;
+    staged_ = std::move(next);
+    out.taken_at = CursorValue{CursorType::TimestampTz,
+                               std::chrono::duration_cast<std::chrono::microseconds>(
+                                   target_.source_.now.time_since_epoch())
+                                   .count()};
+    return out;
+  }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest& request) override {
     if (target_.fail_partition == request.window.lo) return Error{"injected failure"};
     partition_ = request.window;

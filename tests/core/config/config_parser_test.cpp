@@ -400,13 +400,13 @@ target: warehouse
 schedule: "* * * * *"
 tables:
   - name: orders
-    mode: snapshot
+    mode: full_refresh
     source_table: public.orders
     target_table: raw.orders
     key: [order_id]
     cursor: updated_at
 )",
-     7, 11, "tables[0].mode", "\"snapshot\" is not one of: incremental, partition"},
+     7, 11, "tables[0].mode", "\"full_refresh\" is not one of: incremental, partition, snapshot"},
     {"unknown partition unit", R"(pipeline: p
 source: shop
 target: warehouse
@@ -604,6 +604,43 @@ tables:
     lookback: [1h]
 )",
      11, 15, "tables[0].lookback", "expected a text value, got a list"},
+    {"snapshot with a cursor", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [country_id]
+    cursor: updated_at
+)",
+     11, 13, "tables[0].cursor", "a snapshot run reads the whole table"},
+    {"snapshot without a key", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+)",
+     6, 5, "tables[0]", "missing required key \"key\": a snapshot table matches"},
+    {"snapshot with deletes", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [country_id]
+    deletes: { reconcile: "0 3 * * *" }
+)",
+     11, 14, "tables[0].deletes", "deletes the rows gone from the source itself"},
 };
 
 const BrokenCase kBrokenDaemonFiles[] = {
@@ -879,6 +916,55 @@ tables:
   CHECK(e.column == 14);
   CHECK(e.key_path == "tables[0].deletes");
   CHECK(e.message.find("is also loaded by shards_2.shard_2") != std::string::npos);
+}
+
+TEST_CASE("a snapshot table reads a source table on a key, without a cursor") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [country_id]
+    on_schema_change: append_new_columns
+)"}});
+  REQUIRE(outcome.errors.empty());
+  const TableConfig& t = outcome.value->pipelines[0].tables[0];
+  CHECK(t.mode == TableMode::Snapshot);
+  CHECK(std::string(table_mode_name(t.mode)) == "snapshot");
+  CHECK(reads_source_table(t.mode));
+  CHECK(t.cursor.empty());
+  CHECK(t.key == std::vector<std::string>{"country_id"});
+  CHECK(t.on_schema_change == SchemaChangePolicy::AppendNewColumns);
+}
+
+TEST_CASE("a snapshot table whose target table another table also loads is refused at its mode") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [country_id]
+  - name: more_countries
+    source_table: other.countries
+    target_table: raw.countries
+    key: [country_id]
+    cursor: updated_at
+)"}});
+  REQUIRE(outcome.errors.size() == 1);
+  const ConfigError& e = outcome.errors[0];
+  CHECK(e.line == 7);
+  CHECK(e.column == 11);
+  CHECK(e.key_path == "tables[0].mode");
+  CHECK(e.message.find("is also loaded by p.more_countries: a snapshot run would delete their rows") !=
+        std::string::npos);
 }
 
 TEST_CASE("integer cursors take counts for lookback and max_window") {

@@ -67,4 +67,30 @@ TEST_CASE("regression: a table whose columns are all key never copies straight i
   CHECK_FALSE(build_load_statements(t, {"a", "b", "c"}, w).copy_into_target.empty());
 }
 
+TEST_CASE("a snapshot reads the whole table, reads the source's clock and deletes NULL-safely where a key may be NULL") {
+  TableConfig t;
+  t.mode = TableMode::Snapshot;
+  t.source_table = *QualifiedName::parse("s.t");
+  t.target_table = *QualifiedName::parse("r.t");
+  t.key = {"a", "b"};
+  const std::vector<ColumnShape> catalog = {{"a", "bigint", true, true}, {"b", "text", false, false}, {"c", "text"}};
+  const LoadStatements s = build_load_statements(t, {"a", "b", "c"}, std::nullopt, CopyFormat::Text,
+                                                 RelationKind::Table, catalog);
+  CHECK(s.lock_source == "SELECT FROM \"s\".\"t\" LIMIT 0");
+  CHECK(s.copy_out == "COPY (SELECT \"a\", \"b\", \"c\" FROM \"s\".\"t\") TO STDOUT");
+  CHECK(s.source_clock == "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8");
+  CHECK(s.delete_gone ==
+        "DELETE FROM \"r\".\"t\" AS t WHERE NOT EXISTS (SELECT 1 FROM \"tidemark_stage\" AS s WHERE s.\"a\" = t.\"a\" "
+        "AND s.\"b\" IS NOT DISTINCT FROM t.\"b\")");
+  CHECK(s.clear_target == "DELETE FROM \"r\".\"t\"");
+  // A chunk's statements have none of it.
+  t.mode = TableMode::Incremental;
+  t.cursor = "a";
+  const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
+  const LoadStatements chunk = build_load_statements(t, {"a", "b", "c"}, w);
+  CHECK(chunk.source_clock.empty());
+  CHECK(chunk.delete_gone.empty());
+  CHECK(chunk.clear_target.empty());
+}
+
 }  // namespace tidemark

@@ -1,0 +1,53 @@
+#include "core/run/snapshot_run.h"
+
+#include <cstdlib>
+
+#include "core/run/column_check.h"
+#include "core/run/run_lifecycle.h"
+#include "core/run/run_step.h"
+
+namespace tidemark {
+
+RunSummary SnapshotRun::execute(RunTrigger trigger) {
+  if (run_.table.mode != TableMode::Snapshot) std::abort();
+  RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
+  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.loaded_columns(), run.summary()) : ok_status();
+  return run.finish(outcome, run_.cancel.cancelled());
+}
+
+Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
+  // A watermark of another type came from an earlier mode of this table;
+  // the compare-and-set keeps a watermark's type, so it cannot become a
+  // snapshot's time.
+  if (summary.watermark_before && summary.watermark_before->type != CursorType::TimestampTz) {
+    return permanent_error("the stored watermark is a" +
+                           std::string(summary.watermark_before->type == CursorType::Integer ? "n " : " ") +
+                           std::string(cursor_type_name(summary.watermark_before->type)) +
+                           ", kept from an earlier mode of this table; a snapshot table's watermark is the time of "
+                           "its last snapshot: give the table a new name, which starts its state afresh");
+  }
+  const auto source_table = run_.source.inspect(run_.table);
+  if (!source_table) return source_table.failure();
+  // Before anything is written: a snapshot that would load other columns
+  // than the table loaded stops here (core/run/schema_drift.h).
+  const auto columns = check_columns(run_, *source_table, loaded, summary);
+  if (!columns) return columns.failure();
+  if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
+
+  StepRecord record;
+  record.lock = RunLock{summary.table, std::nullopt};
+  record.run = summary.run;
+  record.loaded_columns = columns->snapshot;
+  const auto written =
+      commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record, columns->append);
+  if (!written) return written.failure();
+  for (const ColumnShape& c : columns->append) summary.appended_columns.push_back(c.name);
+  summary.watermark_after = written->taken_at;
+  summary.rows_read = written->counts.rows_read;
+  summary.rows_written = written->counts.rows_written;
+  summary.rows_deleted = written->deleted;
+  summary.chunks = 1;
+  return ok_status();
+}
+
+}  // namespace tidemark

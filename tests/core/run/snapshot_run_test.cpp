@@ -1,0 +1,163 @@
+// A snapshot table's run against in-memory ports: the target becomes the
+// source (new, changed and gone rows), the watermark becomes the source's
+// clock, and the frame (lock, run row, compare-and-set, drift) is the one
+// every run has. tests/integration/snapshot_test.cpp runs it on PostgreSQL.
+#include <doctest/doctest.h>
+
+#include "core/run/snapshot_run.h"
+#include "fake_ports.h"
+
+namespace tidemark {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct Harness : FakeRunPorts {
+  Harness() {
+    pipeline.name = "p";
+    table.name = "t";
+    table.mode = TableMode::Snapshot;
+    table.source_table = QualifiedName(std::nullopt, "src");
+    table.key = {"id"};
+    source.now = Instant{} + 1000s;
+  }
+  RunSummary run() { return SnapshotRun(context()).execute(RunTrigger::Manual); }
+  bool target_matches_source() const {
+    std::map<std::int64_t, std::int64_t> expected;
+    for (const FakeRow& r : source.rows) expected[r.key] = r.cursor;
+    return expected == target.rows;
+  }
+  CursorValue clock() const {
+    return {CursorType::TimestampTz,
+            std::chrono::duration_cast<std::chrono::microseconds>(source.now.time_since_epoch()).count()};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("snapshot: a first run copies the table and sets the watermark to the source's clock") {
+  Harness h;
+  h.source.rows = {{1, 10}, {2, 20}};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_read == 2);
+  CHECK(s.rows_written == 2);
+  CHECK(s.rows_deleted == 0);
+  CHECK(h.target_matches_source());
+  CHECK(h.state.watermark == h.clock());
+  CHECK(s.watermark_after == h.clock());
+  REQUIRE(h.state.runs.size() == 1);
+  CHECK(h.state.runs[0].end->success);
+  CHECK_FALSE(h.state.runs[0].end->window);  // a snapshot reads no cursor window
+  CHECK_FALSE(h.state.locked);
+}
+
+TEST_CASE("snapshot: new, changed and gone rows are written; unchanged ones are not") {
+  Harness h;
+  h.source.rows = {{1, 10}, {2, 20}, {3, 30}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.rows = {{1, 10}, {2, 21}, {4, 40}};  // 2 changed, 3 gone, 4 new
+  h.source.now += 60s;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_read == 3);
+  CHECK(s.rows_written == 3);  // 2, 4 and the deletion of 3
+  CHECK(s.rows_deleted == 1);
+  CHECK(h.target_matches_source());
+  CHECK(h.state.watermark == h.clock());
+}
+
+TEST_CASE("snapshot: an unchanged table writes nothing and still moves the watermark to the new snapshot") {
+  Harness h;
+  h.source.rows = {{1, 10}, {2, 20}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.now += 60s;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_written == 0);
+  CHECK(h.state.watermark == h.clock());
+}
+
+TEST_CASE("snapshot: a source emptied empties the target") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.rows.clear();
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.rows_deleted == 1);
+  CHECK(h.target.rows.empty());
+}
+
+TEST_CASE("snapshot: a failed write leaves target and watermark as they were") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  const auto watermark = h.state.watermark;
+  const auto rows = h.target.rows;
+  h.source.rows.push_back({2, 20});
+  h.source.now += 60s;
+  h.target.fail_at_chunk = 1;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error == "injected failure");
+  CHECK(h.state.watermark == watermark);
+  CHECK(h.target.rows == rows);
+  CHECK_FALSE(h.state.runs.back().end->success);
+}
+
+TEST_CASE("snapshot: a watermark moved by another writer fails the run and commits nothing") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  const CursorValue other{CursorType::TimestampTz, 5};
+  h.target.before_record = [&] { h.state.watermark = other; };
+  h.source.rows.push_back({2, 20});
+  const auto rows = h.target.rows;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error.find("another writer") != std::string::npos);
+  CHECK(h.state.watermark == other);
+  CHECK(h.target.rows == rows);
+}
+
+TEST_CASE("snapshot: a run skips when another holds the lock") {
+  Harness h;
+  h.state.held_elsewhere = true;
+  CHECK(h.run().status == RunStatus::SkippedLocked);
+  CHECK(h.target.chunks.empty());
+  CHECK(h.state.runs.empty());
+}
+
+TEST_CASE("snapshot: a watermark of another type, from the table's earlier mode, fails the run permanently") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  h.state.watermark = CursorValue{CursorType::Integer, 42};
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error_kind == ErrorKind::Permanent);
+  CHECK(s.error.find("an integer, kept from an earlier mode") != std::string::npos);
+  CHECK(h.target.chunks.empty());
+}
+
+TEST_CASE("snapshot: a column added in the source fails the run before it writes, unless append_new_columns") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.catalog.push_back({"note", "text"});
+  h.target.columns = std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}};
+  const auto commits = h.target.commits;
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error == "schema drift in src: added column note text");
+  CHECK(h.target.commits == commits);
+
+  h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
+  s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.appended_columns == std::vector<std::string>{"note"});
+  CHECK(h.target.added_columns == std::vector<ColumnShape>{{"note", "text"}});
+  CHECK(h.state.loaded_columns == h.source.catalog);
+}
+
+}  // namespace tidemark

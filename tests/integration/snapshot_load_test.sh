@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# mode: snapshot under a real workload: tidemark serve snapshots pgbench's
+# accounts, tellers and branches every 2 s while pgbench updates them in
+# place, first with its built-in TPC-B-like script, then with transfers
+# between two accounts (one transaction moves an amount from one to the
+# other, so every consistent state of the table sums to what it summed to
+# before). Every snapshot run must succeed; while the transfers run, the
+# target must sum to the same total whenever it is looked at (a run that
+# read two moments of the source, or committed part of one, would not);
+# once the writers stop, every table must equal its source row for row.
+# Usage: snapshot_load_test.sh TIDEMARK_BINARY
+#   SNAPSHOT_LOAD_SECONDS  how long each pgbench phase writes (default 10)
+# shellcheck source-path=SCRIPTDIR
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/lib/common.sh
+source "$(dirname "$0")/../../scripts/lib/common.sh"
+tidemark=$1
+load_seconds=${SNAPSHOT_LOAD_SECONDS:-10}
+pgbench=$(pg_bin)/pgbench
+[ -x "$pgbench" ] || pgbench=$(command -v pgbench) || { echo "pgbench not found" >&2; exit 1; }
+test_setup snapshot_load
+
+"$pgbench" -i -q -s 1 "${db}_source" >"$work/init.log" 2>&1
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
+  "create table pgbench_accounts (aid int primary key, bid int, abalance int, filler character(84));
+   create table pgbench_tellers (tid int primary key, bid int, tbalance int, filler character(84));
+   create table pgbench_branches (bid int primary key, bbalance int, filler character(88))"
+
+daemon_config info
+{
+  printf 'pipeline: bank\nsource: source\ntarget: target\nschedule: "*/2 * * * * *"\ntables:\n'
+  for t in accounts tellers branches; do
+    key=$(case $t in accounts) echo aid ;; tellers) echo tid ;; branches) echo bid ;; esac)
+    printf '  - name: %s\n    mode: snapshot\n    source_table: pgbench_%s\n    target_table: pgbench_%s\n    key: [%s]\n' \
+      "$t" "$t" "$t" "$key"
+  done
+} >"$work/pipelines/bank.yaml"
+"$tidemark" serve --config "$work/tidemark.yaml" >"$work/serve.log" 2>&1 &
+serve=$!
+pids+=("$serve")
+loaded() { [ "$(psql -X -At -d "${db}_target" -c 'select count(*) from pgbench_accounts' 2>/dev/null)" = 100000 ]; }
+check "the first snapshot copies every account" eventually 30 loaded
+
+table_rows() { psql -X -At -d "$1" -c "select count(*), md5(string_agg(t::text, ',' order by t)) from $2 t"; }
+equal() {
+  local t
+  for t in pgbench_accounts pgbench_tellers pgbench_branches; do
+    [ "$(table_rows "${db}_source" "$t")" = "$(table_rows "${db}_target" "$t")" ] || return 1
+  done
+}
+runs() { grep -c ": success run" "$work/serve.log" || true; }
+before=$(runs)
+check "pgbench's TPC-B-like script updates in place without errors" \
+  "$pgbench" -n -c 4 -j 2 -T "$load_seconds" -b tpcb-like "${db}_source" >"$work/tpcb.log" 2>&1
+more_runs() { [ "$(runs)" -ge $((before + 6)) ]; }
+check "snapshot runs go on during the workload" more_runs
+
+# Transfers: locks taken in id order, so that clients do not deadlock.
+cat >"$work/transfer.sql" <<'SQL'
+\set a random(1, 100000)
+\set b random(1, 100000)
+\set first least(:a, :b)
+\set second greatest(:a, :b)
+\set amount random(1, 1000)
+BEGIN;
+UPDATE pgbench_accounts SET abalance = abalance - :amount WHERE aid = :first;
+UPDATE pgbench_accounts SET abalance = abalance + :amount WHERE aid = :second;
+END;
+SQL
+# The transfers start from a target that has caught up with the source.
+check "after the TPC-B-like load, every table equals its source" eventually 30 equal
+total() { psql -X -At -d "$1" -c 'select sum(abalance) from pgbench_accounts'; }
+source_total=$(total "${db}_source")
+"$pgbench" -n -c 4 -j 2 -T "$load_seconds" -f "$work/transfer.sql" "${db}_source" >"$work/transfer.log" 2>&1 &
+transfers=$!
+pids+=("$transfers")
+looks=0
+inconsistent=0
+while kill -0 "$transfers" 2>/dev/null; do
+  [ "$(total "${db}_target")" = "$source_total" ] || inconsistent=$((inconsistent + 1))
+  looks=$((looks + 1))
+  sleep 0.3
+done
+check "the transfers ran without errors" wait "$transfers"
+check "the target was looked at during the transfers" test "$looks" -ge 10
+check "every look at the target found one consistent snapshot ($inconsistent of $looks did not)" \
+  test "$inconsistent" -eq 0
+
+check "once the writers stop, every table equals its source row for row" eventually 30 equal
+no_failures() { ! grep -q ": failed" "$work/serve.log"; }
+check "no snapshot run failed" no_failures
+kill -TERM "$serve"
+wait "$serve" || true
+
+if [ "$failed" -gt 0 ]; then
+  echo "--- serve log (tail) ---" >&2
+  tail -n 20 "$work/serve.log" >&2
+fi
+report
