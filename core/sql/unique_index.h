@@ -16,6 +16,11 @@ struct UniqueIndex {
   bool nulls_not_distinct = false;   // NULLS NOT DISTINCT (PostgreSQL 15): a NULL key is one key
   bool partial = false;              // it has a WHERE clause
   bool expressions = false;          // some key column is an expression
+  bool primary = false;              // the primary key's index
+
+  // It makes its columns identify one row, whatever the row: valid, not
+  // deferrable, without a WHERE clause or an expression.
+  bool identifies_rows() const { return valid && immediate && !partial && !expressions; }
 };
 
 }  // namespace tidemark

@@ -110,24 +110,17 @@ std::string QualifiedName::quoted() const {
   return schema_ ? quote_identifier(*schema_) + "." + quote_identifier(name_) : quote_identifier(name_);
 }
 
-namespace {
-
-// A part as it would be written in the configuration: bare when it reads
-// back as itself unquoted (lower case, letters, digits, _ and $), quoted
-// otherwise, so what is shown is what runs.
-std::string display_part(const std::string& part) {
+std::string display_identifier(std::string_view part) {
   bool bare = !part.empty() && (std::islower(static_cast<unsigned char>(part[0])) || part[0] == '_');
   for (const char c : part) {
     const auto u = static_cast<unsigned char>(c);
     bare = bare && (std::islower(u) || std::isdigit(u) || c == '_' || c == '$');
   }
-  return bare ? part : quote_identifier(part);
+  return bare ? std::string(part) : quote_identifier(part);
 }
 
-}  // namespace
-
 std::string QualifiedName::display() const {
-  return schema_ ? display_part(*schema_) + "." + display_part(name_) : display_part(name_);
+  return schema_ ? display_identifier(*schema_) + "." + display_identifier(name_) : display_identifier(name_);
 }
 
 std::string without_trailing_semicolons(std::string query) {

@@ -24,6 +24,11 @@ std::string quote_literal(std::string_view text);
 // around them) would end the statement inside the parentheses.
 std::string without_trailing_semicolons(std::string query);
 
+// A name as it would be written in the configuration: bare when it reads
+// back as itself unquoted (lower case, letters, digits, _ and $), quoted
+// otherwise, so what is shown is what runs.
+std::string display_identifier(std::string_view name);
+
 // Parses one identifier: unquoted [A-Za-z_][A-Za-z0-9_$]* (folded to lower
 // case) or "quoted" with "" for a quote. Fails on empty names, stray
 // characters, NUL, or names over 63 bytes (PostgreSQL's NAMEDATALEN).

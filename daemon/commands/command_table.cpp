@@ -100,6 +100,23 @@ const std::vector<CommandRow>& command_table() {
                          sub.add_option("--table", o.table, "only this table");
                        },
                        run_verify),
+      database_command("discover",
+                       "read a source's catalog (read only) and write pipeline files: key, cursor or mode: snapshot, "
+                       "each choice explained",
+                       [](CLI::App& sub, DiscoverOptions& o) {
+                         sub.add_option("--source", o.source, "the connection to read (a name in the daemon file)")
+                             ->required();
+                         sub.add_option("--schema", o.schemas,
+                                        "only this schema (repeat for more); default: every schema but the system ones");
+                         sub.add_option("--target-schema", o.target_schema,
+                                        "the schema the tables load into; default: each source schema's own name");
+                         sub.add_option("--target", o.target,
+                                        "the connection the tables load into; default: the state connection");
+                         sub.add_option("--write", o.write_dir,
+                                        "write one pipeline file per schema into this folder instead of printing");
+                         sub.add_flag("--force", o.force, "with --write: replace files that exist");
+                       },
+                       run_discover),
       database_command("healthcheck", "ask the running daemon's /healthz (or /readyz): exit 0 when it answers 200",
                        [](CLI::App& sub, HealthcheckOptions& o) {
                          sub.add_flag("--ready", o.ready, "ask /readyz: configuration loaded, state database reachable");

@@ -8,6 +8,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/config/config_model.h"
 #include "daemon/commands/common_options.h"
@@ -80,6 +81,19 @@ struct RewindOptions : CommonOptions {
   bool force = false;  // past the source's clock
 };
 int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err);
+
+// `discover`: reads a source's catalog (read only) and writes pipeline
+// files that validate: key, cursor or mode: snapshot, each choice
+// explained; to `out`, or one file per schema into write_dir.
+struct DiscoverOptions : CommonOptions {
+  std::string source;                // a connection name
+  std::vector<std::string> schemas;  // empty: every schema but the system ones
+  std::string target_schema;         // empty: each source schema's own name
+  std::string target;                // a connection name; empty: the state connection
+  std::string write_dir;             // empty: print to out
+  bool force = false;                // replace files that exist
+};
+int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, std::ostream& out, std::ostream& err);
 
 // `healthcheck`: asks the running daemon's /healthz (or /readyz) on
 // metrics.listen; exit 0 on 200, 1 otherwise. The container image's

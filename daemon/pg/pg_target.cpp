@@ -5,17 +5,6 @@
 
 namespace tidemark {
 
-namespace {
-
-ColumnFill column_fill(const std::string& identity, const std::string& generated) {
-  if (!generated.empty()) return ColumnFill::Generated;
-  if (identity == "a") return ColumnFill::IdentityAlways;
-  if (identity == "d") return ColumnFill::IdentityByDefault;
-  return ColumnFill::None;
-}
-
-}  // namespace
-
 Result<TargetTable> PgTarget::check(const TableConfig& table) {
   try {
     const std::string name = table.target_table.display();

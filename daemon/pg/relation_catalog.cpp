@@ -11,13 +11,20 @@ std::string unique_indexes_sql(const std::string& relation, int server_major) {
   // One object per index; its key columns in order, an expression as null.
   return "(select coalesce(json_agg(json_build_object('name', x.relname, 'valid', i.indisvalid,"
          " 'immediate', i.indimmediate, 'nulls_not_distinct', " + nulls_not_distinct +
-         ", 'partial', i.indpred is not null,"
+         ", 'partial', i.indpred is not null, 'primary', i.indisprimary,"
          " 'columns', (select json_agg(a.attname order by k.n)"
          " from unnest(i.indkey::int2[]) with ordinality k(attnum, n)"
          " left join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum and k.attnum > 0"
          " where k.n <= i.indnkeyatts)) order by x.relname), '[]')"
          " from pg_index i join pg_class x on x.oid = i.indexrelid where i.indrelid = " + relation +
          " and i.indisunique)::text";
+}
+
+ColumnFill column_fill(const std::string& identity, const std::string& generated) {
+  if (!generated.empty()) return ColumnFill::Generated;
+  if (identity == "a") return ColumnFill::IdentityAlways;
+  if (identity == "d") return ColumnFill::IdentityByDefault;
+  return ColumnFill::None;
 }
 
 std::vector<UniqueIndex> parse_unique_indexes(const std::string& json) {
@@ -30,6 +37,7 @@ std::vector<UniqueIndex> parse_unique_indexes(const std::string& json) {
       u.immediate = entry.at("immediate").get<bool>();
       u.nulls_not_distinct = entry.at("nulls_not_distinct").get<bool>();
       u.partial = entry.at("partial").get<bool>();
+      u.primary = entry.at("primary").get<bool>();
       for (const auto& column : entry.at("columns")) {
         if (column.is_null()) {
           u.expressions = true;

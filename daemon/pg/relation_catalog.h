@@ -8,10 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "core/sql/column_shape.h"
 #include "core/sql/row_trigger.h"
 #include "core/sql/unique_index.h"
 
 namespace tidemark {
+
+// How a column fills itself, from pg_attribute's attidentity and
+// attgenerated as text.
+ColumnFill column_fill(const std::string& identity, const std::string& generated);
 
 // A json expression listing the unique indexes of `relation` (an SQL
 // expression of type regclass) on a server of `server_major` version

@@ -1,0 +1,416 @@
+#include "core/discover/pipeline_discovery.h"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+#include <set>
+
+#include "core/watermark/cursor_value.h"
+
+namespace tidemark {
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+bool contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string out;
+  for (const std::string& i : items) out += (out.empty() ? "" : separator) + i;
+  return out;
+}
+
+// A YAML scalar that reads back as `text`: plain when it is a simple
+// word, single-quoted otherwise (names with quotes, spaces, colons).
+std::string yaml_scalar(const std::string& text) {
+  static const std::regex plain(R"([A-Za-z_][A-Za-z0-9_.$-]*)");
+  static const std::set<std::string> special = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
+  if (std::regex_match(text, plain) && special.count(lower(text)) == 0) return text;
+  std::string out = "'";
+  for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string yaml_columns(const std::vector<std::string>& columns) {
+  std::vector<std::string> shown;
+  for (const std::string& c : columns) shown.push_back(yaml_scalar(display_identifier(c)));
+  return "[" + join(shown) + "]";
+}
+
+// The key: the primary key, else the narrowest usable unique index whose
+// columns are all NOT NULL (a NULL would let a key repeat).
+std::optional<std::pair<std::vector<std::string>, std::string>> choose_key(const CatalogTable& table,
+                                                                           std::string& why_not) {
+  const auto not_null = [&](const std::string& column) {
+    for (const CatalogColumn& c : table.columns) {
+      if (c.name == column) return c.not_null;
+    }
+    return false;
+  };
+  for (const UniqueIndex& i : table.unique_indexes) {
+    if (i.primary && i.identifies_rows()) return std::make_pair(i.columns, "primary key " + display_identifier(i.name));
+  }
+  const UniqueIndex* best = nullptr;
+  std::vector<std::string> nullable;
+  for (const UniqueIndex& i : table.unique_indexes) {
+    if (!i.identifies_rows() || i.primary) continue;
+    if (!std::all_of(i.columns.begin(), i.columns.end(), not_null)) {
+      nullable.push_back(display_identifier(i.name));
+      continue;
+    }
+    if (best == nullptr || i.columns.size() < best->columns.size() ||
+        (i.columns.size() == best->columns.size() && i.name < best->name)) {
+      best = &i;
+    }
+  }
+  if (best != nullptr) {
+    return std::make_pair(best->columns,
+                          "unique index " + display_identifier(best->name) + " on NOT NULL columns (no primary key)");
+  }
+  why_not = "no primary key and no unique index on NOT NULL columns, so nothing tells its rows apart";
+  if (!nullable.empty()) {
+    why_not += " (unique index " + join(nullable) + " allows NULL, which may repeat)";
+  }
+  why_not += "; add a primary key to load it";
+  return std::nullopt;
+}
+
+bool is_time(const std::string& type) {
+  const auto cursor = cursor_type_from_postgres(type);
+  return cursor && *cursor != CursorType::Integer;
+}
+
+bool is_integer(const std::string& type) {
+  const auto cursor = cursor_type_from_postgres(type);
+  return cursor && *cursor == CursorType::Integer;
+}
+
+// Higher is a finer clock: timestamptz, then timestamp, then date.
+int time_rank(const std::string& type) {
+  const auto cursor = cursor_type_from_postgres(type);
+  if (!cursor) return 0;
+  switch (*cursor) {
+    case CursorType::TimestampTz: return 3;
+    case CursorType::Timestamp: return 2;
+    case CursorType::Date: return 1;
+    case CursorType::Integer: return 0;
+  }
+  return 0;
+}
+
+bool looks_like_change_stamp(const std::string& column) {
+  static const std::regex stamp(R"((updated|modified|changed|last_update|last_modified|mtime))", std::regex::icase);
+  return std::regex_search(column, stamp);
+}
+
+// `text` made a name: letters, digits, _ . - (others become _), starting
+// with a letter or _, at most 63 characters.
+std::string as_name(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    out += u < 0x80 && (std::isalnum(u) || c == '_' || c == '.' || c == '-') ? c : '_';
+  }
+  if (out.empty() || (!std::isalpha(static_cast<unsigned char>(out[0])) && out[0] != '_')) out = "_" + out;
+  return out.substr(0, 63);
+}
+
+bool has_control_character(const std::string& text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+  });
+}
+
+// `text` as YAML comment lines of at most 100 characters, each starting
+// with `prefix` ("  # "), later ones indented by two more.
+std::string comment(const std::string& prefix, const std::string& text) {
+  constexpr std::size_t kWidth = 100;
+  std::string out;
+  std::string line = prefix;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(at, end - at);
+    for (char& c : word) c = has_control_character(std::string(1, c)) ? '?' : c;
+    const bool fresh = line.size() == prefix.size() || line.size() == prefix.size() + 2;
+    if (!fresh && line.size() + 1 + word.size() > kWidth) {
+      out += line + "\n";
+      line = prefix + "  ";
+    }
+    line += (line.size() == prefix.size() || line.size() == prefix.size() + 2 ? "" : " ") + word;
+    at = end + 1;
+  }
+  return out + line + "\n";
+}
+
+struct Stamp {
+  std::vector<std::string> on_update;  // trigger names
+  std::vector<std::string> on_insert;
+};
+
+}  // namespace
+
+bool reads_the_clock(const std::string& expression) {
+  static const std::regex clock(
+      R"(\b(now\s*\(|current_timestamp\b|clock_timestamp\s*\(|statement_timestamp\s*\(|transaction_timestamp\s*\(|localtimestamp\b|current_date\b))",
+      std::regex::icase);
+  return std::regex_search(expression, clock);
+}
+
+namespace {
+
+// Whether a function body (`source`, lower case) assigns the clock to
+// NEW.<column> in a statement of its own: `NEW.col := now()` or
+// `NEW.col = now()` after BEGIN, THEN, ELSE, LOOP, a semicolon or at the
+// start, so that `IF NEW.col = OLD.col` is not taken for one. Scanned by
+// hand: a body can be long, and a backtracking regex over it is not safe.
+bool assigns_the_clock(const std::string& source, const std::string& column) {
+  const bool bare = display_identifier(column) == column;
+  const std::string quoted = lower(quote_identifier(column));
+  const auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
+  const auto skip_blanks = [&](std::size_t at) {
+    while (at < source.size() && std::isspace(static_cast<unsigned char>(source[at]))) ++at;
+    return at;
+  };
+  for (std::size_t at = source.find("new"); at != std::string::npos; at = source.find("new", at + 1)) {
+    if (at > 0 && is_word(source[at - 1])) continue;
+    // What comes before: a statement's start.
+    std::size_t before = at;
+    while (before > 0 && std::isspace(static_cast<unsigned char>(source[before - 1]))) --before;
+    bool starts = before == 0 || source[before - 1] == ';';
+    for (const char* word : {"begin", "then", "else", "loop"}) {
+      const std::size_t n = std::char_traits<char>::length(word);
+      starts = starts || (before >= n && source.compare(before - n, n, word) == 0 &&
+                          (before == n || !is_word(source[before - n - 1])));
+    }
+    if (!starts) continue;
+    std::size_t p = skip_blanks(at + 3);
+    if (p >= source.size() || source[p] != '.') continue;
+    p = skip_blanks(p + 1);
+    if (bare && source.compare(p, column.size(), column) == 0 &&
+        (p + column.size() == source.size() || !is_word(source[p + column.size()]))) {
+      p += column.size();
+    } else if (source.compare(p, quoted.size(), quoted) == 0) {
+      p += quoted.size();
+    } else {
+      continue;
+    }
+    p = skip_blanks(p);
+    if (source.compare(p, 2, ":=") == 0) {
+      p += 2;
+    } else if (p < source.size() && source[p] == '=' && (p + 1 == source.size() || source[p + 1] != '=')) {
+      p += 1;
+    } else {
+      continue;
+    }
+    const std::size_t end = source.find(';', p);
+    const std::string value = source.substr(p, std::min<std::size_t>(end == std::string::npos ? source.size() - p : end - p, 200));
+    if (reads_the_clock(value)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> columns_stamped_by(const CatalogTrigger& trigger, const CatalogTable& table) {
+  std::vector<std::string> out;
+  if (!trigger.before || !trigger.for_each_row) return out;
+  const std::string language = lower(trigger.language);
+  if (language == "c" && trigger.source == "moddatetime" && trigger.arguments.size() == 1) {
+    out.push_back(trigger.arguments[0]);
+    return out;
+  }
+  if (language != "plpgsql" && language != "sql") return out;
+  const std::string source = lower(trigger.source);
+  for (const CatalogColumn& c : table.columns) {
+    if (assigns_the_clock(source, c.name)) out.push_back(c.name);
+  }
+  return out;
+}
+
+DiscoveredTable discover_table(const CatalogTable& table) {
+  DiscoveredTable out;
+  out.source = table.name;
+  out.name = table.name.name();
+  // The configuration refuses control characters anywhere in a file.
+  if (has_control_character(table.name.name()) || has_control_character(table.name.schema().value_or(""))) {
+    out.reason = "its name holds a control character, which a pipeline file cannot: rename it to load it";
+    return out;
+  }
+  std::string why_not;
+  const auto key = choose_key(table, why_not);
+  if (!key) {
+    out.mode = DiscoveredMode::LeftOut;
+    out.reason = why_not;
+    return out;
+  }
+  out.key = key->first;
+  out.key_reason = key->second;
+  if (std::any_of(out.key.begin(), out.key.end(), has_control_character)) {
+    out.reason = "a key column's name holds a control character, which a pipeline file cannot: rename it to load it";
+    out.key.clear();
+    return out;
+  }
+
+  // What stamps each column, by trigger.
+  std::vector<Stamp> stamps(table.columns.size());
+  for (const CatalogTrigger& t : table.triggers) {
+    for (const std::string& column : columns_stamped_by(t, table)) {
+      for (std::size_t i = 0; i < table.columns.size(); ++i) {
+        if (table.columns[i].name != column) continue;
+        if (t.on_update) stamps[i].on_update.push_back(display_identifier(t.name));
+        if (t.on_insert) stamps[i].on_insert.push_back(display_identifier(t.name));
+      }
+    }
+  }
+
+  // A time column a trigger stamps on every UPDATE: best when something
+  // also stamps it on INSERT, then the finer clock, then the name.
+  int best = -1;
+  auto score = [&](std::size_t i) {
+    const CatalogColumn& c = table.columns[i];
+    const bool on_insert = !stamps[i].on_insert.empty() || reads_the_clock(c.default_expression);
+    return (on_insert ? 10 : 0) + time_rank(c.type);
+  };
+  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    const CatalogColumn& c = table.columns[i];
+    if (!is_time(c.type) || stamps[i].on_update.empty() || c.fill == ColumnFill::Generated ||
+        has_control_character(c.name)) {
+      continue;
+    }
+    if (best < 0 || score(i) > score(static_cast<std::size_t>(best))) best = static_cast<int>(i);
+  }
+  if (best >= 0) {
+    const CatalogColumn& c = table.columns[static_cast<std::size_t>(best)];
+    const Stamp& s = stamps[static_cast<std::size_t>(best)];
+    out.mode = DiscoveredMode::Incremental;
+    out.cursor = c.name;
+    out.reason = display_identifier(c.name) + " is stamped on every UPDATE by trigger " + join(s.on_update);
+    if (!s.on_insert.empty()) {
+      out.reason += ", on INSERT by trigger " + join(s.on_insert);
+    } else if (reads_the_clock(c.default_expression)) {
+      out.reason += ", on INSERT by its default " + c.default_expression;
+    } else {
+      out.notes.push_back("nothing stamps " + display_identifier(c.name) +
+                          " on INSERT: rows inserted with an old or NULL value are never loaded; give it a default "
+                          "such as now()");
+    }
+    if (time_rank(c.type) == 1) {
+      out.notes.push_back(display_identifier(c.name) +
+                          " is a date: every run re-reads today's rows, since a date cannot say which came later");
+    }
+    return out;
+  }
+
+  // An increasing id: new rows are seen, changes to old ones are not.
+  best = -1;
+  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    const CatalogColumn& c = table.columns[i];
+    const bool sequenced = c.fill == ColumnFill::IdentityAlways || c.fill == ColumnFill::IdentityByDefault ||
+                           c.default_expression.find("nextval(") != std::string::npos;
+    if (!is_integer(c.type) || !sequenced || has_control_character(c.name)) continue;
+    // A key column first: it never changes once inserted.
+    if (best < 0 || (contains(out.key, c.name) && !contains(out.key, table.columns[static_cast<std::size_t>(best)].name))) {
+      best = static_cast<int>(i);
+    }
+  }
+  if (best >= 0) {
+    const CatalogColumn& c = table.columns[static_cast<std::size_t>(best)];
+    out.mode = DiscoveredMode::Incremental;
+    out.cursor = c.name;
+    out.insert_only = true;
+    out.reason = display_identifier(c.name) + " comes from " +
+                 (c.fill == ColumnFill::None ? "a sequence (" + c.default_expression + ")" : std::string("an identity")) +
+                 ", so new rows are seen; INSERT ONLY: changes to existing rows are not (use mode: snapshot if rows "
+                 "change)";
+  } else {
+    out.mode = DiscoveredMode::Snapshot;
+    out.reason = "no column follows its changes (no trigger stamps a time on UPDATE, no identity or sequence): each run "
+                 "reads it whole";
+  }
+  for (const CatalogColumn& c : table.columns) {
+    if (is_time(c.type) && looks_like_change_stamp(c.name) && c.name != out.cursor) {
+      out.notes.push_back(display_identifier(c.name) +
+                          " looks like a change stamp, but nothing in the catalog sets it on UPDATE; if the "
+                          "application does, on every change, use cursor: " + yaml_scalar(display_identifier(c.name)) +
+                          " with a lookback (and drop mode: snapshot)");
+    }
+  }
+  return out;
+}
+
+std::string pipeline_name(const std::string& source, const std::string& schema) {
+  return as_name(source + "_" + schema);
+}
+
+std::string render_pipeline(const PipelineRequest& request, std::vector<DiscoveredTable> tables) {
+  std::sort(tables.begin(), tables.end(),
+            [](const DiscoveredTable& a, const DiscoveredTable& b) { return a.name < b.name; });
+  // Names in a pipeline are unique and made of name characters.
+  std::set<std::string> used;
+  for (DiscoveredTable& t : tables) {
+    if (t.mode == DiscoveredMode::LeftOut) continue;
+    const std::string base = as_name(t.name).substr(0, 56);  // room for a suffix
+    std::string name = base;
+    for (int n = 2; !used.insert(name).second; ++n) name = base + "_" + std::to_string(n);
+    t.name = name;
+  }
+  const DiscoveryCounts counts = count_discovered(tables);
+  std::string out;
+  out += comment("# ", "Written by tidemark discover from connection " + request.source + ", schema " +
+                           display_identifier(request.source_schema) + ": " + std::to_string(counts.found) +
+                           " tables, " + std::to_string(counts.incremental) + " incremental, " +
+                           std::to_string(counts.snapshot) + " snapshot, " + std::to_string(counts.left_out) +
+                           " left out. Read each table's comment before serving it; tidemark validate checks the "
+                           "result.");
+  out += "pipeline: " + yaml_scalar(request.pipeline) + "\n";
+  out += "source: " + yaml_scalar(request.source) + "\n";
+  out += "target: " + yaml_scalar(request.target) + "\n";
+  out += "schedule: \"" + request.schedule + "\"\n";
+  if (counts.incremental + counts.snapshot > 0) out += "tables:\n";
+  bool first = true;
+  for (const DiscoveredTable& t : tables) {
+    if (t.mode == DiscoveredMode::LeftOut) continue;
+    if (!first) out += "\n";
+    first = false;
+    out += comment("  # ", t.source.display() + ": key from its " + t.key_reason + ".");
+    out += comment("  # ", (t.mode == DiscoveredMode::Snapshot ? "mode: snapshot: " : "cursor: ") + t.reason + ".");
+    for (const std::string& note : t.notes) out += comment("  # ", "Note: " + note + ".");
+    out += "  - name: " + yaml_scalar(t.name) + "\n";
+    if (t.mode == DiscoveredMode::Snapshot) out += "    mode: snapshot\n";
+    out += "    source_table: " + yaml_scalar(t.source.display()) + "\n";
+    out += "    target_table: " +
+           yaml_scalar(QualifiedName(request.target_schema, t.source.name()).display()) + "\n";
+    out += "    key: " + yaml_columns(t.key) + "\n";
+    if (t.mode == DiscoveredMode::Incremental) out += "    cursor: " + yaml_scalar(display_identifier(t.cursor)) + "\n";
+  }
+  if (counts.left_out > 0) {
+    out += "\n# Left out:\n";
+    for (const DiscoveredTable& t : tables) {
+      if (t.mode == DiscoveredMode::LeftOut) out += comment("#   ", t.source.display() + ": " + t.reason + ".");
+    }
+  }
+  return out;
+}
+
+DiscoveryCounts count_discovered(const std::vector<DiscoveredTable>& tables) {
+  DiscoveryCounts counts;
+  for (const DiscoveredTable& t : tables) {
+    ++counts.found;
+    switch (t.mode) {
+      case DiscoveredMode::Incremental: ++counts.incremental; break;
+      case DiscoveredMode::Snapshot: ++counts.snapshot; break;
+      case DiscoveredMode::LeftOut: ++counts.left_out; break;
+    }
+  }
+  return counts;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,71 @@
+// What `tidemark discover` decides for each source table (SPEC §4): its
+// key, its cursor with the catalog evidence for it, or mode: snapshot, or
+// why it is left out; and the pipeline file that says so, one per source
+// schema, for `validate` to accept as written. Pure functions of the
+// catalog (core/discover/source_catalog.h); thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/discover/source_catalog.h"
+
+namespace tidemark {
+
+enum class DiscoveredMode { Incremental, Snapshot, LeftOut };
+
+struct DiscoveredTable {
+  QualifiedName source;
+  std::string name;  // the table's name in its pipeline
+  DiscoveredMode mode = DiscoveredMode::LeftOut;
+  std::vector<std::string> key;
+  std::string key_reason;  // "primary key actor_pkey"
+  std::string cursor;      // incremental only
+  bool insert_only = false;  // a cursor that only new rows move: updates are not seen
+  // Why the cursor (incremental), why no cursor (snapshot), or why the
+  // table is left out.
+  std::string reason;
+  std::vector<std::string> notes;  // what else the reader should check
+};
+
+// Decides one table. Its name in the pipeline is the source table's.
+DiscoveredTable discover_table(const CatalogTable& table);
+
+// The columns of `table` that trigger `trigger` stamps with the clock on
+// the events it fires for: by the function's source (`NEW.col := now()`
+// and the like, as a statement of its own) or as contrib's moddatetime
+// argument. Nothing for functions whose source says nothing (C, internal).
+std::vector<std::string> columns_stamped_by(const CatalogTrigger& trigger, const CatalogTable& table);
+
+// True when a default (or an assignment's right side) reads the clock:
+// now(), CURRENT_TIMESTAMP, clock_timestamp() and the like.
+bool reads_the_clock(const std::string& expression);
+
+struct PipelineRequest {
+  std::string pipeline;       // the pipeline's name
+  std::string source;         // connection names
+  std::string target;
+  std::string source_schema;  // the schema the tables are from
+  std::string target_schema;  // where they load to
+  std::string schedule = "*/15 * * * *";
+};
+
+// A pipeline name made of `source` and `schema`, fit for `pipeline:`
+// (letters, digits, _ . -, at most 63 characters).
+std::string pipeline_name(const std::string& source, const std::string& schema);
+
+// The pipeline file for `tables` (all of one source schema): every table
+// loadable, each choice in a comment beside it, the tables left out listed
+// at the end with their reasons. Table names are made unique in it.
+std::string render_pipeline(const PipelineRequest& request, std::vector<DiscoveredTable> tables);
+
+struct DiscoveryCounts {
+  int found = 0;
+  int incremental = 0;
+  int snapshot = 0;
+  int left_out = 0;
+};
+DiscoveryCounts count_discovered(const std::vector<DiscoveredTable>& tables);
+
+}  // namespace tidemark

@@ -1,0 +1,133 @@
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <ostream>
+
+#include "core/discover/pipeline_discovery.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/exit_code.h"
+#include "daemon/pg/catalog_reader.h"
+#include "daemon/pg/pipeline_connections.h"
+
+namespace tidemark {
+namespace {
+
+struct SchemaFile {
+  std::string name;  // the file's name: the pipeline's, .yaml
+  std::string text;
+  DiscoveryCounts counts;
+};
+
+}  // namespace
+
+int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, std::ostream& out, std::ostream& err) {
+  if (config->daemon.find_connection(command_line.source) == nullptr) {
+    err << "tidemark discover: --source " << command_line.source << " names no connection of "
+        << config->daemon.file << '\n';
+    return kExitUsage;
+  }
+  const std::string target = command_line.target.empty() ? config->daemon.state : command_line.target;
+  if (config->daemon.find_connection(target) == nullptr) {
+    err << "tidemark discover: --target " << target << " names no connection of " << config->daemon.file << '\n';
+    return kExitUsage;
+  }
+  std::vector<CatalogTable> catalog;
+  try {
+    // A read-only session: discover changes nothing in the source.
+    const auto source = connect_to_source(*config, command_line.source);
+    catalog = read_source_catalog(*source, command_line.schemas);
+  } catch (const std::exception& e) {
+    err << "tidemark discover: " << e.what() << '\n';
+    return kExitFailure;
+  }
+
+  std::map<std::string, std::vector<DiscoveredTable>> by_schema;
+  for (const std::string& s : command_line.schemas) by_schema[s];
+  for (const CatalogTable& t : catalog) by_schema[*t.name.schema()].push_back(discover_table(t));
+
+  std::vector<SchemaFile> files;
+  DiscoveryCounts total;
+  std::vector<std::string> unloadable;  // schemas without a table to load
+  for (const auto& [schema, tables] : by_schema) {
+    const DiscoveryCounts counts = count_discovered(tables);
+    total.found += counts.found;
+    total.incremental += counts.incremental;
+    total.snapshot += counts.snapshot;
+    total.left_out += counts.left_out;
+    if (counts.incremental + counts.snapshot == 0) {
+      unloadable.push_back(schema);
+      for (const DiscoveredTable& t : tables) err << "left out " << t.source.display() << ": " << t.reason << '\n';
+      continue;
+    }
+    PipelineRequest request;
+    request.pipeline = pipeline_name(command_line.source, schema);
+    request.source = command_line.source;
+    request.target = target;
+    request.source_schema = schema;
+    request.target_schema = command_line.target_schema.empty() ? schema : command_line.target_schema;
+    files.push_back(SchemaFile{request.pipeline + ".yaml", render_pipeline(request, tables), counts});
+  }
+
+  int insert_only = 0;
+  for (const auto& [schema, tables] : by_schema) {
+    for (const DiscoveredTable& t : tables) insert_only += t.insert_only ? 1 : 0;
+  }
+  const std::string summary = fmt::format(
+      "{} tables found in {} schema{}: {} incremental ({} of them insert-only), {} snapshot, {} left out{}\n",
+      total.found, by_schema.size(), by_schema.size() == 1 ? "" : "s", total.incremental, insert_only, total.snapshot,
+      total.left_out,
+      unloadable.empty() ? "" : "; no table to load in schema " + fmt::format("{}", fmt::join(unloadable, ", ")));
+
+  if (command_line.write_dir.empty()) {
+    for (const SchemaFile& f : files) {
+      if (files.size() > 1) out << "# ---- " << f.name << " ----\n";
+      out << f.text;
+    }
+    err << summary;
+    return kExitOk;
+  }
+  namespace fs = std::filesystem;
+  const fs::path dir(command_line.write_dir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    err << "tidemark discover: --write " << command_line.write_dir << " is not a folder\n";
+    return kExitUsage;
+  }
+  // Nothing is written unless every file may be.
+  if (!command_line.force) {
+    for (const SchemaFile& f : files) {
+      if (fs::exists(dir / f.name, ec)) {
+        err << "tidemark discover: " << (dir / f.name).string()
+            << " exists; nothing was written (add --force to replace it)\n";
+        return kExitUsage;
+      }
+    }
+  }
+  for (const SchemaFile& f : files) {
+    const fs::path path = dir / f.name;
+    const fs::path partial = dir / ("." + f.name + ".partial");
+    {
+      std::ofstream file(partial, std::ios::trunc);
+      file << f.text;
+      file.close();
+      if (!file) {
+        err << "tidemark discover: cannot write " << partial.string() << '\n';
+        return kExitFailure;
+      }
+    }
+    fs::rename(partial, path, ec);
+    if (ec) {
+      err << "tidemark discover: cannot write " << path.string() << ": " << ec.message() << '\n';
+      return kExitFailure;
+    }
+    fmt::print(out, "wrote {}: {} incremental, {} snapshot, {} left out\n", path.string(), f.counts.incremental,
+               f.counts.snapshot, f.counts.left_out);
+  }
+  out << summary;
+  return kExitOk;
+}
+
+}  // namespace tidemark

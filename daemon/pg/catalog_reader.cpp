@@ -1,0 +1,87 @@
+#include "daemon/pg/catalog_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/pg/relation_catalog.h"
+
+namespace tidemark {
+std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const std::vector<std::string>& schemas) {
+  // tgtype bits: 1 row, 2 before, 4 insert, 16 update; tgargs holds the
+  // arguments each ended by a NUL byte, which encode() writes as \000.
+  const std::string sql =
+      "select n.nspname, c.relname, c.relkind = 'p',"
+      " (select coalesce(json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),"
+      "   'not_null', a.attnotnull, 'default', pg_get_expr(d.adbin, d.adrelid), 'identity', a.attidentity::text,"
+      "   'generated', a.attgenerated::text) order by a.attnum), '[]')::text"
+      "  from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum"
+      "  where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped),"
+      " " + unique_indexes_sql("c.oid", connection.server_major_version()) + ","
+      " (select coalesce(json_agg(json_build_object('name', t.tgname,"
+      "   'function', quote_ident(pn.nspname) || '.' || quote_ident(p.proname), 'language', l.lanname,"
+      "   'source', p.prosrc,"
+      "   'arguments', case when t.tgnargs = 0 then '{}'::text[]"
+      "                else (string_to_array(encode(t.tgargs, 'escape'), '\\000'))[1:t.tgnargs] end,"
+      "   'before', t.tgtype & 2 <> 0, 'row', t.tgtype & 1 <> 0, 'insert', t.tgtype & 4 <> 0,"
+      "   'update', t.tgtype & 16 <> 0) order by t.tgname), '[]')::text"
+      "  from pg_trigger t join pg_proc p on p.oid = t.tgfoid join pg_namespace pn on pn.oid = p.pronamespace"
+      "  join pg_language l on l.oid = p.prolang"
+      "  where t.tgrelid = c.oid and not t.tgisinternal and t.tgenabled in ('O', 'A'))"
+      " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+      " where c.relkind in ('r', 'p') and not c.relispartition"
+      " and n.nspname not in ('pg_catalog', 'information_schema', 'tidemark') and n.nspname !~ '^pg_'"
+      " and ($1::text[] is null or n.nspname = any($1::text[]))"
+      // An extension's own tables (PostGIS' spatial_ref_sys, say) are its to fill.
+      " and not exists (select from pg_depend e where e.classid = 'pg_class'::regclass and e.objid = c.oid"
+      "   and e.deptype = 'e')"
+      " order by n.nspname, c.relname";
+  std::optional<std::string> wanted;
+  if (!schemas.empty()) {
+    // A text[] literal: each schema double-quoted, its quotes and
+    // backslashes escaped.
+    std::string array = "{";
+    for (const std::string& s : schemas) {
+      std::string item;
+      for (const char c : s) item += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+      array += (array.size() > 1 ? "," : "") + std::string("\"") + item + "\"";
+    }
+    wanted = array + "}";
+  }
+  const PgResult r = connection.exec(sql, {wanted});
+  std::vector<CatalogTable> out;
+  try {
+    for (int row = 0; row < r.rows(); ++row) {
+      CatalogTable table;
+      table.name = QualifiedName(r.text(row, 0), r.text(row, 1));
+      table.partitioned = r.boolean(row, 2);
+      for (const auto& c : nlohmann::json::parse(r.text(row, 3))) {
+        CatalogColumn column;
+        column.name = c.at("name").get<std::string>();
+        column.type = c.at("type").get<std::string>();
+        column.not_null = c.at("not_null").get<bool>();
+        if (!c.at("default").is_null()) column.default_expression = c.at("default").get<std::string>();
+        column.fill = column_fill(c.at("identity").get<std::string>(), c.at("generated").get<std::string>());
+        table.columns.push_back(std::move(column));
+      }
+      table.unique_indexes = parse_unique_indexes(r.text(row, 4));
+      for (const auto& t : nlohmann::json::parse(r.text(row, 5))) {
+        CatalogTrigger trigger;
+        trigger.name = t.at("name").get<std::string>();
+        trigger.function = t.at("function").get<std::string>();
+        trigger.language = t.at("language").get<std::string>();
+        trigger.source = t.at("source").get<std::string>();
+        trigger.arguments = t.at("arguments").get<std::vector<std::string>>();
+        trigger.before = t.at("before").get<bool>();
+        trigger.for_each_row = t.at("row").get<bool>();
+        trigger.on_insert = t.at("insert").get<bool>();
+        trigger.on_update = t.at("update").get<bool>();
+        table.triggers.push_back(std::move(trigger));
+      }
+      out.push_back(std::move(table));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw PgError(std::string("unexpected catalog text: ") + e.what());
+  }
+  return out;
+}
+
+}  // namespace tidemark

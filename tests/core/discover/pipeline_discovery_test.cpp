@@ -1,0 +1,242 @@
+// discover's decisions from catalog facts, table by table: which key,
+// which cursor and on what evidence, snapshot, or left out and why; and
+// that the pipeline file it writes is one the configuration parser
+// accepts as it is.
+#include <doctest/doctest.h>
+
+#include "core/config/config_parser.h"
+#include "core/discover/pipeline_discovery.h"
+
+namespace tidemark {
+namespace {
+
+UniqueIndex primary_key(std::vector<std::string> columns) {
+  UniqueIndex i;
+  i.name = "t_pkey";
+  i.primary = true;
+  i.columns = std::move(columns);
+  return i;
+}
+
+CatalogColumn column(std::string name, std::string type, bool not_null = true, std::string default_expression = "") {
+  CatalogColumn c;
+  c.name = std::move(name);
+  c.type = std::move(type);
+  c.not_null = not_null;
+  c.default_expression = std::move(default_expression);
+  return c;
+}
+
+CatalogTrigger plpgsql_trigger(std::string body, bool on_insert = false, bool on_update = true) {
+  CatalogTrigger t;
+  t.name = "stamp";
+  t.function = "public.stamp";
+  t.language = "plpgsql";
+  t.source = std::move(body);
+  t.before = true;
+  t.for_each_row = true;
+  t.on_insert = on_insert;
+  t.on_update = on_update;
+  return t;
+}
+
+// A table t(id bigint primary key, updated_at timestamptz default now()) with `triggers`.
+CatalogTable table_with(std::vector<CatalogTrigger> triggers) {
+  CatalogTable t;
+  t.name = QualifiedName("public", "t");
+  t.columns = {column("id", "bigint"), column("updated_at", "timestamp with time zone", true, "now()")};
+  t.unique_indexes = {primary_key({"id"})};
+  t.triggers = std::move(triggers);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("discover: which trigger bodies stamp updated_at with the clock") {
+  struct Case {
+    const char* what;
+    const char* body;
+    bool stamps;
+  };
+  const Case cases[] = {
+      {"an assignment after BEGIN", "BEGIN NEW.updated_at = now(); RETURN NEW; END", true},
+      {"PL/pgSQL's :=, upper case", "BEGIN\n  NEW.UPDATED_AT := CURRENT_TIMESTAMP;\n  RETURN NEW;\nEND", true},
+      {"clock_timestamp()", "begin new.updated_at := clock_timestamp(); return new; end", true},
+      {"the column quoted", "BEGIN NEW.\"updated_at\" = statement_timestamp(); RETURN NEW; END", true},
+      {"after THEN, behind a comparison",
+       "BEGIN IF NEW.updated_at = OLD.updated_at THEN NEW.updated_at := now(); END IF; RETURN NEW; END", true},
+      {"a comparison only", "BEGIN IF NEW.updated_at = now() THEN RETURN NULL; END IF; RETURN NEW; END", false},
+      {"a value that is not the clock", "BEGIN NEW.updated_at := OLD.updated_at; RETURN NEW; END", false},
+      {"another column", "BEGIN NEW.updated_by := now(); RETURN NEW; END", false},
+      {"a longer name that starts alike", "BEGIN NEW.updated_at_utc := now(); RETURN NEW; END", false},
+      {"renew is not NEW", "BEGIN renew.updated_at := now(); RETURN NEW; END", false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const CatalogTable t = table_with({plpgsql_trigger(c.body)});
+    const auto stamped = columns_stamped_by(t.triggers[0], t);
+    CHECK((stamped == std::vector<std::string>{"updated_at"}) == c.stamps);
+  }
+}
+
+TEST_CASE("discover: a trigger that is AFTER, per statement, or C without moddatetime stamps nothing") {
+  CatalogTable t = table_with({});
+  CatalogTrigger after = plpgsql_trigger("BEGIN NEW.updated_at = now(); RETURN NEW; END");
+  after.before = false;
+  CHECK(columns_stamped_by(after, t).empty());
+  CatalogTrigger statement = plpgsql_trigger("BEGIN NEW.updated_at = now(); RETURN NEW; END");
+  statement.for_each_row = false;
+  CHECK(columns_stamped_by(statement, t).empty());
+  CatalogTrigger moddatetime = plpgsql_trigger("moddatetime");
+  moddatetime.language = "c";
+  moddatetime.arguments = {"updated_at"};
+  CHECK(columns_stamped_by(moddatetime, t) == std::vector<std::string>{"updated_at"});
+  moddatetime.source = "some_other_c_function";
+  CHECK(columns_stamped_by(moddatetime, t).empty());
+}
+
+TEST_CASE("discover: a column stamped on UPDATE by a trigger is the cursor, with its evidence") {
+  const DiscoveredTable d = discover_table(table_with({plpgsql_trigger("BEGIN NEW.updated_at := now(); RETURN NEW; END")}));
+  CHECK(d.mode == DiscoveredMode::Incremental);
+  CHECK(d.cursor == "updated_at");
+  CHECK_FALSE(d.insert_only);
+  CHECK(d.key == std::vector<std::string>{"id"});
+  CHECK(d.key_reason == "primary key t_pkey");
+  CHECK(d.reason == "updated_at is stamped on every UPDATE by trigger stamp, on INSERT by its default now()");
+  CHECK(d.notes.empty());
+}
+
+TEST_CASE("discover: a stamped column nothing sets on INSERT is chosen with a note") {
+  CatalogTable t = table_with({plpgsql_trigger("BEGIN NEW.updated_at := now(); RETURN NEW; END")});
+  t.columns[1].default_expression.clear();
+  const DiscoveredTable d = discover_table(t);
+  CHECK(d.cursor == "updated_at");
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0].find("nothing stamps updated_at on INSERT") == 0);
+}
+
+TEST_CASE("discover: without a stamped column, an identity or a sequence is an insert-only cursor") {
+  CatalogTable t = table_with({});
+  t.columns[0].fill = ColumnFill::IdentityAlways;
+  DiscoveredTable d = discover_table(t);
+  CHECK(d.mode == DiscoveredMode::Incremental);
+  CHECK(d.cursor == "id");
+  CHECK(d.insert_only);
+  CHECK(d.reason.find("INSERT ONLY") != std::string::npos);
+  // updated_at has a now() default but nothing stamps it on UPDATE: a note, not the cursor.
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0].find("updated_at looks like a change stamp") == 0);
+
+  t.columns[0].fill = ColumnFill::None;
+  t.columns[0].default_expression = "nextval('t_id_seq'::regclass)";
+  d = discover_table(t);
+  CHECK(d.cursor == "id");
+  CHECK(d.reason.find("a sequence (nextval('t_id_seq'::regclass))") != std::string::npos);
+}
+
+TEST_CASE("discover: a table with a key and no cursor is a snapshot table") {
+  CatalogTable t;
+  t.name = QualifiedName("public", "countries");
+  t.columns = {column("code", "text"), column("name", "text")};
+  t.unique_indexes = {primary_key({"code"})};
+  const DiscoveredTable d = discover_table(t);
+  CHECK(d.mode == DiscoveredMode::Snapshot);
+  CHECK(d.cursor.empty());
+  CHECK(d.reason.find("no column follows its changes") == 0);
+}
+
+TEST_CASE("discover: the key is the primary key, else a unique index on NOT NULL columns, else the table is left out") {
+  CatalogTable t;
+  t.name = QualifiedName("public", "t");
+  t.columns = {column("a", "text"), column("b", "text", false), column("c", "text")};
+  UniqueIndex on_nullable;
+  on_nullable.name = "t_b_key";
+  on_nullable.columns = {"b"};
+  UniqueIndex wide;
+  wide.name = "t_a_c_key";
+  wide.columns = {"a", "c"};
+  UniqueIndex narrow;
+  narrow.name = "t_c_key";
+  narrow.columns = {"c"};
+  UniqueIndex partial = narrow;
+  partial.name = "t_a_partial";
+  partial.columns = {"a"};
+  partial.partial = true;
+
+  t.unique_indexes = {on_nullable, wide, narrow, partial};
+  DiscoveredTable d = discover_table(t);
+  CHECK(d.key == std::vector<std::string>{"c"});
+  CHECK(d.key_reason == "unique index t_c_key on NOT NULL columns (no primary key)");
+
+  t.unique_indexes = {on_nullable, partial};
+  d = discover_table(t);
+  CHECK(d.mode == DiscoveredMode::LeftOut);
+  CHECK(d.reason ==
+        "no primary key and no unique index on NOT NULL columns, so nothing tells its rows apart (unique index t_b_key "
+        "allows NULL, which may repeat); add a primary key to load it");
+}
+
+TEST_CASE("regression: a table whose name holds a newline is left out, not written into a comment and a name") {
+  CatalogTable t = table_with({});
+  t.name = QualifiedName("public", "bad\nname: x");
+  const DiscoveredTable d = discover_table(t);
+  CHECK(d.mode == DiscoveredMode::LeftOut);
+  PipelineRequest request{"shop_public", "shop", "warehouse", "public", "public"};
+  const std::string yaml = render_pipeline(request, {d, discover_table(table_with({}))});
+  CHECK(yaml.find("bad\nname") == std::string::npos);
+  CHECK(yaml.find("#   public.\"bad?name: x\": its name holds a control character") != std::string::npos);
+}
+
+TEST_CASE("discover: the pipeline file it writes parses as written, names made unique") {
+  CatalogTable odd = table_with({plpgsql_trigger("BEGIN NEW.updated_at := now(); RETURN NEW; END")});
+  odd.name = QualifiedName("Sales", "Order Lines");
+  odd.columns[0].name = "Line Id";
+  odd.unique_indexes = {primary_key({"Line Id"})};
+  CatalogTable twin = table_with({});
+  twin.name = QualifiedName("Sales", "Order_Lines");
+  CatalogTable snapshot;
+  snapshot.name = QualifiedName("Sales", "yes");
+  snapshot.columns = {column("code", "text")};
+  snapshot.unique_indexes = {primary_key({"code"})};
+  CatalogTable keyless;
+  keyless.name = QualifiedName("Sales", "log");
+  keyless.columns = {column("line", "text")};
+
+  PipelineRequest request{pipeline_name("shop", "Sales"), "shop", "warehouse", "Sales", "raw"};
+  CHECK(request.pipeline == "shop_Sales");
+  const std::vector<DiscoveredTable> found = {discover_table(odd), discover_table(twin), discover_table(snapshot),
+                                              discover_table(keyless)};
+  const std::string yaml = render_pipeline(request, found);
+  const DiscoveryCounts counts = count_discovered(found);
+  CHECK(counts.found == 4);
+  CHECK(counts.incremental == 1);
+  CHECK(counts.snapshot == 2);
+  CHECK(counts.left_out == 1);
+
+  const auto daemon = parse_daemon_config({"tidemark.yaml", R"(state: warehouse
+connections:
+  shop: { dsn: "dbname=shop" }
+  warehouse: { dsn: "dbname=warehouse" }
+)"});
+  REQUIRE(daemon.errors.empty());
+  const auto parsed = parse_config(*daemon.value, {{"shop_Sales.yaml", yaml}});
+  for (const ConfigError& e : parsed.errors) CAPTURE(e.message);
+  REQUIRE_MESSAGE(parsed.errors.empty(), yaml);
+  const PipelineConfig& p = parsed.value->pipelines.at(0);
+  CHECK(p.name == "shop_Sales");
+  REQUIRE(p.tables.size() == 3);
+  const TableConfig& lines = p.tables[0];
+  CHECK(lines.name == "Order_Lines");
+  CHECK(lines.source_table->display() == "\"Sales\".\"Order Lines\"");
+  CHECK(lines.target_table.display() == "raw.\"Order Lines\"");
+  CHECK(lines.key == std::vector<std::string>{"Line Id"});
+  CHECK(lines.cursor == "updated_at");
+  CHECK(p.tables[1].name == "Order_Lines_2");  // "Order_Lines", made unique
+  CHECK(p.tables[1].cursor.empty());
+  CHECK(p.tables[1].mode == TableMode::Snapshot);
+  CHECK(p.tables[2].name == "yes");  // quoted in YAML, not read as true
+  CHECK(p.tables[2].mode == TableMode::Snapshot);
+  CHECK(yaml.find("# Left out:\n#   \"Sales\".log: no primary key") != std::string::npos);
+}
+
+}  // namespace tidemark

@@ -1,0 +1,172 @@
+// tidemark discover against a real catalog: the choices it makes from
+// triggers (plpgsql and contrib's moddatetime), identities, keys and
+// partitions; the files it writes, never over one that exists without
+// --force; and that what it writes validates and runs as written.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "core/watermark/safe_horizon.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/validate_command.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+// One schema of each kind of table discover tells apart, and a schema
+// whose names need quoting.
+const char* const kSource = R"SQL(
+create extension if not exists moddatetime;
+create schema app;
+create table app.orders (id bigserial primary key, note text,
+                         updated_at timestamptz not null default now());
+create trigger orders_stamp before update on app.orders
+  for each row execute function moddatetime(updated_at);
+create table app.items (id int generated always as identity primary key, name text not null);
+create table app.settings (key text primary key, value text);
+create table app.log (line text);
+create table app.events (id bigint not null, at timestamptz not null, kind text, primary key (id, at))
+  partition by range (at);
+create table app.events_2026 partition of app.events for values from ('2026-01-01') to ('2027-01-01');
+create schema "Odd";
+create table "Odd"."Mixed Case" ("Row Id" int primary key, "Changed At" timestamptz not null default now());
+create function "Odd".stamp() returns trigger language plpgsql as $$
+begin
+  if new."Changed At" = old."Changed At" then
+    new."Changed At" := clock_timestamp();
+  end if;
+  return new;
+end $$;
+create trigger stamp before update on "Odd"."Mixed Case" for each row execute function "Odd".stamp();
+insert into app.orders (note) values ('a'), ('b');
+insert into app.items (name) values ('x');
+insert into app.settings values ('mode', 'on');
+insert into app.events values (1, '2026-06-01', 'click');
+insert into "Odd"."Mixed Case" values (1);
+)SQL";
+
+struct Discover : testing::CommandRunner {
+  PgTestEnv env;
+  std::string dir;
+
+  Discover() {
+    env.source().exec(kSource);
+    // The configuration's own pipeline file must parse; it loads nothing discover looks at.
+    config_path = env.write_config_files(
+        "pipeline: other\nsource: source\ntarget: target\nschedule: \"@daily\"\ntables:\n"
+        "  - name: t\n    source_table: public.t\n    target_table: public.t\n    key: [id]\n    cursor: c\n");
+    dir = std::filesystem::path(config_path).parent_path().string() + "/discovered";
+    std::filesystem::create_directories(dir);
+  }
+
+  int discover(std::vector<std::string> schemas = {}, bool write = true, bool force = false) {
+    DiscoverOptions options;
+    options.source = "source";
+    options.target = "target";
+    options.schemas = std::move(schemas);
+    if (write) options.write_dir = dir;
+    options.force = force;
+    out.str("");
+    err.str("");
+    return run(run_discover, options);
+  }
+  std::string file(const std::string& name) {
+    std::ifstream in(dir + "/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("discover: each table's key and cursor from the catalog, written one file per schema") {
+  Discover d;
+  REQUIRE(d.discover() == 0);
+  CHECK(d.out.str().find("7 tables found") == std::string::npos);  // partitions are not tables of their own
+  CHECK(d.out.str().find("6 tables found in 2 schemas: 3 incremental (1 of them insert-only), 2 snapshot, 1 left "
+                         "out") != std::string::npos);
+  const std::string app = d.file("source_app.yaml");
+  const std::string odd = d.file("source_Odd.yaml");
+  CHECK(app.find("pipeline: source_app\n") != std::string::npos);
+  const std::size_t orders = app.find("  - name: orders\n");
+  REQUIRE(orders != std::string::npos);
+  CHECK(app.rfind("  # cursor: updated_at is stamped on every UPDATE by trigger orders_stamp, on INSERT by its",
+                  orders) != std::string::npos);
+  CHECK(app.find("  - name: items\n    source_table: app.items\n    target_table: app.items\n    key: [id]\n"
+                 "    cursor: id\n") != std::string::npos);
+  CHECK(app.find("INSERT ONLY") != std::string::npos);
+  CHECK(app.find("  - name: settings\n    mode: snapshot\n") != std::string::npos);
+  CHECK(app.find("  - name: events\n    mode: snapshot\n    source_table: app.events\n") != std::string::npos);
+  CHECK(app.find("events_2026") == std::string::npos);
+  CHECK(app.find("#   app.log: no primary key") != std::string::npos);
+  CHECK(odd.find("    source_table: '\"Odd\".\"Mixed Case\"'\n") != std::string::npos);
+  CHECK(odd.find("    key: ['\"Row Id\"']\n    cursor: '\"Changed At\"'\n") != std::string::npos);
+}
+
+TEST_CASE("discover: --schema limits it; an existing file is kept unless --force") {
+  Discover d;
+  REQUIRE(d.discover({"app"}) == 0);
+  CHECK(std::filesystem::exists(d.dir + "/source_app.yaml"));
+  CHECK_FALSE(std::filesystem::exists(d.dir + "/source_Odd.yaml"));
+  std::ofstream(d.dir + "/source_app.yaml") << "# mine\n";
+  CHECK(d.discover({"app"}) == 2);
+  CHECK(d.err.str().find("source_app.yaml exists; nothing was written (add --force to replace it)") !=
+        std::string::npos);
+  CHECK(d.file("source_app.yaml") == "# mine\n");
+  CHECK(d.discover({"app"}, true, true) == 0);
+  CHECK(d.file("source_app.yaml").find("pipeline: source_app") != std::string::npos);
+}
+
+TEST_CASE("discover: without --write the files go to standard output, the count to standard error") {
+  Discover d;
+  REQUIRE(d.discover({"Odd"}, false) == 0);
+  CHECK(d.out.str().find("pipeline: source_Odd\n") == d.out.str().find("pipeline:"));
+  CHECK(d.err.str() == "1 tables found in 1 schema: 1 incremental (0 of them insert-only), 0 snapshot, 0 left out\n");
+  CHECK(std::filesystem::is_empty(d.dir));
+}
+
+TEST_CASE("discover: what it writes validates and runs as written") {
+  Discover d;
+  d.env.target().exec(R"SQL(
+create schema app;
+create table app.orders (id bigint primary key, note text, updated_at timestamptz not null);
+create table app.items (id int primary key, name text not null);
+create table app.settings (key text primary key, value text);
+create table app.events (id bigint not null, at timestamptz not null, kind text, primary key (id, at));
+create schema "Odd";
+create table "Odd"."Mixed Case" ("Row Id" int primary key, "Changed At" timestamptz not null);
+)SQL");
+  REQUIRE(d.discover() == 0);
+  // Rows stamped a moment ago are the next run's (the safe horizon's margin).
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+  const std::string pipelines = std::filesystem::path(d.config_path).parent_path().string() + "/pipelines";
+  std::filesystem::remove(pipelines + "/pipeline.yaml");
+  for (const char* name : {"source_app.yaml", "source_Odd.yaml"}) {
+    std::filesystem::copy_file(d.dir + "/" + name, pipelines + "/" + name);
+  }
+  ValidateOptions validate;
+  validate.config_path = d.config_path;
+  std::ostringstream out;
+  std::ostringstream err;
+  CHECK_MESSAGE(run_validate(validate, Instant{}, out, err) == 0, err.str());
+  for (const char* pipeline : {"source_app", "source_Odd"}) {
+    RunOptions run;
+    run.pipeline = pipeline;
+    CHECK_MESSAGE(d.run(run_run, run) == 0, d.err.str());
+  }
+  using Rows = std::vector<std::string>;
+  CHECK(PgTestEnv::rows(d.env.target(), "select count(*) from app.orders") == Rows{"2"});
+  CHECK(PgTestEnv::rows(d.env.target(), "select name from app.items") == Rows{"x"});
+  CHECK(PgTestEnv::rows(d.env.target(), "select value from app.settings") == Rows{"on"});
+  CHECK(PgTestEnv::rows(d.env.target(), "select kind from app.events") == Rows{"click"});
+  CHECK(PgTestEnv::rows(d.env.target(), R"(select "Row Id" from "Odd"."Mixed Case")") == Rows{"1"});
+}
+
+}  // namespace tidemark
