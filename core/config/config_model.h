@@ -126,6 +126,10 @@ struct TableConfig {
   std::optional<PartitionSpec> partition;  // partition only
   std::string query;                       // partition only; $1 = lo, $2 = hi
   std::optional<DeletesConfig> deletes;    // incremental only
+  // Incremental and snapshot: the first run creates a missing target table
+  // from the source's columns (own, or the pipeline's default).
+  bool create_target = false;
+  bool create_target_set = false;  // written on the table itself
 };
 
 struct PipelineConfig {
@@ -137,6 +141,7 @@ struct PipelineConfig {
   std::string timezone;                  // IANA name
   const TimeZone* zone = nullptr;        // from the tz database; never null once valid
   std::chrono::seconds stale_after{0};
+  bool create_target = false;  // the default of its tables that read a source table
   std::vector<TableConfig> tables;
 
   const TableConfig* find_table(const std::string& wanted) const;

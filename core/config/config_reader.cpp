@@ -116,6 +116,15 @@ std::optional<std::string> read_string(ConfigReader& r, const YAML::Node& node) 
   return node.Scalar();
 }
 
+std::optional<bool> read_bool(ConfigReader& r, const YAML::Node& node) {
+  const auto text = read_string(r, node);
+  if (!text) return std::nullopt;
+  if (*text == "true") return true;
+  if (*text == "false") return false;
+  r.error(node, "\"" + *text + "\" is not true or false");
+  return std::nullopt;
+}
+
 std::optional<std::string> read_name(ConfigReader& r, const YAML::Node& node) {
   auto text = read_string(r, node);
   if (!text) return std::nullopt;

@@ -114,6 +114,9 @@ class ConfigReader {
 // Scalar readers: each returns the value, or records an error and returns
 // nothing. They never throw.
 std::optional<std::string> read_string(ConfigReader& r, const YAML::Node& node);
+// true or false, as written (YAML 1.1's yes, no, on and off are refused:
+// they read as text in YAML 1.2 and would mean one thing here, another elsewhere).
+std::optional<bool> read_bool(ConfigReader& r, const YAML::Node& node);
 // A name for a pipeline, table or connection: [A-Za-z0-9_][A-Za-z0-9_.-]*, at most 63.
 std::optional<std::string> read_name(ConfigReader& r, const YAML::Node& node);
 std::optional<std::int64_t> read_integer(ConfigReader& r, const YAML::Node& node, std::int64_t min,

@@ -162,8 +162,8 @@ void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
   } else {
     require_key(r, node, "partition", "a partition table needs partition: {column, unit}");
     require_key(r, node, "query", "a partition table is defined by a query over $1 (lo) and $2 (hi)");
-    for (const char* key :
-         {"source_table", "key", "cursor", "columns", "lookback", "max_window", "on_schema_change", "deletes"}) {
+    for (const char* key : {"source_table", "key", "cursor", "columns", "lookback", "max_window", "on_schema_change",
+                            "deletes", "create_target"}) {
       reject_key(r, node, key, "only for mode: incremental (a partition table is replaced whole)");
     }
     if (!t.query.empty() &&
@@ -422,6 +422,16 @@ const MapSchema<TableConfig>& table_schema() {
            }},
           {"query", Presence::Optional, "", "SQL", "partition (required): rows of one partition; $1 = lo, $2 = hi",
            into(&TableConfig::query, read_string)},
+          {"create_target", Presence::Optional, "", "true | false",
+           "incremental and snapshot: the first run creates the target table when it is missing (schema, the "
+           "source's columns and types in order, NOT NULL, a primary key on key; nothing else), in the transaction "
+           "of its first write; default: the pipeline's create_target",
+           [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
+             if (const auto v = read_bool(r, n)) {
+               t.create_target = *v;
+               t.create_target_set = true;
+             }
+           }},
           {"deletes", Presence::Optional, "", "map",
            "incremental: {reconcile, action, mark_column}: rows deleted in the source leave the target",
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
@@ -460,6 +470,9 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
            into(&PipelineConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
              return read_duration(r, n, seconds(1));
            })},
+          {"create_target", Presence::Optional, "false", "true | false",
+           "the default of create_target for its incremental and snapshot tables",
+           into(&PipelineConfig::create_target, read_bool)},
           {"tables", Presence::Required, "", "list of 1 to 10000 tables", "the tables of this pipeline",
            [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
              if (n.IsSequence() && n.size() > kMaxTablesPerPipeline) {
@@ -494,6 +507,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
             t.schedule = p.schedule;
           }
           if (t.stale_after.count() == 0) t.stale_after = p.stale_after;
+          if (!t.create_target_set && reads_source_table(t.mode)) t.create_target = p.create_target;
         }
       }};
   return schema;

@@ -374,6 +374,9 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
   out += "source: " + yaml_scalar(request.source) + "\n";
   out += "target: " + yaml_scalar(request.target) + "\n";
   out += "schedule: \"" + request.schedule + "\"\n";
+  out += comment("# ", "A missing target table is created by its first run: the source's columns and types, NOT "
+                       "NULL, a primary key on key; nothing else.");
+  out += "create_target: true\n";
   if (counts.incremental + counts.snapshot > 0) out += "tables:\n";
   bool first = true;
   for (const DiscoveredTable& t : tables) {

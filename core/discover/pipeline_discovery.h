@@ -57,7 +57,8 @@ std::string pipeline_name(const std::string& source, const std::string& schema);
 
 // The pipeline file for `tables` (all of one source schema): every table
 // loadable, each choice in a comment beside it, the tables left out listed
-// at the end with their reasons. Table names are made unique in it.
+// at the end with their reasons; create_target on, so that an empty target
+// database takes it as written. Table names are made unique in it.
 std::string render_pipeline(const PipelineRequest& request, std::vector<DiscoveredTable> tables);
 
 struct DiscoveryCounts {

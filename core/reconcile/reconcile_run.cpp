@@ -95,6 +95,10 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   }
   const auto target = run_.target.check(run_.table);
   if (!target) return target.failure();
+  if (!target->exists) {
+    return permanent_error("target table " + run_.table.target_table.display() +
+                           " does not exist yet: its first run creates it (create_target)");
+  }
   // Rows are copied again as the target holds them: a source column the
   // target lacks (schema drift) is the load's to report, not this copy's,
   // and one it generates is its own.

@@ -8,21 +8,27 @@
 #include <vector>
 
 #include "core/run/run_context.h"
+#include "core/run/run_step.h"
 
 namespace tidemark {
 
 // What the chunks of a run load once the columns are settled.
 struct ColumnPlan {
   SourceTable source;                // its `columns` are the ones a chunk copies
-  std::vector<ColumnShape> append;   // added to the target by the first chunk
+  TargetChanges first_step;          // made to the target by the first step: created, columns added
   // The snapshot the first chunk stores; nothing when the stored one holds.
   std::optional<std::vector<ColumnShape>> snapshot;
 };
 
 // Checks the target (Target::check) and decides; records in `summary`
-// whether the columns drifted. Fails, permanently, on drift and on a
+// whether the columns drifted. A target that does not exist yet (with
+// create_target) is planned as the source's columns with a primary key on
+// the key, created by the first step. Fails, permanently, on drift and on a
 // column the source or the target lacks; with whatever error the ports
 // give when they fail.
+// Records in `summary` what a committed first step changed in the target.
+void note_first_step(const TargetChanges& changes, RunSummary& summary);
+
 Result<ColumnPlan> check_columns(const RunContext& run, const SourceTable& source,
                                  const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary);
 

@@ -56,12 +56,10 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to,
     record.window = *chunk;
     const bool first = summary.chunks == 0;
     if (first) record.loaded_columns = columns->snapshot;
-    const auto counts = commit_chunk(run_.target, run_.table, columns->source, record,
-                                     first ? columns->append : std::vector<ColumnShape>());
+    const auto counts =
+        commit_chunk(run_.target, run_.table, columns->source, record, first ? columns->first_step : TargetChanges{});
     if (!counts) return counts.failure();
-    if (first) {
-      for (const ColumnShape& c : columns->append) summary.appended_columns.push_back(c.name);
-    }
+    if (first) note_first_step(columns->first_step, summary);
     summary.rows_read += counts->rows_read;
     summary.rows_written += counts->rows_written;
     ++summary.chunks;  // not reported as a committed chunk: no watermark moved

@@ -10,7 +10,16 @@ namespace tidemark {
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Incremental) std::abort();
   RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
-  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.loaded_columns(), run.summary()) : ok_status();
+  if (!run.open(/*wait=*/false)) return run.finish(ok_status(), run_.cancel.cancelled());
+  // A snapshot's time says nothing of which rows a cursor has passed: a
+  // table that was a snapshot table must not resume from it.
+  const Status outcome =
+      run.watermark_is_snapshot()
+          ? permanent_error("the stored watermark (" + cursor_text_or_none(run.summary().watermark_before) +
+                            ") is the time of a snapshot, kept from this table's life as a snapshot table, and says "
+                            "nothing of which rows cursor " + run_.table.cursor +
+                            " has passed: give the table a new name, which starts its state afresh")
+          : run_locked(run.loaded_columns(), run.summary());
   return run.finish(outcome, run_.cancel.cancelled());
 }
 
@@ -113,12 +122,10 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
     // target, the snapshot into the state, with its rows or not at all.
     const bool first = summary.chunks == 0;
     if (first) record.loaded_columns = columns.snapshot;
-    const auto counts = commit_chunk(run_.target, run_.table, columns.source, record,
-                                     first ? columns.append : std::vector<ColumnShape>());
+    const auto counts =
+        commit_chunk(run_.target, run_.table, columns.source, record, first ? columns.first_step : TargetChanges{});
     if (!counts) return counts.failure();
-    if (first) {
-      for (const ColumnShape& c : columns.append) summary.appended_columns.push_back(c.name);
-    }
+    if (first) note_first_step(columns.first_step, summary);
     watermark = record.move->next;
     summary.watermark_after = watermark;
     summary.rows_read += counts->rows_read;
@@ -127,14 +134,23 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
     run_.observer.on_chunk_committed(summary.table, *chunk, *counts, *watermark);
   }
   if (summary.chunks == 0) {
+    // No rows: the watermark may still move, and a target to create is
+    // created all the same (with the schema snapshot it is made from).
     const auto next = plan.watermark_without_chunks();
-    if (next && next != watermark) {
+    const bool moves = next && next != watermark;
+    if (moves || columns.first_step.create) {
       StepRecord record;
       record.lock = RunLock{summary.table, std::nullopt};
       record.run = summary.run;
-      record.move = WatermarkMove{watermark, *next};
-      if (const Status moved = commit_record(run_.target, record); !moved) return moved;
-      summary.watermark_after = next;
+      if (moves) record.move = WatermarkMove{watermark, *next};
+      if (columns.first_step.create) record.loaded_columns = columns.snapshot;
+      const Status committed =
+          columns.first_step.create
+              ? commit_record(run_.target, run_.table, columns.source, record, columns.first_step)
+              : commit_record(run_.target, record);
+      if (!committed) return committed;
+      if (columns.first_step.create) note_first_step(columns.first_step, summary);
+      if (moves) summary.watermark_after = next;
     }
   }
   return ok_status();

@@ -94,7 +94,10 @@ bool RunLifecycle::open(bool wait) {
     failed_open_ = permanent_error(opened->unreadable_watermark);
     return false;
   }
-  if (opened->watermark) summary_.watermark_before = opened->watermark->value;
+  if (opened->watermark) {
+    summary_.watermark_before = opened->watermark->value;
+    watermark_is_snapshot_ = opened->watermark->snapshot;
+  }
   loaded_columns_ = opened->loaded_columns;
   summary_.watermark_after = summary_.watermark_before;  // until a step commits
   return true;

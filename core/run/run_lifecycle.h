@@ -38,6 +38,8 @@ class RunLifecycle {
   RunSummary& summary() { return summary_; }
   // The table's schema snapshot, as open() read it.
   const std::optional<std::vector<ColumnShape>>& loaded_columns() const { return loaded_columns_; }
+  // The stored watermark was written by a snapshot run (StoredWatermark::snapshot).
+  bool watermark_is_snapshot() const { return watermark_is_snapshot_; }
 
   // Concludes the summary from `outcome` (cancelled rather than failed
   // when `cancelled`; ignored when open() returned false), writes the run
@@ -55,6 +57,7 @@ class RunLifecycle {
   // A failure found once the row was open: finish() records it.
   std::optional<Error> failed_open_;
   std::optional<std::vector<ColumnShape>> loaded_columns_;
+  bool watermark_is_snapshot_ = false;
   bool opened_ = false;
   bool finished_ = false;
 };

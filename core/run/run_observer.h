@@ -38,6 +38,7 @@ struct RunSummary {
   std::optional<bool> schema_drift;
   std::string schema_changes;  // "added column note text; ..." when drifted
   std::vector<std::string> appended_columns;  // added to the target by a committed chunk
+  bool target_created = false;  // create_target: the run's first step created the target table
 };
 
 class RunObserver {

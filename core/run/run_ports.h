@@ -39,6 +39,11 @@ std::string_view run_trigger_name(RunTrigger trigger);
 
 struct StoredWatermark {
   CursorValue value;
+  // Written by a snapshot run: the source's clock at a snapshot, which says
+  // nothing of any cursor (an incremental run must not start from it, nor
+  // a snapshot run from a cursor's watermark). Stored as value_type
+  // "snapshot" (kSnapshotValueType).
+  bool snapshot = false;
 };
 
 // What open_run found and did.
@@ -212,6 +217,7 @@ struct PartitionRequest {
 struct WatermarkMove {
   std::optional<CursorValue> expected;
   CursorValue next;
+  bool snapshot = false;  // `next` is a snapshot's time (StoredWatermark::snapshot); so is `expected`, if any
 };
 
 // What one step of a run records beside the rows it wrote.
@@ -275,6 +281,14 @@ class UnitOfWork {
   // table loading into it may have added it). Comes before the unit's
   // write, in its transaction: rolled back with it.
   virtual Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) = 0;
+  // Creates the target table (create_target): its schema when missing, the
+  // user-defined types its columns need (enums, domains, composites) when
+  // the target lacks them, and the table with `source`'s columns to load,
+  // in order, each with the source's type and NOT NULL, and a primary key
+  // on the key. Comes first in the unit, in its transaction: rolled back
+  // with it. Fails, permanently, naming a type it cannot create (an
+  // extension's, say).
+  virtual Status create_table(const TableConfig& table, const SourceTable& source) = 0;
   // Copies the window's rows from the source and upserts them on the key.
   // The rows are read under the source table's lock, taken before the
   // read's snapshot: a rewrite or TRUNCATE committed while the read waited
@@ -313,7 +327,8 @@ class Target {
   virtual ~Target() = default;
   // Reads the target table's columns (with their types, NOT NULL,
   // identity and generated) and unique indexes; fails when it does not
-  // exist, naming it. Whether it can take the loads is core's to say
+  // exist, naming it, unless the table has create_target: then says it
+  // does not exist (TargetTable::exists). Whether it can take the loads is core's to say
   // (core/run/schema_drift.h, core/run/target_fit.h).
   virtual Result<TargetTable> check(const TableConfig& table) = 0;
   // A new unit of work under `lock`, which the run holds; nothing is sent

@@ -31,15 +31,23 @@ Status record_and_commit(UnitOfWork& work, const StepRecord& record) {
   return work.commit();
 }
 
+// Makes the first step's changes to the target, in `work`'s transaction.
+Status change_target(UnitOfWork& work, const TableConfig& table, const SourceTable& source,
+                     const TargetChanges& changes) {
+  if (changes.create) {
+    if (const Status created = work.create_table(table, source); !created) return created;
+  }
+  if (!changes.append.empty()) return work.add_columns(table, changes.append);
+  return ok_status();
+}
+
 }  // namespace
 
 Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
-                                 StepRecord record, const std::vector<ColumnShape>& add_columns) {
+                                 StepRecord record, const TargetChanges& changes) {
   if (!record.window) std::abort();  // a chunk is a window's rows
   const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
-  if (!add_columns.empty()) {
-    if (const Status added = work->add_columns(table, add_columns); !added) return added.failure();
-  }
+  if (const Status changed = change_target(*work, table, source, changes); !changed) return changed.failure();
   const auto counts = work->write_chunk(table, source, *record.window);
   if (!counts) return counts.failure();
   record.counts = *counts;
@@ -49,16 +57,14 @@ Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const
 
 Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, const SourceTable& source,
                                       const std::optional<CursorValue>& expected, StepRecord record,
-                                      const std::vector<ColumnShape>& add_columns) {
+                                      const TargetChanges& changes) {
   if (record.window || record.move) std::abort();  // a snapshot has no window; its move comes from its read
   const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
-  if (!add_columns.empty()) {
-    if (const Status added = work->add_columns(table, add_columns); !added) return added.failure();
-  }
+  if (const Status changed = change_target(*work, table, source, changes); !changed) return changed.failure();
   const auto written = work->replace_table(table, source);
   if (!written) return written.failure();
   record.counts = written->counts;
-  record.move = WatermarkMove{expected, written->taken_at};
+  record.move = WatermarkMove{expected, written->taken_at, /*snapshot=*/true};
   if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
   return written;
 }
@@ -88,6 +94,13 @@ Result<ReconcileWrite> commit_reconcile(Target& target, const TableConfig& table
 
 Status commit_record(Target& target, const StepRecord& record) {
   const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
+  return record_and_commit(*work, record);
+}
+
+Status commit_record(Target& target, const TableConfig& table, const SourceTable& source, const StepRecord& record,
+                     const TargetChanges& changes) {
+  const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
+  if (const Status changed = change_target(*work, table, source, changes); !changed) return changed;
   return record_and_commit(*work, record);
 }
 

@@ -10,18 +10,28 @@
 
 namespace tidemark {
 
-// Loads one chunk: adds `add_columns` to the target (on_schema_change:
-// append_new_columns), copies and upserts the rows of `record.window`,
-// then records them (and moves the watermark, when the record says so).
+// What the first step of a run changes in the target before its rows, in
+// its transaction: the table created (create_target), new source columns
+// added (on_schema_change: append_new_columns).
+struct TargetChanges {
+  bool create = false;
+  std::vector<ColumnShape> append;
+
+  bool empty() const { return !create && append.empty(); }
+};
+
+// Loads one chunk: makes `changes` to the target, copies and upserts the
+// rows of `record.window`, then records them (and moves the watermark,
+// when the record says so).
 Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const SourceTable& source,
-                                 StepRecord record, const std::vector<ColumnShape>& add_columns = {});
+                                 StepRecord record, const TargetChanges& changes = {});
 
 // Makes the target equal to one snapshot of the source table (after
-// adding `add_columns`), then records it, moving the watermark from
-// `expected` to the snapshot's source clock.
+// `changes`), then records it, moving the watermark from `expected` to
+// the snapshot's source clock.
 Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, const SourceTable& source,
                                       const std::optional<CursorValue>& expected, StepRecord record,
-                                      const std::vector<ColumnShape>& add_columns = {});
+                                      const TargetChanges& changes = {});
 
 // Replaces one partition and marks it done (record.partition_done).
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
@@ -33,7 +43,10 @@ Result<ReconcileWrite> commit_reconcile(Target& target, const TableConfig& table
                                         const ReconcileFix& fix, StepRecord record);
 
 // A step that writes no rows: the watermark moves on its own (a window
-// with nothing in it still teaches the run a later hi).
+// with nothing in it still teaches the run a later hi), after `changes`
+// (a first run over no rows still creates its target).
 Status commit_record(Target& target, const StepRecord& record);
+Status commit_record(Target& target, const TableConfig& table, const SourceTable& source, const StepRecord& record,
+                     const TargetChanges& changes);
 
 }  // namespace tidemark

@@ -11,20 +11,21 @@ namespace tidemark {
 RunSummary SnapshotRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Snapshot) std::abort();
   RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
-  const Status outcome = run.open(/*wait=*/false) ? run_locked(run.loaded_columns(), run.summary()) : ok_status();
+  const Status outcome = run.open(/*wait=*/false)
+                             ? run_locked(run.loaded_columns(), run.watermark_is_snapshot(), run.summary())
+                             : ok_status();
   return run.finish(outcome, run_.cancel.cancelled());
 }
 
-Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
-  // A watermark of another type came from an earlier mode of this table;
-  // the compare-and-set keeps a watermark's type, so it cannot become a
+Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, bool snapshot_watermark,
+                               RunSummary& summary) {
+  // A cursor's watermark, left by an earlier mode of this table: the
+  // compare-and-set keeps a watermark's kind, and a cursor value is no
   // snapshot's time.
-  if (summary.watermark_before && summary.watermark_before->type != CursorType::TimestampTz) {
-    return permanent_error("the stored watermark is a" +
-                           std::string(summary.watermark_before->type == CursorType::Integer ? "n " : " ") +
-                           std::string(cursor_type_name(summary.watermark_before->type)) +
-                           ", kept from an earlier mode of this table; a snapshot table's watermark is the time of "
-                           "its last snapshot: give the table a new name, which starts its state afresh");
+  if (summary.watermark_before && !snapshot_watermark) {
+    return permanent_error("the stored watermark (" + cursor_to_text(*summary.watermark_before) +
+                           ") is a cursor's, kept from an earlier mode of this table; a snapshot table's watermark is "
+                           "the time of its last snapshot: give the table a new name, which starts its state afresh");
   }
   const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
@@ -39,9 +40,9 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
   record.run = summary.run;
   record.loaded_columns = columns->snapshot;
   const auto written =
-      commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record, columns->append);
+      commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record, columns->first_step);
   if (!written) return written.failure();
-  for (const ColumnShape& c : columns->append) summary.appended_columns.push_back(c.name);
+  note_first_step(columns->first_step, summary);
   summary.watermark_after = written->taken_at;
   summary.rows_read = written->counts.rows_read;
   summary.rows_written = written->counts.rows_written;

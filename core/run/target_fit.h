@@ -26,6 +26,9 @@ struct TargetTable {
   // Enabled BEFORE triggers that run for each row an INSERT or UPDATE
   // writes, the table's own first: they can change the values a load writes.
   std::vector<RowTrigger> row_changing_triggers;
+  // False only for a table with create_target that does not exist yet
+  // (its first run creates it); nothing else is then known.
+  bool exists = true;
 };
 
 // The source table's side of it: its columns (whether a key column can

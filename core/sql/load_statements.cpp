@@ -81,19 +81,33 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
     s.upsert += "UPDATE SET " + sets + " WHERE " + changed;
   }
   if (!window) {
-    s.source_clock = "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8";
-    // A key column that can hold NULL is matched NULL-safely (the target's
-    // unique index then treats NULLs as equal, core/run/target_fit.h);
-    // the others with `=`, which a hash anti-join can use.
-    std::string same_key;
+    // On a hot standby the data is the primary's as of the last commit
+    // replayed, which can be well behind the standby's own clock.
+    s.source_clock =
+        "SELECT (extract(epoch FROM CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_xact_replay_timestamp(), "
+        "'epoch') ELSE clock_timestamp() END) * 1000000)::int8";
+    // Keys are matched with `=`, which a hash anti-join can use. A key
+    // column that can hold NULL (the target's unique index then treats
+    // NULLs as equal, core/run/target_fit.h) needs a NULL-safe match too,
+    // asked only of the target rows that hold a NULL in the key, where
+    // `=` cannot tell: the rest stay on the hash join.
+    std::string equal;
+    std::string same;
+    std::string holds_null;
     for (const std::string& k : table.key) {
+      const std::string s_k = "s." + quote_identifier(k);
+      const std::string t_k = "t." + quote_identifier(k);
+      equal += (equal.empty() ? "" : " AND ") + s_k + " = " + t_k;
+      same += (same.empty() ? "" : " AND ") + s_k + " IS NOT DISTINCT FROM " + t_k;
       const ColumnShape* shape = find_column(source_catalog, k);
-      const bool may_be_null = shape == nullptr || !shape->not_null;
-      same_key += (same_key.empty() ? "" : " AND ") + std::string("s.") + quote_identifier(k) +
-                  (may_be_null ? " IS NOT DISTINCT FROM " : " = ") + "t." + quote_identifier(k);
+      if (shape == nullptr || !shape->not_null) holds_null += (holds_null.empty() ? "" : " OR ") + t_k + " IS NULL";
     }
     s.delete_gone = "DELETE FROM " + target + " AS t WHERE NOT EXISTS (SELECT 1 FROM " + kStage + " AS s WHERE " +
-                    same_key + ")";
+                    equal + ")";
+    if (!holds_null.empty()) {
+      s.delete_gone += " AND NOT ((" + holds_null + ") AND EXISTS (SELECT 1 FROM " + kStage + " AS s WHERE " + same +
+                       "))";
+    }
     s.clear_target = "DELETE FROM " + target;
   }
   return s;

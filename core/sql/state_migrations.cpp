@@ -127,6 +127,15 @@ create index runs_reconcile_latest on tidemark.runs (pipeline, table_name, run_i
       {8, "rows with an infinite cursor, per run", R"SQL(
 alter table tidemark.runs add column infinite_cursor_rows bigint;
 )SQL"},
+      // A snapshot table's watermark is the time of its last snapshot, a
+      // timestamptz kept apart from a cursor's (value_type 'snapshot'), so
+      // that a table whose mode changes never resumes from the other
+      // mode's value.
+      {9, "snapshot tables: their watermark's value type", R"SQL(
+alter table tidemark.watermarks drop constraint watermarks_value_type_check;
+alter table tidemark.watermarks add constraint watermarks_value_type_check
+  check (value_type in ('timestamptz', 'timestamp', 'date', 'integer', 'snapshot'));
+)SQL"},
   };
   return migrations;
 }

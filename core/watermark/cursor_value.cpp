@@ -145,7 +145,8 @@ Result<CursorValue> cursor_from_text(CursorType type, std::string_view text) {
 }
 
 Result<CursorValue> cursor_from_stored(std::string_view type_name, std::string_view text) {
-  const auto type = cursor_type_from_name(type_name);
+  const auto type = type_name == kSnapshotValueType ? Result<CursorType>(CursorType::TimestampTz)
+                                                     : cursor_type_from_name(type_name);
   if (!type) return type.failure();
   return cursor_from_text(*type, text);
 }

@@ -54,12 +54,17 @@ std::string cursor_to_text(const CursorValue& value);
 // (no watermark yet), the word status, history and rewind print too.
 std::string cursor_text_or_none(const std::optional<CursorValue>& value);
 
+// The value_type of a snapshot table's watermark: a timestamptz, the
+// source's clock at its last snapshot, marked apart from a cursor's.
+inline constexpr std::string_view kSnapshotValueType = "snapshot";
+
 // Parses canonical text, `initial` and `rewind --to` values: an ISO-8601
 // time with an offset (or none, meaning UTC) for timestamptz; without an
 // offset for timestamp; a date for date; an integer for integer.
 Result<CursorValue> cursor_from_text(CursorType type, std::string_view text);
 
-// A stored watermark: its value_type column and canonical text together.
+// A stored watermark: its value_type column and canonical text together
+// (kSnapshotValueType reads as a timestamptz).
 Result<CursorValue> cursor_from_stored(std::string_view type_name, std::string_view text);
 
 // The value as Unix seconds, for ages and gauges: exact for timestamptz,

@@ -13,6 +13,7 @@
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
 #include "daemon/pg/pg_target.h"
+#include "daemon/pg/target_definition.h"
 
 namespace tidemark {
 namespace {
@@ -52,6 +53,28 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
     }
     if (!checked) {
       fmt::print(out, "  table {}: target not checked ({})\n", t.name, checked.error());
+      continue;
+    }
+    if (!checked->exists) {
+      // create_target: what its first run would create, or why it cannot.
+      try {
+        const TableDefinition definition =
+            read_table_definition(*source_session, *t.source_table, inspected->columns);
+        const std::vector<DefinedType> missing = missing_types(*target_session, definition);
+        if (const auto refusal = creation_refusal(missing, t.target_table)) {
+          fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, *refusal);
+          ++refusals;
+          continue;
+        }
+        std::vector<std::string> types;
+        for (const DefinedType& type : missing) types.push_back(type.name);
+        fmt::print(out, "  table {}: target {} does not exist: the first run creates it (create_target), {} columns "
+                        "and a primary key on [{}]{}\n",
+                   t.name, t.target_table.display(), definition.columns.size(), join(t.key),
+                   types.empty() ? "" : ", with type " + join(types));
+      } catch (const PgError& e) {
+        fmt::print(out, "  table {}: target not checked ({})\n", t.name, e.what());
+      }
       continue;
     }
     // As a first load sees it: no snapshot of loaded columns to drift from.

@@ -96,7 +96,7 @@ Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableK
     if (r.rows() == 0) return std::optional<StoredWatermark>();
     const auto value = cursor_from_stored(r.text(0, 1), r.text(0, 0));
     if (!value) return permanent_error("stored watermark of " + table.display() + ": " + value.error());
-    return std::optional<StoredWatermark>(StoredWatermark{*value});
+    return std::optional<StoredWatermark>(StoredWatermark{*value, r.text(0, 1) == kSnapshotValueType});
   } catch (const PgError& e) {
     return e.as_error();
   }
@@ -134,7 +134,7 @@ from (select 1) one left join stored on true
     if (!r.is_null(0, 2)) {
       const auto value = cursor_from_stored(r.text(0, 3), r.text(0, 2));
       if (value) {
-        out.watermark = StoredWatermark{*value};
+        out.watermark = StoredWatermark{*value, r.text(0, 3) == kSnapshotValueType};
       } else {
         out.unreadable_watermark = "stored watermark of " + table.display() + ": " + value.error();
       }
@@ -204,7 +204,9 @@ shape as (
 select (select held from lock), (select ok from written)
 )SQL",
                                {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
-                                next ? std::optional<std::string>(std::string(cursor_type_name(next->type)))
+                                next ? std::optional<std::string>(step.move->snapshot
+                                                                      ? std::string(kSnapshotValueType)
+                                                                      : std::string(cursor_type_name(next->type)))
                                      : std::nullopt,
                                 std::to_string(step.run), optional_cursor_text(expected),
                                 std::to_string(key >> 32), std::to_string(key & 0xffffffffULL),

@@ -30,7 +30,14 @@ Result<TargetTable> PgTarget::check(const TableConfig& table) {
       out.row_changing_triggers = parse_row_triggers(r.text(0, 7));
     }
     if (out.columns.empty()) {
-      return permanent_error("target table " + name + " does not exist (create it before loading)");
+      if (table.create_target) {
+        copy_types_ = TargetCopyTypes{};
+        TargetTable missing;
+        missing.exists = false;
+        return missing;
+      }
+      return permanent_error("target table " + name +
+                             " does not exist (create it before loading, or set create_target: true)");
     }
     copy_types_ = TargetCopyTypes{out.columns,
                                   target_.server_major_version() == source_.connection().server_major_version()};

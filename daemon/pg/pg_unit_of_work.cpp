@@ -9,6 +9,7 @@
 #include "core/sql/reconcile_statements.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
+#include "daemon/pg/target_definition.h"
 
 namespace tidemark {
 namespace {
@@ -54,6 +55,41 @@ Status PgUnitOfWork::add_columns(const TableConfig& table, const std::vector<Col
       target_.exec("ALTER TABLE " + table.target_table.quoted() + " ADD COLUMN IF NOT EXISTS " +
                    quote_identifier(c.name) + " " + c.type);
     }
+    return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& source) {
+  if (written_ || state_open_) std::abort();  // the table comes before the unit's write and record
+  try {
+    const TableDefinition definition =
+        read_table_definition(source_.connection(), *table.source_table, source.columns);
+    open_target();
+    const auto create_schema = [&](const std::string& schema) {
+      // Looked up first: CREATE SCHEMA IF NOT EXISTS wants the database's
+      // CREATE privilege even when the schema is there.
+      if (target_.exec("select to_regnamespace($1) is null", {quote_identifier(schema)}).boolean(0, 0)) {
+        target_.exec("CREATE SCHEMA " + quote_identifier(schema));
+      }
+    };
+    const std::vector<DefinedType> missing = missing_types(target_, definition);
+    if (const auto refusal = creation_refusal(missing, table.target_table)) return permanent_error(*refusal);
+    for (const DefinedType& type : missing) {
+      create_schema(type.schema);
+      target_.exec(type.create);
+    }
+    if (table.target_table.schema()) create_schema(*table.target_table.schema());
+    // The key as a primary key (its columns NOT NULL, also where the
+    // source's are not, as a view's: a NULL key fails the load).
+    std::string columns;
+    for (const DefinedColumn& c : definition.columns) {
+      columns += quote_identifier(c.name) + " " + c.type + (c.not_null ? " NOT NULL" : "") + ", ";
+    }
+    std::string key;
+    for (const std::string& k : table.key) key += (key.empty() ? "" : ", ") + quote_identifier(k);
+    target_.exec("CREATE TABLE " + table.target_table.quoted() + " (" + columns + "PRIMARY KEY (" + key + "))");
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();
@@ -134,20 +170,21 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
       },
       cancel_, format == CopyFormat::Binary, before, &answers);
   if (counts.rows_read == 0) check_columns();
-  counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
   if (snapshot != nullptr) {
     if (answers.size() < 2) throw PgError("the source's clock did not come with the snapshot's rows");
     const PgResult& clock = answers[answers.size() - 2];
     snapshot->taken_at = CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
-    // Rows straight into an empty target leave nothing to delete; no rows
-    // at all leave nothing in the target.
+    // Gone rows go first: a new row may take a value a gone one held in
+    // another unique column. Rows straight into an empty target leave
+    // nothing to delete; no rows at all leave nothing in the target.
     if (staged) {
       snapshot->deleted = target_.exec(sql.delete_gone).affected();
     } else if (counts.rows_read == 0) {
       snapshot->deleted = target_.exec(sql.clear_target).affected();
     }
-    counts.rows_written += snapshot->deleted;
   }
+  counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
+  if (snapshot != nullptr) counts.rows_written += snapshot->deleted;
   return counts;
 }
 

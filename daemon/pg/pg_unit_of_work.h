@@ -40,6 +40,7 @@ class PgUnitOfWork final : public UnitOfWork {
   PgUnitOfWork(const PgUnitOfWork&) = delete;
   PgUnitOfWork& operator=(const PgUnitOfWork&) = delete;
 
+  Status create_table(const TableConfig& table, const SourceTable& source) override;
   Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) override;
   Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
   Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source) override;

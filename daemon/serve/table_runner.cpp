@@ -19,6 +19,7 @@ namespace {
 class UnreachableWork final : public UnitOfWork {
  public:
   explicit UnreachableWork(std::string error) : error_(std::move(error)) {}
+  Status create_table(const TableConfig&, const SourceTable&) override { return Error{error_}; }
   Status add_columns(const TableConfig&, const std::vector<ColumnShape>&) override { return Error{error_}; }
   Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
     return Error{error_};
@@ -180,6 +181,7 @@ std::string describe_run(const TimedSummary& run) {
     line += ", " + std::to_string(*h.infinite_cursor_rows) + " rows with an infinite cursor (never loaded)";
   }
   if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
+  if (s.target_created) line += "; target table created";
   if (!s.appended_columns.empty()) {
     std::string names;
     for (const std::string& c : s.appended_columns) names += (names.empty() ? "" : ", ") + c;

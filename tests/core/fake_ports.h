@@ -28,6 +28,7 @@ struct FakeRunRow {
 class FakeState final : public StateStore {
  public:
   std::optional<CursorValue> watermark;
+  bool watermark_snapshot = false;  // written by a snapshot run (StoredWatermark::snapshot)
   bool held_elsewhere = false;
   bool locked = false;
   std::vector<FakeRunRow> runs;
@@ -74,7 +75,7 @@ class FakeState final : public StateStore {
     if (!unreadable_watermark.empty()) {
       out.unreadable_watermark = unreadable_watermark;
     } else if (watermark) {
-      out.watermark = StoredWatermark{*watermark};
+      out.watermark = StoredWatermark{*watermark, watermark_snapshot};
     }
     if (!start.window) out.loaded_columns = loaded_columns;
     runs.push_back({start, std::nullopt});
@@ -90,7 +91,7 @@ class FakeState final : public StateStore {
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey&) override {
     if (!fail_open.empty()) return Error{fail_open};
     if (!watermark) return std::optional<StoredWatermark>();
-    return std::optional<StoredWatermark>(StoredWatermark{*watermark});
+    return std::optional<StoredWatermark>(StoredWatermark{*watermark, watermark_snapshot});
   }
   std::map<SourceMicros, std::pair<std::string, std::int64_t>> samples;  // taken_at -> (source, max)
   Result<std::vector<CursorSample>> read_cursor_samples(const TableKey&, const std::string& source) override {
@@ -229,8 +230,16 @@ class FakeTarget final : public Target {
   // Its unique indexes; nothing: a primary key on the table's key.
   std::optional<std::vector<UniqueIndex>> unique_indexes;
   std::vector<ColumnShape> added_columns;  // by committed units of work
+  bool missing = false;      // the target table does not exist; a committed create_table makes it
+  std::string fail_create;   // create_table fails with this
+  int created = 0;           // tables created by committed units of work
   Result<TargetTable> check(const TableConfig& table) override {
     TargetTable out;
+    if (missing) {
+      if (!table.create_target) return permanent_error("target table does not exist");
+      out.exists = false;
+      return out;
+    }
     out.columns = columns ? *columns : source_.catalog;
     if (unique_indexes) {
       out.unique_indexes = *unique_indexes;
@@ -260,6 +269,11 @@ class FakeUnitOfWork final : public UnitOfWork {
  public:
   explicit FakeUnitOfWork(FakeTarget& target) : target_(target), staged_(target.rows) {}
 
+  Status create_table(const TableConfig&, const SourceTable& source) override {
+    if (!target_.fail_create.empty()) return Error{target_.fail_create};
+    creating_ = source.catalog;
+    return ok_status();
+  }
   Status add_columns(const TableConfig&, const std::vector<ColumnShape>& columns) override {
     adding_ = columns;
     return ok_status();
@@ -333,7 +347,11 @@ class FakeUnitOfWork final : public UnitOfWork {
     StepRecorded out;
     out.lock_held = target_.state_.holds(record.lock);
     if (!out.lock_held) return out;
-    if (record.move && target_.state_.watermark != record.move->expected) {
+    // As the state store's statement: the value and its kind (a snapshot's
+    // time or a cursor's value) must both be as expected.
+    const FakeState& state = target_.state_;
+    if (record.move && (state.watermark != record.move->expected ||
+                        (state.watermark && state.watermark_snapshot != record.move->snapshot))) {
       out.found = target_.state_.watermark;
       return out;
     }
@@ -349,8 +367,16 @@ class FakeUnitOfWork final : public UnitOfWork {
     if (!target_.fail_commit.empty()) return Error{target_.fail_commit};
     FakeState& state = target_.state_;
     target_.rows = std::move(staged_);
-    if (record_->move) state.watermark = record_->move->next;
+    if (record_->move) {
+      state.watermark = record_->move->next;
+      state.watermark_snapshot = record_->move->snapshot;
+    }
     if (record_->loaded_columns) state.loaded_columns = record_->loaded_columns;
+    if (creating_) {
+      target_.missing = false;
+      target_.columns = *creating_;
+      ++target_.created;
+    }
     if (!adding_.empty()) {
       std::vector<ColumnShape> now = target_.columns ? *target_.columns : target_.source_.catalog;
       for (const ColumnShape& c : adding_) now.push_back(c);
@@ -373,6 +399,7 @@ class FakeUnitOfWork final : public UnitOfWork {
   std::optional<TimeWindow> partition_;
   std::optional<StepRecord> record_;
   std::vector<ColumnShape> adding_;
+  std::optional<std::vector<ColumnShape>> creating_;
 };
 
 inline std::unique_ptr<UnitOfWork> FakeTarget::begin(const RunLock& lock) {

@@ -967,6 +967,54 @@ tables:
         std::string::npos);
 }
 
+TEST_CASE("create_target: the pipeline's default for its tables that read a source table, a table's own first") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+create_target: true
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [code]
+    create_target: false
+  - name: daily
+    mode: partition
+    partition: { column: day }
+    query: select $1::date as day where $2 is not null
+    target_table: mart.daily
+)"}});
+  REQUIRE(outcome.errors.empty());
+  const PipelineConfig& p = outcome.value->pipelines[0];
+  CHECK(p.find_table("orders")->create_target);
+  CHECK_FALSE(p.find_table("countries")->create_target);
+  CHECK_FALSE(p.find_table("daily")->create_target);  // a partition table's columns are its query's
+
+  const auto refused = pipeline_errors(R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day }
+    query: select $1::date as day where $2 is not null
+    target_table: mart.daily
+    create_target: yes
+)");
+  REQUIRE(refused.size() == 2);
+  CHECK(refused[0].key_path == "tables[0].create_target");
+  CHECK(refused[0].message == "\"yes\" is not true or false");
+  CHECK(refused[1].message.find("only for mode: incremental") == 0);
+}
+
 TEST_CASE("integer cursors take counts for lookback and max_window") {
   const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: events
 source: shop

@@ -224,6 +224,7 @@ connections:
   REQUIRE_MESSAGE(parsed.errors.empty(), yaml);
   const PipelineConfig& p = parsed.value->pipelines.at(0);
   CHECK(p.name == "shop_Sales");
+  CHECK(p.create_target);
   REQUIRE(p.tables.size() == 3);
   const TableConfig& lines = p.tables[0];
   CHECK(lines.name == "Order_Lines");

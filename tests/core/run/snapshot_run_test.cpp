@@ -4,6 +4,7 @@
 // every run has. tests/integration/snapshot_test.cpp runs it on PostgreSQL.
 #include <doctest/doctest.h>
 
+#include "core/run/incremental_run.h"
 #include "core/run/snapshot_run.h"
 #include "fake_ports.h"
 
@@ -129,15 +130,34 @@ TEST_CASE("snapshot: a run skips when another holds the lock") {
   CHECK(h.state.runs.empty());
 }
 
-TEST_CASE("snapshot: a watermark of another type, from the table's earlier mode, fails the run permanently") {
+TEST_CASE("snapshot: a cursor's watermark, from the table's earlier mode, fails the run permanently") {
+  for (const CursorValue& earlier : {CursorValue{CursorType::Integer, 42}, CursorValue{CursorType::TimestampTz, 5}}) {
+    Harness h;
+    h.source.rows = {{1, 10}};
+    h.state.watermark = earlier;
+    const RunSummary s = h.run();
+    CHECK(s.status == RunStatus::Failed);
+    CHECK(s.error_kind == ErrorKind::Permanent);
+    CHECK(s.error.find("is a cursor's, kept from an earlier mode of this table") != std::string::npos);
+    CHECK(h.target.chunks.empty());
+  }
+}
+
+TEST_CASE("regression: a table switched from snapshot to incremental does not resume from the snapshot's time") {
+  // A row stamped before the snapshot but committed after it was neither
+  // in the snapshot nor, resuming from its time, ever in a window.
   Harness h;
   h.source.rows = {{1, 10}};
-  h.state.watermark = CursorValue{CursorType::Integer, 42};
-  const RunSummary s = h.run();
+  REQUIRE(h.run().status == RunStatus::Success);
+  CHECK(h.state.watermark_snapshot);
+  h.table.mode = TableMode::Incremental;
+  h.table.cursor = "c";
+  h.source.type = CursorType::TimestampTz;
+  const RunSummary s = IncrementalRun(h.context()).execute(RunTrigger::Manual);
   CHECK(s.status == RunStatus::Failed);
   CHECK(s.error_kind == ErrorKind::Permanent);
-  CHECK(s.error.find("an integer, kept from an earlier mode") != std::string::npos);
-  CHECK(h.target.chunks.empty());
+  CHECK(s.error.find("is the time of a snapshot") != std::string::npos);
+  CHECK(h.target.chunks.size() == 1);  // the snapshot's only
 }
 
 TEST_CASE("snapshot: a column added in the source fails the run before it writes, unless append_new_columns") {

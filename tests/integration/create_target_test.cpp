@@ -1,0 +1,178 @@
+// create_target against a real PostgreSQL: the target made from the
+// source's columns and types (the enums, domains and composites they
+// need created with it), NOT NULL and the key, nothing else; in the
+// transaction of the first write, so a failed first run leaves nothing;
+// refused, naming the type, where a type cannot be made; and said by
+// validate beforehand.
+#include <doctest/doctest.h>
+
+#include <thread>
+
+#include "core/watermark/safe_horizon.h"
+#include "daemon/commands/commands.h"
+#include "daemon/commands/validate_command.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+using Rows = std::vector<std::string>;
+
+const char* const kSource = R"SQL(
+create schema shop;
+create type shop.mood as enum ('sad', 'ok', 'happy');
+create domain shop.year as integer check (value >= 1901 and value <= 2155);
+create type shop.point2 as (x double precision, y double precision);
+create table shop.things (
+  id bigint generated always as identity primary key,
+  name text not null default 'unnamed',
+  mood shop.mood,
+  moods shop.mood[],
+  made shop.year not null,
+  at shop.point2,
+  doc jsonb,
+  total numeric(10,2) generated always as (id * 1.5) stored,
+  updated_at timestamptz not null default now()
+);
+create index on shop.things (name);
+insert into shop.things (name, mood, moods, made, at, doc)
+  values ('a', 'ok', '{sad,happy}', 2001, '(1,2)', '{"k": 1}'), ('b', null, null, 1999, null, null);
+)SQL";
+
+std::string pipeline(const std::string& extra = "") {
+  return "pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\ncreate_target: true\ntables:\n"
+         "  - name: things\n    source_table: shop.things\n    target_table: copy.things\n    key: [id]\n"
+         "    cursor: updated_at\n" + extra;
+}
+
+void wait_past_start_report_margin() {
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+}
+
+}  // namespace
+
+TEST_CASE("create_target: the first run creates schema, types and table, then loads it") {
+  PgTestEnv env;
+  env.source().exec(kSource);
+  testing::TableRuns runs(env, env.config(pipeline()));
+  wait_past_start_report_margin();
+  const TimedSummary r = runs.run("p", "things");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.target_created);
+  const std::string columns =
+      "select string_agg(attname || ' ' || format_type(atttypid, atttypmod) || case when attnotnull then ' not null' "
+      "else '' end || case when attidentity <> '' or attgenerated <> '' or atthasdef then ' filled' else '' end, ', ' "
+      "order by attnum) from pg_attribute where attrelid = '%.things'::regclass and attnum > 0 and not attisdropped";
+  const auto shape = [&](PgConnection& c, const std::string& schema) {
+    std::string sql = columns;
+    sql.replace(sql.find('%'), 1, schema);
+    return PgTestEnv::rows(c, "set search_path = " + schema + ", shop; " + sql);
+  };
+  // The same columns and types, NOT NULL where the source has it; no
+  // default, identity or generation of the source's.
+  CHECK(shape(env.target(), "copy").at(0) ==
+        std::string{"id bigint not null, name text not null, mood mood, moods mood[], made year not null, at "
+             "point2, doc jsonb, total numeric(10,2), updated_at timestamp with time zone not null"});
+  // The primary key and nothing else: no other index, no trigger.
+  CHECK(PgTestEnv::rows(env.target(), "select indexrelid::regclass::text || ' ' || indisprimary from pg_index where "
+                                      "indrelid = 'copy.things'::regclass")
+            .at(0) == std::string("things_pkey true"));
+  CHECK(PgTestEnv::rows(env.target(), "select enum_range(null::shop.mood)::text") == Rows{"{sad,ok,happy}"});
+  CHECK_THROWS(env.target().exec("select 1800::shop.year"));  // the domain keeps its check
+  CHECK(PgTestEnv::rows(env.target(), "select id, name, mood, moods, made, at, doc, total from copy.things order by id") ==
+        PgTestEnv::rows(env.source(), "select id, name, mood, moods, made, at, doc, total from shop.things order by id"));
+  // The next run finds it there and loads on.
+  env.source().exec("update shop.things set mood = 'happy', updated_at = now() where id = 2");
+  wait_past_start_report_margin();
+  const TimedSummary again = runs.run("p", "things");
+  REQUIRE(again.summary.status == RunStatus::Success);
+  CHECK_FALSE(again.summary.target_created);
+  CHECK(PgTestEnv::rows(env.target(), "select mood from copy.things where id = 2") == Rows{"happy"});
+}
+
+TEST_CASE("create_target: a first run that fails leaves no table, type or schema behind") {
+  PgTestEnv env;
+  env.source().exec(kSource);
+  // A row the target's domain... cannot fail here; a NOT NULL key column
+  // with a duplicate can: a view of the table, twice.
+  env.source().exec("create view shop.twice as select * from shop.things union all select * from shop.things");
+  testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
+                                           "tables:\n  - name: things\n    source_table: shop.twice\n"
+                                           "    target_table: copy.things\n    key: [id]\n    cursor: updated_at\n"
+                                           "    create_target: true\n"));
+  wait_past_start_report_margin();
+  const TimedSummary r = runs.run("p", "things");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(PgTestEnv::rows(env.target(), "select to_regclass('copy.things') is null, to_regnamespace('copy') is null, "
+                                      "to_regtype('shop.mood') is null") == Rows{"t|t|t"});
+  CHECK(PgTestEnv::rows(env.state(), "select count(*) from tidemark.watermarks") == Rows{"0"});
+}
+
+TEST_CASE("create_target: a type the target lacks and tidemark cannot make is named, by validate and by the run") {
+  PgTestEnv env;
+  env.source().exec("create extension if not exists hstore; create schema shop;"
+                    "create table shop.tagged (id int primary key, tags hstore, updated_at timestamptz not null "
+                    "default now()); insert into shop.tagged values (1, 'a=>1')");
+  const std::string yaml = "pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\ncreate_target: true\n"
+                           "tables:\n  - name: tagged\n    source_table: shop.tagged\n    target_table: shop.tagged\n"
+                           "    key: [id]\n    cursor: updated_at\n";
+  testing::CommandRunner command;
+  command.config_path = env.write_config_files(yaml);
+  ValidateOptions validate;
+  validate.config_path = command.config_path;
+  std::ostringstream out;
+  std::ostringstream err;
+  CHECK(run_validate(validate, Instant{}, out, err) == 2);
+  const std::string refusal = "cannot create target table shop.tagged: column tags needs type public.hstore, which "
+                              "the target database lacks: run CREATE EXTENSION \"hstore\" there first";
+  CHECK_MESSAGE(err.str().find(refusal) != std::string::npos, err.str());
+
+  testing::TableRuns runs(env, env.config(yaml));
+  wait_past_start_report_margin();
+  TimedSummary r = runs.run("p", "tagged");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(r.summary.error_kind == ErrorKind::Permanent);
+  CHECK(r.summary.error == refusal);
+
+  // With the extension there, validate says what the run will create, and it does.
+  env.target().exec("create extension if not exists hstore");
+  out.str("");
+  err.str("");
+  CHECK_MESSAGE(run_validate(validate, Instant{}, out, err) == 0, err.str());
+  CHECK(out.str().find("table tagged: target shop.tagged does not exist: the first run creates it (create_target), 3 "
+                       "columns and a primary key on [id]") != std::string::npos);
+  r = runs.run("p", "tagged");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(PgTestEnv::rows(env.target(), "select tags -> 'a' from shop.tagged") == Rows{"1"});
+}
+
+TEST_CASE("create_target: a snapshot table's target is created with its first snapshot") {
+  PgTestEnv env;
+  env.source().exec("create table public.countries (code text primary key, name text not null);"
+                    "insert into public.countries values ('de', 'Germany'), ('fr', 'France')");
+  testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
+                                           "create_target: true\ntables:\n  - name: countries\n    mode: snapshot\n"
+                                           "    source_table: public.countries\n    target_table: raw.countries\n"
+                                           "    key: [code]\n"));
+  const TimedSummary r = runs.run("p", "countries");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.target_created);
+  CHECK(PgTestEnv::rows(env.target(), "select code || name from raw.countries order by code") ==
+        Rows{"deGermany", "frFrance"});
+}
+
+TEST_CASE("create_target: a first run over no rows still creates the target") {
+  PgTestEnv env;
+  env.source().exec("create table public.empty (id bigint generated by default as identity primary key, v text)");
+  testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
+                                           "tables:\n  - name: empty\n    source_table: public.empty\n"
+                                           "    target_table: public.empty\n    key: [id]\n    cursor: id\n"
+                                           "    create_target: true\n"));
+  const TimedSummary r = runs.run("p", "empty");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.target_created);
+  CHECK(PgTestEnv::rows(env.target(), "select to_regclass('public.empty') is not null") == Rows{"t"});
+}
+
+}  // namespace tidemark
