@@ -63,8 +63,14 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   if (rest.empty() && mark.empty()) {
     s.upsert += "NOTHING";
   } else {
+    // The key columns are written too: a key equal to the target's under
+    // its operator but not the same value (1.0 and 1.00, 'abc' and 'ABC'
+    // under a case-insensitive collation) must become the source's. A
+    // table whose columns are all key keeps DO NOTHING above: rows the
+    // source holds twice would make DO UPDATE touch a row twice.
+    const std::vector<std::string>& written = rest.empty() ? rest : columns;
     std::string sets;
-    for (const std::string& c : rest) {
+    for (const std::string& c : written) {
       sets += (sets.empty() ? "" : ", ") + quote_identifier(c) + " = EXCLUDED." + quote_identifier(c);
     }
     if (!mark.empty()) sets += (sets.empty() ? "" : ", ") + mark + " = NULL";
@@ -74,18 +80,19 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
     // which sees every change: 1.0 becoming 1.00, or a case change under a
     // case-insensitive collation, is written, where `=` would call them
     // equal. It is cheaper than comparing the rows' text.
-    std::string changed = rest.empty() ? std::string("false")
-                                       : "NOT record_image_eq(ROW(" + column_list(rest, "t.") + "), ROW(" +
-                                             column_list(rest, "EXCLUDED.") + "))";
+    std::string changed = written.empty() ? std::string("false")
+                                          : "NOT record_image_eq(ROW(" + column_list(written, "t.") + "), ROW(" +
+                                                column_list(written, "EXCLUDED.") + "))";
     if (!mark.empty()) changed += " OR t." + mark + " IS NOT NULL";
     s.upsert += "UPDATE SET " + sets + " WHERE " + changed;
   }
   if (!window) {
     // On a hot standby the data is the primary's as of the last commit
-    // replayed, which can be well behind the standby's own clock.
+    // replayed, which can be well behind the standby's own clock (NULL
+    // when it has replayed none yet).
     s.source_clock =
-        "SELECT (extract(epoch FROM CASE WHEN pg_is_in_recovery() THEN coalesce(pg_last_xact_replay_timestamp(), "
-        "'epoch') ELSE clock_timestamp() END) * 1000000)::int8";
+        "SELECT (extract(epoch FROM CASE WHEN pg_is_in_recovery() THEN pg_last_xact_replay_timestamp() "
+        "ELSE clock_timestamp() END) * 1000000)::int8";
     // Keys are matched with `=`, which a hash anti-join can use. A key
     // column that can hold NULL (the target's unique index then treats
     // NULLs as equal, core/run/target_fit.h) needs a NULL-safe match too,

@@ -34,9 +34,10 @@ struct LoadStatements {
   std::string upsert;           // stage -> target on the key; unchanged rows are not rewritten
   std::string stage;            // the stage's quoted name
   // A snapshot's only (no window): on the source, between the lock and
-  // the columns, the source's clock in microseconds since 1970: no later
-  // than the COPY's snapshot, which a READ COMMITTED statement takes when
-  // it starts.
+  // the columns, the source's clock in microseconds since 1970 (on a hot
+  // standby, the last replayed commit's time; NULL before any): no later
+  // than the COPY's snapshot, which a READ COMMITTED statement (every
+  // session pins that level) takes when it starts.
   std::string source_clock;
   // A snapshot's only: deletes the target rows whose key the stage lacks;
   // `clear_target` deletes them all, for a source table without rows

@@ -17,6 +17,7 @@ namespace {
 
 struct SchemaFile {
   std::string name;  // the file's name: the pipeline's, .yaml
+  std::string pipeline_schema;  // the source schema it loads
   std::string text;
   DiscoveryCounts counts;
 };
@@ -68,7 +69,34 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
     request.target = target;
     request.source_schema = schema;
     request.target_schema = command_line.target_schema.empty() ? schema : command_line.target_schema;
-    files.push_back(SchemaFile{request.pipeline + ".yaml", render_pipeline(request, tables), counts});
+    files.push_back(SchemaFile{request.pipeline + ".yaml", schema, render_pipeline(request, tables), counts});
+  }
+
+  // Two schemas whose file names fold alike, or (with --target-schema) two
+  // tables loading one target table, would overwrite each other.
+  std::map<std::string, std::string> file_of;
+  for (const SchemaFile& f : files) {
+    if (!file_of.emplace(f.name, f.pipeline_schema).second) {
+      err << "tidemark discover: schemas " << display_identifier(file_of[f.name]) << " and "
+          << display_identifier(f.pipeline_schema) << " both make pipeline " << f.name
+          << "; run discover once per schema (--schema)\n";
+      return kExitUsage;
+    }
+  }
+  std::map<std::string, std::string> loaded_by;
+  for (const auto& [schema, tables] : by_schema) {
+    for (const DiscoveredTable& t : tables) {
+      if (t.mode == DiscoveredMode::LeftOut) continue;
+      const std::string into =
+          QualifiedName(command_line.target_schema.empty() ? schema : command_line.target_schema, t.source.name())
+              .display();
+      const auto [it, fresh] = loaded_by.emplace(into, t.source.display());
+      if (!fresh) {
+        err << "tidemark discover: " << it->second << " and " << t.source.display() << " would both load into "
+            << into << "; run discover once per schema, each with a --target-schema of its own\n";
+        return kExitUsage;
+      }
+    }
   }
 
   int insert_only = 0;

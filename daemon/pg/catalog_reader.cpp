@@ -5,9 +5,32 @@
 #include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {
+namespace {
+
+// pg_trigger.tgargs from its hex text: `count` arguments, each ended by a
+// NUL byte. Throws PgError on text that is not that.
+std::vector<std::string> trigger_arguments(const std::string& hex, int count) {
+  if (hex.size() % 2 != 0) throw PgError("unexpected trigger arguments: " + hex);
+  std::string bytes;
+  for (std::size_t i = 0; i < hex.size(); i += 2) {
+    bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (static_cast<int>(out.size()) < count) {
+    const std::size_t end = bytes.find('\0', at);
+    if (end == std::string::npos) throw PgError("unexpected trigger arguments: " + hex);
+    out.push_back(bytes.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
 std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const std::vector<std::string>& schemas) {
-  // tgtype bits: 1 row, 2 before, 4 insert, 16 update; tgargs holds the
-  // arguments each ended by a NUL byte, which encode() writes as \000.
+  // tgtype bits: 1 row, 2 before, 4 insert, 16 update. tgargs holds the
+  // arguments, each ended by a NUL byte, read as hex: encode()'s escape
+  // form would write a non-ASCII byte as octal.
   const std::string sql =
       "select n.nspname, c.relname, c.relkind = 'p',"
       " (select coalesce(json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),"
@@ -19,8 +42,7 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
       " (select coalesce(json_agg(json_build_object('name', t.tgname,"
       "   'function', quote_ident(pn.nspname) || '.' || quote_ident(p.proname), 'language', l.lanname,"
       "   'source', p.prosrc,"
-      "   'arguments', case when t.tgnargs = 0 then '{}'::text[]"
-      "                else (string_to_array(encode(t.tgargs, 'escape'), '\\000'))[1:t.tgnargs] end,"
+      "   'arguments', encode(t.tgargs, 'hex'), 'argument_count', t.tgnargs,"
       "   'before', t.tgtype & 2 <> 0, 'row', t.tgtype & 1 <> 0, 'insert', t.tgtype & 4 <> 0,"
       "   'update', t.tgtype & 16 <> 0) order by t.tgname), '[]')::text"
       "  from pg_trigger t join pg_proc p on p.oid = t.tgfoid join pg_namespace pn on pn.oid = p.pronamespace"
@@ -69,7 +91,7 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
         trigger.function = t.at("function").get<std::string>();
         trigger.language = t.at("language").get<std::string>();
         trigger.source = t.at("source").get<std::string>();
-        trigger.arguments = t.at("arguments").get<std::vector<std::string>>();
+        trigger.arguments = trigger_arguments(t.at("arguments").get<std::string>(), t.at("argument_count").get<int>());
         trigger.before = t.at("before").get<bool>();
         trigger.for_each_row = t.at("row").get<bool>();
         trigger.on_insert = t.at("insert").get<bool>();

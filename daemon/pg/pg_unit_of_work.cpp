@@ -67,20 +67,47 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
     const TableDefinition definition =
         read_table_definition(source_.connection(), *table.source_table, source.columns);
     open_target();
+    // Runs of other tables may create the same schema or type, or (shards)
+    // the same table, at the same moment. Each object is claimed with a
+    // transaction-scoped advisory lock and looked up again once claimed:
+    // a run that waited finds it made by the one that held the claim (if
+    // that one committed), where creating it too would fail for good. The
+    // lookups read the catalogs with the statement's own snapshot: the
+    // name lookups (to_regtype and the like) go through caches that a
+    // lock of this kind does not refresh.
+    const auto claim = [&](const std::string& object) {
+      target_.exec("select pg_advisory_xact_lock(hashtextextended($1, 0))", {"tidemark create " + object});
+    };
+    const auto schema_exists = [&](const std::string& schema) {
+      return target_.exec("select exists (select from pg_namespace where nspname = $1)", {schema}).boolean(0, 0);
+    };
     const auto create_schema = [&](const std::string& schema) {
       // Looked up first: CREATE SCHEMA IF NOT EXISTS wants the database's
       // CREATE privilege even when the schema is there.
-      if (target_.exec("select to_regnamespace($1) is null", {quote_identifier(schema)}).boolean(0, 0)) {
-        target_.exec("CREATE SCHEMA " + quote_identifier(schema));
-      }
+      if (schema_exists(schema)) return;
+      claim("schema " + quote_identifier(schema));
+      if (!schema_exists(schema)) target_.exec("CREATE SCHEMA " + quote_identifier(schema));
     };
     const std::vector<DefinedType> missing = missing_types(target_, definition);
     if (const auto refusal = creation_refusal(missing, table.target_table)) return permanent_error(*refusal);
     for (const DefinedType& type : missing) {
       create_schema(type.schema);
-      target_.exec(type.create);
+      claim("type " + type.name);
+      const bool made = target_
+                            .exec("select exists (select from pg_type t join pg_namespace n on n.oid = t.typnamespace"
+                                  " where n.nspname = $1 and t.typname = $2)",
+                                  {type.schema, type.type_name})
+                            .boolean(0, 0);
+      if (!made) target_.exec(type.create);
     }
     if (table.target_table.schema()) create_schema(*table.target_table.schema());
+    claim("table " + table.target_table.quoted());
+    const bool made = target_
+                          .exec("select exists (select from pg_class c join pg_namespace n on n.oid = c.relnamespace"
+                                " where n.nspname = coalesce($1, current_schema()) and c.relname = $2)",
+                                {table.target_table.schema(), table.target_table.name()})
+                          .boolean(0, 0);
+    if (made) return ok_status();  // another table loading into it made it
     // The key as a primary key (its columns NOT NULL, also where the
     // source's are not, as a view's: a NULL key fails the load).
     std::string columns;
@@ -173,6 +200,8 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   if (snapshot != nullptr) {
     if (answers.size() < 2) throw PgError("the source's clock did not come with the snapshot's rows");
     const PgResult& clock = answers[answers.size() - 2];
+    // No SQLSTATE: transient; the standby replays, and the retry reads it.
+    if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
     snapshot->taken_at = CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
     // Gone rows go first: a new row may take a value a gone one held in
     // another unique column. Rows straight into an empty target leave

@@ -7,7 +7,9 @@ namespace {
 
 // Every type a column needs, with what it needs in turn (an array's
 // element, a domain's base type, a composite's attributes), deepest
-// first. With search_path at pg_catalog, format_type() and
+// first. A domain keeps its validated CHECK constraints (a NOT VALID one
+// never held for the source's rows); a table's row type is not made (it
+// comes with its table). With search_path at pg_catalog, format_type() and
 // pg_get_constraintdef() qualify every name outside it.
 constexpr const char* kDefinitionSql = R"SQL(
 with recursive loaded as (
@@ -39,7 +41,7 @@ wanted as (
 select
   (select coalesce(json_agg(json_build_array(attname, type, attnotnull) order by attnum), '[]') from loaded)::text,
   (select coalesce(json_agg(json_build_array(
-      quote_ident(s.nspname) || '.' || quote_ident(t.typname), s.nspname,
+      quote_ident(s.nspname) || '.' || quote_ident(t.typname), s.nspname, t.typname,
       case t.typtype
         when 'e' then 'CREATE TYPE ' || quote_ident(s.nspname) || '.' || quote_ident(t.typname) || ' AS ENUM (' ||
           coalesce((select string_agg(quote_literal(e.enumlabel), ', ' order by e.enumsortorder)
@@ -48,11 +50,11 @@ select
           format_type(t.typbasetype, t.typtypmod) ||
           case when t.typnotnull then ' NOT NULL' else '' end ||
           coalesce((select ' ' || string_agg(pg_get_constraintdef(c.oid), ' ' order by c.conname)
-                    from pg_constraint c where c.contypid = t.oid and c.contype = 'c'), '')
-        when 'c' then 'CREATE TYPE ' || quote_ident(s.nspname) || '.' || quote_ident(t.typname) || ' AS (' ||
+                    from pg_constraint c where c.contypid = t.oid and c.contype = 'c' and c.convalidated), '')
+        when 'c' then case when (select relkind from pg_class where oid = t.typrelid) <> 'c' then '' else 'CREATE TYPE ' || quote_ident(s.nspname) || '.' || quote_ident(t.typname) || ' AS (' ||
           (select string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod), ', '
                              order by a.attnum)
-           from pg_attribute a where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped) || ')'
+           from pg_attribute a where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped) || ')' end
         else '' end,
       coalesce((select x.extname from pg_depend d join pg_extension x on x.oid = d.refobjid
                 where d.classid = 'pg_type'::regclass and d.objid = t.oid
@@ -111,7 +113,7 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
     for (const auto& t : nlohmann::json::parse(r.text(0, 1))) {
       out.types.push_back(DefinedType{t.at(0).get<std::string>(), t.at(1).get<std::string>(),
                                       t.at(2).get<std::string>(), t.at(3).get<std::string>(),
-                                      t.at(4).get<std::string>()});
+                                      t.at(4).get<std::string>(), t.at(5).get<std::string>()});
     }
   } catch (const nlohmann::json::exception& e) {
     source.rollback_quietly();

@@ -25,6 +25,7 @@ struct DefinedColumn {
 struct DefinedType {
   std::string name;       // schema-qualified and quoted: "public"."mpaa_rating"
   std::string schema;     // its schema, unquoted
+  std::string type_name;  // its own name, unquoted
   std::string create;     // its CREATE TYPE or CREATE DOMAIN; empty when it cannot be made here
   std::string extension;  // the extension it belongs to; empty when none
   std::string used_by;    // a column whose type needs it, for messages

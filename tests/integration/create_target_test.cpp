@@ -176,3 +176,40 @@ TEST_CASE("create_target: a first run over no rows still creates the target") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: two first runs creating one schema and type at once both succeed") {
+  // The second waited for the first's uncommitted CREATE SCHEMA, then
+  // failed for good on it (a duplicate, a permanent error).
+  PgTestEnv env;
+  env.source().exec("create type public.mood as enum ('sad', 'happy');"
+                    "create table public.a (id int primary key, m public.mood);"
+                    "create table public.b (id int primary key, m public.mood);"
+                    "insert into public.a values (1, 'sad'); insert into public.b values (2, 'happy')");
+  const std::string yaml = "pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\ncreate_target: true\n"
+                           "tables:\n"
+                           "  - name: a\n    mode: snapshot\n    source_table: public.a\n    target_table: fresh.a\n"
+                           "    key: [id]\n"
+                           "  - name: b\n    mode: snapshot\n    source_table: public.b\n    target_table: fresh.b\n"
+                           "    key: [id]\n";
+  const auto config = env.config(yaml);
+  testing::TableRuns first(env, config);
+  testing::TableRuns second(env, config);
+  TimedSummary a;
+  std::thread slow([&] {
+    // Holds its schema and type uncommitted while the other run starts.
+    a = first.run("p", "a", RunTrigger::Manual, [](ChunkStep step) {
+      if (step == ChunkStep::BeforeTargetWrite) std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    });
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const TimedSummary b = second.run("p", "b");
+  slow.join();
+  CHECK_MESSAGE(a.summary.status == RunStatus::Success, a.summary.error);
+  CHECK_MESSAGE(b.summary.status == RunStatus::Success, b.summary.error);
+  CHECK(PgTestEnv::rows(env.target(), "select (select m::text from fresh.a) || (select m::text from fresh.b)") ==
+        Rows{"sadhappy"});
+}
+
+}  // namespace tidemark

@@ -65,8 +65,10 @@ struct Discover : testing::CommandRunner {
     std::filesystem::create_directories(dir);
   }
 
-  int discover(std::vector<std::string> schemas = {}, bool write = true, bool force = false) {
+  int discover(std::vector<std::string> schemas = {}, bool write = true, bool force = false,
+               const std::string& target_schema = "") {
     DiscoverOptions options;
+    options.target_schema = target_schema;
     options.source = "source";
     options.target = "target";
     options.schemas = std::move(schemas);
@@ -167,6 +169,29 @@ create table "Odd"."Mixed Case" ("Row Id" int primary key, "Changed At" timestam
   CHECK(PgTestEnv::rows(d.env.target(), "select value from app.settings") == Rows{"on"});
   CHECK(PgTestEnv::rows(d.env.target(), "select kind from app.events") == Rows{"click"});
   CHECK(PgTestEnv::rows(d.env.target(), R"(select "Row Id" from "Odd"."Mixed Case")") == Rows{"1"});
+}
+
+TEST_CASE("discover: two tables that one --target-schema would load into one table are refused, nothing written") {
+  Discover d;
+  d.env.source().exec("create table \"Odd\".orders (id int primary key)");
+  CHECK(d.discover({}, true, false, "raw") == 2);
+  // Schemas come in catalog order ("Odd" sorts before app).
+  CHECK(d.err.str() == "tidemark discover: \"Odd\".orders and app.orders would both load into raw.orders; run discover "
+                       "once per schema, each with a --target-schema of its own\n");
+  CHECK(std::filesystem::is_empty(d.dir));
+}
+
+TEST_CASE("regression: moddatetime on a column with a non-ASCII name is seen as its stamp") {
+  // The trigger's arguments were read in escape form, which writes such
+  // bytes as octal: the column never matched, and the table fell back to
+  // a snapshot.
+  Discover d;
+  d.env.source().exec("create schema de; create table de.bestellung (id int primary key, "
+                      "\"geändert\" timestamptz not null default now());"
+                      "create trigger stempel before update on de.bestellung "
+                      "for each row execute function moddatetime(\"geändert\")");
+  REQUIRE(d.discover({"de"}, false) == 0);
+  CHECK(d.out.str().find("    cursor: '\"geändert\"'\n") != std::string::npos);
 }
 
 }  // namespace tidemark

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/sql/load_statements.h"
+#include "core/watermark/safe_horizon.h"
 #include "daemon/pg/pg_connection.h"
 #include "pg_test_env.h"
 
@@ -209,6 +210,39 @@ TEST_CASE("regression: a table switched from snapshot to incremental refuses the
   const TimedSummary r = testing::TableRuns(f.env, f.env.config(incremental)).run("shop", "balances");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error.find("is the time of a snapshot") != std::string::npos);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a key equal to the target's but not the same value becomes the source's") {
+  // 'abc' and 'ABC' under a case-insensitive collation, 1.0 and 1.00 as
+  // numeric: the upsert matched them and never wrote the source's value.
+  for (const char* extra : {"    mode: snapshot\n", "    cursor: updated_at\n"}) {
+    CAPTURE(extra);
+    PgTestEnv env;
+    const char* ddl = "(code text collate ci primary key, amount numeric not null, price numeric, "
+                      "updated_at timestamptz not null default now())";
+    for (PgConnection* c : {&env.source(), &env.target()}) {
+      c->exec("create collation ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)");
+    }
+    env.source().exec(std::string("create table public.balances ") + ddl +
+                      "; insert into public.balances values ('abc', 1.0, 2.50, now() - interval '1 hour')");
+    env.target().exec(std::string("create schema raw; create table raw.balances ") + ddl);
+    const std::string pipeline = "pipeline: shop\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
+                                 "  - name: balances\n    source_table: public.balances\n    target_table: raw.balances\n"
+                                 "    key: [code]\n" + std::string(extra);
+    testing::TableRuns runs(env, env.config(pipeline));
+    REQUIRE(runs.run("shop", "balances").summary.status == RunStatus::Success);
+    env.source().exec("update public.balances set code = 'ABC', updated_at = now()");
+    // Past the safe horizon's margin: a row stamped a moment ago is the next run's.
+    std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+    const TimedSummary r = runs.run("shop", "balances");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.rows_written == 1);
+    CHECK(PgTestEnv::rows(env.target(), "select code from raw.balances") == std::vector<std::string>{"ABC"});
+  }
 }
 
 }  // namespace tidemark

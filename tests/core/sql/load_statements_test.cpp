@@ -17,9 +17,10 @@ TEST_CASE("load statements quote every identifier and use a half-open window") {
         "(5::bigint) AND \"Updated At\" < (9::bigint)) TO STDOUT");
   CHECK(s.upsert ==
         "INSERT INTO \"raw\".\"orders\" AS t (\"order_id\", \"status\", \"Updated At\") SELECT \"order_id\", "
-        "\"status\", \"Updated At\" FROM \"tidemark_stage\" ON CONFLICT (\"order_id\") DO UPDATE SET \"status\" = "
-        "EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE NOT record_image_eq(ROW(t.\"status\", "
-        "t.\"Updated At\"), ROW(EXCLUDED.\"status\", EXCLUDED.\"Updated At\"))");
+        "\"status\", \"Updated At\" FROM \"tidemark_stage\" ON CONFLICT (\"order_id\") DO UPDATE SET \"order_id\" = "
+        "EXCLUDED.\"order_id\", \"status\" = EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE NOT "
+        "record_image_eq(ROW(t.\"order_id\", t.\"status\", t.\"Updated At\"), ROW(EXCLUDED.\"order_id\", "
+        "EXCLUDED.\"status\", EXCLUDED.\"Updated At\"))");
   CHECK(s.copy_out.find("BETWEEN") == std::string::npos);
   CHECK(s.copy_into_stage == "COPY \"tidemark_stage\" (\"order_id\", \"status\", \"Updated At\") FROM STDIN");
   CHECK(s.copy_into_target == "COPY \"raw\".\"orders\" (\"order_id\", \"status\", \"Updated At\") FROM STDIN");

@@ -90,8 +90,10 @@ TEST_CASE("with action mark the load's upsert clears the mark of every row it wr
   t.deletes = DeletesConfig{std::nullopt, DeleteAction::Mark, "deleted_at", {}, {}};
   const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
   const LoadStatements s = build_load_statements(t, {"order_id", "Line No", "amount"}, w);
-  CHECK(s.upsert.find("DO UPDATE SET \"amount\" = EXCLUDED.\"amount\", \"deleted_at\" = NULL WHERE NOT "
-                      "record_image_eq(ROW(t.\"amount\"), ROW(EXCLUDED.\"amount\")) OR t.\"deleted_at\" IS NOT NULL") !=
+  CHECK(s.upsert.find("DO UPDATE SET \"order_id\" = EXCLUDED.\"order_id\", \"Line No\" = EXCLUDED.\"Line No\", "
+                      "\"amount\" = EXCLUDED.\"amount\", \"deleted_at\" = NULL WHERE NOT record_image_eq(ROW(t.\"order_id\", "
+                      "t.\"Line No\", t.\"amount\"), ROW(EXCLUDED.\"order_id\", EXCLUDED.\"Line No\", EXCLUDED.\"amount\")) OR "
+                      "t.\"deleted_at\" IS NOT NULL") !=
         std::string::npos);
   // All columns key: still clears the mark.
   const LoadStatements keys_only = build_load_statements(t, {"order_id", "Line No"}, w);
