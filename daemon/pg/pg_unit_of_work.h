@@ -14,6 +14,7 @@
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
 #include "core/sql/copy_format.h"
+#include "core/sql/load_statements.h"
 #include "daemon/pg/pg_connection.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
@@ -62,6 +63,12 @@ class PgUnitOfWork final : public UnitOfWork {
   // else staged and upserted. Throws PgError.
   ChunkCounts load_rows(const TableConfig& table, const SourceTable& source, const std::optional<Window>& window,
                         SnapshotWrite* snapshot);
+  // A snapshot's first look: true when the target's rows have the
+  // source's fingerprint (core/sql/load_statements.h), read at once on
+  // both sides after the source table's lock and clock; then `counts` and
+  // `snapshot` say so (read, nothing written, the clock). Throws PgError.
+  bool target_is_source(const TableConfig& table, const SourceTable& source, const LoadStatements& sql,
+                        ChunkCounts& counts, SnapshotWrite& snapshot);
   // Begins the target transaction, under the run's lock on the target
   // when the state lives elsewhere. Throws PgError.
   void open_target();
