@@ -80,17 +80,13 @@ std::optional<std::pair<std::vector<std::string>, std::string>> choose_key(const
   return std::nullopt;
 }
 
-bool is_time(const std::string& type) {
-  const auto cursor = cursor_type_from_postgres(type);
-  return cursor && *cursor != CursorType::Integer;
-}
-
 bool is_integer(const std::string& type) {
   const auto cursor = cursor_type_from_postgres(type);
   return cursor && *cursor == CursorType::Integer;
 }
 
-// Higher is a finer clock: timestamptz, then timestamp, then date.
+// Higher is a finer clock: timestamptz, then timestamp, then date; 0 for
+// a column that is not a time.
 int time_rank(const std::string& type) {
   const auto cursor = cursor_type_from_postgres(type);
   if (!cursor) return 0;
@@ -120,12 +116,12 @@ std::string as_name(const std::string& text) {
   return out.substr(0, 63);
 }
 
-bool has_control_character(const std::string& text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
-    const auto u = static_cast<unsigned char>(c);
-    return u < 0x20 || u == 0x7f;
-  });
+bool is_control(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f;
 }
+
+bool has_control_character(const std::string& text) { return std::any_of(text.begin(), text.end(), is_control); }
 
 // `text` as YAML comment lines of at most 100 characters, each starting
 // with `prefix` ("  # "), later ones indented by two more.
@@ -138,7 +134,7 @@ std::string comment(const std::string& prefix, const std::string& text) {
     std::size_t end = text.find(' ', at);
     if (end == std::string::npos) end = text.size();
     std::string word = text.substr(at, end - at);
-    for (char& c : word) c = has_control_character(std::string(1, c)) ? '?' : c;
+    std::replace_if(word.begin(), word.end(), is_control, '?');
     const bool fresh = line.size() == prefix.size() || line.size() == prefix.size() + 2;
     if (!fresh && line.size() + 1 + word.size() > kWidth) {
       out += line + "\n";
@@ -281,7 +277,7 @@ DiscoveredTable discover_table(const CatalogTable& table) {
   };
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
     const CatalogColumn& c = table.columns[i];
-    if (!is_time(c.type) || stamps[i].on_update.empty() || c.fill == ColumnFill::Generated ||
+    if (time_rank(c.type) == 0 || stamps[i].on_update.empty() || c.fill == ColumnFill::Generated ||
         has_control_character(c.name)) {
       continue;
     }
@@ -336,7 +332,7 @@ DiscoveredTable discover_table(const CatalogTable& table) {
                  "reads it whole";
   }
   for (const CatalogColumn& c : table.columns) {
-    if (is_time(c.type) && looks_like_change_stamp(c.name) && c.name != out.cursor) {
+    if (time_rank(c.type) > 0 && looks_like_change_stamp(c.name) && c.name != out.cursor) {
       out.notes.push_back(display_identifier(c.name) +
                           " looks like a change stamp, but nothing in the catalog sets it on UPDATE; if the "
                           "application does, on every change, use cursor: " + yaml_scalar(display_identifier(c.name)) +
@@ -377,7 +373,7 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
   out += comment("# ", "A missing target table is created by its first run: the source's columns and types, NOT "
                        "NULL, a primary key on key; nothing else.");
   out += "create_target: true\n";
-  if (counts.incremental + counts.snapshot > 0) out += "tables:\n";
+  if (counts.loadable() > 0) out += "tables:\n";
   bool first = true;
   for (const DiscoveredTable& t : tables) {
     if (t.mode == DiscoveredMode::LeftOut) continue;
@@ -403,12 +399,24 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
   return out;
 }
 
+DiscoveryCounts& DiscoveryCounts::operator+=(const DiscoveryCounts& other) {
+  found += other.found;
+  incremental += other.incremental;
+  insert_only += other.insert_only;
+  snapshot += other.snapshot;
+  left_out += other.left_out;
+  return *this;
+}
+
 DiscoveryCounts count_discovered(const std::vector<DiscoveredTable>& tables) {
   DiscoveryCounts counts;
   for (const DiscoveredTable& t : tables) {
     ++counts.found;
     switch (t.mode) {
-      case DiscoveredMode::Incremental: ++counts.incremental; break;
+      case DiscoveredMode::Incremental:
+        ++counts.incremental;
+        counts.insert_only += t.insert_only ? 1 : 0;
+        break;
       case DiscoveredMode::Snapshot: ++counts.snapshot; break;
       case DiscoveredMode::LeftOut: ++counts.left_out; break;
     }

@@ -64,8 +64,12 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
 struct DiscoveryCounts {
   int found = 0;
   int incremental = 0;
+  int insert_only = 0;  // of the incremental ones
   int snapshot = 0;
   int left_out = 0;
+
+  int loadable() const { return incremental + snapshot; }
+  DiscoveryCounts& operator+=(const DiscoveryCounts& other);
 };
 DiscoveryCounts count_discovered(const std::vector<DiscoveredTable>& tables);
 

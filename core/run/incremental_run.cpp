@@ -138,18 +138,19 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
     // created all the same (with the schema snapshot it is made from).
     const auto next = plan.watermark_without_chunks();
     const bool moves = next && next != watermark;
-    if (moves || columns.first_step.create) {
+    const bool create = columns.first_step.create;
+    if (moves || create) {
       StepRecord record;
       record.lock = RunLock{summary.table, std::nullopt};
       record.run = summary.run;
       if (moves) record.move = WatermarkMove{watermark, *next};
-      if (columns.first_step.create) record.loaded_columns = columns.snapshot;
-      const Status committed =
-          columns.first_step.create
-              ? commit_record(run_.target, run_.table, columns.source, record, columns.first_step)
-              : commit_record(run_.target, record);
-      if (!committed) return committed;
-      if (columns.first_step.create) note_first_step(columns.first_step, summary);
+      if (create) record.loaded_columns = columns.snapshot;
+      const TargetChanges changes = create ? columns.first_step : TargetChanges{};
+      if (const Status committed = commit_record(run_.target, run_.table, columns.source, record, changes);
+          !committed) {
+        return committed;
+      }
+      note_first_step(changes, summary);
       if (moves) summary.watermark_after = next;
     }
   }

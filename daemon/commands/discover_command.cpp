@@ -54,11 +54,8 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
   std::vector<std::string> unloadable;  // schemas without a table to load
   for (const auto& [schema, tables] : by_schema) {
     const DiscoveryCounts counts = count_discovered(tables);
-    total.found += counts.found;
-    total.incremental += counts.incremental;
-    total.snapshot += counts.snapshot;
-    total.left_out += counts.left_out;
-    if (counts.incremental + counts.snapshot == 0) {
+    total += counts;
+    if (counts.loadable() == 0) {
       unloadable.push_back(schema);
       for (const DiscoveredTable& t : tables) err << "left out " << t.source.display() << ": " << t.reason << '\n';
       continue;
@@ -99,13 +96,9 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
     }
   }
 
-  int insert_only = 0;
-  for (const auto& [schema, tables] : by_schema) {
-    for (const DiscoveredTable& t : tables) insert_only += t.insert_only ? 1 : 0;
-  }
   const std::string summary = fmt::format(
       "{} tables found in {} schema{}: {} incremental ({} of them insert-only), {} snapshot, {} left out{}\n",
-      total.found, by_schema.size(), by_schema.size() == 1 ? "" : "s", total.incremental, insert_only, total.snapshot,
+      total.found, by_schema.size(), by_schema.size() == 1 ? "" : "s", total.incremental, total.insert_only, total.snapshot,
       total.left_out,
       unloadable.empty() ? "" : "; no table to load in schema " + fmt::format("{}", fmt::join(unloadable, ", ")));
 

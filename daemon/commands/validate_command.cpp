@@ -48,16 +48,15 @@ void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& 
                t.source_table ? t.source_table->display() : "?", t.target_table.display(), join(t.key), t.cursor,
                describe_span(t.lookback));
     if (t.max_window) fmt::print(out, ", max_window {}", describe_span(*t.max_window));
-    if (t.on_schema_change == SchemaChangePolicy::AppendNewColumns) fmt::print(out, ", on_schema_change append_new_columns");
   } else if (t.mode == TableMode::Snapshot) {
     fmt::print(out, "  table {}: snapshot {} -> {}, key [{}]", t.name, t.source_table->display(),
                t.target_table.display(), join(t.key));
-    if (t.on_schema_change == SchemaChangePolicy::AppendNewColumns) fmt::print(out, ", on_schema_change append_new_columns");
   } else {
     static const char* const kUnits[] = {"hour", "day", "month"};
     fmt::print(out, "  table {}: partition by {} of {} -> {}", t.name, kUnits[static_cast<int>(t.partition->unit)],
                t.partition->column, t.target_table.display());
   }
+  if (t.on_schema_change == SchemaChangePolicy::AppendNewColumns) fmt::print(out, ", on_schema_change append_new_columns");
   if (t.initial) fmt::print(out, ", initial {}", *t.initial);
   fmt::print(out, ", schedule \"{}\"\n    next:", t.schedule->expression());
   Instant from = now;

@@ -51,23 +51,14 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
       " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
       " where c.relkind in ('r', 'p') and not c.relispartition"
       " and n.nspname not in ('pg_catalog', 'information_schema', 'tidemark') and n.nspname !~ '^pg_'"
-      " and ($1::text[] is null or n.nspname = any($1::text[]))"
+      " and ($1::json is null or n.nspname in (select json_array_elements_text($1::json)))"
       // An extension's own tables (PostGIS' spatial_ref_sys, say) are its to fill.
       " and not exists (select from pg_depend e where e.classid = 'pg_class'::regclass and e.objid = c.oid"
       "   and e.deptype = 'e')"
       " order by n.nspname, c.relname";
-  std::optional<std::string> wanted;
-  if (!schemas.empty()) {
-    // A text[] literal: each schema double-quoted, its quotes and
-    // backslashes escaped.
-    std::string array = "{";
-    for (const std::string& s : schemas) {
-      std::string item;
-      for (const char c : s) item += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-      array += (array.size() > 1 ? "," : "") + std::string("\"") + item + "\"";
-    }
-    wanted = array + "}";
-  }
+  // The schemas as a JSON list, as every list tidemark binds.
+  const std::optional<std::string> wanted =
+      schemas.empty() ? std::nullopt : std::optional<std::string>(nlohmann::json(schemas).dump());
   const PgResult r = connection.exec(sql, {wanted});
   std::vector<CatalogTable> out;
   try {

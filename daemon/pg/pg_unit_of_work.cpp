@@ -20,6 +20,14 @@ int characters(const std::string& text) {
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
+// A snapshot's time from the source_clock statement's answer
+// (core/sql/load_statements.h). Throws PgError.
+CursorValue snapshot_time(const PgResult& clock) {
+  // No SQLSTATE: transient; the standby replays, and the retry reads it.
+  if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
+  return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
+}
+
 }  // namespace
 
 PgUnitOfWork::~PgUnitOfWork() {
@@ -163,8 +171,6 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
   try {
     if (!sql.lock_source.empty()) from.exec(sql.lock_source);
     const PgResult clock = from.exec(sql.source_clock);
-    // No SQLSTATE: transient; the standby replays, and the retry reads it.
-    if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
     from.send(fingerprint_sql(*table.source_table, source.columns, bit_xor), {});
     target_.send(fingerprint_sql(table.target_table, source.columns, bit_xor), {});
     const PgResult theirs = from.finish();
@@ -173,7 +179,7 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
     if (theirs.text(0, 0) != ours.text(0, 0) || theirs.text(0, 1) != ours.text(0, 1)) return false;
     counts.rows_read = std::stoll(theirs.text(0, 0));
     counts.rows_written = 0;
-    snapshot.taken_at = CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
+    snapshot.taken_at = snapshot_time(clock);
     snapshot.deleted = 0;
     return true;
   } catch (...) {
@@ -236,11 +242,11 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
       cancel_, format == CopyFormat::Binary, before, &answers);
   if (counts.rows_read == 0) check_columns();
   if (snapshot != nullptr) {
-    if (answers.size() < 2) throw PgError("the source's clock did not come with the snapshot's rows");
-    const PgResult& clock = answers[answers.size() - 2];
-    // No SQLSTATE: transient; the standby replays, and the retry reads it.
-    if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
-    snapshot->taken_at = CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
+    // Every statement before the COPY answers with rows (the lock's, none),
+    // so the clock's is the one after the lock's, when there is a lock.
+    const std::size_t at = sql.lock_source.empty() ? 0 : 1;
+    if (answers.size() <= at) throw PgError("the source's clock did not come with the snapshot's rows");
+    snapshot->taken_at = snapshot_time(answers[at]);
     // Gone rows go first: a new row may take a value a gone one held in
     // another unique column. Rows straight into an empty target leave
     // nothing to delete; no rows at all leave nothing in the target.

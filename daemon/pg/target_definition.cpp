@@ -15,7 +15,8 @@ constexpr const char* kDefinitionSql = R"SQL(
 with recursive loaded as (
   select a.attname, a.atttypid, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull, a.attnum
   from pg_attribute a
-  where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped and a.attname = any($2::text[])
+  where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped
+    and a.attname in (select json_array_elements_text($2::json))
 ),
 needs(oid, depth, used_by) as (
   select atttypid, 0, attname from loaded
@@ -64,26 +65,20 @@ select
    from wanted w join pg_type t on t.oid = w.oid join pg_namespace s on s.oid = t.typnamespace)::text
 )SQL";
 
-// `items` as a text[] literal: each double-quoted, its quotes and
-// backslashes escaped.
-std::string text_array(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (const std::string& item : items) {
-    if (out.size() > 1) out += ",";
-    out += "\"";
-    for (const char c : item) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    out += "\"";
-  }
-  return out + "}";
-}
-
 }  // namespace
 
 std::vector<DefinedType> missing_types(PgConnection& target, const TableDefinition& definition) {
   std::vector<DefinedType> out;
-  for (const DefinedType& type : definition.types) {
-    if (!target.exec("select to_regtype($1) is null", {type.name}).boolean(0, 0)) continue;
-    out.push_back(type);
+  if (definition.types.empty()) return out;
+  // One round trip: which of the names the target does not resolve.
+  nlohmann::json names = nlohmann::json::array();
+  for (const DefinedType& type : definition.types) names.push_back(type.name);
+  const PgResult r =
+      target.exec("select to_regtype(n) is null from json_array_elements_text($1::json) with ordinality t(n, i) "
+                  "order by i",
+                  {names.dump()});
+  for (int i = 0; i < r.rows(); ++i) {
+    if (r.boolean(i, 0)) out.push_back(definition.types[static_cast<std::size_t>(i)]);
   }
   return out;
 }
@@ -105,7 +100,7 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
   TableDefinition out;
   source.exec("BEGIN READ ONLY; SET LOCAL search_path = pg_catalog");
   try {
-    const PgResult r = source.exec(kDefinitionSql, {table.quoted(), text_array(columns)});
+    const PgResult r = source.exec(kDefinitionSql, {table.quoted(), nlohmann::json(columns).dump()});
     source.exec("COMMIT");
     for (const auto& c : nlohmann::json::parse(r.text(0, 0))) {
       out.columns.push_back(DefinedColumn{c.at(0).get<std::string>(), c.at(1).get<std::string>(), c.at(2).get<bool>()});
