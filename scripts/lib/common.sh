@@ -39,7 +39,11 @@ ensure_packages() {
 build_tidemark() {
   BUILD_DIR=${BUILD_DIR:-$TIDEMARK_ROOT/build}
   log "building in $BUILD_DIR"
-  cmake -S "$TIDEMARK_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTIDEMARK_WERROR=ON "$@" >/dev/null
+  # -O2 as shipped; line tables only (-g1): a backtrace still names each
+  # function, file and line, and the build takes a fifth less time than
+  # with full debug info.
+  cmake -S "$TIDEMARK_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DTIDEMARK_WERROR=ON "$@" >/dev/null
   cmake --build "$BUILD_DIR" -j "$(nproc)"
 }
 
