@@ -4,6 +4,9 @@
 
 #include <type_traits>
 
+#include <poll.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 
@@ -372,16 +375,42 @@ void PgConnection::send(const std::string& sql, const PgParams& params) {
   sent_ = sql;
 }
 
-PgResult PgConnection::finish() {
+PgResult PgConnection::finish(const CancelToken* cancel) {
   if (sent_.empty()) std::abort();  // finish() collects what send() sent
   const std::string sql = std::move(sent_);
   sent_.clear();
+  const bool cancelled = cancel != nullptr && await_result(*cancel);
   PGresult* first = PQgetResult(conn_);
   // One statement, one result: read on to the end either way.
   const std::string rest = drain_results();
+  if (cancelled) {
+    PQclear(first);
+    throw PgError(label_ + ": " + first_line(sql) + ": " + cancel->reason());
+  }
   PgResult result = check(first, sql);
   if (!rest.empty()) throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
   return result;
+}
+
+PgResult PgConnection::exec(const std::string& sql, const CancelToken& cancel) {
+  send(sql, {});
+  return finish(&cancel);
+}
+
+bool PgConnection::await_result(const CancelToken& cancel) {
+  bool requested = false;
+  for (;;) {
+    if (!PQconsumeInput(conn_)) return requested;  // the connection broke: PQgetResult says how
+    if (!PQisBusy(conn_)) return requested;
+    if (!requested && cancel.cancelled()) {
+      request_cancel();
+      requested = true;
+    }
+    // A signal sets the token without waking this poll: look again within
+    // a tenth of a second.
+    pollfd socket{PQsocket(conn_), POLLIN, 0};
+    if (::poll(&socket, 1, 100) < 0 && errno != EINTR) return requested;
+  }
 }
 
 void PgConnection::reset(const std::string& then) {

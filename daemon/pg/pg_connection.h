@@ -106,8 +106,13 @@ class PgConnection {
   // the connection takes no other statement (rollback_quietly cancels it).
   // Throws PgError.
   void send(const std::string& sql, const PgParams& params);
-  // The result of the statement send() sent. Throws PgError.
-  PgResult finish();
+  // The result of the statement send() sent. Throws PgError. With
+  // `cancel`, a cancel while it waits cancels the statement on the server
+  // and throws PgError with the token's reason.
+  PgResult finish(const CancelToken* cancel = nullptr);
+  // One statement (no params) as send() then finish(&cancel): for the
+  // long ones a signal must be able to stop.
+  PgResult exec(const std::string& sql, const CancelToken& cancel);
 
   // Wipes whatever an earlier user left on the session (what DISCARD ALL
   // wipes: locks, temp tables, prepared statements, settings) and pins
@@ -146,6 +151,9 @@ class PgConnection {
   [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr) const;
   // Reads results until libpq has none left; returns the first error's text.
   std::string drain_results();
+  // Waits until libpq holds the next result without blocking, asking the
+  // server to cancel the statement once `cancel` is; true when it was.
+  bool await_result(const CancelToken& cancel);
   // Asks the server to cancel the statement in progress; best effort.
   void request_cancel();
   // Stops a COPY TO STDOUT midway: cancels the query and discards the rest.

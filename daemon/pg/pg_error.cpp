@@ -49,6 +49,7 @@ Error PgError::as_error() const {
   // SQLSTATE classes (PostgreSQL Appendix A) that no retry can fix.
   static constexpr std::string_view kPermanentClasses[] = {
       "0A",  // feature not supported
+      "21",  // cardinality violation: a source that repeats a key (a view's)
       "22",  // data exception
       "23",  // integrity constraint violation
       "28",  // invalid authorization specification

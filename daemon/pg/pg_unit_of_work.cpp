@@ -173,8 +173,8 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
     const PgResult clock = from.exec(sql.source_clock);
     from.send(fingerprint_sql(*table.source_table, source.columns, bit_xor), {});
     target_.send(fingerprint_sql(table.target_table, source.columns, bit_xor), {});
-    const PgResult theirs = from.finish();
-    const PgResult ours = target_.finish();
+    const PgResult theirs = from.finish(&cancel_);
+    const PgResult ours = target_.finish(&cancel_);
     from.exec("COMMIT");
     if (theirs.text(0, 0) != ours.text(0, 0) || theirs.text(0, 1) != ours.text(0, 1)) return false;
     counts.rows_read = std::stoll(theirs.text(0, 0));
@@ -251,12 +251,12 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
     // another unique column. Rows straight into an empty target leave
     // nothing to delete; no rows at all leave nothing in the target.
     if (staged) {
-      snapshot->deleted = target_.exec(sql.delete_gone).affected();
+      snapshot->deleted = target_.exec(sql.delete_gone, cancel_).affected();
     } else if (counts.rows_read == 0) {
-      snapshot->deleted = target_.exec(sql.clear_target).affected();
+      snapshot->deleted = target_.exec(sql.clear_target, cancel_).affected();
     }
   }
-  counts.rows_written = staged ? target_.exec(sql.upsert).affected() : counts.rows_read;
+  counts.rows_written = staged ? target_.exec(sql.upsert, cancel_).affected() : counts.rows_read;
   if (snapshot != nullptr) counts.rows_written += snapshot->deleted;
   return counts;
 }

@@ -16,10 +16,12 @@ struct CompareAndSetPorts {
   TableKey table;
 };
 
-// Runs the contract's doctest checks: a move from the value stored is
-// written and lands on commit; a move from any other value (or from none
-// while one is stored) is not, and reports the value found; nothing is
-// written once the lock is gone. Leaves the lock released.
-void check_compare_and_set(const CompareAndSetPorts& ports);
+// Runs the contract's doctest checks, with every move a snapshot's
+// (`snapshot`) or every one a cursor's: a move from the value stored is
+// written and lands on commit, its kind with it; a move from any other
+// value (or from none while one is stored), or of the other kind, is not,
+// and reports the value found; nothing is written once the lock is gone.
+// Leaves the lock released.
+void check_compare_and_set(const CompareAndSetPorts& ports, bool snapshot);
 
 }  // namespace tidemark::contract

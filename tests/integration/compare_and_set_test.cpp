@@ -25,7 +25,8 @@ TEST_CASE("the compare-and-set contract: the PostgreSQL state store") {
     connections.open_state(*config);
     connections.open_data(*config, pipeline);
     PgRunPorts ports(connections, cancel);
-    contract::check_compare_and_set({ports.state, ports.target, TableKey{"p", "t"}});
+    contract::check_compare_and_set({ports.state, ports.target, TableKey{"p", "t"}}, /*snapshot=*/false);
+    contract::check_compare_and_set({ports.state, ports.target, TableKey{"p", "u"}}, /*snapshot=*/true);
   }
 }
 

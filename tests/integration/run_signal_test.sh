@@ -3,7 +3,8 @@
 # middle of a COPY ends its run the normal way: the load rolls back, the
 # run row is closed as failed with the signal in its error, and the
 # process exits 1. No run row is left `running` for a later run to call
-# abandoned.
+# abandoned. So does one stopped while a long statement after the COPY
+# runs on the target (a snapshot's delete), which the server then cancels.
 # Usage: run_signal_test.sh TIDEMARK_BINARY
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
@@ -71,6 +72,47 @@ for signal in TERM INT; do
   check "SIG$signal: no run row is left running" test "$(target_sql "select count(*) from tidemark.runs where status = 'running'")" = 0
   check "SIG$signal: the load rolled back" test "$(target_sql "select count(*) from orders")" = 0
 done
+# A snapshot whose delete of gone rows takes a minute on the target (a
+# statement trigger that sleeps): SIGTERM must not wait for it.
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" \
+  -c "create table balances (id int primary key, amount int not null);
+      insert into balances select g, g from generate_series(1, 100) g"
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" <<'SQL'
+create table balances (id int primary key, amount int not null);
+insert into balances values (1000, 0);
+create function sleepy() returns trigger language plpgsql as $$ begin perform pg_sleep(60); return null; end $$;
+create trigger sleepy before delete on balances for each statement execute function sleepy();
+SQL
+cat >"$work/pipelines/snap.yaml" <<'YAML'
+pipeline: snap
+source: source
+target: target
+schedule: "@daily"
+tables:
+  - { name: balances, mode: snapshot, source_table: balances, target_table: balances, key: [id] }
+YAML
+delete_running() {
+  [ "$(target_sql "select count(*) from pg_stat_activity where datname = current_database()
+        and state = 'active' and query like 'DELETE FROM%balances%'")" = 1 ]
+}
+delete_gone() { ! delete_running; }
+"$tidemark" run snap --config "$work/tidemark.yaml" >"$work/run-snap.out" 2>&1 &
+run=$!
+pids+=("$run")
+eventually 30 delete_running || { echo "the snapshot's delete never started" >&2; cat "$work/run-snap.out" >&2; }
+kill -s TERM "$run"
+deadline=$((SECONDS + 10))
+while kill -0 "$run" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+kill -9 "$run" 2>/dev/null || true
+rc=0
+wait "$run" || rc=$?
+check "snapshot: SIGTERM during the target's delete exits 1 within 10 s (got $rc)" test "$rc" -eq 1
+last_run=$(target_sql "select status || ': ' || error from tidemark.runs where pipeline = 'snap' order by run_id desc limit 1")
+check "snapshot: the run row is failed, cancelled by SIGTERM (got: $last_run)" \
+  test "${last_run#failed: *cancelled by SIGTERM}" != "$last_run"
+check "snapshot: the server cancelled the delete" eventually 5 delete_gone
+check "snapshot: the target rolled back" test "$(target_sql "select string_agg(id::text, ',') from balances")" = 1000
+
 check "no run was left for a later one to call abandoned" \
   test "$(target_sql "select count(*) from tidemark.runs where error like 'abandoned%'")" = 0
 check "the watermark did not move" test "$(target_sql "select count(*) from tidemark.watermarks")" = 0

@@ -212,6 +212,25 @@ TEST_CASE("regression: a table switched from snapshot to incremental refuses the
   CHECK(r.summary.error.find("is the time of a snapshot") != std::string::npos);
 }
 
+TEST_CASE("regression: a view that repeats a key fails as permanent, not retried as transient") {
+  // Its key is the table's word, not an index's: the upsert meets the key
+  // twice in one statement, which no retry changes until the source does.
+  SnapshotFixture f;
+  f.env.source().exec("create view public.balances_twice as select * from public.balances "
+                      "union all select * from public.balances where account_id = 7");
+  const std::string pipeline =
+      "pipeline: shop\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
+      "  - name: balances\n    mode: snapshot\n    source_table: public.balances_twice\n"
+      "    target_table: raw.balances\n    key: [account_id]\n";
+  testing::TableRuns runs(f.env, f.env.config(pipeline));
+  f.env.target().exec("insert into raw.balances values (1, 1, 1, 'changed so that the fingerprints differ')");
+  const TimedSummary r = runs.run("shop", "balances");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK(r.summary.error_kind == ErrorKind::Permanent);
+  CHECK_MESSAGE(r.summary.error.find("cannot affect row a second time") != std::string::npos, r.summary.error);
+  CHECK(PgTestEnv::rows(f.env.target(), "select count(*) from raw.balances") == std::vector<std::string>{"1"});
+}
+
 }  // namespace tidemark
 
 namespace tidemark {

@@ -9,10 +9,12 @@
 namespace tidemark {
 
 TEST_CASE("the compare-and-set contract: the fake state store") {
-  FakeSource source;
-  FakeState state;
-  FakeTarget target(source, state);
-  contract::check_compare_and_set({state, target, TableKey{"p", "t"}});
+  for (const bool snapshot : {false, true}) {
+    FakeSource source;
+    FakeState state;
+    FakeTarget target(source, state);
+    contract::check_compare_and_set({state, target, TableKey{"p", "t"}}, snapshot);
+  }
 }
 
 }  // namespace tidemark
