@@ -17,13 +17,6 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
 
 }  // namespace
 
-std::string fingerprint_sql(const QualifiedName& table, const std::vector<std::string>& columns, bool bit_xor) {
-  const std::string hash = "hashtextextended(ROW(" + column_list(columns) + ")::text, 0)";
-  return "SELECT count(*), " + std::string(bit_xor ? "coalesce(bit_xor(" + hash + "), 0)"
-                                                   : "coalesce(sum(" + hash + "), 0)") +
-         "::text FROM " + table.quoted();
-}
-
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                      const std::optional<Window>& window, CopyFormat format, RelationKind kind,
                                      const std::vector<ColumnShape>& source_catalog) {

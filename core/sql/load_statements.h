@@ -46,13 +46,6 @@ struct LoadStatements {
   std::string clear_target;
 };
 
-// One statement over `table`'s `columns`: its row count and a 64-bit
-// fingerprint of their text (each row's hashed, the hashes combined
-// without regard to order: bit_xor where both servers have it, 14 and
-// later, else a sum). Two tables that give the same hold the same rows
-// but with a chance of 2^-64, the bar reconcile's buckets hold as well.
-std::string fingerprint_sql(const QualifiedName& table, const std::vector<std::string>& columns, bool bit_xor);
-
 // Requires a source table (incremental or snapshot) and a non-empty
 // `columns` that includes the key (and an incremental table's cursor).
 // `window` nothing reads the whole table (a snapshot); `source_catalog`

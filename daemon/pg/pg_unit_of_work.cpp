@@ -7,6 +7,7 @@
 #include "core/run/schema_drift.h"
 #include "core/sql/load_statements.h"
 #include "core/sql/reconcile_statements.h"
+#include "core/sql/row_fingerprint.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
 #include "daemon/pg/target_definition.h"
@@ -163,7 +164,13 @@ Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, cons
 bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable& source, const LoadStatements& sql,
                                     ChunkCounts& counts, SnapshotWrite& snapshot) {
   PgConnection& from = source_.connection();
-  const bool bit_xor = from.server_major_version() >= 14 && target_.server_major_version() >= 14;
+  const bool hash_record = from.server_major_version() >= 14 && target_.server_major_version() >= 14;
+  std::vector<FingerprintColumn> columns;
+  for (const std::string& name : source.columns) {
+    const ColumnShape* in_source = find_column(source.catalog, name);
+    const ColumnShape* in_target = find_column(copy_types_.columns, name);
+    columns.push_back(FingerprintColumn{name, in_source ? in_source->type : "", in_target ? in_target->type : ""});
+  }
   // In one source transaction, as a snapshot's COPY: the table's lock,
   // then the clock, then the fingerprint, whose statement snapshot comes
   // after the clock. Both sides count at once.
@@ -171,8 +178,8 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
   try {
     if (!sql.lock_source.empty()) from.exec(sql.lock_source);
     const PgResult clock = from.exec(sql.source_clock);
-    from.send(fingerprint_sql(*table.source_table, source.columns, bit_xor), {});
-    target_.send(fingerprint_sql(table.target_table, source.columns, bit_xor), {});
+    from.send(fingerprint_sql(*table.source_table, columns, hash_record), {});
+    target_.send(fingerprint_sql(table.target_table, columns, hash_record), {});
     const PgResult theirs = from.finish(&cancel_);
     const PgResult ours = target_.finish(&cancel_);
     from.exec("COMMIT");

@@ -212,6 +212,38 @@ TEST_CASE("regression: a table switched from snapshot to incremental refuses the
   CHECK(r.summary.error.find("is the time of a snapshot") != std::string::npos);
 }
 
+TEST_CASE("regression: a snapshot's fingerprint tells apart values equal under their type but not the same") {
+  // Hashed by value, each of these would hash as its old value, and the
+  // run would find the table unchanged and leave the old value in place.
+  PgTestEnv env;
+  const char* ddl = "(id int primary key, n numeric, f float8, i interval, j jsonb, t text collate ci, "
+                    "v varchar(10) collate ci, ts timestamptz, b bytea)";
+  for (PgConnection* c : {&env.source(), &env.target()}) {
+    c->exec("create collation ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)");
+  }
+  env.source().exec(std::string("create table public.things ") + ddl +
+                    "; insert into public.things values (1, 1.0, 0, '1 day', '{\"a\": 1.0}', 'abc', 'abc', "
+                    "'2026-01-01 00:00:00+00', '\\x01')");
+  env.target().exec(std::string("create schema raw; create table raw.things ") + ddl);
+  testing::TableRuns runs(env, env.config("pipeline: shop\nsource: source\ntarget: target\n"
+                                          "schedule: \"* * * * *\"\ntables:\n  - name: things\n    mode: snapshot\n"
+                                          "    source_table: public.things\n    target_table: raw.things\n"
+                                          "    key: [id]\n"));
+  REQUIRE(runs.run("shop", "things").summary.status == RunStatus::Success);
+  for (const std::string change : {"n = 1.00", "f = '-0'", "i = '24 hours'", "j = '{\"a\": 1.00}'", "t = 'ABC'",
+                             "v = 'ABC'"}) {
+    CAPTURE(change);
+    env.source().exec("update public.things set " + change);
+    const TimedSummary r = runs.run("shop", "things");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.rows_written == 1);
+    CHECK(PgTestEnv::rows(env.target(), "select t::text from raw.things t") ==
+          PgTestEnv::rows(env.source(), "select t::text from public.things t"));
+  }
+  // And nothing changed: nothing written.
+  CHECK(runs.run("shop", "things").summary.rows_written == 0);
+}
+
 TEST_CASE("regression: a view that repeats a key fails as permanent, not retried as transient") {
   // Its key is the table's word, not an index's: the upsert meets the key
   // twice in one statement, which no retry changes until the source does.

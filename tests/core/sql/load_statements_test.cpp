@@ -96,12 +96,4 @@ TEST_CASE("a snapshot reads the whole table, reads the source's clock and delete
   CHECK(chunk.clear_target.empty());
 }
 
-TEST_CASE("a fingerprint counts and hashes the loaded columns' row text, combined without regard to order") {
-  const QualifiedName table("s", "T x");
-  CHECK(fingerprint_sql(table, {"a", "B b"}, true) ==
-        "SELECT count(*), coalesce(bit_xor(hashtextextended(ROW(\"a\", \"B b\")::text, 0)), 0)::text FROM \"s\".\"T x\"");
-  CHECK(fingerprint_sql(table, {"a"}, false) ==
-        "SELECT count(*), coalesce(sum(hashtextextended(ROW(\"a\")::text, 0)), 0)::text FROM \"s\".\"T x\"");
-}
-
 }  // namespace tidemark

@@ -1,0 +1,43 @@
+// A snapshot's fingerprint of one table: the statement that counts its
+// loaded columns' rows and hashes them, the same on source and target, so
+// that equal answers mean equal rows. Pure SQL text; thread-safe.
+// Owned by the snapshot path (daemon/pg/pg_unit_of_work compares them).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/text/sql_identifier.h"
+
+namespace tidemark {
+
+// One loaded column and its type on each side, as format_type() writes it
+// (empty when that side's is unknown).
+struct FingerprintColumn {
+  std::string name;
+  std::string source_type;
+  std::string target_type;
+};
+
+// How a column's value enters its row's hash. Hashing a value by its
+// type's own hash function skips turning it into text, but is exact only
+// for types whose equality is identity: an integer, a uuid, a timestamp
+// (its microseconds, whatever the session's time zone), bytes, text under
+// a byte-wise collation. Everything else (1.0 and 1.00, -0 and 0,
+// '1 day' and '24 hours', an enum's OID, jsonb's numbers, a
+// case-insensitive collation) goes by its text, as does a column whose
+// type differs between the sides.
+enum class FingerprintHash { Value, Collated, Text };
+FingerprintHash fingerprint_hash(const FingerprintColumn& column);
+
+// One statement over `table`: its row count and a 64-bit fingerprint of
+// its rows (each row's hash, combined without regard to order). Where both
+// servers are 14 or later (`hash_record`): each row hashed as a record of
+// its columns (fingerprint_hash), mixed once more, combined with bit_xor.
+// Before 14: each row's text hashed, combined with a sum. Two tables that
+// give the same hold the same rows but with a chance of 2^-64, the bar
+// reconcile's buckets hold as well.
+std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
+                            bool hash_record);
+
+}  // namespace tidemark
