@@ -55,6 +55,13 @@ struct LogConfig {
   LogFormat format = LogFormat::Text;
 };
 
+// What the run history keeps.
+struct HistoryConfig {
+  // Run rows that started longer ago are pruned, but never one that
+  // status, the alerts or the catch-up rule still read (RunHistoryPruner).
+  std::chrono::seconds retention{0};
+};
+
 struct DaemonConfig {
   std::string file;
   std::string state;  // names one of connections
@@ -64,6 +71,7 @@ struct DaemonConfig {
   int max_concurrent_runs = 0;
   std::chrono::seconds shutdown_grace{0};  // how long SIGTERM waits for runs in flight
   LogConfig log;
+  HistoryConfig history;
 
   // nullptr when no connection has that name.
   const ConnectionConfig* find_connection(const std::string& wanted) const;

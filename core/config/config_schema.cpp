@@ -254,6 +254,20 @@ const MapSchema<LogConfig>& log_schema() {
   return schema;
 }
 
+const MapSchema<HistoryConfig>& history_schema() {
+  static const MapSchema<HistoryConfig> schema{
+      "history",
+      {
+          {"retention", Presence::Optional, "30d", "duration, 1h or more: 30s, 15m, 2h, 1d",
+           "run rows that started longer ago are pruned, except each table's last success, its current "
+           "failure streak and the last run of each kind",
+           into(&HistoryConfig::retention,
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(3600)); })},
+      },
+      nullptr};
+  return schema;
+}
+
 const MapSchema<DaemonConfig>& daemon_schema() {
   static const MapSchema<DaemonConfig> schema{
       "tidemark.yaml",
@@ -283,6 +297,10 @@ const MapSchema<DaemonConfig>& daemon_schema() {
                 [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(0)); })},
           {"log", Presence::Optional, "{}", "map", "logging",
            [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) { r.read_map(n, log_schema(), d.log); }},
+          {"history", Presence::Optional, "{}", "map", "the run history (tidemark.runs)",
+           [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) {
+             r.read_map(n, history_schema(), d.history);
+           }},
       },
       [](ConfigReader& r, const YAML::Node& node, DaemonConfig& d) {
         if (!d.state.empty() && !d.connections.empty() && d.find_connection(d.state) == nullptr) {

@@ -197,6 +197,17 @@ order by a.position
   }
 }
 
+Result<std::int64_t> StateReader::schema_bytes() {
+  try {
+    return connection_.exec(
+                          "select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint from pg_class c "
+                          "where c.relnamespace = 'tidemark'::regnamespace and c.relkind in ('r', 'm', 'p')")
+        .integer(0, 0);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
 Result<std::optional<std::string>> StateReader::stored_watermark(const TableKey& table) {
   try {
     const PgResult r = connection_.exec(

@@ -149,6 +149,10 @@ class StateReader {
   // the query does.
   Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);
 
+  // Disk used by the tidemark schema: its tables with their indexes and
+  // TOAST. Requires the schema. Fails when the query does.
+  Result<std::int64_t> schema_bytes();
+
   // The table's stored watermark as text, as it is, even when it does not
   // parse as its type (a rewind is how such a value is replaced); nothing
   // when none is stored. Requires the schema. Fails when the query does.

@@ -247,6 +247,11 @@ void MetricsRegistry::reload_succeeded(bool ok) {
   reload_ok_ = ok ? 1 : 0;
 }
 
+void MetricsRegistry::state_bytes(std::int64_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  state_bytes_ = static_cast<double>(bytes);
+}
+
 // A family of one gauge or counter per table, labelled pipeline and table:
 // adding one is a line below, a Value in TableSeries and its writer.
 struct MetricsRegistry::TableFamily {
@@ -299,6 +304,7 @@ void MetricsRegistry::write_text(std::string& out) const {
   std::vector<std::pair<std::string, double>> db_up;
   double runs_queued = 0;
   double reload_ok = 0;
+  std::optional<double> state_bytes;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     tables.reserve(tables_.size());
@@ -307,6 +313,7 @@ void MetricsRegistry::write_text(std::string& out) const {
     db_up.assign(db_up_.begin(), db_up_.end());
     runs_queued = runs_queued_;
     reload_ok = reload_ok_;
+    state_bytes = state_bytes_;
   }
 
   // Reserved once, generously (about twenty lines per table): growing a
@@ -385,6 +392,10 @@ void MetricsRegistry::write_text(std::string& out) const {
     text.family("tidemark_db_up", "1 when the last connection attempt to the database succeeded", "gauge");
   }
   for (const auto& [connection, up] : db_up) text.sample("tidemark_db_up", {{"connection", connection}}, up);
+  if (state_bytes) {
+    text.family("tidemark_state_bytes", "Disk used by the tidemark schema in the state database", "gauge");
+    text.sample("tidemark_state_bytes", {}, *state_bytes);
+  }
   text.family("tidemark_build_info", "Always 1; the version is a label", "gauge");
   text.sample("tidemark_build_info", {{"version", kVersion}}, 1);
 }

@@ -69,6 +69,9 @@ class MetricsRegistry final : public RunObserver {
   void reconcile_failed(const TableKey& table, bool failed);
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
+  // Disk used by the state schema, as last measured (tidemark_state_bytes;
+  // absent until measured once).
+  void state_bytes(std::int64_t bytes);
 
   // Every series in Prometheus' text format, appended to `out`.
   void write_text(std::string& out) const;
@@ -105,6 +108,7 @@ class MetricsRegistry final : public RunObserver {
   std::map<std::string, double> db_up_;  // by connection name
   double runs_queued_ = 0;
   double reload_ok_ = 1;
+  std::optional<double> state_bytes_;
 };
 
 }  // namespace tidemark

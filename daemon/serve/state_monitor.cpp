@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "daemon/pg/pipeline_connections.h"
+#include "daemon/pg/run_history_pruner.h"
 #include "daemon/pg/state_reader.h"
 #include "daemon/pg/state_schema.h"
 
@@ -97,6 +98,9 @@ void StateMonitor::refresh(const Config& config) {
       if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
       metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
     }
+    StateReader reader(*state);
+    if (const auto bytes = reader.schema_bytes()) metrics_.state_bytes(*bytes);
+    prune_history(*state, config.daemon.history.retention);
   } catch (const std::exception& e) {
     metrics_.database_up(config.daemon.state, false);
     health_.state_checked(false, e.what());
@@ -114,6 +118,25 @@ void StateMonitor::refresh(const Config& config) {
       metrics_.database_up(c.name, false);
       spdlog::debug("connection {} is down: {}", c.name, e.what());
     }
+  }
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+void StateMonitor::prune_history(PgConnection& state, std::chrono::seconds retention) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_prune_) return;
+  next_prune_ = now + kPruneEvery;
+  const auto pruned = RunHistoryPruner(state).prune(retention);
+  if (!pruned) {
+    spdlog::warn("cannot prune the run history: {}", pruned.error());
+  } else if (pruned->busy) {
+    spdlog::debug("another member is pruning the run history");
+  } else if (pruned->deleted > 0) {
+    spdlog::info("pruned {} runs older than the history's retention, in {} batches", pruned->deleted,
+                 pruned->batches);
   }
 }
 

@@ -1,9 +1,10 @@
 // Keeps the watermark gauges true: every interval (and when asked after a
 // run) it reads each table's watermark, when it moved and its last success
-// from the state database, with that database's clock (StateReader), and
-// tries every database for tidemark_db_up; what it found of the state
-// database is also /readyz's answer. It applies the state schema until that
-// succeeds once. Owns one background thread; every public method is thread-safe.
+// from the state database, with that database's clock (StateReader), the
+// state schema's size, and tries every database for tidemark_db_up; what
+// it found of the state database is also /readyz's answer. It applies the
+// state schema until that succeeds once, and prunes the run history every
+// ten minutes. Owns one background thread; every public method is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,8 @@
 #include "daemon/serve/metrics_registry.h"
 
 namespace tidemark {
+
+class PgConnection;
 
 class StateMonitor {
  public:
@@ -34,6 +37,10 @@ class StateMonitor {
  private:
   void loop();
   void refresh(const Config& config);
+  // Prunes the run history when kPruneEvery has passed since the last time.
+  void prune_history(PgConnection& state, std::chrono::seconds retention);
+
+  static constexpr std::chrono::minutes kPruneEvery{10};
 
   MetricsRegistry& metrics_;
   HealthState& health_;
@@ -44,6 +51,7 @@ class StateMonitor {
   bool poked_ = false;
   bool stopping_ = false;
   bool migrated_ = false;
+  std::chrono::steady_clock::time_point next_prune_{};  // the loop thread's
   std::thread thread_;
 };
 

@@ -661,6 +661,18 @@ connections:
 max_concurrent_runs: 0
 )",
      4, 22, "max_concurrent_runs", "expected a whole number from 1 to 256"},
+    {"a history kept less than an hour", R"(state: warehouse
+connections:
+  warehouse: { dsn: "dbname=warehouse" }
+history: { retention: 10m }
+)",
+     4, 23, "history.retention", "must be at least 1h, got \"10m\""},
+    {"an unknown key under history", R"(state: warehouse
+connections:
+  warehouse: { dsn: "dbname=warehouse" }
+history: { keep: 30d }
+)",
+     4, 12, "history.keep", "unknown key"},
     {"listen address without a port", R"(state: warehouse
 connections:
   warehouse: { dsn: "dbname=warehouse" }
@@ -1044,6 +1056,7 @@ TEST_CASE("daemon defaults") {
   CHECK(d.max_concurrent_runs == 4);
   CHECK(d.log.level == LogLevel::Info);
   CHECK(d.log.format == LogFormat::Text);
+  CHECK(d.history.retention == std::chrono::hours(24 * 30));
   REQUIRE(d.connections.size() == 2);
   CHECK(d.find_connection("shop")->value == "dbname=shop");
 }
