@@ -65,7 +65,8 @@ start=$EPOCHREALTIME
 "$tidemark" serve --config "$dir/tidemark.yaml" >"$dir/serve.log" 2>&1 &
 serve=$!
 bench_on_exit "kill $serve 2>/dev/null"
-pruned() { grep -q "pruned .* runs" "$dir/serve.log"; }
+expected=$((TABLES * 2))
+pruned() { [ "$(state "select count(*) from tidemark.runs where pipeline = 'bench'")" = "$expected" ]; }
 until pruned; do
   kill -0 "$serve" 2>/dev/null || { cat "$dir/serve.log"; exit 1; }
   sleep 0.2
@@ -73,10 +74,9 @@ done
 took=$(seconds_since "$start")
 sleep 2
 kill "$writer_pid" 2>/dev/null || true
-grep -o "pruned .*" "$dir/serve.log" | head -1
-printf 'the pass took %.1f s (serve start included)\n' "$took"
-left=$(state "select count(*) from tidemark.runs where pipeline = 'bench'")
-echo "runs left: $left (expected $((TABLES * 2)): each table's last failure and its recent success)"
+grep -o "pruned .*" "$dir/serve.log"
+printf 'pruned to each table'"'"'s last failure and recent success (%s runs left) in %.1f s, serve'"'"'s start included\n' \
+  "$expected" "$took"
 sort -g "$dir/writer.times" | awk '{ v[NR] = $1 } END {
   printf "writer: %d run rows written meanwhile; median %.1f ms, p99 %.1f ms, slowest %.1f ms\n",
     NR, v[int(NR / 2) + 1] * 1000, v[int(NR * 0.99) + 1] * 1000, v[NR] * 1000 }'

@@ -3,38 +3,68 @@
 #include <regex>
 
 namespace tidemark {
+namespace {
+
+// The types hashed other than by their text, as format_type() writes
+// them. Not `time with time zone` (its hash ignores the zone's name), nor
+// character(n), whose hash ignores trailing blanks. The hashes of bigint,
+// timestamp and time fold their 64 bits into 32 (hashint8extended), so
+// that 1 and 4294967296 hash alike: a bigint adds its high half as a
+// field of its own, a timestamp or time goes as its 8 bytes of binary
+// send format, hashed as bytes.
+struct Rule {
+  std::regex type;
+  FingerprintHash hash;
+  const char* send = nullptr;  // Sent: the type's send function
+};
+
+const Rule* rule_for(const std::string& type) {
+  static const Rule kRules[] = {
+      {std::regex("smallint|integer|uuid|boolean|date|bytea"), FingerprintHash::Value},
+      {std::regex("bigint"), FingerprintHash::Halves},
+      {std::regex("timestamp(\\([0-6]\\))? with time zone"), FingerprintHash::Sent, "timestamptz_send"},
+      {std::regex("timestamp(\\([0-6]\\))? without time zone"), FingerprintHash::Sent, "timestamp_send"},
+      {std::regex("time(\\([0-6]\\))? without time zone"), FingerprintHash::Sent, "time_send"},
+      {std::regex("text|character varying(\\([0-9]+\\))?"), FingerprintHash::Collated},
+  };
+  for (const Rule& rule : kRules) {
+    if (std::regex_match(type, rule.type)) return &rule;
+  }
+  return nullptr;
+}
+
+// The column's field (or fields) in its row's record.
+std::string fingerprint_fields(const FingerprintColumn& c) {
+  const std::string name = quote_identifier(c.name);
+  switch (fingerprint_hash(c)) {
+    case FingerprintHash::Value: return name;
+    case FingerprintHash::Halves: return name + ", (" + name + " >> 32)::integer";
+    case FingerprintHash::Sent: return std::string(rule_for(c.source_type)->send) + "(" + name + ")";
+    case FingerprintHash::Collated: return name + " COLLATE \"C\"";
+    case FingerprintHash::Text: break;
+  }
+  return name + "::text COLLATE \"C\"";
+}
+
+}  // namespace
 
 FingerprintHash fingerprint_hash(const FingerprintColumn& column) {
   if (column.source_type.empty() || column.source_type != column.target_type) return FingerprintHash::Text;
-  // Not `time with time zone` (its hash ignores the zone's name), nor
-  // character(n), whose hash ignores trailing blanks.
-  static const std::regex kValue(
-      "smallint|integer|bigint|uuid|boolean|date|bytea|"
-      "(timestamp|time)(\\([0-6]\\))? without time zone|timestamp(\\([0-6]\\))? with time zone");
-  static const std::regex kCollated("text|character varying(\\([0-9]+\\))?");
-  if (std::regex_match(column.source_type, kValue)) return FingerprintHash::Value;
-  if (std::regex_match(column.source_type, kCollated)) return FingerprintHash::Collated;
-  return FingerprintHash::Text;
+  const Rule* rule = rule_for(column.source_type);
+  return rule ? rule->hash : FingerprintHash::Text;
 }
 
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
                             bool hash_record) {
   std::string fields;
   for (const FingerprintColumn& c : columns) {
-    std::string field = quote_identifier(c.name);
-    if (hash_record) {
-      switch (fingerprint_hash(c)) {
-        case FingerprintHash::Value: break;
-        case FingerprintHash::Collated: field += " COLLATE \"C\""; break;
-        case FingerprintHash::Text: field += "::text COLLATE \"C\""; break;
-      }
-    }
-    fields += (fields.empty() ? "" : ", ") + field;
+    fields += (fields.empty() ? "" : ", ") + (hash_record ? fingerprint_fields(c) : quote_identifier(c.name));
   }
-  // hash_record_extended combines its fields' hashes linearly; the second
-  // hash mixes that before rows are combined by bit_xor, which is linear too.
+  // hash_record_extended combines its fields' hashes linearly, and bit_xor
+  // combines the rows linearly too: each row's hash is mixed in between,
+  // by hashing its text (hashint8extended would fold it to 32 bits).
   const std::string combined =
-      hash_record ? "bit_xor(hashint8extended(hash_record_extended(ROW(" + fields + "), 0), 0))"
+      hash_record ? "bit_xor(hashtextextended(hash_record_extended(ROW(" + fields + "), 0)::text, 0))"
                   : "sum(hashtextextended(ROW(" + fields + ")::text, 0))";
   return "SELECT count(*), coalesce(" + combined + ", 0)::text FROM " + table.quoted();
 }

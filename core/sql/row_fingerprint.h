@@ -27,13 +27,18 @@ struct FingerprintColumn {
 // '1 day' and '24 hours', an enum's OID, jsonb's numbers, a
 // case-insensitive collation) goes by its text, as does a column whose
 // type differs between the sides.
-enum class FingerprintHash { Value, Collated, Text };
+// Value: the column itself. Halves: a bigint and its high 32 bits (its
+// hash folds the halves together). Sent: a timestamp or time's binary
+// send format, hashed as bytes (its hash folds likewise). Collated: text
+// under "C". Text: its text under "C".
+enum class FingerprintHash { Value, Halves, Sent, Collated, Text };
 FingerprintHash fingerprint_hash(const FingerprintColumn& column);
 
 // One statement over `table`: its row count and a 64-bit fingerprint of
 // its rows (each row's hash, combined without regard to order). Where both
 // servers are 14 or later (`hash_record`): each row hashed as a record of
-// its columns (fingerprint_hash), mixed once more, combined with bit_xor.
+// its columns (fingerprint_hash), that 64-bit hash hashed again as text
+// to mix it, the rows combined with bit_xor.
 // Before 14: each row's text hashed, combined with a sum. Two tables that
 // give the same hold the same rows but with a chance of 2^-64, the bar
 // reconcile's buckets hold as well.

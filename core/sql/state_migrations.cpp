@@ -136,6 +136,13 @@ alter table tidemark.watermarks drop constraint watermarks_value_type_check;
 alter table tidemark.watermarks add constraint watermarks_value_type_check
   check (value_type in ('timestamptz', 'timestamp', 'date', 'integer', 'snapshot'));
 )SQL"},
+      // Pruning the history asks of each old run whether a later run of
+      // its kind on its table succeeded: one index probe, where the index
+      // of successes alone made it walk every later success of the table.
+      {10, "history pruning: each table's successes by kind, found by index", R"SQL(
+create index runs_success_by_trigger on tidemark.runs (pipeline, table_name, trigger, run_id)
+  where status = 'success';
+)SQL"},
   };
   return migrations;
 }

@@ -6,7 +6,7 @@
 
 namespace tidemark {
 
-Result<PruneReport> RunHistoryPruner::prune(std::chrono::seconds retention) {
+Result<PruneReport> RunHistoryPruner::prune(std::chrono::seconds retention, const std::function<bool()>& stop) {
   // The next `batch` runs by run_id after the last batch's, and of them
   // those to remove. run_id follows started_at (both are set by the
   // statement that inserts the run), so the pass ends at the first batch
@@ -46,7 +46,11 @@ select (select held from lock), (select count(*) from gone), coalesce((select ma
       ++report.batches;
       report.deleted += r.integer(0, 1);
       after = r.integer(0, 2);
-      if (r.boolean(0, 3)) return report;  // reached the retention, or the end
+      if (r.boolean(0, 3)) {  // reached the retention, or the end
+        report.complete = true;
+        return report;
+      }
+      if (stop && stop()) return report;
     }
   } catch (const PgError& e) {
     return e.as_error();

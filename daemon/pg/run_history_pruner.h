@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include "core/result.h"
 #include "daemon/pg/pg_connection.h"
@@ -18,6 +19,8 @@ struct PruneReport {
   int batches = 0;
   // Another member held the pruning lock: it prunes, this one stopped.
   bool busy = false;
+  // The pass reached the retention; false when `stop` ended it first.
+  bool complete = false;
 };
 
 class RunHistoryPruner {
@@ -33,8 +36,10 @@ class RunHistoryPruner {
   // `running`, nor one a watermark or a partition names as its writer.
   // Watermark resets are never touched. Each batch takes a transaction
   // advisory lock first, so one member of a fleet prunes at a time.
-  // Requires the schema. Fails when a statement does.
-  Result<PruneReport> prune(std::chrono::seconds retention);
+  // `stop`, asked between batches, ends the pass early; the next pass
+  // starts again from the oldest run. Requires the schema. Fails when a
+  // statement does.
+  Result<PruneReport> prune(std::chrono::seconds retention, const std::function<bool()>& stop = {});
 
  private:
   PgConnection& state_;

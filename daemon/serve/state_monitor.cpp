@@ -128,15 +128,21 @@ namespace tidemark {
 void StateMonitor::prune_history(PgConnection& state, std::chrono::seconds retention) {
   const auto now = std::chrono::steady_clock::now();
   if (now < next_prune_) return;
-  next_prune_ = now + kPruneEvery;
-  const auto pruned = RunHistoryPruner(state).prune(retention);
+  // A pass holds this thread, and so the gauges' refresh and a shutdown:
+  // it yields after kPruneFor, or at once when stopping, and the next
+  // pass goes on kPruneAgain later.
+  const auto pruned = RunHistoryPruner(state).prune(retention, [this, now] {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return stopping_ || std::chrono::steady_clock::now() - now > kPruneFor;
+  });
+  next_prune_ = std::chrono::steady_clock::now() + (pruned && !pruned->complete ? kPruneAgain : kPruneEvery);
   if (!pruned) {
     spdlog::warn("cannot prune the run history: {}", pruned.error());
   } else if (pruned->busy) {
     spdlog::debug("another member is pruning the run history");
-  } else if (pruned->deleted > 0) {
-    spdlog::info("pruned {} runs older than the history's retention, in {} batches", pruned->deleted,
-                 pruned->batches);
+  } else if (pruned->deleted > 0 || !pruned->complete) {
+    spdlog::info("pruned {} runs older than the history's retention, in {} batches{}", pruned->deleted,
+                 pruned->batches, pruned->complete ? "" : "; the next pass goes on");
   }
 }
 

@@ -37,10 +37,13 @@ class StateMonitor {
  private:
   void loop();
   void refresh(const Config& config);
-  // Prunes the run history when kPruneEvery has passed since the last time.
+  // Prunes the run history when kPruneEvery has passed since the last
+  // pass ended (kPruneAgain when it had to stop before the retention).
   void prune_history(PgConnection& state, std::chrono::seconds retention);
 
   static constexpr std::chrono::minutes kPruneEvery{10};
+  static constexpr std::chrono::seconds kPruneFor{20};
+  static constexpr std::chrono::minutes kPruneAgain{1};  // after a pass that did not finish
 
   MetricsRegistry& metrics_;
   HealthState& health_;

@@ -99,7 +99,11 @@ delete_gone() { ! delete_running; }
 "$tidemark" run snap --config "$work/tidemark.yaml" >"$work/run-snap.out" 2>&1 &
 run=$!
 pids+=("$run")
-eventually 30 delete_running || { echo "the snapshot's delete never started" >&2; cat "$work/run-snap.out" >&2; }
+if ! eventually 30 delete_running; then
+  echo "FAILED: the snapshot's delete never started" >&2
+  cat "$work/run-snap.out" >&2
+  exit 1
+fi
 kill -s TERM "$run"
 deadline=$((SECONDS + 10))
 while kill -0 "$run" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done

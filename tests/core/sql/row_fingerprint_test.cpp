@@ -11,17 +11,17 @@ TEST_CASE("a column is hashed by its value only where the type's equality is ide
     FingerprintHash hash;
   };
   const Case cases[] = {
-      {"bigint", "bigint", FingerprintHash::Value},
+      {"bigint", "bigint", FingerprintHash::Halves},
       {"integer", "integer", FingerprintHash::Value},
       {"smallint", "smallint", FingerprintHash::Value},
       {"uuid", "uuid", FingerprintHash::Value},
       {"boolean", "boolean", FingerprintHash::Value},
       {"date", "date", FingerprintHash::Value},
       {"bytea", "bytea", FingerprintHash::Value},
-      {"timestamp with time zone", "timestamp with time zone", FingerprintHash::Value},
-      {"timestamp(3) with time zone", "timestamp(3) with time zone", FingerprintHash::Value},
-      {"timestamp without time zone", "timestamp without time zone", FingerprintHash::Value},
-      {"time(0) without time zone", "time(0) without time zone", FingerprintHash::Value},
+      {"timestamp with time zone", "timestamp with time zone", FingerprintHash::Sent},
+      {"timestamp(3) with time zone", "timestamp(3) with time zone", FingerprintHash::Sent},
+      {"timestamp without time zone", "timestamp without time zone", FingerprintHash::Sent},
+      {"time(0) without time zone", "time(0) without time zone", FingerprintHash::Sent},
       {"text", "text", FingerprintHash::Collated},
       {"character varying(20)", "character varying(20)", FingerprintHash::Collated},
       {"character varying", "character varying", FingerprintHash::Collated},
@@ -52,14 +52,20 @@ TEST_CASE("a column is hashed by its value only where the type's equality is ide
 
 TEST_CASE("a fingerprint counts the rows and combines their hashes without regard to order") {
   const QualifiedName table("s", "T x");
-  const std::vector<FingerprintColumn> columns = {
-      {"id", "bigint", "bigint"}, {"B b", "text", "text"}, {"amount", "numeric", "numeric"}};
+  const std::vector<FingerprintColumn> columns = {{"id", "bigint", "bigint"},
+                                                  {"n", "integer", "integer"},
+                                                  {"B b", "text", "text"},
+                                                  {"amount", "numeric", "numeric"},
+                                                  {"at", "timestamp(3) with time zone", "timestamp(3) with time zone"},
+                                                  {"local", "timestamp without time zone", "timestamp without time zone"},
+                                                  {"t", "time without time zone", "time without time zone"}};
   CHECK(fingerprint_sql(table, columns, true) ==
-        "SELECT count(*), coalesce(bit_xor(hashint8extended(hash_record_extended(ROW(\"id\", \"B b\" COLLATE \"C\", "
-        "\"amount\"::text COLLATE \"C\"), 0), 0)), 0)::text FROM \"s\".\"T x\"");
+        "SELECT count(*), coalesce(bit_xor(hashtextextended(hash_record_extended(ROW(\"id\", (\"id\" >> 32)::integer, "
+        "\"n\", \"B b\" COLLATE \"C\", \"amount\"::text COLLATE \"C\", timestamptz_send(\"at\"), "
+        "timestamp_send(\"local\"), time_send(\"t\")), 0)::text, 0)), 0)::text FROM \"s\".\"T x\"");
   // Before 14: the row's text, summed.
-  CHECK(fingerprint_sql(table, columns, false) ==
-        "SELECT count(*), coalesce(sum(hashtextextended(ROW(\"id\", \"B b\", \"amount\")::text, 0)), 0)::text "
+  CHECK(fingerprint_sql(table, {columns[0], columns[2]}, false) ==
+        "SELECT count(*), coalesce(sum(hashtextextended(ROW(\"id\", \"B b\")::text, 0)), 0)::text "
         "FROM \"s\".\"T x\"");
 }
 
