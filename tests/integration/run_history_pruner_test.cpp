@@ -103,6 +103,7 @@ TEST_CASE("the run history is pruned to its retention, keeping what status, the 
   const auto pruned = RunHistoryPruner(state, 7).prune(std::chrono::hours(24 * 30));
   REQUIRE_MESSAGE(pruned.ok(), pruned.error());
   CHECK_FALSE(pruned->busy);
+  CHECK(pruned->complete);
   CHECK(pruned->batches > 3);
 
   CHECK(runs_of(state, "healthy") == "schedule success, schedule success, schedule success");
@@ -121,6 +122,24 @@ TEST_CASE("the run history is pruned to its retention, keeping what status, the 
   const auto again = RunHistoryPruner(state, 7).prune(std::chrono::hours(24 * 30));
   REQUIRE(again.ok());
   CHECK(again->deleted == 0);
+}
+
+TEST_CASE("a pass stopped between batches leaves the rest to the next pass") {
+  PgTestEnv env;
+  PgConnection& state = env.state();
+  migrate_state_schema(state);
+  add_runs(state, "healthy", "schedule", "success", 20, 40);
+  add_runs(state, "healthy", "schedule", "success", 1, 1);
+  int asked = 0;
+  const auto stopped = RunHistoryPruner(state, 7).prune(std::chrono::hours(24 * 30), [&] { return ++asked == 1; });
+  REQUIRE(stopped.ok());
+  CHECK_FALSE(stopped->complete);
+  CHECK(stopped->batches == 1);
+  CHECK(stopped->deleted == 7);
+  const auto rest = RunHistoryPruner(state, 7).prune(std::chrono::hours(24 * 30), [] { return false; });
+  REQUIRE(rest.ok());
+  CHECK(rest->complete);
+  CHECK(rest->deleted == 13);
 }
 
 TEST_CASE("the run history is pruned by one member at a time") {
