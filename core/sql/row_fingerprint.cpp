@@ -33,13 +33,21 @@ const Rule* rule_for(const std::string& type) {
   return nullptr;
 }
 
+// The rule a column is hashed by; nothing (its text) when its type is
+// not one of them or differs between the sides.
+const Rule* rule_for(const FingerprintColumn& column) {
+  if (column.source_type.empty() || column.source_type != column.target_type) return nullptr;
+  return rule_for(column.source_type);
+}
+
 // The column's field (or fields) in its row's record.
 std::string fingerprint_fields(const FingerprintColumn& c) {
   const std::string name = quote_identifier(c.name);
-  switch (fingerprint_hash(c)) {
+  const Rule* rule = rule_for(c);
+  switch (rule ? rule->hash : FingerprintHash::Text) {
     case FingerprintHash::Value: return name;
     case FingerprintHash::Halves: return name + ", (" + name + " >> 32)::integer";
-    case FingerprintHash::Sent: return std::string(rule_for(c.source_type)->send) + "(" + name + ")";
+    case FingerprintHash::Sent: return std::string(rule->send) + "(" + name + ")";
     case FingerprintHash::Collated: return name + " COLLATE \"C\"";
     case FingerprintHash::Text: break;
   }
@@ -49,8 +57,7 @@ std::string fingerprint_fields(const FingerprintColumn& c) {
 }  // namespace
 
 FingerprintHash fingerprint_hash(const FingerprintColumn& column) {
-  if (column.source_type.empty() || column.source_type != column.target_type) return FingerprintHash::Text;
-  const Rule* rule = rule_for(column.source_type);
+  const Rule* rule = rule_for(column);
   return rule ? rule->hash : FingerprintHash::Text;
 }
 

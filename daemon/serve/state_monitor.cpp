@@ -80,7 +80,8 @@ void StateMonitor::refresh(const Config& config) {
         configured.push_back(&t);
       }
     }
-    const auto snapshot = StateReader(*state).table_states(tables);
+    StateReader reader(*state);
+    const auto snapshot = reader.table_states(tables);
     if (!snapshot) throw std::runtime_error(snapshot.error());
     if (snapshot->tables.size() != tables.size()) std::abort();  // one state per table asked, in order
     health_.state_checked(true, {});
@@ -98,7 +99,6 @@ void StateMonitor::refresh(const Config& config) {
       if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
       metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
     }
-    StateReader reader(*state);
     if (const auto bytes = reader.schema_bytes()) metrics_.state_bytes(*bytes);
     prune_history(*state, config.daemon.history.retention);
   } catch (const std::exception& e) {
