@@ -62,6 +62,16 @@ struct HistoryConfig {
   std::chrono::seconds retention{0};
 };
 
+// How replicas share the tables (tidemark.members).
+struct FleetConfig {
+  // How long a member's registration lasts unless renewed, on the state
+  // database's clock. It renews every third of it, so a member that dies
+  // loses its tables within about one lease.
+  std::chrono::seconds lease{6};
+  // The members the fleet should have; 0 when not said (no alert).
+  int expect_members = 0;
+};
+
 struct DaemonConfig {
   std::string file;
   std::string state;  // names one of connections
@@ -72,6 +82,7 @@ struct DaemonConfig {
   std::chrono::seconds shutdown_grace{0};  // how long SIGTERM waits for runs in flight
   LogConfig log;
   HistoryConfig history;
+  FleetConfig fleet;
 
   // nullptr when no connection has that name.
   const ConnectionConfig* find_connection(const std::string& wanted) const;

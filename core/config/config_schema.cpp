@@ -268,6 +268,31 @@ const MapSchema<HistoryConfig>& history_schema() {
   return schema;
 }
 
+const MapSchema<FleetConfig>& fleet_schema() {
+  static const MapSchema<FleetConfig> schema{
+      "fleet",
+      {
+          {"lease", Presence::Optional, "6s", "duration, 3s to 5m",
+           "how long a member keeps its tables without renewing its registration; a member that dies loses its "
+           "tables to the others within about this long",
+           [](ConfigReader& r, const YAML::Node& n, FleetConfig& f) {
+             const auto lease = read_duration(r, n, seconds(3));
+             if (lease && *lease > seconds(300)) {
+               r.error(n, "must be at most 5m, got \"" + n.Scalar() + "\": a dead member's tables wait this long");
+             } else if (lease) {
+               f.lease = *lease;
+             }
+           }},
+          {"expect_members", Presence::Optional, "", "integer 1..1000",
+           "how many members the fleet should have: tidemark_fleet_members below it raises an alert",
+           [](ConfigReader& r, const YAML::Node& n, FleetConfig& f) {
+             if (auto v = read_integer(r, n, 1, 1000)) f.expect_members = static_cast<int>(*v);
+           }},
+      },
+      nullptr};
+  return schema;
+}
+
 const MapSchema<DaemonConfig>& daemon_schema() {
   static const MapSchema<DaemonConfig> schema{
       "tidemark.yaml",
@@ -301,6 +326,8 @@ const MapSchema<DaemonConfig>& daemon_schema() {
            [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) {
              r.read_map(n, history_schema(), d.history);
            }},
+          {"fleet", Presence::Optional, "{}", "map", "how replicas of the daemon share the tables (tidemark.members)",
+           [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) { r.read_map(n, fleet_schema(), d.fleet); }},
       },
       [](ConfigReader& r, const YAML::Node& node, DaemonConfig& d) {
         if (!d.state.empty() && !d.connections.empty() && d.find_connection(d.state) == nullptr) {

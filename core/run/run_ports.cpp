@@ -10,6 +10,7 @@ std::string_view run_trigger_name(RunTrigger trigger) {
     case RunTrigger::Backfill: return "backfill";
     case RunTrigger::Retry: return "retry";
     case RunTrigger::Reconcile: return "reconcile";
+    case RunTrigger::Takeover: return "takeover";
   }
   return "?";
 }

@@ -34,7 +34,9 @@ inline Status ok_status() { return Unit{}; }
 
 using RunId = std::int64_t;
 
-enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile };
+// Takeover: a member of a fleet took the table over (its owner died, left
+// or had lost its lease) and runs a firing the owner missed.
+enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile, Takeover };
 std::string_view run_trigger_name(RunTrigger trigger);
 
 struct StoredWatermark {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace tidemark {
 
@@ -16,6 +17,10 @@ struct TableKey {
     return a.pipeline == b.pipeline && a.table == b.table;
   }
 };
+
+// FNV-1a (64 bit) of `text`: a hash that every version on every host
+// computes alike, for keys that replicas must agree on.
+std::uint64_t stable_text_hash(std::string_view text);
 
 // The key of pg_try_advisory_lock(bigint) for a table: FNV-1a (64 bit) of
 // "tidemark\x1f<pipeline>\x1f<table>". Stable across versions and hosts,

@@ -87,6 +87,13 @@ class SchedulerEvents {
   virtual void stopping(std::size_t /*dropped*/, std::size_t /*running*/, std::chrono::seconds /*grace*/) {}
   // The grace period is over; the runs still going are cancelled.
   virtual void grace_over(std::size_t /*running*/) {}
+  // A new view of the fleet changed what this member owns: `owned` jobs
+  // now, `gained` and `lost` by this change, among `members` live members.
+  virtual void ownership(std::size_t /*owned*/, std::size_t /*gained*/, std::size_t /*lost*/,
+                         std::size_t /*members*/) {}
+  // This member's lease may have ended by its own clock before a renewal
+  // came back: it fires nothing until one does.
+  virtual void lease_lapsed() {}
   // Runs that did not end after cancellation are left behind.
   virtual void abandoned(std::size_t /*running*/) {}
 };

@@ -20,8 +20,9 @@ TableScheduler::TableScheduler(std::size_t workers, Clock& clock, Alarm& alarm, 
                                SchedulerEvents& events)
     : clock_(clock), alarm_(alarm), launcher_(launcher), events_(events), queue_(workers) {}
 
-void TableScheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts) {
+void TableScheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts, FleetView view) {
   config_ = std::move(config);
+  view_ = std::move(view);
   const Instant now = clock_.now();
   for (const auto& [key, job] : jobs_of(*config_)) {
     const auto [p, t] = job;
@@ -81,6 +82,46 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
       arm(key, now, RunTrigger::Retry);
     }
   }
+  set_alarm();
+}
+
+void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& last_starts) {
+  if (phase_ != StopPhase::Running) return;  // nothing fires any more
+  const auto mono = clock_.monotonic();
+  if (!view_.lapsed(mono) && view_.same_fleet(view)) {
+    view_ = std::move(view);  // the lease renewed: same tables, later end
+    return;
+  }
+  const Instant now = clock_.now();
+  const RunTrigger catch_up = first_view_ ? RunTrigger::Startup : RunTrigger::Takeover;
+  std::size_t owned = 0;
+  std::size_t gained = 0;
+  std::size_t lost = 0;
+  for (auto& [key, state] : tables_) {
+    const bool had = view_.owns(key.table, mono);
+    const bool has = view.owns(key.table, mono);
+    owned += has ? 1 : 0;
+    if (had && !has) {
+      ++lost;
+      if (queue_.remove(key.table, key.kind)) events_.queue_length(queue_.waiting());
+    } else if (!had && has) {
+      ++gained;
+      bool missed = state.skipped_while_lapsed;
+      if (last_starts) {
+        const auto last = last_starts->find(key);
+        const std::optional<Instant> started =
+            last == last_starts->end() ? std::nullopt : std::optional<Instant>(last->second);
+        missed = missed_firing(*state.pipeline, *state.table, started, now, key.kind);
+        if (missed) events_.catching_up(key.table, *started);
+      }
+      if (missed) arm(key, now, catch_up);
+    }
+    if (has) state.skipped_while_lapsed = false;
+  }
+  view_ = std::move(view);
+  if (view_.settled()) first_view_ = false;
+  lapse_reported_ = false;
+  events_.ownership(owned, gained, lost, view_.members().size());
   set_alarm();
 }
 
@@ -148,10 +189,7 @@ void TableScheduler::wake_while_stopping() {
 
 void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary, JobKind kind) {
   const JobKey key{table, kind};
-  if (const auto next = queue_.finished(table, kind)) {
-    events_.queue_length(queue_.waiting());
-    launch(*next);
-  }
+  launch_next(queue_.finished(table, kind));
   if (phase_ != StopPhase::Running) {
     maybe_done();
     return;
@@ -233,6 +271,7 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
   // From the later of the two, so a clock that jumped or a loop that
   // stalled yields one firing now, not a burst of the ones in between.
   arm_next_regular(key, std::max(due.at, now));
+  if (!owned_at_firing(key)) return;  // another member's, or none's while this lease is in doubt
   const Firing firing{key.table, due.at, due.trigger, key.kind};
   switch (queue_.offer(firing)) {
     case RunQueue::Offer::Start:
@@ -244,6 +283,28 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
       events_.queue_length(queue_.waiting());
       break;
     case RunQueue::Offer::Overrun: events_.overrun(firing.table, firing.scheduled); break;
+  }
+}
+
+bool TableScheduler::owned_at_firing(const JobKey& key) {
+  const auto mono = clock_.monotonic();
+  if (view_.owns(key.table, mono)) return true;
+  if (view_.lapsed(mono) && view_.picks(key.table)) {
+    tables_.at(key).skipped_while_lapsed = true;
+    if (!lapse_reported_) events_.lease_lapsed();
+    lapse_reported_ = true;
+  }
+  return false;
+}
+
+void TableScheduler::launch_next(std::optional<Firing> next) {
+  for (; next; next = queue_.finished(next->table, next->kind)) {
+    events_.queue_length(queue_.waiting());
+    // It waited for a worker while the fleet changed or the lease lapsed.
+    if (owned_at_firing({next->table, next->kind})) {
+      launch(*next);
+      return;
+    }
   }
 }
 

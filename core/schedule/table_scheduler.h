@@ -3,7 +3,9 @@
 // a permanent one), runs once at start-up what downtime missed, applies
 // reloads and stops. A table with deletes: has a second job, its
 // reconcile, on its own schedule, decided the same way (keyed by table and
-// JobKind); a reconcile that finds the table's lock held by a load is
+// JobKind). In a fleet it fires only the jobs its FleetView owns at the
+// moment of firing, and a job it gains runs once at once when its old
+// owner missed a firing; a reconcile that finds the table's lock held by a load is
 // tried again after the backoff, like a transient failure, and one missed
 // while the daemon was down runs once at start-up, like a load. It reads
 // time only from its Clock, waits only through
@@ -23,6 +25,7 @@
 #include <utility>
 
 #include "core/config/config_model.h"
+#include "core/fleet/fleet_view.h"
 #include "core/run/run_observer.h"
 #include "core/schedule/run_queue.h"
 #include "core/schedule/scheduler_ports.h"
@@ -43,8 +46,18 @@ class TableScheduler {
   // Arms every job of `config`. A job (a table's load or reconcile) whose
   // schedule fired since its last start in `last_starts` runs once now
   // (trigger startup); one that never ran waits for its first firing.
-  // Call once, before anything else.
-  void start(std::shared_ptr<const Config> config, const LastStarts& last_starts);
+  // Call once, before anything else. `view` says which jobs this process
+  // owns until the first assign(); sole() owns them all.
+  void start(std::shared_ptr<const Config> config, const LastStarts& last_starts,
+             FleetView view = FleetView::sole());
+
+  // Acts on a new view of the fleet. A job this member owns now and did
+  // not a moment ago runs once at once (trigger startup for the first
+  // view, takeover after) when a firing was missed: by `last_starts`, read
+  // for this change, when given; else when this member skipped one itself
+  // while its lease had lapsed. A job it no longer owns loses its waiting
+  // firing; a run of it in flight goes on, under its advisory lock.
+  void assign(FleetView view, const std::optional<LastStarts>& last_starts);
 
   // Applies a new, valid configuration: new tables are armed, removed ones
   // disarmed and their waiting firing dropped, changed schedules re-armed
@@ -88,6 +101,7 @@ class TableScheduler {
     std::optional<Deadline> armed;  // the one firing this table waits for
     int failures = 0;               // in a row, for the backoff
     bool failed_permanently = false;
+    bool skipped_while_lapsed = false;  // a firing it owned but its lease had lapsed
   };
   enum class StopPhase { Running, Grace, Cancelled, Done };
 
@@ -97,7 +111,13 @@ class TableScheduler {
   void disarm(const JobKey& key);
   void arm_next_regular(const JobKey& key, Instant after);
   void fire(const JobKey& key, const Deadline& due, Instant now);
+  // Starts `next` and, when this member no longer owns it, frees its
+  // worker for the next waiting firing instead.
+  void launch_next(std::optional<Firing> next);
   void launch(const Firing& firing);
+  // Whether this member fires the job now; notes a firing its lapsed lease
+  // made it skip.
+  bool owned_at_firing(const JobKey& key);
   void set_alarm();
   void wake_while_stopping();
   void maybe_done();
@@ -111,6 +131,9 @@ class TableScheduler {
   std::set<std::pair<Instant, JobKey>> deadlines_;  // every armed firing, earliest first
   std::optional<Instant> alarm_at_;
   RunQueue queue_;
+  FleetView view_ = FleetView::sole();
+  bool first_view_ = true;       // the next assign() is the first: its catch-ups are the start-up's
+  bool lapse_reported_ = false;  // since the last assign()
   StopPhase phase_ = StopPhase::Running;
   std::chrono::steady_clock::duration stop_deadline_{};  // on Clock::monotonic
   std::function<void()> on_stopped_;

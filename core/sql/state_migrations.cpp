@@ -143,6 +143,21 @@ alter table tidemark.watermarks add constraint watermarks_value_type_check
 create index runs_success_by_trigger on tidemark.runs (pipeline, table_name, trigger, run_id)
   where status = 'success';
 )SQL"},
+      // The fleet: one row per serve. lease_until and renewed_at are the
+      // state database's clock: a member is live while lease_until is
+      // ahead of it, and renewed_at is when its last renewal's transaction
+      // began, so a member that renewed after another joined has seen it.
+      {11, "the fleet: its members and their leases", R"SQL(
+create table tidemark.members (
+  member_id   text primary key,
+  host        text not null,
+  pid         integer not null,
+  version     text not null,
+  started_at  timestamptz not null,
+  renewed_at  timestamptz not null,
+  lease_until timestamptz not null
+);
+)SQL"},
   };
   return migrations;
 }

@@ -90,6 +90,10 @@ class RecordedEvents final : public SchedulerEvents {
   std::optional<std::size_t> dropped_on_stop;
   std::optional<std::size_t> cancelled_at_grace;
   std::optional<std::size_t> left_behind;
+  std::size_t owned = 0;  // after the last ownership change
+  std::size_t gained = 0;
+  std::size_t lost = 0;
+  int lapses = 0;
 
   void overrun(const TableKey& t, Instant scheduled) override { overruns.emplace_back(t.table, scheduled); }
   void queue_length(std::size_t waiting) override { queue_lengths.push_back(waiting); }
@@ -102,6 +106,12 @@ class RecordedEvents final : public SchedulerEvents {
   void stopping(std::size_t dropped, std::size_t, std::chrono::seconds) override { dropped_on_stop = dropped; }
   void grace_over(std::size_t running) override { cancelled_at_grace = running; }
   void abandoned(std::size_t running) override { left_behind = running; }
+  void ownership(std::size_t now_owned, std::size_t now_gained, std::size_t now_lost, std::size_t) override {
+    owned = now_owned;
+    gained = now_gained;
+    lost = now_lost;
+  }
+  void lease_lapsed() override { ++lapses; }
 };
 
 struct SimulatedScheduler {

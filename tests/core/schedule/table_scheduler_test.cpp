@@ -475,3 +475,119 @@ TEST_CASE("a changed reconcile schedule is re-armed on reload") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+using Steady = FleetView::Steady;
+
+// A view of "me" and "x" that holds until `until` on the monotonic clock.
+FleetView me_and_x(Steady until) { return FleetView("me", {"me", "x"}, true, until); }
+
+// The first `count` tables named t0, t1, ... that `member` owns among "me" and "x".
+std::vector<std::string> owned_by(const std::string& member, int count) {
+  std::vector<std::string> out;
+  const FleetView view(member, {"me", "x"}, true, Steady::max());
+  for (int i = 0; static_cast<int>(out.size()) < count; ++i) {
+    if (view.picks({"p", "t" + std::to_string(i)})) out.push_back("t" + std::to_string(i));
+  }
+  return out;
+}
+
+std::vector<TableLine> hourly(const std::vector<std::string>& names) {
+  std::vector<TableLine> out;
+  for (const std::string& n : names) out.push_back({n, "0 * * * *"});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("in a fleet a member fires only the tables its view gives it, and no overrun is counted for the rest") {
+  const auto mine = owned_by("me", 2);
+  const auto theirs = owned_by("x", 2);
+  SimulatedScheduler sim(4, at("2026-01-01T10:30:00Z"));
+  sim.scheduler.start(config_of(hourly({mine[0], mine[1], theirs[0], theirs[1]})), {}, FleetView::none());
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
+  CHECK(sim.events.owned == 2);
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T11:00:00Z schedule"});
+  CHECK(launches_of(sim.launcher, mine[1]) == std::vector<std::string>{"2026-01-01T11:00:00Z schedule"});
+  CHECK(sim.launcher.launched.size() == 2);
+  CHECK(sim.events.overruns.empty());
+}
+
+TEST_CASE("a member that gains a table runs it once at once only when its old owner missed a firing") {
+  const auto theirs = owned_by("x", 3);
+  const Instant now = at("2026-01-01T10:30:00Z");
+  SimulatedScheduler sim(4, now);
+  sim.scheduler.start(config_of(hourly(theirs)), {}, FleetView::none());
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
+  CHECK(sim.events.owned == 0);
+  // x left: the first ran its 10:00 firing, the second last ran at 09:00,
+  // the third never ran.
+  const LastStarts last_starts{{{{"p", theirs[0]}, JobKind::Load}, at("2026-01-01T10:00:02Z")},
+                               {{{"p", theirs[1]}, JobKind::Load}, at("2026-01-01T09:00:01Z")}};
+  sim.scheduler.assign(FleetView("me", {"me"}, true, Steady::max()), last_starts);
+  sim.advance_to(now);
+  CHECK(sim.events.owned == 3);
+  CHECK(sim.events.gained == 3);
+  CHECK(launches_of(sim.launcher, theirs[1]) == std::vector<std::string>{"2026-01-01T10:30:00Z takeover"});
+  CHECK(sim.launcher.launched.size() == 1);
+  sim.finish(theirs[1], RunStatus::Success);
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  CHECK(sim.launcher.launched.size() == 4);
+}
+
+TEST_CASE("a member's first settled view catches up what it missed while down, as start-up") {
+  const auto mine = owned_by("me", 1);
+  const Instant now = at("2026-01-01T10:30:00Z");
+  SimulatedScheduler sim(4, now);
+  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none());
+  const LastStarts last_starts{{{{"p", mine[0]}, JobKind::Load}, at("2026-01-01T08:00:00Z")}};
+  // Not seen by x yet: nothing owned, nothing caught up.
+  sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), last_starts);
+  sim.advance_to(at("2026-01-01T10:30:02Z"));
+  CHECK(sim.launcher.launched.empty());
+  sim.scheduler.assign(me_and_x(Steady::max()), last_starts);
+  sim.advance_to(at("2026-01-01T10:30:02Z"));
+  CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T10:30:02Z startup"});
+}
+
+TEST_CASE("a member whose lease lapsed by its own clock fires nothing, then catches up once it renews") {
+  const auto mine = owned_by("me", 2);
+  SimulatedScheduler sim(4, at("2026-01-01T10:59:50Z"));
+  sim.scheduler.start(config_of({{mine[0], "0 * * * *"}, {mine[1], "30 * * * *"}}), {}, FleetView::none());
+  const Steady start = sim.clock.monotonic();
+  sim.scheduler.assign(me_and_x(start + Steady(std::chrono::seconds(5))), LastStarts{});
+  // Renewals stop coming back (the state database is unreachable).
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  CHECK(sim.launcher.launched.empty());
+  CHECK(sim.events.lapses == 1);
+  sim.advance_to(at("2026-01-01T11:00:20Z"));
+  // A renewal at last: the same fleet, the skipped firing runs now; the
+  // table that skipped nothing waits for its own.
+  sim.scheduler.assign(me_and_x(sim.clock.monotonic() + Steady(std::chrono::seconds(5))), std::nullopt);
+  sim.advance_to(at("2026-01-01T11:00:20Z"));
+  CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T11:00:20Z takeover"});
+  CHECK(launches_of(sim.launcher, mine[1]).empty());
+}
+
+TEST_CASE("a table lost while its firing waits for a worker is not started; one lost mid-run runs on") {
+  const auto mine = owned_by("me", 3);
+  SimulatedScheduler sim(1, at("2026-01-01T10:59:00Z"));
+  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none());
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  REQUIRE(sim.launcher.launched.size() == 1);
+  REQUIRE(sim.scheduler.waiting() == 2);
+  // Every table moves to x (this member is no longer picked for them).
+  sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), std::nullopt);
+  CHECK(sim.events.lost == 3);
+  CHECK(sim.scheduler.waiting() == 0);
+  CHECK(sim.scheduler.in_flight() == 1);
+  sim.finish(sim.launcher.running.begin()->first, RunStatus::Success);
+  CHECK(sim.launcher.launched.size() == 1);
+  CHECK(sim.scheduler.in_flight() == 0);
+}
+
+}  // namespace tidemark
