@@ -3,20 +3,23 @@
 // Value type; thread-safe.
 #pragma once
 
+#include <chrono>
 #include <string>
 
-#include "core/time/time_types.h"
-
 namespace tidemark {
+
+// The state database's clock, to its microsecond: one renewal must be
+// told apart from the join it follows.
+using DbInstant = std::chrono::time_point<std::chrono::system_clock, std::chrono::microseconds>;
 
 struct FleetMember {
   std::string member_id;
   std::string host;
   int pid = 0;
   std::string version;
-  Instant started_at{};
-  Instant renewed_at{};   // when its last renewal's transaction began: what it had seen by then
-  Instant lease_until{};  // live while the state database's clock is before this
+  DbInstant started_at{};
+  DbInstant renewed_at{};   // when its last renewal's transaction began: what it had seen by then
+  DbInstant lease_until{};  // live while the state database's clock is before this
 };
 
 }  // namespace tidemark

@@ -9,7 +9,7 @@ MemberLease::MemberLease(std::string self, std::chrono::seconds lease) : self_(s
 
 MemberLease::Steady MemberLease::renew_every() const { return std::chrono::duration_cast<Steady>(lease_) / 3; }
 
-void MemberLease::joined(Instant db_now) {
+void MemberLease::joined(DbInstant db_now) {
   joined_ = true;
   joined_at_ = db_now;
   settled_ = false;

@@ -13,7 +13,6 @@
 
 #include "core/fleet/fleet_member.h"
 #include "core/fleet/fleet_view.h"
-#include "core/time/time_types.h"
 
 namespace tidemark {
 
@@ -24,7 +23,7 @@ class MemberLease {
   // What one renewal statement found, on the state database's clock.
   struct Renewal {
     bool extended = false;  // this member's row was live and now runs to db_now + lease
-    Instant db_now{};
+    DbInstant db_now{};
     std::vector<FleetMember> others;  // every other live member
   };
 
@@ -42,7 +41,7 @@ class MemberLease {
   bool must_join() const { return !joined_; }
   // The registration committed; `db_now` is the database's clock read in
   // a transaction begun after that commit.
-  void joined(Instant db_now);
+  void joined(DbInstant db_now);
 
   // A renewal sent at `sent` came back. Not extended: the lease had ended,
   // this member owns nothing and joins again.
@@ -57,7 +56,7 @@ class MemberLease {
   std::string self_;
   std::chrono::seconds lease_;
   bool joined_ = false;
-  Instant joined_at_{};
+  DbInstant joined_at_{};
   bool settled_ = false;
 };
 

@@ -45,4 +45,12 @@ std::size_t table_owner(const TableKey& table, const std::vector<std::string>& m
   return best;
 }
 
+const FleetMember* owning_member(const TableKey& table, const std::vector<FleetMember>& members) {
+  if (members.empty()) return nullptr;
+  std::vector<std::string> ids;
+  ids.reserve(members.size());
+  for (const FleetMember& m : members) ids.push_back(m.member_id);
+  return &members[table_owner(table, ids)];
+}
+
 }  // namespace tidemark

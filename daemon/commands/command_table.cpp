@@ -65,6 +65,9 @@ const std::vector<CommandRow>& command_table() {
       database_command("status", "every table's watermark, age, last run and stale flag",
                        [](CLI::App& sub, StatusOptions& o) { sub.add_flag("--json", o.json, "print JSON"); },
                        run_status),
+      database_command("fleet", "the members of the fleet: host, pid, lease age, tables owned",
+                       [](CLI::App& sub, FleetOptions& o) { sub.add_flag("--json", o.json, "print JSON"); },
+                       run_fleet),
       database_command("history", "recent runs",
                        [](CLI::App& sub, HistoryOptions& o) {
                          sub.add_option("pipeline", o.pipeline, "only this pipeline");

@@ -40,6 +40,11 @@ struct StatusOptions : CommonOptions {
 };
 int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::ostream& out, std::ostream& err);
 
+struct FleetOptions : CommonOptions {
+  bool json = false;
+};
+int run_fleet(const ConfigPtr& config, const FleetOptions& command_line, std::ostream& out, std::ostream& err);
+
 struct HistoryOptions : CommonOptions {
   std::string pipeline;  // empty: every pipeline
   int limit = 20;

@@ -1,4 +1,5 @@
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -12,13 +13,13 @@
 #include "daemon/commands/commands.h"
 #include "daemon/config_loader.h"
 #include "daemon/commands/exit_code.h"
+#include "daemon/serve/fleet_membership.h"
 #include "daemon/serve/health_state.h"
 #include "daemon/serve/http_endpoint.h"
 #include "daemon/serve/loop_heartbeat.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/state_monitor.h"
-#include "daemon/pg/state_reader.h"
 #include "daemon/serve/systemd_notifier.h"
 #include "daemon/version.h"
 
@@ -26,27 +27,6 @@ namespace tidemark {
 namespace {
 
 constexpr std::chrono::seconds kMonitorInterval{15};
-
-// When each table last started a run, for catching up missed firings. An
-// unreachable state database means no catch-up, not a failed start.
-LastStarts read_last_starts(const Config& config) {
-  LastStarts out;
-  try {
-    const auto state = connect_to(config, config.daemon.state);
-    if (!state_schema_exists(*state)) return out;
-    std::vector<TableKey> tables;
-    for (const PipelineConfig& p : config.pipelines) {
-      for (const TableConfig& t : p.tables) tables.push_back(TableKey{p.name, t.name});
-    }
-    auto starts = StateReader(*state).last_run_starts(tables);
-    if (!starts) throw std::runtime_error(starts.error());
-    out = std::move(starts).value();
-  } catch (const std::exception& e) {
-    spdlog::warn("cannot read past runs from {} ({}); missed firings are not caught up", config.daemon.state,
-                 e.what());
-  }
-  return out;
-}
 
 // Gives the pages that loading the configuration freed back to the
 // system. Parsing YAML allocates far more than the configuration it leaves
@@ -104,8 +84,16 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   LoopHeartbeat heartbeat(loop, health);
   StateMonitor monitor(metrics, health, kMonitorInterval);
   Scheduler scheduler(loop, metrics, monitor, static_cast<std::size_t>(config->daemon.max_concurrent_runs));
+  // Each renewal's view goes to the loop, which owns the scheduler. The
+  // first one that settles catches up the firings missed while down.
+  FleetMembership fleet(*config, [&](FleetView view, std::optional<LastStarts> last_starts) {
+    boost::asio::post(loop, [&scheduler, view = std::move(view), last_starts = std::move(last_starts)]() mutable {
+      scheduler.assign(std::move(view), last_starts);
+    });
+  });
   monitor.start(config);
-  scheduler.start(config, read_last_starts(*config));
+  scheduler.start_in_fleet(config);
+  fleet.start(config);
   release_freed_memory();
 
   // Signal handlers only post work to the loop: Asio runs these handlers
@@ -126,14 +114,16 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
         auto next = std::make_shared<const Config>(std::move(*loaded.value));
         if (next->daemon.max_concurrent_runs != config->daemon.max_concurrent_runs ||
             next->daemon.metrics.listen != config->daemon.metrics.listen || next->daemon.log.level != config->daemon.log.level ||
-            next->daemon.log.format != config->daemon.log.format) {
-          spdlog::warn("reload: max_concurrent_runs, metrics and log take effect at the next start");
+            next->daemon.log.format != config->daemon.log.format ||
+            next->daemon.fleet.lease != config->daemon.fleet.lease) {
+          spdlog::warn("reload: max_concurrent_runs, metrics, log and fleet.lease take effect at the next start");
         }
         config = next;
         health.config_loaded(config->daemon.state);
         scheduler.reload(config);
         metrics.set_config(*config);
         monitor.set_config(config);
+        fleet.set_config(config);
         metrics.reload_succeeded(true);
         release_freed_memory();
         spdlog::info("reload: now serving {}", status_line(*config));
@@ -146,11 +136,16 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
       systemd.stopping();
       spdlog::info("stopping: no new runs will start");
       scheduler.stop(config->daemon.shutdown_grace, [&] {
+        fleet.stop();
         signals.cancel();
         systemd.stop_watchdog();
         heartbeat.stop();
         monitor.stop();
       });
+      // After the scheduler stopped firing: the others take this member's
+      // tables at their next renewal, while its runs in flight finish
+      // under their locks.
+      fleet.leave();
     }
     if (!stopping) signals.async_wait(on_signal);
   };

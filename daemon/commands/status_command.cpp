@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/fleet/table_owner.h"
 #include "core/time/duration.h"
 #include "core/time/instant_text.h"
 #include "core/watermark/table_reason.h"
@@ -14,6 +15,7 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/logging.h"
+#include "daemon/pg/member_registry.h"
 #include "daemon/pg/state_reader.h"
 
 namespace tidemark {
@@ -52,6 +54,7 @@ nlohmann::json why_json(const TableReason& why) {
 int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::ostream& out, std::ostream& err) {
   std::map<std::pair<std::string, std::string>, TableState> states;
   double now = 0;
+  std::vector<FleetMember> members;  // the live ones, who own the tables
   try {
     const auto state = connect_to(*config, config->daemon.state);
     if (state_schema_exists_or_say(*state, *config, err)) {
@@ -63,6 +66,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       if (!snapshot) throw std::runtime_error(snapshot.error());
       now = snapshot->now;
       for (const TableState& s : snapshot->tables) states[{s.table.pipeline, s.table.table}] = s;
+      // A state schema older than the fleet has no members: no owners.
+      if (auto live = MemberRegistry(*state).live_members()) members = std::move(live).value().members;
     }
   } catch (const std::exception& e) {
     err << "tidemark status: " << e.what() << '\n';
@@ -115,6 +120,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       }
       row["last_reconcile"] = reconcile;
       row["why"] = why_json(why);
+      const FleetMember* owner = owning_member({p.name, t.name}, members);
+      row["owner"] = owner ? nlohmann::json(owner->host + " pid " + std::to_string(owner->pid)) : nlohmann::json();
       rows.push_back(row);
     }
   }
@@ -122,8 +129,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
     out << rows.dump(2) << '\n';
     return kExitOk;
   }
-  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {:<5} {}\n", "PIPELINE", "TABLE",
-             "WATERMARK", "AGE", "HELD", "MOVED", "LAST RUN", "ROWS", "STALE", "WHY");
+  fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {:<5} {:<24} {}\n", "PIPELINE", "TABLE",
+             "WATERMARK", "AGE", "HELD", "MOVED", "LAST RUN", "ROWS", "STALE", "OWNER", "WHY");
   std::vector<std::string> notes;
   for (const auto& row : rows) {
     const auto& run = row["last_run"];
@@ -134,7 +141,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
     const std::string name = row["pipeline"].get<std::string>() + "." + row["table"].get<std::string>();
     // The error in WHY comes from the database: escaped like history's.
     const std::string why = row["why"].is_null() ? "" : escape_control_characters(row["why"]["text"].get<std::string>());
-    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {:<5} {}\n", row["pipeline"].get<std::string>(),
+    fmt::print(out, "{:<20} {:<20} {:<28} {:>7} {:>7} {:<20} {:<18} {:>8} {:<5} {:<24} {}\n",
+               row["pipeline"].get<std::string>(),
                row["table"].get<std::string>(),
                row["watermark"].is_null() ? "(none)" : row["watermark"].get<std::string>(),
                row["age_seconds"].is_null() ? "-" : format_age(row["age_seconds"].get<std::int64_t>()),
@@ -143,7 +151,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
                    : "-",
                row["moved_at"].is_null() ? "-" : row["moved_at"].get<std::string>(), last_run,
                run.is_null() ? "-" : std::to_string(run["rows_written"].get<std::int64_t>()),
-               row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok", why);
+               row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok",
+               row["owner"].is_null() ? "-" : row["owner"].get<std::string>(), why);
     if (horizon.contains("held_by")) {
       notes.push_back(name + ": " + (row["ahead"].get<bool>() ? "" : "held back by ") +
                       horizon["held_by"].get<std::string>());

@@ -100,6 +100,8 @@ MetricsRegistry::PipelineSeries* MetricsRegistry::pipeline(const std::string& na
 
 void MetricsRegistry::set_config(const Config& config) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  expected_members_.reset();
+  if (config.daemon.fleet.expect_members > 0) expected_members_ = config.daemon.fleet.expect_members;
   // Rebuilt in one pass over the new configuration: a table kept keeps its
   // record (its counters), one gone is dropped with its record, which a
   // scrape in progress may still hold (shared_ptr) but no one else.
@@ -252,6 +254,18 @@ void MetricsRegistry::state_bytes(std::int64_t bytes) {
   state_bytes_ = static_cast<double>(bytes);
 }
 
+void MetricsRegistry::fleet_view(std::size_t members, std::size_t owned, std::size_t changes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  fleet_members_ = static_cast<double>(members);
+  tables_owned_ = static_cast<double>(owned);
+  ownership_changes_ += static_cast<double>(changes);
+}
+
+void MetricsRegistry::fleet_lapsed() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (tables_owned_) tables_owned_ = 0;
+}
+
 // A family of one gauge or counter per table, labelled pipeline and table:
 // adding one is a line below, a Value in TableSeries and its writer.
 struct MetricsRegistry::TableFamily {
@@ -305,6 +319,10 @@ void MetricsRegistry::write_text(std::string& out) const {
   double runs_queued = 0;
   double reload_ok = 0;
   std::optional<double> state_bytes;
+  std::optional<double> fleet_members;
+  std::optional<double> tables_owned;
+  double ownership_changes = 0;
+  std::optional<double> expected_members;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     tables.reserve(tables_.size());
@@ -314,6 +332,10 @@ void MetricsRegistry::write_text(std::string& out) const {
     runs_queued = runs_queued_;
     reload_ok = reload_ok_;
     state_bytes = state_bytes_;
+    fleet_members = fleet_members_;
+    tables_owned = tables_owned_;
+    ownership_changes = ownership_changes_;
+    expected_members = expected_members_;
   }
 
   // Reserved once, generously (about twenty lines per table): growing a
@@ -395,6 +417,19 @@ void MetricsRegistry::write_text(std::string& out) const {
   if (state_bytes) {
     text.family("tidemark_state_bytes", "Disk used by the tidemark schema in the state database", "gauge");
     text.sample("tidemark_state_bytes", {}, *state_bytes);
+  }
+  if (fleet_members) {
+    text.family("tidemark_fleet_members", "Live members of the fleet, as this member last saw them", "gauge");
+    text.sample("tidemark_fleet_members", {}, *fleet_members);
+    text.family("tidemark_tables_owned", "Tables (and reconcile jobs) this member owns", "gauge");
+    text.sample("tidemark_tables_owned", {}, *tables_owned);
+  }
+  text.family("tidemark_ownership_changes_total", "Tables (and reconcile jobs) this member gained or lost", "counter");
+  text.sample("tidemark_ownership_changes_total", {}, ownership_changes);
+  if (expected_members) {
+    text.family("tidemark_fleet_expected_members", "fleet.expect_members: the members the fleet should have",
+                "gauge");
+    text.sample("tidemark_fleet_expected_members", {}, *expected_members);
   }
   text.family("tidemark_build_info", "Always 1; the version is a label", "gauge");
   text.sample("tidemark_build_info", {{"version", kVersion}}, 1);

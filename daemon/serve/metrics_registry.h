@@ -72,6 +72,12 @@ class MetricsRegistry final : public RunObserver {
   // Disk used by the state schema, as last measured (tidemark_state_bytes;
   // absent until measured once).
   void state_bytes(std::int64_t bytes);
+  // What this member's last view of the fleet gave it: the live members
+  // it sees and the jobs it owns (absent until the first view), and the
+  // tables it gained or lost by that view.
+  void fleet_view(std::size_t members, std::size_t owned, std::size_t changes);
+  // This member's lease may have ended by its own clock: it owns nothing.
+  void fleet_lapsed();
 
   // Every series in Prometheus' text format, appended to `out`.
   void write_text(std::string& out) const;
@@ -109,6 +115,10 @@ class MetricsRegistry final : public RunObserver {
   double runs_queued_ = 0;
   double reload_ok_ = 1;
   std::optional<double> state_bytes_;
+  std::optional<double> fleet_members_;
+  std::optional<double> tables_owned_;
+  double ownership_changes_ = 0;
+  std::optional<double> expected_members_;  // fleet.expect_members, when set
 };
 
 }  // namespace tidemark

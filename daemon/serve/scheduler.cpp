@@ -19,6 +19,14 @@ void Scheduler::start(std::shared_ptr<const Config> config, const LastStarts& la
   tables_.start(std::move(config), last_starts);
 }
 
+void Scheduler::start_in_fleet(std::shared_ptr<const Config> config) {
+  tables_.start(std::move(config), {}, FleetView::none());
+}
+
+void Scheduler::assign(FleetView view, const std::optional<LastStarts>& last_starts) {
+  tables_.assign(std::move(view), last_starts);
+}
+
 void Scheduler::reload(std::shared_ptr<const Config> config) { tables_.reload(std::move(config)); }
 
 void Scheduler::stop(std::chrono::seconds grace, std::function<void()> done) {

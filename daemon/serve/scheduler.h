@@ -30,6 +30,10 @@ class Scheduler {
   // Arms every table. A table whose firings were missed since its last
   // run (per `last_starts`) runs once now.
   void start(std::shared_ptr<const Config> config, const LastStarts& last_starts);
+  // In a fleet: starts owning nothing, until the first assign().
+  void start_in_fleet(std::shared_ptr<const Config> config);
+  // A renewal of this member's lease came back (TableScheduler::assign).
+  void assign(FleetView view, const std::optional<LastStarts>& last_starts);
 
   // Applies a new, valid configuration (TableScheduler::reload). Nothing
   // in flight is interrupted.

@@ -46,4 +46,18 @@ void SchedulerReporter::abandoned(std::size_t running) {
   spdlog::error("stopping: {} run(s) did not end after cancellation; leaving them", running);
 }
 
+void SchedulerReporter::ownership(std::size_t owned, std::size_t gained, std::size_t lost, std::size_t members) {
+  metrics_.fleet_view(members, owned, gained + lost);
+  if (members == 0) {
+    spdlog::warn("fleet: this member's lease ended; it fires nothing until it has joined again");
+  } else {
+    spdlog::info("fleet: {} members; this one owns {} jobs (gained {}, lost {})", members, owned, gained, lost);
+  }
+}
+
+void SchedulerReporter::lease_lapsed() {
+  metrics_.fleet_lapsed();
+  spdlog::warn("fleet: no renewal of this member's lease came back in time; it fires nothing until one does");
+}
+
 }  // namespace tidemark

@@ -23,6 +23,8 @@ class SchedulerReporter final : public SchedulerEvents {
   void stopping(std::size_t dropped, std::size_t running, std::chrono::seconds grace) override;
   void grace_over(std::size_t running) override;
   void abandoned(std::size_t running) override;
+  void ownership(std::size_t owned, std::size_t gained, std::size_t lost, std::size_t members) override;
+  void lease_lapsed() override;
 
  private:
   MetricsRegistry& metrics_;

@@ -59,7 +59,7 @@ TEST_CASE("the command table holds SPEC's commands, each named once with a summa
   }
   // The order is the order --help lists them in.
   CHECK(names == std::vector<std::string>{"serve", "validate", "next", "migrate", "run", "backfill", "status",
-                                          "history", "rewind", "reconcile", "verify", "discover", "healthcheck"});
+                                          "fleet", "history", "rewind", "reconcile", "verify", "discover", "healthcheck"});
 }
 
 TEST_CASE("a row built without a handler has none, so the table test above would refuse it") {

@@ -27,7 +27,7 @@ test_cleanup() {
   wait 2>/dev/null || true
   dropdb --if-exists --force "${db}_source" >/dev/null 2>&1 || true
   dropdb --if-exists --force "${db}_target" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
 }
 
 check() {  # check NAME COMMAND...: one assertion

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Three `serve` replicas share 60 tables that fire every 3 s, with a 3 s
+# lease. Checked from the run rows (host, pid, started_at, finished_at):
+# each member owns a share and every firing runs once, on one member,
+# without a lock skip; kill -9 of a member moves its tables to the others
+# within 10 s; a member stopped (SIGSTOP) past its lease and continued
+# rejoins without a run overlapping another or a firing run twice; SIGTERM
+# hands a member's tables over at once; a fourth member takes a share.
+# `tidemark fleet` and `status` name the members and owners.
+# Usage: fleet_test.sh TIDEMARK_BINARY
+# shellcheck source-path=SCRIPTDIR
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+tidemark=$1
+test_setup fleet
+tables=60
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" <<SQL
+select format('create table t%s (id int primary key, updated_at timestamptz not null default now());
+               insert into t%s values (1, now() - interval ''1 hour'')', g, g)
+from generate_series(1, $tables) g \gexec
+SQL
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" <<SQL
+select format('create table t%s (id int primary key, updated_at timestamptz not null)', g)
+from generate_series(1, $tables) g \gexec
+SQL
+daemon_config info
+cat >>"$work/tidemark.yaml" <<'YAML'
+fleet: { lease: 3s, expect_members: 3 }
+YAML
+{
+  printf 'pipeline: shop\nsource: source\ntarget: target\nschedule: "*/3 * * * * *"\ntables:\n'
+  for i in $(seq 1 $tables); do
+    printf '  - { name: t%s, source_table: t%s, target_table: t%s, key: [id], cursor: updated_at }\n' "$i" "$i" "$i"
+  done
+} >"$work/pipelines/shop.yaml"
+
+target() { psql -X -At -d "${db}_target" -c "$1"; }
+
+# Member N: its own configuration (its own metrics port), log and pid.
+declare -A member_pid member_port
+start_member() {
+  local n=$1 port
+  port=$(free_port)
+  sed "s|127.0.0.1:[0-9]*|127.0.0.1:$port|" "$work/tidemark.yaml" >"$work/member$n.yaml"
+  "$tidemark" serve --config "$work/member$n.yaml" >>"$work/member$n.log" 2>&1 &
+  member_pid[$n]=$!
+  member_port[$n]=$port
+  pids+=("$!")
+  # Listening before the next member picks a free port.
+  eventually 10 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null
+}
+value() {  # value N SERIES: its sample in member N's scrape
+  curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'
+}
+owned() { value "$1" tidemark_tables_owned; }
+# Every listed member sees `count` members and together they own every table.
+settled() {
+  local count=$1 sum=0 n
+  shift
+  for n in "$@"; do
+    [ "$(value "$n" tidemark_fleet_members)" = "$count" ] || return 1
+    sum=$((sum + $(owned "$n")))
+  done
+  [ "$sum" = "$tables" ]
+}
+# Firings that ran twice since epoch $1: two runs of a table in one 3 s
+# slot (a catch-up runs in the slot of the firing it catches up).
+doubled() {
+  target "select count(*) from (select table_name, floor(extract(epoch from started_at) / 3)
+            from tidemark.runs where started_at >= to_timestamp($1) and trigger <> 'manual'
+            group by 1, 2 having count(*) > 1) d"
+}
+# Runs of one table that overlapped another run of it.
+overlaps() {
+  target "select count(*) from tidemark.runs a join tidemark.runs b
+            on a.table_name = b.table_name and a.run_id < b.run_id
+           and b.started_at < coalesce(a.finished_at, 'infinity') and a.started_at < coalesce(b.finished_at, 'infinity')"
+}
+# The tables whose last run since epoch $2 was member pid $1's.
+tables_of_pid() {
+  target "select distinct on (table_name) table_name || ' ' || pid from tidemark.runs
+            where started_at >= to_timestamp($2) order by table_name, run_id desc" | awk -v p="$1" '$2 == p { print $1 }'
+}
+# Every table in $2 (a list) ran on a member other than pid $1 after epoch $3.
+moved() {
+  local t
+  for t in $2; do
+    [ "$(target "select count(*) from tidemark.runs where table_name = '$t' and pid <> $1
+                   and started_at > to_timestamp($3)")" -ge 1 ] || return 1
+  done
+}
+skips() {  # lock skips on member N
+  curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" |
+    awk '/^tidemark_runs_skipped_total\{.*reason="locked"/ { s += $2 } END { print s + 0 }'
+}
+now() { date +%s; }
+
+start_member 1
+start_member 2
+start_member 3
+check "three members settle: each sees 3, together they own all 60 tables" eventually 30 settled 3 1 2 3
+for n in 1 2 3; do
+  check "member $n owns a share (owns $(owned $n))" test "$(owned $n)" -ge 8
+done
+
+# Steady state.
+steady=$(now)
+sleep 10
+check "steady: no firing ran twice" test "$(doubled "$steady")" = 0
+check "steady: every table ran on one member only" test \
+  "$(target "select count(*) from (select table_name from tidemark.runs where started_at >= to_timestamp($steady)
+               group by 1 having count(distinct pid) > 1) d")" = 0
+check "steady: every table ran" test \
+  "$(target "select count(distinct table_name) from tidemark.runs where started_at >= to_timestamp($steady)")" = "$tables"
+for n in 1 2 3; do check "steady: member $n skipped no run for a held lock" test "$(skips $n)" = 0; done
+fleet_out=$("$tidemark" fleet --config "$work/tidemark.yaml")
+check "tidemark fleet lists the three members" test "$(grep -c " ${member_pid[1]} \| ${member_pid[2]} \| ${member_pid[3]} " <<<"$fleet_out")" = 3
+check "tidemark status names each table's owner" bash -c \
+  "'$tidemark' status --config '$work/tidemark.yaml' --json | grep -q '\"owner\": \"$(hostname) pid ${member_pid[1]}\"'"
+
+# kill -9: the dead member's tables move within 10 s of its death.
+dead_tables=$(tables_of_pid "${member_pid[1]}" "$steady")
+kill -9 "${member_pid[1]}"
+killed=$(now)
+check "kill -9: within 10 s every table of the dead member ran on another" eventually 10 \
+  moved "${member_pid[1]}" "$dead_tables" "$killed"
+check "kill -9: the two left see 2 members and own all tables" eventually 10 settled 2 2 3
+check "kill -9: no firing ran twice" test "$(doubled "$killed")" = 0
+
+# SIGSTOP past the lease, then SIGCONT: it rejoins; no overlap, no double.
+kill -STOP "${member_pid[2]}"
+stopped=$(now)
+check "SIGSTOP: the other member takes every table" eventually 10 settled 1 3
+sleep 3
+kill -CONT "${member_pid[2]}"
+check "SIGCONT: it rejoins and the two share the tables again" eventually 15 settled 2 2 3
+sleep 4
+check "SIGSTOP/SIGCONT: no firing ran twice" test "$(doubled "$stopped")" = 0
+check "SIGSTOP/SIGCONT: no run overlapped another" test "$(overlaps)" = 0
+
+# Drain: SIGTERM hands its tables over at once; a fourth member joins.
+drained_tables=$(tables_of_pid "${member_pid[3]}" "$stopped")
+kill -TERM "${member_pid[3]}"
+drained=$(now)
+check "SIGTERM: its tables run on the other member within 5 s" eventually 5 \
+  moved "${member_pid[3]}" "$drained_tables" "$drained"
+check "SIGTERM: the member says it left" eventually 10 grep -q "fleet: left" "$work/member3.log"
+start_member 4
+check "a new member takes a share: two members own all tables" eventually 20 settled 2 2 4
+check "the new member owns about half" test "$(owned 4)" -ge 15
+sleep 4
+check "drain and join: no firing ran twice" test "$(doubled "$drained")" = 0
+check "no run of any table overlapped another, all along" test "$(overlaps)" = 0
+check "alert input: tidemark_fleet_expected_members is 3" test "$(value 2 tidemark_fleet_expected_members)" = 3
+
+for n in 2 4; do kill -TERM "${member_pid[$n]}"; done
+for n in 2 4; do wait "${member_pid[$n]}" || true; done
+check "the members that left removed their rows" test \
+  "$(target "select count(*) from tidemark.members where lease_until > now()")" = 0
+
+if [ "$failed" -gt 0 ]; then
+  for n in 1 2 3 4; do
+    echo "--- member $n log (tail) ---" >&2
+    tail -n 15 "$work/member$n.log" >&2 || true
+  done
+fi
+report
