@@ -75,11 +75,14 @@ for name in tidemark_watermark_timestamp_seconds tidemark_watermark_age_seconds 
   tidemark_last_run_rows tidemark_rows_written_total tidemark_runs_total tidemark_runs_skipped_total \
   tidemark_run_duration_seconds_bucket tidemark_last_run_duration_seconds tidemark_last_success_timestamp_seconds \
   tidemark_run_in_progress tidemark_run_start_delay_seconds_bucket tidemark_config_last_reload_successful \
-  tidemark_db_up tidemark_build_info tidemark_state_bytes; do
+  tidemark_db_up tidemark_build_info tidemark_state_bytes tidemark_fleet_members tidemark_tables_owned \
+  tidemark_ownership_changes_total; do
   check "metric $name" eventually 20 bash -c "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^$name'"
 done
 state_sized() { [ "$(value tidemark_state_bytes)" -gt 65536 ] 2>/dev/null; }
 check "tidemark_state_bytes measures the state schema" state_sized
+check "a fleet of one: this member sees itself" test "$(value tidemark_fleet_members)" = 1
+check "a fleet of one: it owns its one table" test "$(value tidemark_tables_owned)" = 1
 loaded() { [ "$(psql -X -At -d "${db}_target" -c "select count(*) from $1")" = "$2" ]; }
 check "the first load arrives" eventually 20 loaded orders 100
 psql -X -q -d "${db}_source" -c "insert into orders values (101)"
@@ -112,7 +115,7 @@ while IFS= read -r expr; do
   expr=${expr//\$__rate_interval/1m}
   answers() { query "$expr" | jq -e '.status == "success" and (.data.result | length) > 0' >/dev/null; }
   check "dashboard query: $expr" eventually 15 answers
-done < <(jq -r '.panels[].targets[].expr' "$root/config/grafana/tidemark.json")
+done < <(jq -r '.panels[] | .targets[]? | .expr' "$root/config/grafana/tidemark.json")
 # Every rule of the shipped file, however many it holds.
 rules=$(grep -c -- '- alert:' "$root/config/prometheus/tidemark-alerts.yml")
 check "the alert rules load in prometheus ($rules)" bash -c \
