@@ -5,14 +5,39 @@
 # without a lock skip; kill -9 of a member moves its tables to the others
 # within 10 s; a member stopped (SIGSTOP) past its lease and continued
 # rejoins without a run overlapping another or a firing run twice; SIGTERM
-# hands a member's tables over at once; a fourth member takes a share.
-# `tidemark fleet` and `status` name the members and owners.
+# hands a member's tables over at once; a fourth member takes a share;
+# the state database restarting, for less and for more than the lease,
+# loses no member and doubles no firing. `tidemark fleet` and `status`
+# name the members and owners. The state database lives on a PostgreSQL
+# server of this test's own, which it restarts; the harness's server,
+# shared with the tests running beside this one, holds source and target.
 # Usage: fleet_test.sh TIDEMARK_BINARY
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 tidemark=$1
 test_setup fleet
+
+state_dir=$work/state-server
+mkdir -p "$state_dir"
+chmod 755 "$work" "$state_dir"
+[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$state_dir"
+state_server() {  # state_server start|stop
+  if [ "$1" = start ]; then
+    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -l "$state_dir/server.log" -w -t 60 start \
+      -o "-k $state_dir -p $PGPORT -c listen_addresses='' -c fsync=off" >/dev/null
+  else
+    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m fast -w stop >/dev/null
+  fi
+}
+as_pg_owner "$(pg_bin)/initdb" -D "$state_dir/data" -U postgres --auth=trust --no-sync >"$state_dir/initdb.log" 2>&1 ||
+  { cat "$state_dir/initdb.log" >&2; exit 1; }
+state_server start
+stop_state_server() {
+  as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  test_cleanup
+}
+trap stop_state_server EXIT
 tables=60
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" <<SQL
 select format('create table t%s (id int primary key, updated_at timestamptz not null default now());
@@ -24,9 +49,11 @@ select format('create table t%s (id int primary key, updated_at timestamptz not 
 from generate_series(1, $tables) g \gexec
 SQL
 daemon_config info
-cat >>"$work/tidemark.yaml" <<'YAML'
+sed -i 's/^state: target$/state: state/' "$work/tidemark.yaml"
+cat >>"$work/tidemark.yaml" <<YAML
 fleet: { lease: 3s, expect_members: 3 }
 YAML
+sed -i "/^connections:/a\\  state: { dsn: \"host=$state_dir port=$PGPORT dbname=postgres connect_timeout=2\" }" "$work/tidemark.yaml"
 {
   printf 'pipeline: shop\nsource: source\ntarget: target\nschedule: "*/3 * * * * *"\ntables:\n'
   for i in $(seq 1 $tables); do
@@ -34,7 +61,7 @@ YAML
   done
 } >"$work/pipelines/shop.yaml"
 
-target() { psql -X -At -d "${db}_target" -c "$1"; }
+state() { psql -X -At -h "$state_dir" -d postgres -c "$1"; }
 
 # Member N: its own configuration (its own metrics port), log and pid.
 declare -A member_pid member_port
@@ -66,26 +93,26 @@ settled() {
 # Firings that ran twice since epoch $1: two runs of a table in one 3 s
 # slot (a catch-up runs in the slot of the firing it catches up).
 doubled() {
-  target "select count(*) from (select table_name, floor(extract(epoch from started_at) / 3)
+  state "select count(*) from (select table_name, floor(extract(epoch from started_at) / 3)
             from tidemark.runs where started_at >= to_timestamp($1) and trigger <> 'manual'
             group by 1, 2 having count(*) > 1) d"
 }
 # Runs of one table that overlapped another run of it.
 overlaps() {
-  target "select count(*) from tidemark.runs a join tidemark.runs b
+  state "select count(*) from tidemark.runs a join tidemark.runs b
             on a.table_name = b.table_name and a.run_id < b.run_id
            and b.started_at < coalesce(a.finished_at, 'infinity') and a.started_at < coalesce(b.finished_at, 'infinity')"
 }
 # The tables whose last run since epoch $2 was member pid $1's.
 tables_of_pid() {
-  target "select distinct on (table_name) table_name || ' ' || pid from tidemark.runs
+  state "select distinct on (table_name) table_name || ' ' || pid from tidemark.runs
             where started_at >= to_timestamp($2) order by table_name, run_id desc" | awk -v p="$1" '$2 == p { print $1 }'
 }
 # Every table in $2 (a list) ran on a member other than pid $1 after epoch $3.
 moved() {
   local t
   for t in $2; do
-    [ "$(target "select count(*) from tidemark.runs where table_name = '$t' and pid <> $1
+    [ "$(state "select count(*) from tidemark.runs where table_name = '$t' and pid <> $1
                    and started_at > to_timestamp($3)")" -ge 1 ] || return 1
   done
 }
@@ -108,10 +135,10 @@ steady=$(now)
 sleep 10
 check "steady: no firing ran twice" test "$(doubled "$steady")" = 0
 check "steady: every table ran on one member only" test \
-  "$(target "select count(*) from (select table_name from tidemark.runs where started_at >= to_timestamp($steady)
+  "$(state "select count(*) from (select table_name from tidemark.runs where started_at >= to_timestamp($steady)
                group by 1 having count(distinct pid) > 1) d")" = 0
 check "steady: every table ran" test \
-  "$(target "select count(distinct table_name) from tidemark.runs where started_at >= to_timestamp($steady)")" = "$tables"
+  "$(state "select count(distinct table_name) from tidemark.runs where started_at >= to_timestamp($steady)")" = "$tables"
 for n in 1 2 3; do check "steady: member $n skipped no run for a held lock" test "$(skips $n)" = 0; done
 fleet_out=$("$tidemark" fleet --config "$work/tidemark.yaml")
 check "tidemark fleet lists the three members" test "$(grep -c " ${member_pid[1]} \| ${member_pid[2]} \| ${member_pid[3]} " <<<"$fleet_out")" = 3
@@ -153,10 +180,27 @@ check "drain and join: no firing ran twice" test "$(doubled "$drained")" = 0
 check "no run of any table overlapped another, all along" test "$(overlaps)" = 0
 check "alert input: tidemark_fleet_expected_members is 3" test "$(value 2 tidemark_fleet_expected_members)" = 3
 
+# The state database restarts while members 2 and 4 run: first for
+# less than the lease, then for more.
+for pause in 1 5; do
+  state_server stop
+  restarted=$(now)
+  sleep "$pause"
+  state_server start
+  check "state database down ${pause} s: both members own every table again within 10 s" eventually 10 settled 2 2 4
+  every_table_ran() {
+    [ "$(state "select count(distinct table_name) from tidemark.runs where started_at > to_timestamp($1)")" = "$tables" ]
+  }
+  check "state database down ${pause} s: every table runs again" eventually 10 every_table_ran "$restarted"
+  sleep 3
+  check "state database down ${pause} s: no firing ran twice" test "$(doubled "$restarted")" = 0
+done
+check "no run overlapped another through the restarts" test "$(overlaps)" = 0
+
 for n in 2 4; do kill -TERM "${member_pid[$n]}"; done
 for n in 2 4; do wait "${member_pid[$n]}" || true; done
 check "the members that left removed their rows" test \
-  "$(target "select count(*) from tidemark.members where lease_until > now()")" = 0
+  "$(state "select count(*) from tidemark.members where lease_until > now()")" = 0
 
 if [ "$failed" -gt 0 ]; then
   for n in 1 2 3 4; do
