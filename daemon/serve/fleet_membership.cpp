@@ -123,7 +123,7 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
       if (!starts) throw std::runtime_error(starts.error());
       last_starts = std::move(starts).value();
     }
-    if (failing_) spdlog::info("fleet: the lease is renewed again");
+    if (failing_) spdlog::info("fleet: the state database answers again");
     failing_ = false;
     view_ = view;
     on_view_(std::move(view), std::move(last_starts));

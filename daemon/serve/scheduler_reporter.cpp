@@ -51,7 +51,8 @@ void SchedulerReporter::ownership(std::size_t owned, std::size_t gained, std::si
   if (members == 0) {
     spdlog::warn("fleet: this member's lease ended; it fires nothing until it has joined again");
   } else {
-    spdlog::info("fleet: {} members; this one owns {} jobs (gained {}, lost {})", members, owned, gained, lost);
+    spdlog::info("fleet: {} live member{}; this one owns {} jobs (gained {}, lost {})", members,
+                 members == 1 ? "" : "s", owned, gained, lost);
   }
 }
 
