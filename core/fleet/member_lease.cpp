@@ -13,33 +13,42 @@ void MemberLease::joined(DbInstant db_now) {
   joined_ = true;
   joined_at_ = db_now;
   settled_ = false;
+  valid_until_ = Steady::min();
 }
 
-FleetView MemberLease::renewed(const Renewal& renewal, Steady sent) {
-  if (!renewal.extended) {
+FleetView MemberLease::renewed(const Renewal& renewal, Steady sent, Steady received) {
+  const bool late = valid_until_ != Steady::min() && received >= valid_until_;
+  if (!renewal.extended || late) {
     joined_ = false;
     settled_ = false;
+    valid_until_ = Steady::min();
     return FleetView::none();
   }
-  // A member whose renewal began after this one joined read a list that
-  // held it, and has stopped firing this one's share since. Once each has,
-  // it stays so until this member has to join again.
+  // Every view without this member came from a renewal sent before this
+  // member's registration committed, so it ends within its holder's lease
+  // of joined_at_ (a member's lease is lease_until - renewed_at). Once the
+  // longest has passed, no other member still fires this one's share.
   if (!settled_) {
-    settled_ = std::all_of(renewal.others.begin(), renewal.others.end(),
-                           [&](const FleetMember& m) { return m.renewed_at > joined_at_; });
+    std::chrono::microseconds longest = lease_;
+    for (const FleetMember& m : renewal.others) longest = std::max(longest, m.lease_until - m.renewed_at);
+    settled_ = renewal.db_now >= joined_at_ + longest;
   }
   std::vector<std::string> members{self_};
   for (const FleetMember& m : renewal.others) members.push_back(m.member_id);
   // The margin covers the moment between the lease check and a run taking
-  // its table's lock; the advisory lock covers a run already going.
+  // its table's lock, which checks ownership again.
   const Steady lease = std::chrono::duration_cast<Steady>(lease_);
   const Steady margin = std::max<Steady>(lease / 6, std::chrono::milliseconds(500));
-  return FleetView(self_, std::move(members), settled_, sent + lease - margin);
+  valid_until_ = sent + lease - margin;
+  return FleetView(self_, std::move(members), settled_, valid_until_);
 }
 
 bool MemberLease::may_gain(const FleetView& previous, const FleetView& next, Steady now) {
   if (!next.settled()) return false;
-  return previous.lapsed(now) || !previous.same_fleet(next);
+  if (previous.lapsed(now) || !previous.settled()) return true;
+  // A member that joined only takes; one that left gives.
+  return !std::includes(next.members().begin(), next.members().end(), previous.members().begin(),
+                        previous.members().end());
 }
 
 }  // namespace tidemark

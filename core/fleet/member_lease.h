@@ -4,6 +4,9 @@
 // ever shortens it: a renewal sent at `sent` is acted on until
 // sent + lease - margin, and the database cannot end it before
 // sent + lease, so a member stops firing before another can take over.
+// A member that joins fires nothing for one lease: every view that lacks
+// it was sent before it joined, and has ended by then on its holder's own
+// clock, whether or not that holder has acted on a newer one.
 // Owned by the member's renewal thread; not thread-safe.
 #pragma once
 
@@ -43,9 +46,12 @@ class MemberLease {
   // a transaction begun after that commit.
   void joined(DbInstant db_now);
 
-  // A renewal sent at `sent` came back. Not extended: the lease had ended,
-  // this member owns nothing and joins again.
-  FleetView renewed(const Renewal& renewal, Steady sent);
+  // A renewal sent at `sent` came back at `received`. Not extended, or
+  // back only after the last view's lease had run out on this member's
+  // clock (the database may have ended it before this renewal committed,
+  // and another member taken the tables): this member owns nothing and
+  // joins again.
+  FleetView renewed(const Renewal& renewal, Steady sent, Steady received);
 
   // Whether acting on `next` instead of `previous` at `now` may give this
   // member a table it did not fire a moment ago, whose last start must
@@ -58,6 +64,7 @@ class MemberLease {
   bool joined_ = false;
   DbInstant joined_at_{};
   bool settled_ = false;
+  Steady valid_until_ = Steady::min();  // the last view's end; min() before one
 };
 
 }  // namespace tidemark

@@ -106,17 +106,19 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       if (queue_.remove(key.table, key.kind)) events_.queue_length(queue_.waiting());
     } else if (!had && has) {
       ++gained;
+      // What this member skipped while its lease was in doubt, unless a
+      // run since (another member's) shows the firing was run.
       bool missed = state.skipped_while_lapsed;
       if (last_starts) {
         const auto last = last_starts->find(key);
-        const std::optional<Instant> started =
-            last == last_starts->end() ? std::nullopt : std::optional<Instant>(last->second);
-        missed = missed_firing(*state.pipeline, *state.table, started, now, key.kind);
-        if (missed) events_.catching_up(key.table, *started);
+        if (last != last_starts->end()) {
+          missed = missed_firing(*state.pipeline, *state.table, last->second, now, key.kind);
+          if (missed) events_.catching_up(key.table, last->second);
+        }
       }
       if (missed) arm(key, now, catch_up);
     }
-    if (has) state.skipped_while_lapsed = false;
+    state.skipped_while_lapsed = false;
   }
   view_ = std::move(view);
   if (view_.settled()) first_view_ = false;

@@ -158,6 +158,14 @@ create table tidemark.members (
   lease_until timestamptz not null
 );
 )SQL"},
+      // The firing a run of the daemon served, as its schedule had it:
+      // catch-up compares it with the schedule's firings, where a start
+      // time on the state database's clock could fall before the firing
+      // it ran (a member's clock ahead of the database's) and make the
+      // firing look missed. Null for runs from the command line.
+      {12, "runs: the firing each run served", R"SQL(
+alter table tidemark.runs add column scheduled_for timestamptz;
+)SQL"},
   };
   return migrations;
 }

@@ -136,7 +136,6 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
       systemd.stopping();
       spdlog::info("stopping: no new runs will start");
       scheduler.stop(config->daemon.shutdown_grace, [&] {
-        fleet.stop();
         signals.cancel();
         systemd.stop_watchdog();
         heartbeat.stop();
@@ -155,6 +154,8 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   systemd.start_watchdog();
   heartbeat.start();
   loop.run();  // returns once the stop path has cancelled every pending wait
+  // Off the loop: a round may take up to its statement timeout.
+  fleet.stop();
 
   if (scheduler.in_flight() > 0) {
     spdlog::error("exiting with {} run(s) still blocked; their transactions roll back", scheduler.in_flight());

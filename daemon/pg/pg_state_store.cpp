@@ -53,6 +53,13 @@ PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
 }
 
 Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
+  const auto taken = take_lock(lock, wait);
+  if (!taken || !*taken || !still_owner_ || still_owner_(lock.table)) return taken;
+  release_lock(std::to_string(run_lock_key(lock)));
+  return false;
+}
+
+Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
   const std::string key = std::to_string(run_lock_key(lock));
   try {
     if (!wait) return connection_.exec("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
@@ -118,8 +125,9 @@ with abandoned as (
 stored as (
   select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2 and $6::text is null),
 started as (
-  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi)
-  values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7)
+  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi,
+                             scheduled_for)
+  values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7, to_timestamp($8::bigint))
   returning run_id)
 select (select run_id from started), (select count(*) from abandoned), value, value_type,
        (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2)
@@ -127,7 +135,10 @@ from (select 1) one left join stored on true
 )SQL",
                                         {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
                                          host_, std::to_string(::getpid()), window_text(start.window, &Window::lo),
-                                         window_text(start.window, &Window::hi)});
+                                         window_text(start.window, &Window::hi),
+                                         firing_ ? std::optional<std::string>(std::to_string(
+                                                       firing_->time_since_epoch().count()))
+                                                 : std::nullopt});
     OpenedRun out;
     out.run = r.integer(0, 0);
     out.abandoned = static_cast<int>(r.integer(0, 1));

@@ -4,6 +4,7 @@
 // Used by one run on one thread.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/run/run_ports.h"
@@ -33,6 +34,20 @@ class PgStateStore final : public StateStore {
  public:
   explicit PgStateStore(PgConnection& connection);
 
+  // Once a lock is taken, `still_owner` is asked whether this process may
+  // still run the table (a member of a fleet that was paused, or lost the
+  // table meanwhile, must not): when it says no, the lock is let go and
+  // counts as held elsewhere. Unset: always yes.
+  void set_ownership_check(std::function<bool(const TableKey&)> still_owner) {
+    still_owner_ = std::move(still_owner);
+  }
+
+  // The firing the runs of this store serve (its scheduled instant, on the
+  // daemon's clock), written to each run row it opens: a later catch-up
+  // compares firings with firings, whatever the two hosts' clocks say.
+  // Unset (a run from the command line): none.
+  void set_firing(Instant scheduled) { firing_ = scheduled; }
+
   Result<bool> lock(const RunLock& lock, bool wait) override;
   void unlock(const RunLock& lock) override;
   Result<OpenedRun> open_run(const RunStart& start) override;
@@ -57,10 +72,13 @@ class PgStateStore final : public StateStore {
   PgConnection& connection() { return connection_; }
 
  private:
+  Result<bool> take_lock(const RunLock& lock, bool wait);
   // pg_advisory_unlock; poisons the session when the lock was not released.
   void release_lock(const std::string& key);
 
   PgConnection& connection_;
+  std::function<bool(const TableKey&)> still_owner_;
+  std::optional<Instant> firing_;
   std::string host_;
 
  public:

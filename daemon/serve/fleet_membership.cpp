@@ -101,11 +101,10 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
   const auto started = std::chrono::steady_clock::now();
   try {
     if (!state_) {
-      state_ = connect_to(config, config.daemon.state);
-      // A statement that hangs must not hold the lease's renewals for
-      // longer than the lease itself.
-      state_->exec("set statement_timeout = " + std::to_string(lease_.lease().count() * 1000));
-      migrate_state_schema(*state_);
+      auto state = connect_to(config, config.daemon.state);
+      migrate_state_schema(*state);  // as long as it takes: the one time
+      state_ = std::move(state);
+      limit_statements(*state_);
     }
     MemberRegistry registry(*state_);
     if (lease_.must_join()) {
@@ -116,12 +115,20 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
     const auto sent = std::chrono::steady_clock::now().time_since_epoch();
     const auto renewal = registry.renew(me_.member_id, lease_.lease());
     if (!renewal) throw std::runtime_error(renewal.error());
-    FleetView view = lease_.renewed(*renewal, sent);
+    const auto received = std::chrono::steady_clock::now().time_since_epoch();
+    FleetView view = lease_.renewed(*renewal, sent, received);
     std::optional<LastStarts> last_starts;
-    if (MemberLease::may_gain(view_, view, std::chrono::steady_clock::now().time_since_epoch())) {
+    if (MemberLease::may_gain(view_, view, received)) {
+      // Without them a table gained is not caught up, unless this member
+      // skipped its firing itself; the view goes to the scheduler anyway,
+      // or it would act on the old one until that lapsed.
       auto starts = StateReader(*state_).last_run_starts(tables_of(config));
-      if (!starts) throw std::runtime_error(starts.error());
-      last_starts = std::move(starts).value();
+      if (starts) {
+        last_starts = std::move(starts).value();
+      } else {
+        spdlog::warn("fleet: cannot read the tables' last runs ({}); tables gained now are not caught up",
+                     starts.error());
+      }
     }
     if (failing_) spdlog::info("fleet: the state database answers again");
     failing_ = false;
@@ -129,7 +136,7 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
     on_view_(std::move(view), std::move(last_starts));
     // The database ended the lease (this member was paused or cut off):
     // join again at once.
-    if (!renewal->extended) return started;
+    if (view.members().empty()) return started;
     return started + lease_.renew_every();
   } catch (const std::exception& e) {
     state_.reset();  // a session in doubt is not reused
@@ -139,9 +146,19 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
   }
 }
 
+void FleetMembership::limit_statements(PgConnection& state) const {
+  // A statement that hangs must not hold the renewals up for longer than
+  // the time between two of them.
+  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(lease_.renew_every());
+  state.exec("set statement_timeout = " + std::to_string(timeout.count()));
+}
+
 void FleetMembership::say_gone(const Config& config) {
   try {
-    if (!state_) state_ = connect_to(config, config.daemon.state);
+    if (!state_) {
+      state_ = connect_to(config, config.daemon.state);
+      limit_statements(*state_);
+    }
     const auto left = MemberRegistry(*state_).leave(me_.member_id);
     if (!left) throw std::runtime_error(left.error());
     spdlog::info("fleet: left; the other members take this one's tables now");

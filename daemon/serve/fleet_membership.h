@@ -51,6 +51,8 @@ class FleetMembership {
   // steady clock.
   std::chrono::steady_clock::time_point round(const Config& config);
   void say_gone(const Config& config);
+  // Makes the session's statements give up before the next renewal is due.
+  void limit_statements(PgConnection& state) const;
 
   MemberLease lease_;  // the thread's
   FleetMember me_;

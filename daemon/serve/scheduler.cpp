@@ -8,7 +8,7 @@ Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, St
                      std::size_t workers)
     : loop_(loop),
       reporter_(metrics),
-      launcher_(loop, metrics, monitor, workers,
+      launcher_(loop, metrics, monitor, gate_, workers,
                 [this](const TableKey& table, const RunSummary& summary, JobKind kind) {
                   tables_.run_finished(table, summary, kind);
                 }),
@@ -20,10 +20,12 @@ void Scheduler::start(std::shared_ptr<const Config> config, const LastStarts& la
 }
 
 void Scheduler::start_in_fleet(std::shared_ptr<const Config> config) {
+  gate_.set(FleetView::none());
   tables_.start(std::move(config), {}, FleetView::none());
 }
 
 void Scheduler::assign(FleetView view, const std::optional<LastStarts>& last_starts) {
+  gate_.set(view);
   tables_.assign(std::move(view), last_starts);
 }
 

@@ -13,6 +13,7 @@
 
 #include "core/config/config_model.h"
 #include "core/schedule/table_scheduler.h"
+#include "daemon/serve/fleet_gate.h"
 #include "daemon/serve/loop_alarm.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/scheduler_reporter.h"
@@ -50,6 +51,7 @@ class Scheduler {
   boost::asio::io_context& loop_;
   WallClock clock_;
   SchedulerReporter reporter_;
+  FleetGate gate_;  // before launcher_: its workers read it
   WorkerLauncher launcher_;  // destroyed after tables_: it joins the workers
   LoopAlarm alarm_;
   TableScheduler tables_;

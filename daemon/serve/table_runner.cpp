@@ -70,6 +70,8 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
   }
   if (connections.state) {
     PgStateStore state(*connections.state);
+    state.set_ownership_check(still_owner_);
+    if (firing_) state.set_firing(*firing_);
     std::string unreachable;
     try {
       connections.open_data(*config_, pipeline);
@@ -123,6 +125,8 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
   }
   PgRunPorts ports(connections, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
   if (fault_hook_) ports.target.set_fault_hook(fault_hook_);
+  ports.state.set_ownership_check(still_owner_);
+  if (firing_) ports.state.set_firing(*firing_);
   PgKeySide source_keys(*connections.source, table, PgKeySide::Role::Source);
   PgKeySide target_keys(connections.target(), table, PgKeySide::Role::Target, reconcile_mark_column(table));
   const RunContext context{pipeline, table, ports.state, ports.source, ports.target, observer_, cancel};

@@ -46,6 +46,12 @@ class TableRunner {
   // to print (`tidemark run`). Default: logged.
   void set_log_runs(bool log_runs) { log_runs_ = log_runs; }
 
+  // Asked once a run holds its table's lock (PgStateStore::set_ownership_check):
+  // in a fleet, whether this member still owns the table.
+  void set_ownership_check(std::function<bool(const TableKey&)> still_owner) { still_owner_ = std::move(still_owner); }
+  // The firing the runs serve, recorded in their run rows (PgStateStore::set_firing).
+  void set_firing(Instant scheduled) { firing_ = scheduled; }
+
   // Test hook passed to every PgTarget: throwing at a step simulates a crash.
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
 
@@ -54,6 +60,8 @@ class TableRunner {
   RunObserver& observer_;
   ConnectionPool* pool_;
   std::function<void(ChunkStep)> fault_hook_;
+  std::function<bool(const TableKey&)> still_owner_;
+  std::optional<Instant> firing_;
   bool log_runs_ = true;
 };
 

@@ -14,10 +14,11 @@ constexpr std::chrono::seconds kIdleSessionTimeout{90};
 }  // namespace
 
 WorkerLauncher::WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
-                               std::size_t workers, Finished on_finished)
+                               const FleetGate& gate, std::size_t workers, Finished on_finished)
     : loop_(loop),
       metrics_(metrics),
       monitor_(monitor),
+      gate_(gate),
       on_finished_(std::move(on_finished)),
       sessions_(workers, kIdleSessionTimeout),
       pool_(workers) {}
@@ -33,7 +34,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
   running_[key] = cancel;
   if (order.firing.kind == JobKind::Reconcile) {
     boost::asio::post(pool_, [this, order, key, cancel] {
-      TableRunner runner(order.config, metrics_, &sessions_);
+      TableRunner runner = runner_for(order);
       ReconcileRequest request;
       request.wait_for_lock = false;  // a load holds it: the scheduler tries again after the backoff
       const ReconcileReport report = runner.reconcile(*order.pipeline, *order.table, request, *cancel);
@@ -51,7 +52,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
     const auto started = std::chrono::system_clock::now();
     metrics_.run_started(order.firing.table,
                          started - std::chrono::system_clock::time_point(order.firing.scheduled.time_since_epoch()));
-    TableRunner runner(order.config, metrics_, &sessions_);
+    TableRunner runner = runner_for(order);
     const TimedSummary result = runner.run(*order.pipeline, *order.table, order.firing.trigger, *cancel);
     metrics_.run_ended(order.firing.table, result.duration);
     monitor_.poke();
@@ -60,6 +61,13 @@ void WorkerLauncher::launch(const RunOrder& order) {
       on_finished_(table, summary, JobKind::Load);
     });
   });
+}
+
+TableRunner WorkerLauncher::runner_for(const RunOrder& order) {
+  TableRunner runner(order.config, metrics_, &sessions_);
+  runner.set_ownership_check([this](const TableKey& table) { return gate_.owns(table); });
+  runner.set_firing(order.firing.scheduled);
+  return runner;
 }
 
 void WorkerLauncher::cancel_all() {

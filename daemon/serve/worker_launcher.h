@@ -17,8 +17,10 @@
 #include "core/run/cancel_token.h"
 #include "core/schedule/scheduler_ports.h"
 #include "daemon/pg/connection_pool.h"
+#include "daemon/serve/fleet_gate.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/state_monitor.h"
+#include "daemon/serve/table_runner.h"
 
 namespace tidemark {
 
@@ -29,8 +31,10 @@ class WorkerLauncher final : public RunLauncher {
   // `workers` threads and as many idle sessions per database. `on_finished`
   // is called on the loop thread when a run ends. The loop, metrics and
   // monitor must outlive the launcher.
+  // A run starts only while `gate` says this member owns its table, checked
+  // once the run holds the table's lock; `gate` must outlive the launcher.
   WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
-                 std::size_t workers, Finished on_finished);
+                 const FleetGate& gate, std::size_t workers, Finished on_finished);
   // Cancels the runs still going and waits for the workers to end.
   ~WorkerLauncher() override;
 
@@ -38,10 +42,12 @@ class WorkerLauncher final : public RunLauncher {
   void cancel_all() override;
 
  private:
+  TableRunner runner_for(const RunOrder& order);
 
   boost::asio::io_context& loop_;
   MetricsRegistry& metrics_;
   StateMonitor& monitor_;
+  const FleetGate& gate_;
   Finished on_finished_;
   ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
   boost::asio::thread_pool pool_;

@@ -44,48 +44,69 @@ TableKey table_of(const std::string& wanted, const std::vector<std::string>& mem
 
 }  // namespace
 
-TEST_CASE("a member alone owns every table from its first renewal") {
+MemberLease::Renewal renewal_at(const std::string& db_now, std::vector<FleetMember> others, bool extended = true) {
+  MemberLease::Renewal r = renewal(std::move(others), extended);
+  r.db_now = at(db_now);
+  return r;
+}
+
+FleetMember member(const std::string& id, const std::string& renewed_at, const std::string& lease_until) {
+  FleetMember m = member(id, renewed_at);
+  m.lease_until = at(lease_until);
+  return m;
+}
+
+TEST_CASE("a member that joins fires nothing for one lease, then owns its share") {
+  // Views that lack it were sent before it joined; they end within a
+  // lease of that on their holders' own clocks.
   MemberLease lease("me", seconds(6));
   CHECK(lease.must_join());
   lease.joined(at("2026-01-01T00:00:00Z"));
   CHECK_FALSE(lease.must_join());
-  const FleetView view = lease.renewed(renewal({}), Steady(seconds(100)));
+  const std::vector<std::string> all{"me", "x"};
+  const TableKey mine = table_of("me", all);
+  const auto x = [](const std::string& renewed) {
+    return member("x", renewed, format_instant(at(renewed) + seconds(6)));
+  };
+  FleetView view = lease.renewed(renewal_at("2026-01-01T00:00:02Z", {x("2026-01-01T00:00:01Z")}),
+                                 Steady(seconds(2)), Steady(seconds(2)));
+  CHECK_FALSE(view.settled());
+  CHECK_FALSE(view.owns(mine, Steady(seconds(2))));
+  view = lease.renewed(renewal_at("2026-01-01T00:00:05Z", {x("2026-01-01T00:00:05Z")}), Steady(seconds(4)),
+                       Steady(seconds(4)));
+  CHECK_FALSE(view.settled());
+  view = lease.renewed(renewal_at("2026-01-01T00:00:06Z", {x("2026-01-01T00:00:05Z")}), Steady(seconds(6)),
+                       Steady(seconds(6)));
   CHECK(view.settled());
-  CHECK(view.owns({"p", "any"}, Steady(seconds(100))));
-  CHECK(view.members() == std::vector<std::string>{"me"});
+  CHECK(view.owns(mine, Steady(seconds(6))));
+  CHECK_FALSE(view.owns(table_of("x", all), Steady(seconds(6))));
+  CHECK(view.members() == all);
 }
 
-TEST_CASE("a joining member fires nothing until every other member has renewed since it joined") {
+TEST_CASE("a member alone waits one lease too: another may be joining at the same moment") {
   MemberLease lease("me", seconds(6));
-  lease.joined(at("2026-01-01T00:00:05Z"));
-  const std::vector<std::string> all{"me", "x", "y"};
-  const TableKey mine = table_of("me", all);
-
-  // x renewed after the join and has seen "me"; y renewed before it: y
-  // may still fire what is now "me"'s.
-  FleetView view = lease.renewed(renewal({member("x", "2026-01-01T00:00:06Z"), member("y", "2026-01-01T00:00:04Z")}),
-                                 Steady(seconds(10)));
-  CHECK_FALSE(view.settled());
-  CHECK_FALSE(view.owns(mine, Steady(seconds(10))));
-
-  view = lease.renewed(renewal({member("x", "2026-01-01T00:00:08Z"), member("y", "2026-01-01T00:00:07Z")}),
-                       Steady(seconds(12)));
+  lease.joined(at("2026-01-01T00:00:00Z"));
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:01Z", {}), Steady(seconds(1)), Steady(seconds(1))).settled());
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:04Z", {}), Steady(seconds(4)), Steady(seconds(4))).settled());
+  const FleetView view = lease.renewed(renewal_at("2026-01-01T00:00:06Z", {}), Steady(seconds(6)), Steady(seconds(6)));
   CHECK(view.settled());
-  CHECK(view.owns(mine, Steady(seconds(12))));
-  CHECK_FALSE(view.owns(table_of("x", all), Steady(seconds(12))));
+  CHECK(view.owns({"p", "any"}, Steady(seconds(6))));
+}
 
-  // A member that joins later has seen this one from its start.
-  view = lease.renewed(renewal({member("x", "2026-01-01T00:00:10Z"), member("y", "2026-01-01T00:00:09Z"),
-                                member("z", "2026-01-01T00:00:09Z")}),
-                       Steady(seconds(14)));
-  CHECK(view.settled());
+TEST_CASE("a joining member waits for the longest lease among the members, not only its own") {
+  MemberLease lease("me", seconds(6));
+  lease.joined(at("2026-01-01T00:00:00Z"));
+  const FleetMember slow = member("x", "2026-01-01T00:00:05Z", "2026-01-01T00:00:35Z");  // a 30 s lease
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:29Z", {slow}), Steady(seconds(29)), Steady(seconds(29)))
+                  .settled());
+  CHECK(lease.renewed(renewal_at("2026-01-01T00:00:30Z", {slow}), Steady(seconds(30)), Steady(seconds(30))).settled());
 }
 
 TEST_CASE("a renewal is acted on until sent + lease - margin by the member's own clock, never later") {
   MemberLease lease("me", seconds(6));
   lease.joined(at("2026-01-01T00:00:00Z"));
   CHECK(lease.renew_every() == Steady(seconds(2)));
-  const FleetView view = lease.renewed(renewal({}), Steady(seconds(100)));
+  const FleetView view = lease.renewed(renewal({}), Steady(seconds(100)), Steady(seconds(100)));
   // The database ends the lease no sooner than 6 s after the renewal was
   // sent; this member stops 1 s (a sixth) before.
   CHECK(view.owns({"p", "t"}, Steady(seconds(104)) + Steady(milliseconds(999))));
@@ -95,25 +116,45 @@ TEST_CASE("a renewal is acted on until sent + lease - margin by the member's own
 
   MemberLease short_lease("me", seconds(3));
   short_lease.joined(at("2026-01-01T00:00:00Z"));
-  const FleetView brief = short_lease.renewed(renewal({}), Steady(seconds(100)));
+  const FleetView brief = short_lease.renewed(renewal({}), Steady(seconds(100)), Steady(seconds(100)));
   CHECK_FALSE(brief.lapsed(Steady(seconds(102)) + Steady(milliseconds(499))));
   CHECK(brief.lapsed(Steady(seconds(102)) + Steady(milliseconds(500))));
 }
 
-TEST_CASE("a lease the database ended: nothing owned, join again, and wait to be seen again") {
+TEST_CASE("a lease the database ended: nothing owned, join again, and wait a lease again") {
   MemberLease lease("me", seconds(6));
   lease.joined(at("2026-01-01T00:00:00Z"));
-  CHECK(lease.renewed(renewal({member("x", "2026-01-01T00:00:01Z")}), Steady(seconds(1))).settled());
+  CHECK(lease.renewed(renewal({member("x", "2026-01-01T00:00:01Z")}), Steady(seconds(1)), Steady(seconds(1))).settled());
 
   // Paused past its lease: x has taken its tables.
-  const FleetView lost = lease.renewed(renewal({}, false), Steady(seconds(40)));
+  const FleetView lost = lease.renewed(renewal({}, false), Steady(seconds(40)), Steady(seconds(40)));
   CHECK_FALSE(lost.owns({"p", "t"}, Steady(seconds(40))));
   CHECK(lost.members().empty());
   CHECK(lease.must_join());
 
   lease.joined(at("2026-01-01T00:00:41Z"));
-  CHECK_FALSE(lease.renewed(renewal({member("x", "2026-01-01T00:00:40Z")}), Steady(seconds(41))).settled());
-  CHECK(lease.renewed(renewal({member("x", "2026-01-01T00:00:42Z")}), Steady(seconds(43))).settled());
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:42Z", {}), Steady(seconds(42)), Steady(seconds(42))).settled());
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:45Z", {}), Steady(seconds(45)), Steady(seconds(45))).settled());
+  CHECK(lease.renewed(renewal_at("2026-01-01T00:00:47Z", {}), Steady(seconds(47)), Steady(seconds(47))).settled());
+}
+
+TEST_CASE("regression: a renewal that commits after its lease ran out on the member's clock is a lost lease") {
+  // The statement began before the lease ended (so it extended it), but
+  // another member may have judged the lease ended meanwhile and taken
+  // the tables: the late member must join again, not fire on.
+  MemberLease lease("me", seconds(6));
+  lease.joined(at("2026-01-01T00:00:00Z"));
+  CHECK(lease.renewed(renewal({}), Steady(seconds(10)), Steady(seconds(10))).settled());  // valid until 15 s
+  const FleetView late = lease.renewed(renewal({}), Steady(seconds(12)), Steady(seconds(15)));
+  CHECK(late.members().empty());
+  CHECK_FALSE(late.owns({"p", "t"}, Steady(seconds(15))));
+  CHECK(lease.must_join());
+  // Back in time: a slow answer still counts.
+  lease.joined(at("2026-01-01T00:00:20Z"));
+  CHECK(lease.renewed(renewal_at("2026-01-01T00:00:30Z", {}), Steady(seconds(30)), Steady(seconds(30))).settled());
+  CHECK(lease.renewed(renewal_at("2026-01-01T00:00:32Z", {}), Steady(seconds(32)),
+                      Steady(seconds(34)) + Steady(milliseconds(999)))
+            .owns({"p", "t"}, Steady(seconds(35))));
 }
 
 TEST_CASE("when a new view may give tables, so that their last starts are read first") {
@@ -128,7 +169,8 @@ TEST_CASE("when a new view may give tables, so that their last starts are read f
   const std::vector<Case> cases{
       {"same fleet, later lease", two, FleetView("me", {"me", "x"}, true, Steady(seconds(62))), false},
       {"a member left", two, FleetView("me", {"me"}, true, Steady(seconds(62))), true},
-      {"a member joined (it only takes)", two, FleetView("me", {"me", "x", "y"}, true, Steady(seconds(62))), true},
+      {"a member joined (it only takes)", two, FleetView("me", {"me", "x", "y"}, true, Steady(seconds(62))), false},
+      {"one joined, another left", two, FleetView("me", {"me", "y"}, true, Steady(seconds(62))), true},
       {"settled at last", FleetView("me", {"me", "x"}, false, Steady(seconds(60))), two, true},
       {"the previous lease had lapsed", FleetView("me", {"me", "x"}, true, Steady(seconds(49))), two, true},
       {"the first view", FleetView::none(), two, true},

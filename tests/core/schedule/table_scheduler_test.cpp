@@ -566,10 +566,33 @@ TEST_CASE("a member whose lease lapsed by its own clock fires nothing, then catc
   sim.advance_to(at("2026-01-01T11:00:20Z"));
   // A renewal at last: the same fleet, the skipped firing runs now; the
   // table that skipped nothing waits for its own.
-  sim.scheduler.assign(me_and_x(sim.clock.monotonic() + Steady(std::chrono::seconds(5))), std::nullopt);
+  // regression: the last starts read with it name neither table (neither
+  // ever ran); the skipped firing still runs.
+  sim.scheduler.assign(me_and_x(sim.clock.monotonic() + Steady(std::chrono::seconds(5))), LastStarts{});
   sim.advance_to(at("2026-01-01T11:00:20Z"));
   CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T11:00:20Z takeover"});
   CHECK(launches_of(sim.launcher, mine[1]).empty());
+}
+
+TEST_CASE("a firing that waited for a worker does not start after the lease lapsed; it runs once renewed") {
+  const auto mine = owned_by("me", 2);
+  SimulatedScheduler sim(1, at("2026-01-01T10:59:50Z"));
+  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none());
+  sim.scheduler.assign(me_and_x(sim.clock.monotonic() + Steady(std::chrono::seconds(15))), LastStarts{});
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  REQUIRE(sim.launcher.launched.size() == 1);
+  REQUIRE(sim.scheduler.waiting() == 1);
+  const std::string first = sim.launcher.launched[0].firing.table.table;
+  const std::string second = first == mine[0] ? mine[1] : mine[0];
+  sim.advance_to(at("2026-01-01T11:00:10Z"));  // past the lease's local end
+  sim.finish(first, RunStatus::Success);
+  CHECK(sim.launcher.launched.size() == 1);
+  CHECK(sim.scheduler.in_flight() == 0);
+  CHECK(sim.scheduler.waiting() == 0);
+  CHECK(sim.events.lapses == 1);
+  sim.scheduler.assign(me_and_x(sim.clock.monotonic() + Steady(std::chrono::seconds(5))), LastStarts{});
+  sim.advance_to(at("2026-01-01T11:00:10Z"));
+  CHECK(launches_of(sim.launcher, second) == std::vector<std::string>{"2026-01-01T11:00:10Z takeover"});
 }
 
 TEST_CASE("a table lost while its firing waits for a worker is not started; one lost mid-run runs on") {
