@@ -35,7 +35,8 @@ std::string file_kind(const fs::file_status& status) {
 // Reads a whole regular file of at most kMaxConfigFileBytes; on failure
 // records why and returns false. Opened without blocking (a FIFO with no
 // writer would wait forever) and checked on the opened descriptor.
-bool read_file(const std::string& path, std::string& text, std::vector<ConfigError>& errors) {
+bool read_file(const std::string& path, std::string& text, std::vector<ConfigError>& errors,
+               const char* expected = "name the daemon file (tidemark.yaml) or a pipeline file") {
   const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) {
     errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
@@ -52,8 +53,7 @@ bool read_file(const std::string& path, std::string& text, std::vector<ConfigErr
   }
   if (!S_ISREG(info.st_mode)) {
     std::error_code ec;
-    errors.push_back(file_error(path, "is " + file_kind(fs::status(path, ec)) +
-                                          ", not a YAML file: name the daemon file (tidemark.yaml) or a pipeline file"));
+    errors.push_back(file_error(path, "is " + file_kind(fs::status(path, ec)) + ", not a YAML file: " + expected));
     return false;
   }
   if (info.st_size > kMaxConfigFileBytes) {
@@ -123,7 +123,46 @@ std::vector<std::string> pipeline_files(const std::string& dir, std::vector<Conf
   return paths;
 }
 
+// Reads and parses the file metrics.web_config names into daemon.metrics.web,
+// its files made relative to its own folder (as exporter-toolkit does).
+void load_web_config(DaemonConfig& daemon, std::vector<ConfigError>& errors) {
+  MetricsConfig& metrics = daemon.metrics;
+  if (metrics.web_config.empty()) return;
+  ConfigText file{web_config_path(daemon), {}};
+  std::vector<ConfigError> read_errors;
+  if (!read_file(file.path, file.text, read_errors, "name a web configuration file (tls_server_config, basic_auth_users)")) {
+    // Said where the file is named, so that a wrong path is found there.
+    const SourceLocation& at = metrics.web_config_location;
+    for (const ConfigError& e : read_errors) {
+      errors.push_back(ConfigError{at.file, at.line, at.column, "metrics.web_config",
+                                   "the web configuration " + e.file + " " + e.message +
+                                       " (web_config is relative to this file's folder)"});
+    }
+    return;
+  }
+  auto parsed = parse_web_config(file);
+  errors.insert(errors.end(), parsed.errors.begin(), parsed.errors.end());
+  if (!parsed.value) return;
+  const fs::path folder = fs::path(file.path).parent_path();
+  const auto resolve = [&](WebConfigPath& p) {
+    if (!fs::path(p.path).is_absolute()) p.path = (folder / p.path).lexically_normal().string();
+  };
+  if (parsed.value->tls) {
+    resolve(parsed.value->tls->cert_file);
+    resolve(parsed.value->tls->key_file);
+    if (parsed.value->tls->client_ca_file) resolve(*parsed.value->tls->client_ca_file);
+  }
+  metrics.web = std::move(parsed.value);
+}
+
 }  // namespace
+
+std::string web_config_path(const DaemonConfig& daemon) {
+  if (daemon.metrics.web_config.empty()) return {};
+  const fs::path file(daemon.metrics.web_config);
+  if (file.is_absolute()) return file.string();
+  return (fs::path(daemon.file).parent_path() / file).lexically_normal().string();
+}
 
 std::string pipelines_dir_path(const DaemonConfig& daemon) {
   const fs::path dir(daemon.pipelines_dir);
@@ -143,6 +182,13 @@ ParseOutcome<Config> load_config(const std::string& daemon_config_path) {
       daemon.value || (daemon.partial && std::none_of(out.errors.begin(), out.errors.end(), [](const ConfigError& e) {
                          return e.key_path == "pipelines_dir";
                        }));
+  if (daemon.value) {
+    load_web_config(*daemon.value, out.errors);
+  } else if (daemon.partial && std::none_of(out.errors.begin(), out.errors.end(), [](const ConfigError& e) {
+               return e.key_path == "metrics.web_config";
+             })) {
+    load_web_config(*daemon.partial, out.errors);
+  }
   if (!dir_known) return out;
   const DaemonConfig& daemon_config = daemon.value ? *daemon.value : *daemon.partial;
 

@@ -41,10 +41,52 @@ struct ConnectionConfig {
   std::chrono::seconds replay_timeout{60};
 };
 
+// The TLS versions the endpoint may speak (exporter-toolkit's TLS12, TLS13).
+enum class TlsVersion { Tls12, Tls13 };
+
+// Whether the endpoint asks scrapers for a certificate, as exporter-toolkit
+// names the policies (the ones that accept any certificate are refused).
+enum class ClientAuth { NoClientCert, VerifyClientCertIfGiven, RequireAndVerifyClientCert };
+
+// A file named in the web configuration, with where it was named.
+struct WebConfigPath {
+  std::string path;  // as written; the loader makes it relative to the web configuration's folder
+  SourceLocation location;
+  std::string key_path;  // e.g. "tls_server_config.cert_file"
+};
+
+// tls_server_config of a web configuration file.
+struct TlsServerConfig {
+  WebConfigPath cert_file;
+  WebConfigPath key_file;
+  std::optional<WebConfigPath> client_ca_file;  // with a Verify* client_auth_type only
+  ClientAuth client_auth = ClientAuth::NoClientCert;
+  TlsVersion min_version = TlsVersion::Tls12;
+  TlsVersion max_version = TlsVersion::Tls13;
+};
+
+// One entry of basic_auth_users: a user and the bcrypt hash of its password.
+struct BasicAuthUser {
+  std::string name;
+  std::string bcrypt_hash;  // $2a$, $2b$ or $2y$, checked for shape
+};
+
+// A Prometheus exporter web configuration file (metrics.web_config): TLS
+// and basic auth for /metrics, /healthz and /readyz alike.
+struct WebConfig {
+  std::string file;                   // as shown in messages
+  std::optional<TlsServerConfig> tls;  // absent: plain HTTP
+  std::vector<BasicAuthUser> users;   // empty: no password asked
+};
+
 struct MetricsConfig {
   std::string listen;  // as written, "host:port"
   std::string host;    // without brackets for IPv6
   std::uint16_t port = 0;
+  std::string web_config;  // as written; relative to the daemon file's folder; empty: none
+  SourceLocation web_config_location;  // where web_config is written, for messages about the file
+  // The web configuration read from web_config: set by the loader.
+  std::optional<WebConfig> web;
 };
 
 enum class LogLevel { Trace, Debug, Info, Warn, Error, Off };

@@ -109,6 +109,22 @@ std::optional<YAML::Node> load_yaml(const ConfigText& file, std::vector<ConfigEr
   }
 }
 
+// Reads a file of one map (the daemon file, a web configuration) into
+// `model`, whose `file` it sets; every error goes to `errors`. The
+// document's root, or nothing when the YAML itself is broken.
+template <class Model>
+std::optional<YAML::Node> read_document(const ConfigText& file, const MapSchema<Model>& schema, Model& model,
+                                        std::vector<ConfigError>& errors) {
+  std::optional<ConfigError> second_document;
+  auto root = load_yaml(file, errors, second_document);
+  if (!root) return root;
+  model.file = file.path;
+  ConfigReader reader(file.path, errors);
+  reader.read_map(*root, schema, model);
+  if (second_document) errors.push_back(std::move(*second_document));
+  return root;
+}
+
 void check_connection(ConfigReader& r, const YAML::Node& root, const DaemonConfig& daemon, const char* key,
                       const std::string& name) {
   if (name.empty() || daemon.find_connection(name) != nullptr) return;
@@ -122,18 +138,22 @@ void check_connection(ConfigReader& r, const YAML::Node& root, const DaemonConfi
 
 ParseOutcome<DaemonConfig> parse_daemon_config(const ConfigText& file) {
   ParseOutcome<DaemonConfig> out;
-  std::optional<ConfigError> second_document;
-  const auto root = load_yaml(file, out.errors, second_document);
-  if (!root) return out;
   DaemonConfig config;
-  config.file = file.path;
-  ConfigReader reader(file.path, out.errors);
-  reader.read_map(*root, daemon_schema(), config);
-  if (second_document) out.errors.push_back(std::move(*second_document));
+  const auto root = read_document(file, daemon_schema(), config, out.errors);
+  if (!root) return out;
   if (out.errors.empty()) {
     out.value = std::move(config);
   } else if (root->IsMap()) {
     out.partial = std::move(config);
+  }
+  return out;
+}
+
+ParseOutcome<WebConfig> parse_web_config(const ConfigText& file) {
+  ParseOutcome<WebConfig> out;
+  WebConfig config;
+  if (read_document(file, web_config_schema(), config, out.errors) && out.errors.empty()) {
+    out.value = std::move(config);
   }
   return out;
 }

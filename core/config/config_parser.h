@@ -30,6 +30,10 @@ struct ParseOutcome {
 // Parses tidemark.yaml.
 ParseOutcome<DaemonConfig> parse_daemon_config(const ConfigText& file);
 
+// Parses a web configuration file (metrics.web_config; exporter-toolkit's
+// format). Its file paths are left as written: the daemon resolves them.
+ParseOutcome<WebConfig> parse_web_config(const ConfigText& file);
+
 // Whether the pipeline files' connection names are checked against the
 // daemon config: not when the daemon file has errors of its own (its
 // connections may be missing only because of them).

@@ -89,6 +89,13 @@ void ConfigReader::read_named_entries(
   }
 }
 
+void ConfigReader::read_entries(
+    const YAML::Node& node,
+    const std::function<void(const std::string&, const YAML::Node&, const YAML::Node&)>& read_entry) {
+  if (!expect_map(node)) return;
+  for (const MapEntry& entry : map_entries(node)) read_entry(entry.key, entry.key_node, entry.value);
+}
+
 void ConfigReader::read_list(const YAML::Node& node, const std::function<void(const YAML::Node&)>& read_item) {
   if (!node.IsSequence()) {
     error(node, "expected a list, got " + describe(node));

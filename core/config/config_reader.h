@@ -89,6 +89,12 @@ class ConfigReader {
   void read_named_entries(const YAML::Node& node,
                           const std::function<void(const std::string&, const YAML::Node&)>& read_entry);
 
+  // Reads a map whose keys are any plain text (basic_auth_users): each
+  // entry's key, key node and value, duplicates reported and left out.
+  // No path segment is added: the caller adds one once the key is known fit to show.
+  void read_entries(const YAML::Node& node,
+                    const std::function<void(const std::string&, const YAML::Node&, const YAML::Node&)>& read_entry);
+
   // Reads a non-empty list, calling `read_item` with each item under "[i]".
   void read_list(const YAML::Node& node, const std::function<void(const YAML::Node&)>& read_item);
 

@@ -5,6 +5,7 @@
 
 #include <date/tz.h>
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -224,10 +225,196 @@ const MapSchema<MetricsConfig>& metrics_schema() {
           {"listen", Presence::Optional, "\"127.0.0.1:9464\"", "host:port",
            "address of the HTTP endpoint: /metrics, /healthz, /readyz",
            [](ConfigReader& r, const YAML::Node& n, MetricsConfig& m) {
-             if (auto v = read_listen(r, n)) m = *v;
+             if (auto v = read_listen(r, n)) {
+               m.listen = v->listen;
+               m.host = v->host;
+               m.port = v->port;
+             }
+           }},
+          {"web_config", Presence::Optional, "", "path",
+           "a Prometheus exporter web configuration file (tls_server_config, basic_auth_users), relative to this "
+           "file: TLS and basic auth for all three paths (docs/operations.md, \"Scraping over TLS with a "
+           "password\"); read at start and at each reload",
+           [](ConfigReader& r, const YAML::Node& n, MetricsConfig& m) {
+             if (auto v = read_string(r, n)) {
+               m.web_config = *v;
+               m.web_config_location = r.location(n);
+             }
            }},
       },
       nullptr};
+  return schema;
+}
+
+namespace {
+
+// At most `limit` bytes of a value, quoted, for a message about it.
+std::string quoted_prefix(const std::string& text, std::size_t limit = 40) {
+  if (text.size() <= limit) return "\"" + text + "\"";
+  return "\"" + text.substr(0, limit) + "\"...";
+}
+
+// A key of exporter-toolkit's format that tidemark does not implement:
+// refused by name, saying what to do instead.
+template <class Model>
+KeySpec<Model> unsupported_key(std::string_view key, const char* advice) {
+  return {key, Presence::Optional, "", "not supported", advice, [advice](ConfigReader& r, const YAML::Node& n, Model&) {
+            r.error(n, std::string("not supported by tidemark: ") + advice);
+          }};
+}
+
+template <class Model>
+FieldReader<Model> into_path(WebConfigPath Model::*member) {
+  return [member](ConfigReader& r, const YAML::Node& n, Model& model) {
+    if (auto v = read_string(r, n)) model.*member = WebConfigPath{*v, r.location(n), r.path()};
+  };
+}
+
+std::optional<TlsVersion> read_tls_version(ConfigReader& r, const YAML::Node& n) {
+  if (n.IsScalar() && (n.Scalar() == "TLS10" || n.Scalar() == "TLS11")) {
+    r.error(n, "TLS 1.0 and 1.1 are refused (deprecated, RFC 8996): use TLS12 or TLS13");
+    return std::nullopt;
+  }
+  return read_enum<TlsVersion>(r, n, {{"TLS12", TlsVersion::Tls12}, {"TLS13", TlsVersion::Tls13}});
+}
+
+// Why `hash` is not a bcrypt hash as crypt(3) writes one: $2a$, $2b$ or
+// $2y$, a two-digit cost from 04 to 31, $, then 53 characters of bcrypt's
+// alphabet (22 of salt, 31 of hash). Nothing when it is one.
+std::optional<std::string> bcrypt_hash_problem(const std::string& hash) {
+  const std::string make_one = ": make one with htpasswd -nBC 10 \"\" | tr -d ':\\n' (docs/operations.md)";
+  if (hash.size() < 4 || hash[0] != '$' || hash[1] != '2' || (hash[2] != 'a' && hash[2] != 'b' && hash[2] != 'y') ||
+      hash[3] != '$') {
+    return "is not a bcrypt hash (it starts $2y$, $2b$ or $2a$; a password is never written here in clear)" +
+           make_one;
+  }
+  if (hash.size() != 60 || hash[6] != '$' || hash[4] < '0' || hash[4] > '9' || hash[5] < '0' || hash[5] > '9') {
+    return "is not a whole bcrypt hash ($2y$, two digits of cost, $ and 53 characters: 60 in all)" + make_one;
+  }
+  const int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  if (cost < 4 || cost > 31) return "has a bcrypt cost of " + std::to_string(cost) + "; it must be 04 to 31" + make_one;
+  for (std::size_t i = 7; i < hash.size(); ++i) {
+    const char c = hash[i];
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '/';
+    if (!ok) return "holds a character bcrypt never writes, at position " + std::to_string(i + 1) + make_one;
+  }
+  return std::nullopt;
+}
+
+void read_basic_auth_users(ConfigReader& r, const YAML::Node& node, WebConfig& w) {
+  constexpr std::size_t kMaxUserName = 128;
+  r.read_entries(node, [&](const std::string& name, const YAML::Node& key_node, const YAML::Node& value) {
+    const bool control = std::any_of(name.begin(), name.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+    });
+    if (name.empty() || name.size() > kMaxUserName || name.find(':') != std::string::npos || control) {
+      r.error(key_node, "user name " + quoted_prefix(name) + " cannot be used: basic auth takes 1 to " +
+                            std::to_string(kMaxUserName) + " characters without a colon or control characters");
+      return;
+    }
+    ConfigReader::Scope scope(r, name);
+    auto hash = read_string(r, value);
+    if (!hash) return;
+    if (const auto problem = bcrypt_hash_problem(*hash)) {
+      r.error(value, "the password hash of " + quoted_prefix(name) + " " + *problem);
+      return;
+    }
+    w.users.push_back({name, *hash});
+  });
+}
+
+}  // namespace
+
+const MapSchema<TlsServerConfig>& tls_server_config_schema() {
+  constexpr const char* kFilesOnly = "give the file with cert_file, key_file or client_ca_file";
+  static const MapSchema<TlsServerConfig> schema{
+      "web_config: tls_server_config",
+      {
+          {"cert_file", Presence::Required, "", "path",
+           "the server's certificate (PEM; a chain, the server's first), relative to the web configuration file",
+           into_path(&TlsServerConfig::cert_file)},
+          {"key_file", Presence::Required, "", "path", "its private key (PEM, unencrypted)",
+           into_path(&TlsServerConfig::key_file)},
+          {"client_auth_type", Presence::Optional, "NoClientCert",
+           "NoClientCert | VerifyClientCertIfGiven | RequireAndVerifyClientCert",
+           "whether scrapers must show a certificate signed by client_ca_file",
+           into(&TlsServerConfig::client_auth, [](ConfigReader& r, const YAML::Node& n) -> std::optional<ClientAuth> {
+             if (n.IsScalar() && (n.Scalar() == "RequestClientCert" || n.Scalar() == "RequireAnyClientCert")) {
+               r.error(n, n.Scalar() +
+                              " accepts any certificate without checking it: use RequireAndVerifyClientCert "
+                              "with client_ca_file");
+               return std::nullopt;
+             }
+             return read_enum<ClientAuth>(r, n,
+                                          {{"NoClientCert", ClientAuth::NoClientCert},
+                                           {"VerifyClientCertIfGiven", ClientAuth::VerifyClientCertIfGiven},
+                                           {"RequireAndVerifyClientCert", ClientAuth::RequireAndVerifyClientCert}});
+           })},
+          {"client_ca_file", Presence::Optional, "", "path",
+           "the CA certificates (PEM) that scrapers' certificates are checked against; with a Verify* "
+           "client_auth_type only",
+           [](ConfigReader& r, const YAML::Node& n, TlsServerConfig& t) {
+             if (auto v = read_string(r, n)) t.client_ca_file = WebConfigPath{*v, r.location(n), r.path()};
+           }},
+          {"min_version", Presence::Optional, "TLS12", "TLS12 | TLS13", "the oldest TLS version accepted",
+           into(&TlsServerConfig::min_version, read_tls_version)},
+          {"max_version", Presence::Optional, "TLS13", "TLS12 | TLS13", "the newest TLS version accepted",
+           into(&TlsServerConfig::max_version, read_tls_version)},
+          unsupported_key<TlsServerConfig>("cert", kFilesOnly),
+          unsupported_key<TlsServerConfig>("key", kFilesOnly),
+          unsupported_key<TlsServerConfig>("client_ca", kFilesOnly),
+          unsupported_key<TlsServerConfig>("client_allowed_sans", "any certificate client_ca_file signed is accepted; sign only the "
+                                          "scrapers' certificates with that CA"),
+          unsupported_key<TlsServerConfig>("cipher_suites", "OpenSSL's default suites are used; raise min_version to TLS13 to narrow them"),
+          unsupported_key<TlsServerConfig>("prefer_server_cipher_suites", "OpenSSL's defaults are used; remove the key"),
+          unsupported_key<TlsServerConfig>("curve_preferences", "OpenSSL's default groups are used; remove the key"),
+      },
+      [](ConfigReader& r, const YAML::Node& node, TlsServerConfig& t) {
+        const bool verifies = t.client_auth != ClientAuth::NoClientCert;
+        if (verifies && !t.client_ca_file) {
+          ConfigReader::Scope scope(r, "client_auth_type");
+          r.error(node["client_auth_type"], "a Verify* client_auth_type needs client_ca_file: the CA that signs the "
+                                            "scrapers' certificates");
+        }
+        if (!verifies && t.client_ca_file) {
+          ConfigReader::Scope scope(r, "client_ca_file");
+          r.error(node["client_ca_file"], "client_ca_file is used only with client_auth_type "
+                                          "RequireAndVerifyClientCert (or VerifyClientCertIfGiven): set one, or "
+                                          "remove client_ca_file");
+        }
+        if (t.min_version == TlsVersion::Tls13 && t.max_version == TlsVersion::Tls12 &&
+            node["max_version"].IsDefined()) {
+          ConfigReader::Scope scope(r, "max_version");
+          r.error(node["max_version"], "is below min_version: no TLS version would be left");
+        }
+      }};
+  return schema;
+}
+
+const MapSchema<WebConfig>& web_config_schema() {
+  static const MapSchema<WebConfig> schema{
+      "web_config",
+      {
+          {"tls_server_config", Presence::Optional, "", "map",
+           "serve HTTPS with this certificate; absent: plain HTTP",
+           [](ConfigReader& r, const YAML::Node& n, WebConfig& w) {
+             TlsServerConfig tls;
+             const std::size_t before = r.error_count();
+             r.read_map(n, tls_server_config_schema(), tls);
+             if (r.error_count() == before) w.tls = std::move(tls);
+           }},
+          {"basic_auth_users", Presence::Optional, "", "map of user name to bcrypt hash",
+           "every path asks for one of these users and its password (basic auth); absent: none asked",
+           read_basic_auth_users},
+          unsupported_key<WebConfig>("http_server_config", "tidemark speaks HTTP/1.1 and sets no extra headers; remove the key"),
+          unsupported_key<WebConfig>("rate_limit", "remove the key; a proxy in front can limit requests"),
+      },
+      [](ConfigReader& r, const YAML::Node& node, WebConfig&) {
+        if (node.IsMap() && !node["tls_server_config"].IsDefined() && !node["basic_auth_users"].IsDefined()) {
+          r.error(node, "neither tls_server_config nor basic_auth_users: give one of them, or remove "
+                        "metrics.web_config from the daemon file");
+        }
+      }};
   return schema;
 }
 
@@ -580,6 +767,8 @@ std::string render_schema_reference() {
   render_map(out, daemon_schema());
   render_map(out, connection_schema());
   render_map(out, metrics_schema());
+  render_map(out, web_config_schema());
+  render_map(out, tls_server_config_schema());
   render_map(out, log_schema());
   render_map(out, pipeline_schema());
   render_map(out, table_schema());

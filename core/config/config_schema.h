@@ -19,6 +19,9 @@ inline constexpr std::size_t kMaxTablesPerPipeline = 10000;
 const MapSchema<DaemonConfig>& daemon_schema();
 const MapSchema<ConnectionConfig>& connection_schema();
 const MapSchema<MetricsConfig>& metrics_schema();
+// The file metrics.web_config names, in exporter-toolkit's format.
+const MapSchema<WebConfig>& web_config_schema();
+const MapSchema<TlsServerConfig>& tls_server_config_schema();
 const MapSchema<LogConfig>& log_schema();
 const MapSchema<PipelineConfig>& pipeline_schema();
 const MapSchema<TableConfig>& table_schema();

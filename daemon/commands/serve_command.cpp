@@ -7,12 +7,14 @@
 #include <malloc.h>
 #endif
 
+#include <optional>
 #include <ostream>
 
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/config_loader.h"
 #include "daemon/commands/exit_code.h"
+#include "daemon/serve/endpoint_security.h"
 #include "daemon/serve/fleet_membership.h"
 #include "daemon/serve/health_state.h"
 #include "daemon/serve/http_endpoint.h"
@@ -68,16 +70,23 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   MetricsRegistry metrics;
   HealthState health;
   HttpEndpoint http(metrics, health);
+  auto security = make_endpoint_security(config->daemon.metrics);
+  if (!security) {
+    spdlog::critical("{}", security.error());
+    return kExitUsage;
+  }
+  const std::string scheme = security->tls ? "https" : "http";
+  const std::string guarded = security->describe();
   try {
-    http.listen(config->daemon.metrics);
+    http.listen(config->daemon.metrics, std::move(security).value());
   } catch (const std::exception& e) {
     spdlog::critical("{}", e.what());
     return kExitFailure;
   }
   metrics.set_config(*config);
   health.config_loaded(config->daemon.state);
-  spdlog::info("tidemark {} serving {} (metrics on http://{}/metrics, /healthz, /readyz)", kVersion,
-               status_line(*config), config->daemon.metrics.listen);
+  spdlog::info("tidemark {} serving {} (metrics on {}://{}/metrics, /healthz, /readyz; {})", kVersion,
+               status_line(*config), scheme, config->daemon.metrics.listen, guarded);
 
   boost::asio::io_context loop;
   SystemdNotifier systemd(loop);
@@ -106,17 +115,24 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
     if (signal == SIGHUP && !stopping) {
       systemd.reloading();
       auto loaded = load_config(command_line.config_path);
-      if (!loaded.value) {
+      // The web configuration is read again too: a renewed certificate or
+      // a changed password applies to the connections accepted from now on.
+      std::optional<Result<EndpointSecurity>> next_security;
+      if (loaded.value) next_security = make_endpoint_security(loaded.value->daemon.metrics);
+      if (!loaded.value || !*next_security) {
         for (const ConfigError& e : loaded.errors) spdlog::error("reload: {}", e.to_string());
+        if (next_security && !*next_security) spdlog::error("reload: {}", next_security->error());
         spdlog::error("reload: the configuration is invalid; keeping the one in use");
         metrics.reload_succeeded(false);
       } else {
+        http.secure(std::move(*next_security).value());
         auto next = std::make_shared<const Config>(std::move(*loaded.value));
         if (next->daemon.max_concurrent_runs != config->daemon.max_concurrent_runs ||
             next->daemon.metrics.listen != config->daemon.metrics.listen || next->daemon.log.level != config->daemon.log.level ||
             next->daemon.log.format != config->daemon.log.format ||
             next->daemon.fleet.lease != config->daemon.fleet.lease) {
-          spdlog::warn("reload: max_concurrent_runs, metrics, log and fleet.lease take effect at the next start");
+          spdlog::warn(
+              "reload: max_concurrent_runs, metrics.listen, log and fleet.lease take effect at the next start");
         }
         config = next;
         health.config_loaded(config->daemon.state);

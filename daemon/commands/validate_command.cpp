@@ -18,6 +18,7 @@
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/target_checks.h"
 #include "daemon/pg/pg_source.h"
+#include "daemon/serve/endpoint_security.h"
 
 namespace tidemark {
 namespace {
@@ -284,8 +285,11 @@ int run_validate(const ValidateOptions& command_line, Instant now, std::ostream&
   // summary so that "valid" is said only of a configuration that is.
   std::ostringstream sources;
   std::ostringstream targets;
-  const int errors =
-      check_initials(config, now, err) + check_sources(config, sources, err) + check_targets(config, targets, err);
+  // The web configuration's certificate and key load as serve loads them.
+  const auto security = make_endpoint_security(config.daemon.metrics);
+  if (!security) err << security.error() << '\n';
+  const int errors = (security ? 0 : 1) + check_initials(config, now, err) + check_sources(config, sources, err) +
+                     check_targets(config, targets, err);
   if (errors > 0) {
     fmt::print(err, "{} error{} found; configuration is invalid\n", errors, errors == 1 ? "" : "s");
     return kExitUsage;
@@ -295,6 +299,9 @@ int run_validate(const ValidateOptions& command_line, Instant now, std::ostream&
   for (const ConnectionConfig& c : config.daemon.connections) {
     fmt::print(out, "connection {}: {}\n", c.name, describe_connection(c));
   }
+  fmt::print(out, "metrics: {}://{} ({})\n", security->tls ? "https" : "http", config.daemon.metrics.listen,
+             config.daemon.metrics.web ? "web_config " + web_config_path(config.daemon) + ": " + security->describe()
+                                       : "no web_config");
   fmt::print(out, "pipelines_dir: {} ({} pipeline{})\n", pipelines_dir_path(config.daemon), config.pipelines.size(),
              config.pipelines.size() == 1 ? "" : "s");
   for (const PipelineConfig& p : config.pipelines) {

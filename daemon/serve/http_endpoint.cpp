@@ -4,6 +4,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <prometheus/text_serializer.h>
 
 #include <netdb.h>
@@ -15,6 +16,8 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
+#include <type_traits>
 
 namespace tidemark {
 
@@ -64,29 +67,61 @@ std::string bind_failure(const tcp::endpoint& endpoint, const boost::system::err
   return "cannot bind " + host + ":" + port + ": " + ec.message();
 }
 
-// One connection: reads requests and writes answers until the client
-// closes, asks to, or times out. Lives as long as its pending operation.
-class Session : public std::enable_shared_from_this<Session> {
- public:
-  Session(tcp::socket socket, HttpEndpoint& endpoint) : stream_(std::move(socket)), endpoint_(endpoint) {}
+using PlainStream = boost::beast::tcp_stream;
+using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
+// One connection, plain or TLS: shakes hands (TLS), then reads requests and
+// writes answers until the client closes, asks to, or times out; every
+// request is checked against the basic auth users first. Lives as long as
+// its pending operation.
+template <class Stream>
+class Session : public std::enable_shared_from_this<Session<Stream>> {
+ public:
+  template <class... StreamArgs>
+  Session(std::shared_ptr<const EndpointSecurity> security, HttpEndpoint& endpoint, StreamArgs&&... stream_args)
+      : security_(std::move(security)), stream_(std::forward<StreamArgs>(stream_args)...), endpoint_(endpoint) {}
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      boost::beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
+      stream_.async_handshake(boost::asio::ssl::stream_base::server,
+                              [self = this->shared_from_this()](const boost::system::error_code& ec) {
+                                if (ec) return self->drop();  // plain HTTP, a scanner, a refused certificate
+                                self->read();
+                              });
+    } else {
+      read();
+    }
+  }
+
+ private:
   void read() {
     request_ = {};
-    stream_.expires_after(kRequestTimeout);
+    boost::beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
     http::async_read(stream_, buffer_, request_,
-                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                     [self = this->shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                        if (ec) return self->close();
                        self->respond();
                      });
   }
 
- private:
+  bool authorized() const {
+    if (!security_->auth) return true;
+    const auto header = request_[http::field::authorization];
+    return security_->auth->allows(std::string_view(header.data(), header.size()));
+  }
+
   void respond() {
     response_ = {};
     response_.version(request_.version());
     response_.keep_alive(request_.keep_alive());
     response_.set(http::field::server, "tidemark");
-    if (request_.method() != http::verb::get && request_.method() != http::verb::head) {
+    if (!authorized()) {
+      response_.result(http::status::unauthorized);
+      response_.set(http::field::www_authenticate, "Basic realm=\"tidemark\"");
+      response_.set(http::field::content_type, "text/plain; charset=utf-8");
+      response_.body() = "unauthorized: give a user of basic_auth_users and its password\n";
+    } else if (request_.method() != http::verb::get && request_.method() != http::verb::head) {
       response_.result(http::status::method_not_allowed);
       response_.set(http::field::allow, "GET, HEAD");
       response_.set(http::field::content_type, "text/plain; charset=utf-8");
@@ -99,21 +134,30 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     response_.prepare_payload();
     if (request_.method() == http::verb::head) response_.body().clear();  // Content-Length stays the GET's
-    stream_.expires_after(kRequestTimeout);
+    boost::beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
     http::async_write(stream_, response_,
-                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                      [self = this->shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                         if (ec || !self->response_.keep_alive()) return self->close();
                         self->read();
                       });
   }
 
   void close() {
-    boost::system::error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.close();
+    if constexpr (std::is_same_v<Stream, TlsStream>) {
+      // TLS says goodbye (close_notify) within the same deadline.
+      boost::beast::get_lowest_layer(stream_).expires_after(kRequestTimeout);
+      stream_.async_shutdown([self = this->shared_from_this()](const boost::system::error_code&) { self->drop(); });
+    } else {
+      boost::system::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      drop();
+    }
   }
 
-  boost::beast::tcp_stream stream_;
+  void drop() { boost::beast::get_lowest_layer(stream_).close(); }
+
+  std::shared_ptr<const EndpointSecurity> security_;  // held: the TLS context outlives the stream
+  Stream stream_;
   HttpEndpoint& endpoint_;
   boost::beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
@@ -142,11 +186,13 @@ HttpEndpoint::HttpEndpoint(MetricsRegistry& metrics, HealthState& health)
                      .Register(*endpoint_registry_)
                      .Add({}, prometheus::Summary::Quantiles{{0.5, 0.05}, {0.9, 0.01}, {0.99, 0.001}})),
       acceptor_(io_),
-      retry_(io_) {}
+      retry_(io_),
+      security_(std::make_shared<const EndpointSecurity>()) {}
 
 HttpEndpoint::~HttpEndpoint() { stop(); }
 
-void HttpEndpoint::listen(const MetricsConfig& metrics) {
+void HttpEndpoint::listen(const MetricsConfig& metrics, EndpointSecurity security) {
+  secure(std::move(security));
   try {
     const tcp::endpoint endpoint = resolve(metrics);
     boost::system::error_code ec;
@@ -170,6 +216,17 @@ void HttpEndpoint::listen(const MetricsConfig& metrics) {
   });
 }
 
+void HttpEndpoint::secure(EndpointSecurity security) {
+  auto next = std::make_shared<const EndpointSecurity>(std::move(security));
+  std::lock_guard<std::mutex> lock(security_mutex_);
+  security_ = std::move(next);
+}
+
+std::shared_ptr<const EndpointSecurity> HttpEndpoint::security() const {
+  std::lock_guard<std::mutex> lock(security_mutex_);
+  return security_;
+}
+
 std::uint16_t HttpEndpoint::port() const { return acceptor_.local_endpoint().port(); }
 
 void HttpEndpoint::stop() {
@@ -183,7 +240,13 @@ void HttpEndpoint::accept() {
   acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
     if (ec == boost::asio::error::operation_aborted) return;
     if (!ec) {
-      std::make_shared<Session>(std::move(socket), *this)->read();
+      auto guard = security();
+      if (guard->tls) {
+        boost::asio::ssl::context& context = *guard->tls;
+        std::make_shared<Session<TlsStream>>(std::move(guard), *this, std::move(socket), context)->start();
+      } else {
+        std::make_shared<Session<PlainStream>>(std::move(guard), *this, std::move(socket))->start();
+      }
       return accept();
     }
     // A failed accept (out of file descriptors) must not end the serving,

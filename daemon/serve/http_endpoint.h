@@ -1,9 +1,11 @@
 // The daemon's one HTTP port (metrics.listen): GET /metrics serves the
 // registry in Prometheus' text format, /healthz whether the event loop
-// turns, /readyz whether the daemon is ready (HealthState). Owner:
-// serve_command. It runs its own Asio loop on a thread of its own, so a
-// stuck event loop gets a 503 rather than no answer; listen(), port() and
-// stop() are called from the owner's thread.
+// turns, /readyz whether the daemon is ready (HealthState); over TLS and
+// behind basic auth when the web configuration says so (EndpointSecurity),
+// all three alike. Owner: serve_command. It runs its own Asio loop on a
+// thread of its own, so a stuck event loop gets a 503 rather than no
+// answer; listen(), secure(), port() and stop() are called from the
+// owner's threads.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -15,10 +17,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 
 #include "core/config/config_model.h"
+#include "daemon/serve/endpoint_security.h"
 #include "daemon/serve/health_state.h"
 #include "daemon/serve/metrics_registry.h"
 
@@ -38,10 +42,13 @@ class HttpEndpoint {
   HttpEndpoint(const HttpEndpoint&) = delete;
   HttpEndpoint& operator=(const HttpEndpoint&) = delete;
 
-  // Binds host:port and starts answering. Throws std::runtime_error
-  // ("cannot serve metrics on <listen>: ...") saying what to do when the
-  // host does not resolve or the port cannot be bound.
-  void listen(const MetricsConfig& metrics);
+  // Binds host:port and starts answering, guarded by `security`. Throws
+  // std::runtime_error ("cannot serve metrics on <listen>: ...") saying
+  // what to do when the host does not resolve or the port cannot be bound.
+  void listen(const MetricsConfig& metrics, EndpointSecurity security = {});
+  // Guards connections accepted from now on with `security` (a reload);
+  // those already open keep what they began with.
+  void secure(EndpointSecurity security);
   // The port bound (the one asked for, or the kernel's pick for port 0).
   std::uint16_t port() const;
   // Stops answering and joins the thread; idempotent.
@@ -52,6 +59,7 @@ class HttpEndpoint {
 
  private:
   void accept();
+  std::shared_ptr<const EndpointSecurity> security() const;
 
   MetricsRegistry& metrics_;
   HealthState& health_;
@@ -64,6 +72,8 @@ class HttpEndpoint {
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   boost::asio::steady_timer retry_;  // after a failed accept
+  mutable std::mutex security_mutex_;
+  std::shared_ptr<const EndpointSecurity> security_;
   std::thread thread_;
 };
 

@@ -6,12 +6,14 @@
 TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Debian packages the build, the tests and the demo need (podman, runc and
-# debootstrap: the container image test).
+# debootstrap: the container image test; openssl: the metrics TLS test's
+# certificates).
 TIDEMARK_PACKAGES=(
   build-essential cmake pkg-config shellcheck
   libboost-dev libboost-system-dev libpq-dev libyaml-cpp-dev
   libspdlog-dev libfmt-dev prometheus-cpp-dev doctest-dev
   libhowardhinnant-date-dev libsystemd-dev libcli11-dev nlohmann-json3-dev
+  libssl-dev libcrypt-dev openssl
   tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3
   debootstrap systemd-container groff-base podman runc
   clang libclang-rt-14-dev

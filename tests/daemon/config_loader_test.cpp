@@ -226,3 +226,59 @@ TEST_CASE("regression: --config naming a folder, a FIFO or a huge file says so")
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("metrics.web_config is read relative to the daemon file, and its files relative to itself") {
+  TempDir dir;
+  const std::string hash = "$2y$10$hLqFl9jSjoAAy95Z/zw8Ye8wkdMBM8c5Bn1ptYqP/AXyV0.oy0S8m";
+  dir.write("etc/tidemark.yaml", "state: w\nconnections: { w: { dsn: x } }\npipelines_dir: p\n"
+                                 "metrics: { listen: \"127.0.0.1:9464\", web_config: web/web.yml }\n");
+  dir.write("etc/p/.keep", "");
+  dir.write("etc/web/web.yml", "tls_server_config:\n  cert_file: tls/server.crt\n  key_file: /abs/server.key\n"
+                               "basic_auth_users:\n  prom: " + hash + "\n");
+  const auto loaded = load_config((dir.path / "etc/tidemark.yaml").string());
+  REQUIRE(loaded.errors.empty());
+  const MetricsConfig& metrics = loaded.value->daemon.metrics;
+  CHECK(metrics.listen == "127.0.0.1:9464");  // listen and web_config, in either order, both kept
+  CHECK(metrics.web_config == "web/web.yml");
+  CHECK(web_config_path(loaded.value->daemon) == (dir.path / "etc/web/web.yml").string());
+  REQUIRE(metrics.web);
+  CHECK(metrics.web->file == (dir.path / "etc/web/web.yml").string());
+  REQUIRE(metrics.web->tls);
+  CHECK(metrics.web->tls->cert_file.path == (dir.path / "etc/web/tls/server.crt").string());
+  CHECK(metrics.web->tls->key_file.path == "/abs/server.key");
+  CHECK(metrics.web->users.size() == 1);
+
+  // Without web_config: nothing read, nothing guarded.
+  dir.write("etc/plain.yaml", "state: w\nconnections: { w: { dsn: x } }\npipelines_dir: p\n");
+  const auto plain = load_config((dir.path / "etc/plain.yaml").string());
+  REQUIRE(plain.errors.empty());
+  CHECK_FALSE(plain.value->daemon.metrics.web);
+  CHECK(web_config_path(plain.value->daemon).empty());
+}
+
+TEST_CASE("a web_config that cannot be read is said where it is named; its own errors where they are") {
+  TempDir dir;
+  dir.write("t.yaml", "state: w\nconnections: { w: { dsn: x } }\npipelines_dir: p\n"
+                      "metrics:\n  web_config: missing.yml\n");
+  dir.write("p/.keep", "");
+  auto loaded = load_config((dir.path / "t.yaml").string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].to_string() == (dir.path / "t.yaml").string() +
+                                            ":5:15: metrics.web_config: the web configuration " +
+                                            (dir.path / "missing.yml").string() +
+                                            " cannot read file: No such file or directory (web_config is relative "
+                                            "to this file's folder)");
+
+  dir.write("missing.yml", "tls_server_config:\n  cert_file: c\n  key_file: k\n  cert_files: c\n");
+  loaded = load_config((dir.path / "t.yaml").string());
+  REQUIRE(loaded.errors.size() == 1);
+  CHECK(loaded.errors[0].file == (dir.path / "missing.yml").string());
+  CHECK(loaded.errors[0].line == 4);
+  CHECK(loaded.errors[0].column == 3);
+  CHECK(loaded.errors[0].key_path == "tls_server_config.cert_files");
+  CHECK_FALSE(loaded.value);
+}
+
+}  // namespace tidemark
