@@ -18,26 +18,7 @@ source "$(dirname "$0")/lib.sh"
 tidemark=$1
 test_setup fleet
 
-state_dir=$work/state-server
-mkdir -p "$state_dir"
-chmod 755 "$work" "$state_dir"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$state_dir"
-state_server() {  # state_server start|stop
-  if [ "$1" = start ]; then
-    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -l "$state_dir/server.log" -w -t 60 start \
-      -o "-k $state_dir -p $PGPORT -c listen_addresses='' -c fsync=off" >/dev/null
-  else
-    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m fast -w stop >/dev/null
-  fi
-}
-as_pg_owner "$(pg_bin)/initdb" -D "$state_dir/data" -U postgres --auth=trust --no-sync >"$state_dir/initdb.log" 2>&1 ||
-  { cat "$state_dir/initdb.log" >&2; exit 1; }
-state_server start
-stop_state_server() {
-  as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
-  test_cleanup
-}
-trap stop_state_server EXIT
+own_state_server
 tables=60
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" <<SQL
 select format('create table t%s (id int primary key, updated_at timestamptz not null default now());

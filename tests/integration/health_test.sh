@@ -15,32 +15,9 @@ source "$(dirname "$0")/../../scripts/lib/common.sh"
 tidemark=$1
 test_setup health
 
-state_dir=$work/state-server
-mkdir -p "$state_dir"
-chmod 755 "$work" "$state_dir"
-[ "$(id -u)" -eq 0 ] && chown postgres:postgres "$state_dir"
-state_server() {  # state_server start|stop
-  if [ "$1" = start ]; then
-    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -l "$state_dir/server.log" -w -t 60 start \
-      -o "-k $state_dir -p $PGPORT -c listen_addresses='' -c fsync=off" >/dev/null
-  else
-    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m fast -w stop >/dev/null
-  fi
-}
-as_pg_owner "$(pg_bin)/initdb" -D "$state_dir/data" -U postgres --auth=trust --no-sync >"$state_dir/initdb.log" 2>&1 ||
-  { cat "$state_dir/initdb.log" >&2; exit 1; }
-state_server start
-stop_state_server() {
-  as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
-  test_cleanup
-}
-trap stop_state_server EXIT
+own_state_server
 
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
-   insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, 20) g"
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null)"
+orders_tables 20
 
 port=$(free_port)
 mkdir -p "$work/pipelines"

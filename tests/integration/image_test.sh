@@ -102,11 +102,7 @@ check "the image carries a HEALTHCHECK that runs tidemark healthcheck" bash -c \
    grep -q 'tidemark.*healthcheck'"
 
 # A table to load, in the test's databases on the harness's server.
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
-   insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, 50) g"
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null)"
+orders_tables 50
 
 # The container sees the server's socket folder at /run/postgresql and its
 # configuration at /etc/tidemark; it shares the host's network, so its

@@ -30,6 +30,56 @@ test_cleanup() {
   [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
 }
 
+# own_state_server (after test_setup): a PostgreSQL server of the test's
+# own, for a state database the test stops and starts while the harness's
+# server, shared with the tests running beside it, stays up. Data and
+# socket in $state_dir ($work/state-server), port $PGPORT; started now,
+# `state_server start|stop` after, gone on exit.
+own_state_server() {
+  state_dir=$work/state-server
+  mkdir -p "$state_dir"
+  chmod 755 "$work" "$state_dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$state_dir"
+  as_pg_owner "$(pg_bin)/initdb" -D "$state_dir/data" -U postgres --auth=trust --no-sync >"$state_dir/initdb.log" 2>&1 ||
+    { cat "$state_dir/initdb.log" >&2; exit 1; }
+  state_server start
+  trap stop_state_server EXIT
+}
+
+state_server() {  # state_server start|stop
+  if [ "$1" = start ]; then
+    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -l "$state_dir/server.log" -w -t 60 start \
+      -o "-k $state_dir -p $PGPORT -c listen_addresses='' -c fsync=off" >/dev/null
+  else
+    as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m fast -w stop >/dev/null
+  fi
+}
+
+stop_state_server() {
+  as_pg_owner "$(pg_bin)/pg_ctl" -D "$state_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  test_cleanup
+}
+
+# orders_tables N: table orders in the source, N rows an hour old, and an
+# empty one in the target, as most daemon tests load.
+orders_tables() {
+  psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
+    "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
+     insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, $1) g"
+  psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
+    "create table orders (id int primary key, updated_at timestamptz not null)"
+}
+
+# start_prometheus PORT: a real Prometheus on 127.0.0.1:PORT with
+# $work/prometheus.yml, stopped on exit; query EXPR asks it.
+start_prometheus() {
+  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
+    --web.listen-address="127.0.0.1:$1" >"$work/prometheus.log" 2>&1 &
+  pids+=("$!")
+  prometheus_port=$1
+}
+query() { curl -sf "http://127.0.0.1:$prometheus_port/api/v1/query" --data-urlencode "query=$1"; }
+
 check() {  # check NAME COMMAND...: one assertion
   local name=$1
   shift

@@ -46,11 +46,7 @@ password='correct horse battery staple'
 hash=$(bcrypt "$password")
 check "the test's bcrypt hash is one" bash -c "[[ '$hash' =~ ^\\\$2b\\\$10\\\$[./A-Za-z0-9]{53}\$ ]]"
 
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
-   insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, 10) g"
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null)"
+orders_tables 10
 
 port=$(free_port)
 mkdir -p "$work/pipelines"
@@ -158,10 +154,7 @@ scrape_configs:
   - job_name: plain_http
     static_configs: [{ targets: ["127.0.0.1:$port"] }]
 YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
-  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
-pids+=("$!")
-query() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"; }
+start_prometheus "$prom_port"
 found() { query "$1" | jq -e '.data.result | length == 1' >/dev/null; }
 check "prometheus with the password: up == 1" eventually 30 found 'up{job="with_password"} == 1'
 check "prometheus with the password reads tidemark's series" eventually 15 found \

@@ -10,11 +10,7 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 tidemark=$1
 test_setup serve_reconcile
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null default clock_timestamp());
-   insert into orders select g, clock_timestamp() - interval '1 hour' from generate_series(1, 1000) g"
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
-  "create table orders (id int primary key, updated_at timestamptz not null)"
+orders_tables 1000
 daemon_config info
 metrics_port=$(sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/tidemark.yaml")
 cat >"$work/pipelines/shop.yaml" <<'YAML'

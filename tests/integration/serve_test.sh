@@ -102,10 +102,7 @@ scrape_configs:
   - job_name: tidemark
     static_configs: [{ targets: ["127.0.0.1:$metrics_port"] }]
 YAML
-prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
-  --web.listen-address="127.0.0.1:$prom_port" >"$work/prometheus.log" 2>&1 &
-pids+=("$!")
-query() { curl -sf "http://127.0.0.1:$prom_port/api/v1/query" --data-urlencode "query=$1"; }
+start_prometheus "$prom_port"
 scraped() { query 'up{job="tidemark"} == 1' | jq -e '.data.result | length == 1' >/dev/null; }
 check "prometheus scrapes the daemon" eventually 30 scraped
 # rate() and increase() need a few samples in their window.
