@@ -9,9 +9,9 @@
 #              (two runs of a table in one period), firings missed (a table
 #              with fewer runs than periods), lock skips, start delay p50
 #              and p95 (from started_at against the firing's instant)
-#   failover   kill -9 of member 1: until each of its tables has run on
-#              another member, and whether any missed more than one
-#              firing or ran twice
+#   failover   kill -9 of member 1: until the others own all its tables,
+#              until each of them has run on another member, and whether
+#              any missed more than one firing or ran twice
 #   overlap    runs of one table whose [started_at, finished_at) overlap
 # Starts its own throwaway PostgreSQL.
 #   bench/fleet.sh                                   # 3 members, 6,000 tables, every 30 s
@@ -127,6 +127,10 @@ moved() {
           where not exists (select from tidemark.runs r where r.pipeline = v.pipeline and r.table_name = v.table_name
                             and r.pid <> $victim and r.started_at > to_timestamp($killed_s))")" = 0 ]
 }
+survivors=()
+for n in "${!pid[@]}"; do survivors+=("$n"); done
+until settled "${survivors[@]}"; do sleep 0.1; done
+echo "failover: the others owned every table $(seconds_since "$killed") s after its death"
 until moved; do sleep 0.2; done
 echo "failover: every table of member 1 ran on another member $(seconds_since "$killed") s after its death"
 sleep $((PERIOD * 2))
