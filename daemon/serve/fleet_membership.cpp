@@ -132,12 +132,11 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
     }
     if (failing_) spdlog::info("fleet: the state database answers again");
     failing_ = false;
+    // The lease ended (this member was paused or cut off): join again at once.
+    const bool lost = view.members().empty();
     view_ = view;
     on_view_(std::move(view), std::move(last_starts));
-    // The database ended the lease (this member was paused or cut off):
-    // join again at once.
-    if (view.members().empty()) return started;
-    return started + lease_.renew_every();
+    return lost ? started : started + lease_.renew_every();
   } catch (const std::exception& e) {
     state_.reset();  // a session in doubt is not reused
     if (!failing_) spdlog::warn("fleet: cannot renew this member's lease in {}: {}", config.daemon.state, e.what());

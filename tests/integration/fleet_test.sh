@@ -114,7 +114,13 @@ done
 
 # Steady state.
 steady=$(now)
+renewals() { state "select n_tup_upd from pg_stat_user_tables where relid = 'tidemark.members'::regclass"; }
+renewals_before=$(renewals)
 sleep 10
+# Three members renewing every second: about 30, and some slack for the
+# statistics' delay.
+check "regression: members renew once a renewal period, not in a loop ($(($(renewals) - renewals_before)) in 10 s)" \
+  test $(($(renewals) - renewals_before)) -le 60
 check "steady: no firing ran twice" test "$(doubled "$steady")" = 0
 check "steady: every table ran on one member only" test \
   "$(state "select count(*) from (select table_name from tidemark.runs where started_at >= to_timestamp($steady)
