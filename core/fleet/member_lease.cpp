@@ -13,15 +13,19 @@ void MemberLease::joined(DbInstant db_now) {
   joined_ = true;
   joined_at_ = db_now;
   settled_ = false;
-  valid_until_ = Steady::min();
+  lease_end_ = Steady::min();
 }
 
 FleetView MemberLease::renewed(const Renewal& renewal, Steady sent, Steady received) {
-  const bool late = valid_until_ != Steady::min() && received >= valid_until_;
+  // Back before the previous renewal's sent + lease, it committed before
+  // the database could end that lease: no other member can have dropped
+  // this one meanwhile. The allowance covers the two clocks' rates.
+  constexpr Steady kDrift = std::chrono::milliseconds(100);
+  const bool late = lease_end_ != Steady::min() && received >= lease_end_ - kDrift;
   if (!renewal.extended || late) {
     joined_ = false;
     settled_ = false;
-    valid_until_ = Steady::min();
+    lease_end_ = Steady::min();
     return FleetView::none();
   }
   // Every view without this member came from a renewal sent before this
@@ -39,8 +43,8 @@ FleetView MemberLease::renewed(const Renewal& renewal, Steady sent, Steady recei
   // its table's lock, which checks ownership again.
   const Steady lease = std::chrono::duration_cast<Steady>(lease_);
   const Steady margin = std::max<Steady>(lease / 6, std::chrono::milliseconds(500));
-  valid_until_ = sent + lease - margin;
-  return FleetView(self_, std::move(members), settled_, valid_until_);
+  lease_end_ = sent + lease;
+  return FleetView(self_, std::move(members), settled_, sent + lease - margin);
 }
 
 bool MemberLease::may_gain(const FleetView& previous, const FleetView& next, Steady now) {

@@ -47,10 +47,9 @@ class MemberLease {
   void joined(DbInstant db_now);
 
   // A renewal sent at `sent` came back at `received`. Not extended, or
-  // back only after the last view's lease had run out on this member's
-  // clock (the database may have ended it before this renewal committed,
-  // and another member taken the tables): this member owns nothing and
-  // joins again.
+  // back only after the previous renewal's lease could have ended (the
+  // database may have ended it before this renewal committed, and another
+  // member taken the tables): this member owns nothing and joins again.
   FleetView renewed(const Renewal& renewal, Steady sent, Steady received);
 
   // Whether acting on `next` instead of `previous` at `now` may give this
@@ -64,7 +63,7 @@ class MemberLease {
   bool joined_ = false;
   DbInstant joined_at_{};
   bool settled_ = false;
-  Steady valid_until_ = Steady::min();  // the last view's end; min() before one
+  Steady lease_end_ = Steady::min();  // the last renewal's sent + lease; min() before one
 };
 
 }  // namespace tidemark

@@ -118,7 +118,9 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       }
       if (missed) arm(key, now, catch_up);
     }
-    state.skipped_while_lapsed = false;
+    // Kept through views that decide nothing (none, or not settled yet)
+    // until this member owns the table again or another member does.
+    if (has || (view.settled() && !view.picks(key.table))) state.skipped_while_lapsed = false;
   }
   view_ = std::move(view);
   if (view_.settled()) first_view_ = false;
@@ -203,7 +205,9 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
   // A reconcile is rare and does not wait on a worker for the lock: when
   // a load holds it, the reconcile comes back after the backoff instead
   // of a day later.
-  if (kind == JobKind::Reconcile && status == RunStatus::SkippedLocked) status = RunStatus::Failed;
+  if (kind == JobKind::Reconcile && status == RunStatus::SkippedLocked && view_.owns(table, clock_.monotonic())) {
+    status = RunStatus::Failed;
+  }
   switch (status) {
     case RunStatus::Success:
       state.failures = 0;

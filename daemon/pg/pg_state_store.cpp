@@ -54,7 +54,8 @@ PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
 
 Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
   const auto taken = take_lock(lock, wait);
-  if (!taken || !*taken || !still_owner_ || still_owner_(lock.table)) return taken;
+  // A partition's lock is taken under its table's, which was asked already.
+  if (!taken || !*taken || lock.partition || !still_owner_ || still_owner_(lock.table)) return taken;
   release_lock(std::to_string(run_lock_key(lock)));
   return false;
 }

@@ -267,10 +267,10 @@ Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tab
     for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // The newest run by run_id is the newest started: both come from the
     // state database, in the statement that writes the run's row. Its
-    // firing (scheduled_for) is what the schedule compares with; a run
-    // without one (from the command line, or older) by its start,
-    // rounded: a host clock a little ahead of the database's starts the
-    // run of 11:00 at 10:59:59.9.
+    // firing (scheduled_for, a whole second) is what the schedule
+    // compares with; a run without one (from the command line, or older)
+    // by its start, cut to the second, never rounded up: a run that began
+    // at 8.6 s must not hide a firing at 9 s.
     // A load's and a reconcile's, each the newest of its own kind; for a
     // reconcile the newest that succeeded, when one did: a reconcile cut
     // off by a stop (a deploy in the night) or failing is not done, and a
@@ -278,21 +278,21 @@ Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tab
     const PgResult r = connection_.exec(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item)
-select a.pipeline, a.table_name, false, round(extract(epoch from coalesce(l.scheduled_for, l.started_at)))::bigint
+select a.pipeline, a.table_name, false, coalesce(extract(epoch from l.scheduled_for), floor(extract(epoch from l.started_at)))::bigint
 from asked a
 cross join lateral (select started_at, scheduled_for from tidemark.runs r
                     where r.pipeline = a.pipeline and r.table_name = a.table_name
                           and r.trigger not in ('backfill', 'reconcile')
                     order by run_id desc limit 1) l
 union all
-select a.pipeline, a.table_name, true, round(extract(epoch from c.started_at))::bigint
+select a.pipeline, a.table_name, true, extract(epoch from c.started_at)::bigint
 from asked a
 cross join lateral (select coalesce(
-                      (select coalesce(scheduled_for, started_at) from tidemark.runs r
+                      (select coalesce(scheduled_for, date_trunc('second', started_at)) from tidemark.runs r
                        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
                              and r.status = 'success'
                        order by run_id desc limit 1),
-                      (select coalesce(scheduled_for, started_at) from tidemark.runs r
+                      (select coalesce(scheduled_for, date_trunc('second', started_at)) from tidemark.runs r
                        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
                        order by run_id desc limit 1)) as started_at) c
 where c.started_at is not null

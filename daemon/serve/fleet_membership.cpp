@@ -102,7 +102,10 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
   try {
     if (!state_) {
       auto state = connect_to(config, config.daemon.state);
-      migrate_state_schema(*state);  // as long as it takes: the one time
+      if (!migrated_) {
+        migrate_state_schema(*state);  // as long as it takes: once
+        migrated_ = true;
+      }
       state_ = std::move(state);
       limit_statements(*state_);
     }

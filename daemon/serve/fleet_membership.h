@@ -60,6 +60,7 @@ class FleetMembership {
   FleetView view_ = FleetView::none();  // the last one handed over; the thread's
   std::unique_ptr<PgConnection> state_;  // the thread's
   bool failing_ = false;                // the thread's: the last round failed (logged once)
+  bool migrated_ = false;               // the thread's
   std::mutex mutex_;
   std::condition_variable wake_;
   std::shared_ptr<const Config> config_;

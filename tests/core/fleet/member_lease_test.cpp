@@ -138,16 +138,19 @@ TEST_CASE("a lease the database ended: nothing owned, join again, and wait a lea
   CHECK(lease.renewed(renewal_at("2026-01-01T00:00:47Z", {}), Steady(seconds(47)), Steady(seconds(47))).settled());
 }
 
-TEST_CASE("regression: a renewal that commits after its lease ran out on the member's clock is a lost lease") {
+TEST_CASE("regression: a renewal that commits after its lease could have ended is a lost lease") {
   // The statement began before the lease ended (so it extended it), but
   // another member may have judged the lease ended meanwhile and taken
   // the tables: the late member must join again, not fire on.
   MemberLease lease("me", seconds(6));
   lease.joined(at("2026-01-01T00:00:00Z"));
-  CHECK(lease.renewed(renewal({}), Steady(seconds(10)), Steady(seconds(10))).settled());  // valid until 15 s
-  const FleetView late = lease.renewed(renewal({}), Steady(seconds(12)), Steady(seconds(15)));
+  CHECK(lease.renewed(renewal({}), Steady(seconds(10)), Steady(seconds(10))).settled());  // the lease ends at 16 s
+  // Slow, but back before the lease could end: it committed in time.
+  CHECK(lease.renewed(renewal({}), Steady(seconds(12)), Steady(seconds(15)) + Steady(milliseconds(850))).settled());
+  CHECK_FALSE(lease.must_join());
+  const FleetView late = lease.renewed(renewal({}), Steady(seconds(14)), Steady(seconds(17)) + Steady(milliseconds(950)));
   CHECK(late.members().empty());
-  CHECK_FALSE(late.owns({"p", "t"}, Steady(seconds(15))));
+  CHECK_FALSE(late.owns({"p", "t"}, Steady(seconds(18))));
   CHECK(lease.must_join());
   // Back in time: a slow answer still counts.
   lease.joined(at("2026-01-01T00:00:20Z"));

@@ -574,6 +574,24 @@ TEST_CASE("a member whose lease lapsed by its own clock fires nothing, then catc
   CHECK(launches_of(sim.launcher, mine[1]).empty());
 }
 
+TEST_CASE("regression: a firing skipped while the lease lapsed is caught up after the member joins again") {
+  // The database ended the lease meanwhile: the member owns nothing, joins
+  // again, waits unsettled, and only then owns the table again.
+  const auto mine = owned_by("me", 1);
+  SimulatedScheduler sim(4, at("2026-01-01T10:59:50Z"));
+  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none());
+  sim.scheduler.assign(me_and_x(sim.clock.monotonic() + Steady(std::chrono::seconds(5))), LastStarts{});
+  sim.advance_to(at("2026-01-01T11:00:00Z"));
+  CHECK(sim.launcher.launched.empty());
+  sim.scheduler.assign(FleetView::none(), std::nullopt);
+  sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), std::nullopt);
+  sim.advance_to(at("2026-01-01T11:00:30Z"));
+  CHECK(sim.launcher.launched.empty());
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
+  sim.advance_to(at("2026-01-01T11:00:30Z"));
+  CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T11:00:30Z takeover"});
+}
+
 TEST_CASE("a firing that waited for a worker does not start after the lease lapsed; it runs once renewed") {
   const auto mine = owned_by("me", 2);
   SimulatedScheduler sim(1, at("2026-01-01T10:59:50Z"));
