@@ -34,22 +34,8 @@ stop_members() {
   for n in "${!pid[@]}"; do kill -9 "${pid[$n]}" 2>/dev/null || true; done
 }
 bench_on_exit stop_members
-createdb bench
-psql -X -q -d bench -c "create schema s" -c "create schema r" \
-  -c "create table s.t (id bigint primary key, updated_at timestamptz not null)" \
-  -c "insert into s.t values (1, now() - interval '1 day')" \
-  -c "do \$\$ begin for i in 1..100 loop
-        execute format('create table r.%I (id bigint primary key, updated_at timestamptz not null)', 't' || i);
-      end loop; end \$\$"
-awk -v n="$TABLES" -v period="$PERIOD" -v out="$dir/pipelines" 'BEGIN {
-  for (p = 1; p <= int((n + 99) / 100); p++) {
-    f = out "/p" p ".yaml"
-    printf "pipeline: p%d\nsource: db\ntarget: db\nschedule: \"*/%d * * * * *\"\ntables:\n", p, period > f
-    for (t = 1; t <= 100 && (p - 1) * 100 + t <= n; t++)
-      printf "  - { name: t%d, source_table: s.t, target_table: r.t%d, key: [id], cursor: updated_at }\n", t, t > f
-    close(f)
-  }
-}'
+bench_many_tables_db
+bench_many_pipelines "$dir/pipelines" "$TABLES" "*/$PERIOD * * * * *"
 
 start_member() {
   local n=$1

@@ -87,3 +87,31 @@ seconds() {
   "$@" >/dev/null
   seconds_since "$start"
 }
+
+# bench_many_tables_db: database bench with the tables of a many-table
+# daemon: one source s.t (a row a day old) and the hundred targets
+# r.t1..r.t100 that each pipeline file reuses.
+bench_many_tables_db() {
+  createdb bench
+  psql -X -q -d bench -c "create schema s" -c "create schema r" \
+    -c "create table s.t (id bigint primary key, updated_at timestamptz not null)" \
+    -c "insert into s.t values (1, now() - interval '1 day')" \
+    -c "do \$\$ begin for i in 1..100 loop
+          execute format('create table r.%I (id bigint primary key, updated_at timestamptz not null)', 't' || i);
+        end loop; end \$\$"
+}
+
+# bench_many_pipelines DIR N SCHEDULE [KEYS]: N tables in DIR, 100 per
+# pipeline file p1, p2, ... (connection db), each loading s.t into one of
+# r.t1..r.t100 on SCHEDULE, with KEYS (", lookback: 1h") added.
+bench_many_pipelines() {
+  awk -v n="$2" -v schedule="$3" -v keys="${4:-}" -v out="$1" 'BEGIN {
+    for (p = 1; p <= int((n + 99) / 100); p++) {
+      f = out "/p" p ".yaml"
+      printf "pipeline: p%d\nsource: db\ntarget: db\nschedule: \"%s\"\ntables:\n", p, schedule > f
+      for (t = 1; t <= 100 && (p - 1) * 100 + t <= n; t++)
+        printf "  - { name: t%d, source_table: s.t, target_table: r.t%d, key: [id], cursor: updated_at%s }\n", t, t, keys > f
+      close(f)
+    }
+  }'
+}

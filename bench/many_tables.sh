@@ -27,14 +27,8 @@ serve=
 bench_start
 stop_serve() { [ -z "$serve" ] || kill "$serve" 2>/dev/null; }
 bench_on_exit stop_serve
-createdb bench
-# The tables every pipeline names (validate checks each in the database):
-# one source, and the hundred targets each pipeline file reuses.
-psql -X -q -d bench -c "create schema s" -c "create schema r" \
-  -c "create table s.t (id bigint primary key, updated_at timestamptz not null)" \
-  -c "do \$\$ begin for i in 1..100 loop
-        execute format('create table r.%I (id bigint primary key, updated_at timestamptz not null)', 't' || i);
-      end loop; end \$\$"
+# The tables every pipeline names (validate checks each in the database).
+bench_many_tables_db
 port=$(free_port)
 ticks=$(getconf CLK_TCK)
 url="http://127.0.0.1:$port"
@@ -55,16 +49,7 @@ connections:
 metrics: { listen: "127.0.0.1:$port" }
 log: { level: warn }
 YAML
-  awk -v n="$n" -v out="$conf/pipelines" 'BEGIN {
-    pipelines = int((n + 99) / 100)
-    for (p = 1; p <= pipelines; p++) {
-      f = out "/p" p ".yaml"
-      printf "pipeline: p%d\nsource: db\ntarget: db\nschedule: \"0 0 1 1 *\"\ntables:\n", p > f
-      for (t = 1; t <= 100 && (p - 1) * 100 + t <= n; t++)
-        printf "  - { name: t%d, source_table: s.t, target_table: r.t%d, key: [id], cursor: updated_at, lookback: 1h }\n", t, t > f
-      close(f)
-    }
-  }'
+  bench_many_pipelines "$conf/pipelines" "$n" "0 0 1 1 *" ", lookback: 1h"
 }
 
 # One daemon start for N tables; prints one line of figures:

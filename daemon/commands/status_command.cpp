@@ -58,11 +58,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
   try {
     const auto state = connect_to(*config, config->daemon.state);
     if (state_schema_exists_or_say(*state, *config, err)) {
-      std::vector<TableKey> tables;
-      for (const PipelineConfig& p : config->pipelines) {
-        for (const TableConfig& t : p.tables) tables.push_back({p.name, t.name});
-      }
-      auto snapshot = StateReader(*state).table_states(tables);
+      auto snapshot = StateReader(*state).table_states(configured_tables(*config));
       if (!snapshot) throw std::runtime_error(snapshot.error());
       now = snapshot->now;
       for (const TableState& s : snapshot->tables) states[{s.table.pipeline, s.table.table}] = s;

@@ -30,6 +30,17 @@ FleetMember member_at(const PgResult& r, int row) {
   return m;
 }
 
+// The members in the rows of `r` (a left join's row without one is
+// skipped) and the database's clock in column 7.
+FleetListing listing_of(const PgResult& r) {
+  FleetListing out;
+  out.db_now = micros(r, 0, 7);
+  for (int i = 0; i < r.rows(); ++i) {
+    if (!r.is_null(i, 0)) out.members.push_back(member_at(r, i));
+  }
+  return out;
+}
+
 }  // namespace
 
 Result<DbInstant> MemberRegistry::join(const FleetMember& me, std::chrono::seconds lease) {
@@ -66,12 +77,11 @@ order by m.started_at, m.member_id
 )SQL";
   try {
     const PgResult r = state_.exec(kRenew, {member_id, std::to_string(lease.count())});
+    FleetListing others = listing_of(r);
     MemberLease::Renewal out;
     out.extended = r.integer(0, 8) == 1;
-    out.db_now = micros(r, 0, 7);
-    for (int i = 0; i < r.rows(); ++i) {
-      if (!r.is_null(i, 0)) out.others.push_back(member_at(r, i));
-    }
+    out.db_now = others.db_now;
+    out.others = std::move(others.members);
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -94,13 +104,7 @@ left join tidemark.members m on m.lease_until > now()
 order by m.started_at, m.member_id
 )SQL";
   try {
-    const PgResult r = state_.exec(kList);
-    FleetListing out;
-    out.db_now = micros(r, 0, 7);
-    for (int i = 0; i < r.rows(); ++i) {
-      if (!r.is_null(i, 0)) out.members.push_back(member_at(r, i));
-    }
-    return out;
+    return listing_of(state_.exec(kList));
   } catch (const PgError& e) {
     return e.as_error();
   }

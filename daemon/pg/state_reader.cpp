@@ -261,6 +261,14 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
   }
 }
 
+std::vector<TableKey> configured_tables(const Config& config) {
+  std::vector<TableKey> out;
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) out.push_back({p.name, t.name});
+  }
+  return out;
+}
+
 Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
   try {
     nlohmann::json asked = nlohmann::json::array();

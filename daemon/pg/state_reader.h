@@ -131,6 +131,9 @@ struct RunRecord {
   std::optional<std::int64_t> rows_missing;
 };
 
+// Every table of `config`, in its order: what the reads below are asked.
+std::vector<TableKey> configured_tables(const Config& config);
+
 class StateReader {
  public:
   explicit StateReader(PgConnection& connection) : connection_(connection) {}

@@ -29,14 +29,6 @@ std::string host_name() {
   return name;
 }
 
-std::vector<TableKey> tables_of(const Config& config) {
-  std::vector<TableKey> out;
-  for (const PipelineConfig& p : config.pipelines) {
-    for (const TableConfig& t : p.tables) out.push_back({p.name, t.name});
-  }
-  return out;
-}
-
 }  // namespace
 
 FleetMembership::FleetMembership(const Config& config, OnView on_view)
@@ -125,7 +117,7 @@ std::chrono::steady_clock::time_point FleetMembership::round(const Config& confi
       // Without them a table gained is not caught up, unless this member
       // skipped its firing itself; the view goes to the scheduler anyway,
       // or it would act on the old one until that lapsed.
-      auto starts = StateReader(*state_).last_run_starts(tables_of(config));
+      auto starts = StateReader(*state_).last_run_starts(configured_tables(config));
       if (starts) {
         last_starts = std::move(starts).value();
       } else {
