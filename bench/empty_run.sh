@@ -19,7 +19,7 @@ PERIOD=${PERIOD:-10}
 MEASURE=${MEASURE:-60}
 tidemark=$(built_tidemark)
 
-TIDEMARK_PG_SETTINGS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all" bench_start
+TIDEMARK_PG_SETTINGS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on" bench_start
 serve=
 stop_serve() { [ -z "$serve" ] || kill "$serve" 2>/dev/null; }
 bench_on_exit stop_serve
@@ -49,9 +49,10 @@ q "select 'runs ' || $runs || ' in ' || $MEASURE || ' s; per run: '
         || round(sum(calls)::numeric / nullif($runs, 0), 1) || ' statements, '
         || round((sum(total_exec_time + total_plan_time) / nullif($runs, 0))::numeric, 3) || ' ms of server time'
    from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = 'bench'"
-echo "most server time in all (calls per run, ms per run, statement):"
+echo "most server time in all (calls per run, ms per run, of it planning, statement):"
 q "select round(calls::numeric / nullif($runs, 0), 2) || ' | '
         || round(((total_exec_time + total_plan_time) / nullif($runs, 0))::numeric, 4) || ' | '
+        || round((total_plan_time / nullif($runs, 0))::numeric, 4) || ' | '
         || left(regexp_replace(query, '\s+', ' ', 'g'), 110)
    from pg_stat_statements s join pg_database d on d.oid = s.dbid where d.datname = 'bench'
-   order by total_exec_time + total_plan_time desc limit 15"
+   order by total_exec_time + total_plan_time desc limit 25"

@@ -16,6 +16,9 @@ struct TableKey {
   friend bool operator==(const TableKey& a, const TableKey& b) {
     return a.pipeline == b.pipeline && a.table == b.table;
   }
+  friend bool operator<(const TableKey& a, const TableKey& b) {
+    return a.pipeline != b.pipeline ? a.pipeline < b.pipeline : a.table < b.table;
+  }
 };
 
 // FNV-1a (64 bit) of `text`: a hash that every version on every host

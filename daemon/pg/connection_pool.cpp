@@ -30,8 +30,8 @@ std::unique_ptr<PgConnection> open(const std::string& dsn, const std::string& na
   return connection;
 }
 
-// One round trip that both proves the session alive and wipes what an
-// earlier run may have left on it: locks, temp tables, settings.
+// One round trip that wipes what an earlier run left on the session:
+// locks, temp tables, settings.
 void reset_session(PgConnection& connection, SessionKind kind) {
   connection.reset(kind == SessionKind::Source ? read_only_source_settings() : std::string());
 }
@@ -70,11 +70,14 @@ PooledConnection ConnectionPool::acquire(const Config& config, const std::string
       candidate = std::move(it->second.back().connection);  // the most recently used: the warmest
       it->second.pop_back();
     }
+    // Died while idle (a restart, a terminated backend): try the next, then a new one.
+    if (candidate->closed_by_server()) continue;
+    // A session its last user left as found keeps its prepared statements.
+    if (!candidate->needs_reset()) return PooledConnection(this, target.key, std::move(candidate));
     try {
       reset_session(*candidate, kind);
       return PooledConnection(this, target.key, std::move(candidate));
     } catch (const PgError&) {
-      // Died while idle (a restart, a terminated backend): try the next, then a new one.
     }
   }
   auto fresh = open(target.dsn, name, kind);

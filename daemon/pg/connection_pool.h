@@ -1,10 +1,13 @@
 // Sessions to the configured databases, reused across runs (SPEC §7), so a
 // run of an unchanged table costs a few statements, not new sessions. Per
 // connection name (and DSN, and kind) at most `max_idle` sessions wait
-// idle; each is reset and checked on checkout (DISCARD ALL: no lock, temp
-// table or setting of an earlier run survives; a session that died with a
-// database restart fails the check and is replaced, never handed out), and
-// one idle for longer than `idle_timeout` is closed. Thread-safe: workers
+// idle; one idle for longer than `idle_timeout` is closed. On checkout a
+// session the server has closed meanwhile (a restart) is replaced, never
+// handed out, and one whose last user failed on it or changed it
+// (PgConnection::needs_reset) is reset first (DISCARD ALL: no lock, temp
+// table or setting of an earlier run survives). One its last user left as
+// found is handed out as it is, with the statements prepared on it: a run
+// of an unchanged table then costs no statement for the session itself. Thread-safe: workers
 // check sessions out and back in concurrently; a background thread closes
 // idle ones.
 #pragma once

@@ -76,7 +76,7 @@ left join tidemark.members m on m.lease_until > now() and m.member_id <> $1
 order by m.started_at, m.member_id
 )SQL";
   try {
-    const PgResult r = state_.exec(kRenew, {member_id, std::to_string(lease.count())});
+    const PgResult r = state_.exec_prepared(kRenew, {member_id, std::to_string(lease.count())});
     FleetListing others = listing_of(r);
     MemberLease::Renewal out;
     out.extended = r.integer(0, 8) == 1;

@@ -64,7 +64,9 @@ PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(s
   // Server notices ("schema already exists, skipping") are not for the user.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
   try {
-    exec(kPinnedSessionSettings);
+    // The last statement's answer: which server process runs the session.
+    direct_ = exec(std::string(kPinnedSessionSettings) + "; SELECT pg_backend_pid()").integer(0, 0) ==
+              PQbackendPID(conn_);
   } catch (const PgError&) {
     PQfinish(conn_);
     conn_ = nullptr;
@@ -76,11 +78,12 @@ PgConnection::~PgConnection() {
   if (conn_) PQfinish(conn_);
 }
 
-void PgConnection::fail(const std::string& what, const PGresult* result) const {
+void PgConnection::fail(const std::string& what, const PGresult* result) {
+  needs_reset_ = true;
   throw PgError::from_libpq(label_ + ": " + what, result, conn_);
 }
 
-PgResult PgConnection::check(PGresult* raw, const std::string& sql) const {
+PgResult PgConnection::check(PGresult* raw, const std::string& sql) {
   PgResult result(raw);
   const ExecStatusType status = PQresultStatus(raw);
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) fail(first_line(sql), raw);
@@ -103,6 +106,38 @@ PgResult PgConnection::exec(const std::string& sql, const PgParams& params, cons
                sql);
 }
 
+PgResult PgConnection::exec_prepared(const std::string& sql, const PgParams& params) {
+  if (!direct_) return exec(sql, params);
+  if (!sent_.empty()) std::abort();  // a statement sent is finished first; libpq would swallow its result
+  // Statements whose text names a table are not for here (one per table
+  // would pile up on the server): past this many, start again.
+  static constexpr std::size_t kMostPrepared = 64;
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    if (prepared_.size() >= kMostPrepared) {
+      exec("DEALLOCATE ALL");
+      prepared_.clear();
+    }
+    const std::string name = "tidemark_" + std::to_string(prepared_.size() + 1);
+    check(PQprepare(conn_, name.c_str(), sql.c_str(), static_cast<int>(params.size()), nullptr), sql);
+    it = prepared_.emplace(sql, name).first;
+  }
+  const std::vector<const char*> values = param_values(params);
+  return check(PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(values.size()), values.data(), nullptr,
+                              nullptr, 0),
+               sql);
+}
+
+bool PgConnection::closed_by_server() {
+  if (PQstatus(conn_) != CONNECTION_OK) return true;
+  pollfd socket{PQsocket(conn_), POLLIN, 0};
+  if (::poll(&socket, 1, 0) <= 0) return false;  // nothing arrived: still open as far as can be told
+  // Something arrived unasked: a server ending the session says why, then
+  // closes it. Whatever it was, the session is not known to be sound.
+  PQconsumeInput(conn_);
+  return true;
+}
+
 std::string PgConnection::drain_results() {
   std::string error;
   while (PGresult* r = PQgetResult(conn_)) {
@@ -116,6 +151,7 @@ std::string PgConnection::drain_results() {
 }
 
 void PgConnection::request_cancel() {
+  needs_reset_ = true;
   if (PGcancel* cancel = PQgetCancel(conn_)) {
     char buffer[256];
     PQcancel(cancel, buffer, sizeof buffer);
@@ -227,6 +263,7 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
       PQputCopyEnd(conn_, error.c_str());
       drain_results();
     }
+    needs_reset_ = source.needs_reset_ = true;
     throw PgError(error);
   }
   if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
@@ -359,6 +396,7 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     drain_results();
   }
   if (!error.empty()) {
+    needs_reset_ = source.needs_reset_ = true;
     if (failed_check) throw PgError::in_query(error, error_state, position);
     throw PgError(error, error_state, position);
   }
@@ -384,11 +422,15 @@ PgResult PgConnection::finish(const CancelToken* cancel) {
   // One statement, one result: read on to the end either way.
   const std::string rest = drain_results();
   if (cancelled) {
+    needs_reset_ = true;
     PQclear(first);
     throw PgError(label_ + ": " + first_line(sql) + ": " + cancel->reason());
   }
   PgResult result = check(first, sql);
-  if (!rest.empty()) throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
+  if (!rest.empty()) {
+    needs_reset_ = true;
+    throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
+  }
   return result;
 }
 
@@ -421,9 +463,14 @@ void PgConnection::reset(const std::string& then) {
       "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *;"
       " SELECT pg_advisory_unlock_all(); DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES; ";
   exec(kDiscard + kPinnedSessionSettings + (then.empty() ? std::string() : "; " + then));
+  prepared_.clear();
+  needs_reset_ = false;
 }
 
 void PgConnection::set_time_zone(const std::string& zone) {
+  // The server reports every change of its zone: a session already in
+  // `zone` needs no statement.
+  if (reported("TimeZone") == zone) return;
   exec("SELECT set_config('TimeZone', $1, false)", {zone});
 }
 
@@ -433,6 +480,12 @@ void PgConnection::adopt_time_zone(const PgConnection& other) {
   const std::string zone = other.reported("TimeZone");
   if (zone.empty() || zone == "localtime") return;
   set_time_zone(zone);
+}
+
+std::string PgConnection::endpoint() const {
+  const auto text = [](const char* value) { return std::string(value != nullptr ? value : ""); };
+  return label_ + '\n' + text(PQhost(conn_)) + '\n' + text(PQport(conn_)) + '\n' + text(PQdb(conn_)) + '\n' +
+         text(PQuser(conn_));
 }
 
 std::string PgConnection::reported(const char* setting) const {
@@ -448,6 +501,9 @@ void PgConnection::rollback_quietly() {
     drain_results();
   }
   if (PQtransactionStatus(conn_) == PQTRANS_IDLE) return;
+  // A transaction given up midway: what its session holds besides is
+  // nobody's to vouch for.
+  needs_reset_ = true;
   PQclear(PQexec(conn_, "ROLLBACK"));
 }
 

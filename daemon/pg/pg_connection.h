@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/result.h"
@@ -70,6 +71,13 @@ class PgConnection {
   PgResult exec(const std::string& sql, const PgParams& params);
   // With the parameters' types (OIDs), for a query that leaves them untyped.
   PgResult exec(const std::string& sql, const PgParams& params, const std::vector<PgOid>& types);
+  // Runs one statement whose text does not change from call to call (its
+  // values all bound), planned once per session: prepared on first use
+  // and kept until the session is reset. Planning a catalog query costs
+  // more than running it. Through a pooler (the server process is not the
+  // one the connection reported) it is planned each time instead, as a
+  // pooler may hand the next statement to another server. Throws PgError.
+  PgResult exec_prepared(const std::string& sql, const PgParams& params);
 
   // Streams `copy_out` (COPY ... TO STDOUT) on `source` into this
   // connection, chunk by chunk, checking `cancel` as it goes. Only when the
@@ -119,6 +127,19 @@ class PgConnection {
   // kPinnedSessionSettings again, then runs `then` (more settings), all in
   // one round trip. Throws PgError.
   void reset(const std::string& then = {});
+  // Whether the session may hold something a later user must not inherit
+  // and so needs reset() before it serves one: set by every failure and
+  // cancel on it (a statement that failed may have left a transaction, a
+  // cursor or a setting half done) and by mark_session_changed(). Users
+  // that end well leave a session as they found it: a lock taken is
+  // released, a setting changed is set back, temp tables drop on commit.
+  bool needs_reset() const { return needs_reset_; }
+  // Says that this user changed the session on purpose (a setting, a lock,
+  // a cursor held across transactions) and leaves the change behind.
+  void mark_session_changed() { needs_reset_ = true; }
+  // Without a round trip: whether the server has closed the session (a
+  // restart, a terminated backend) since it was last used.
+  bool closed_by_server();
   // Sets this session's time zone to `other`'s: values converted between
   // types on their way between the two (a timestamp into a timestamptz, a
   // timestamptz into a date) are then read as `other` reads them. Keeps
@@ -146,9 +167,12 @@ class PgConnection {
   // Open, outside any transaction, and not poisoned: fit for another run.
   bool reusable() const;
   const std::string& label() const { return label_; }
+  // The database this session serves, as libpq reached it: the connection
+  // name, host, port, database and user, one per line.
+  std::string endpoint() const;
 
  private:
-  [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr) const;
+  [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr);
   // Reads results until libpq has none left; returns the first error's text.
   std::string drain_results();
   // Waits until libpq holds the next result without blocking, asking the
@@ -158,12 +182,17 @@ class PgConnection {
   void request_cancel();
   // Stops a COPY TO STDOUT midway: cancels the query and discards the rest.
   void abandon_copy_out();
-  PgResult check(pg_result* result, const std::string& sql) const;
+  PgResult check(pg_result* result, const std::string& sql);
 
   pg_conn* conn_ = nullptr;
   std::string label_;
   std::string sent_;  // the statement send() sent and finish() has not collected
   bool poisoned_ = false;
+  bool needs_reset_ = false;
+  // The server process runs this session itself (no pooler between):
+  // statements prepared on it stay there.
+  bool direct_ = false;
+  std::unordered_map<std::string, std::string> prepared_;  // statement text -> its name on this session
 };
 
 }  // namespace tidemark

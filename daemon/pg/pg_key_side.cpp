@@ -8,6 +8,7 @@ void normalise_key_text_session(PgConnection& connection) {
   // The rest of what text depends on is pinned on every session
   // (kPinnedSessionSettings); the time zone is each side's own.
   connection.exec("set timezone to 'UTC'");
+  connection.mark_session_changed();
 }
 
 void PgKeySide::normalise() {

@@ -54,12 +54,27 @@ std::optional<CursorValue> optional_value(const PgResult& r, CursorType type) {
   return CursorValue{type, r.integer(0, 0)};
 }
 
+// Names one after another, each ended by a unit separator, which no
+// identifier holds.
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += n + '\x1f';
+  return out;
+}
+
 }  // namespace
 
 Result<SourceTable> PgSource::inspect(const TableConfig& table) {
+  if (catalog_ == nullptr) return read_table(table);
+  // What the answer depends on besides the catalogs.
+  const std::string config = table.cursor + '\n' + joined(table.columns) + '\n' + joined(table.key);
+  return catalog_->source(connection_, *table.source_table, config, [&] { return read_table(table); });
+}
+
+Result<SourceTable> PgSource::read_table(const TableConfig& table) {
   try {
     const std::string name = table.source_table->display();
-    const PgResult r = connection_.exec(
+    const PgResult r = connection_.exec_prepared(
         "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull, " +
             std::string(kPortableBinarySql) +
             ", (select relkind from pg_class where oid = c.oid), " +
@@ -213,7 +228,7 @@ void PgSource::read_open_transactions(PgConnection& on, HorizonReading& out) {
   // counts from its statement's start when that is earlier: after COMMIT
   // inside a procedure a new transaction begins, but statement_timestamp()
   // still gives the CALL's start.
-  const PgResult r = on.exec(
+  const PgResult r = on.exec_prepared(
       "with sessions as ("
       " select pid, coalesce(application_name, '') as app, coalesce(state, '') as state,"
       " coalesce(usename::text, '') as usename,"

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/run/run_ports.h"
+#include "daemon/pg/catalog_cache.h"
 #include "daemon/pg/pg_connection.h"
 
 namespace tidemark {
@@ -50,9 +51,11 @@ class PgSource final : public Source {
  public:
   // `warn`, when given, receives a message that deserves one log line per
   // process, such as missing permission to see other sessions' transactions.
+  // `catalog`, when given, keeps what inspect() reads while the table's
+  // catalog rows stay unchanged.
   explicit PgSource(PgConnection& connection, std::function<void(const std::string&)> warn = nullptr,
-                    PrimaryLink primary = {})
-      : connection_(connection), warn_(std::move(warn)), primary_(primary) {}
+                    PrimaryLink primary = {}, CatalogCache* catalog = nullptr)
+      : connection_(connection), warn_(std::move(warn)), primary_(primary), catalog_(catalog) {}
 
   Result<SourceTable> inspect(const TableConfig& table) override;
   Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) override;
@@ -62,6 +65,8 @@ class PgSource final : public Source {
   PgConnection& connection() { return connection_; }
 
  private:
+  // What inspect() returns, read from the catalogs.
+  Result<SourceTable> read_table(const TableConfig& table);
   // Where a reading was taken: a standby and its primary: must be one
   // database of one cluster.
   struct Origin {
@@ -87,6 +92,7 @@ class PgSource final : public Source {
   PgConnection& connection_;
   std::function<void(const std::string&)> warn_;
   PrimaryLink primary_;
+  CatalogCache* catalog_;
 };
 
 }  // namespace tidemark

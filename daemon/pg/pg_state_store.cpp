@@ -63,7 +63,7 @@ Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
 Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
   const std::string key = std::to_string(run_lock_key(lock));
   try {
-    if (!wait) return connection_.exec("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
+    if (!wait) return connection_.exec_prepared("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
     // Waits for a scheduled run or a backfill holding the same lock, but
     // not for ever.
     connection_.exec("select set_config('lock_timeout', '300s', false)");
@@ -75,6 +75,8 @@ Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
       throw;
     }
     connection_.exec("select set_config('lock_timeout', '0', false)");
+    // Not the role's lock_timeout any more: the next user starts afresh.
+    connection_.mark_session_changed();
     return true;
   } catch (const PgError& e) {
     return e.as_error();
@@ -90,7 +92,7 @@ void PgStateStore::release_lock(const std::string& key) {
     connection_.rollback_quietly();
     // A lock that was not released must not stay on a session a pool
     // keeps: nobody else could take it until that session closed.
-    if (!connection_.exec("select pg_advisory_unlock($1::bigint)", {key}).boolean(0, 0)) connection_.poison();
+    if (!connection_.exec_prepared("select pg_advisory_unlock($1::bigint)", {key}).boolean(0, 0)) connection_.poison();
   } catch (const PgError&) {
     connection_.poison();  // the session is gone, and its lock with it; never reuse it
   }
@@ -98,7 +100,7 @@ void PgStateStore::release_lock(const std::string& key) {
 
 Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableKey& table) {
   try {
-    const PgResult r = connection_.exec(
+    const PgResult r = connection_.exec_prepared(
         "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
         {table.pipeline, table.table});
     if (r.rows() == 0) return std::optional<StoredWatermark>();
@@ -117,7 +119,7 @@ Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
     // lock proves dead only the runs of its own window, and a partition
     // has no watermark (one left from an incremental past is not its).
     const TableKey& table = start.table;
-    const PgResult r = connection_.exec(R"SQL(
+    const PgResult r = connection_.exec_prepared(R"SQL(
 with abandoned as (
   update tidemark.runs set status = 'failed', finished_at = now(), error_kind = 'transient',
          error = 'abandoned: found running by a later run that holds the lock'
@@ -176,7 +178,7 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
     done_hi = epoch_text(step.lock.partition->hi);
   }
   try {
-    const PgResult r = tx.exec(R"SQL(
+    const PgResult r = tx.exec_prepared(R"SQL(
 with lock as (
   select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted
                  and database = (select oid from pg_database where datname = current_database())
@@ -253,7 +255,7 @@ select (select held from lock), (select ok from written)
 Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
   try {
     connection_.rollback_quietly();
-    connection_.exec(
+    connection_.exec_prepared(
         "update tidemark.runs set status = $2, error = $3, finished_at = now(),"
         " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
         " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
@@ -287,7 +289,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
 
 Result<std::vector<CursorSample>> PgStateStore::read_cursor_samples(const TableKey& table, const std::string& source) {
   try {
-    const PgResult r = connection_.exec(
+    const PgResult r = connection_.exec_prepared(
         "select taken_at, max_value from tidemark.cursor_samples"
         " where pipeline = $1 and table_name = $2 and source = $3 order by taken_at",
         {table.pipeline, table.table, source});

@@ -6,11 +6,24 @@
 namespace tidemark {
 
 Result<TargetTable> PgTarget::check(const TableConfig& table) {
+  auto found = find_table(table);
+  copy_types_ = found && found->exists ? TargetCopyTypes{found->columns, target_.server_major_version() ==
+                                                                             source_.connection().server_major_version()}
+                                       : TargetCopyTypes{};
+  return found;
+}
+
+Result<TargetTable> PgTarget::find_table(const TableConfig& table) {
+  if (catalog_ == nullptr) return read_table(table);
+  return catalog_->target(target_, table.target_table, [&] { return read_table(table); });
+}
+
+Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
   try {
     const std::string name = table.target_table.display();
     // One round trip: each column a row, with the table's unique indexes
     // and row-changing triggers beside it.
-    const PgResult r = target_.exec(
+    const PgResult r = target_.exec_prepared(
         "select a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
             ", a.attnotnull, a.attidentity::text, a.attgenerated::text, " +
             unique_indexes_sql("to_regclass($1)", target_.server_major_version()) + ", " +
@@ -31,7 +44,6 @@ Result<TargetTable> PgTarget::check(const TableConfig& table) {
     }
     if (out.columns.empty()) {
       if (table.create_target) {
-        copy_types_ = TargetCopyTypes{};
         TargetTable missing;
         missing.exists = false;
         return missing;
@@ -39,8 +51,6 @@ Result<TargetTable> PgTarget::check(const TableConfig& table) {
       return permanent_error("target table " + name +
                              " does not exist (create it before loading, or set create_target: true)");
     }
-    copy_types_ = TargetCopyTypes{out.columns,
-                                  target_.server_major_version() == source_.connection().server_major_version()};
     return out;
   } catch (const PgError& e) {
     return e.as_error();

@@ -20,8 +20,11 @@ namespace tidemark {
 
 class PgTarget final : public Target {
  public:
-  PgTarget(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel)
-      : target_(target), source_(source), state_(state), cancel_(cancel) {}
+  // `catalog`, when given, keeps what check() reads while the table's
+  // catalog rows stay unchanged.
+  PgTarget(PgConnection& target, PgSource& source, PgStateStore& state, const CancelToken& cancel,
+           CatalogCache* catalog = nullptr)
+      : target_(target), source_(source), state_(state), cancel_(cancel), catalog_(catalog) {}
 
   // Also keeps the target's column types, from which the units of work
   // begun after it choose each chunk's COPY format (core/sql/copy_format.h):
@@ -38,10 +41,16 @@ class PgTarget final : public Target {
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
 
  private:
+  // What check() returns: kept in the catalog cache, or read_table().
+  Result<TargetTable> find_table(const TableConfig& table);
+  // What check() returns, read from the catalogs.
+  Result<TargetTable> read_table(const TableConfig& table);
+
   PgConnection& target_;
   PgSource& source_;
   PgStateStore& state_;
   const CancelToken& cancel_;
+  CatalogCache* catalog_;
   std::function<void(ChunkStep)> fault_hook_;
   TargetCopyTypes copy_types_;  // from the last check()
 };

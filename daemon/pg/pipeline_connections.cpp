@@ -50,6 +50,8 @@ void PipelineConnections::open_data(const Config& config, const PipelineConfig& 
 
 void PipelineConnections::use_pipeline_time_zone(const PipelineConfig& pipeline) {
   source->set_time_zone(pipeline.timezone);
+  // A source session's zone is its database's: the next run's must be.
+  source->mark_session_changed();
   follow_source_time_zone();
 }
 

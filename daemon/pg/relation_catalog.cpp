@@ -6,6 +6,32 @@
 
 namespace tidemark {
 
+namespace {
+
+const char* const kRelationVersionSql =
+    "select c.oid::text || '.' || c.xmin::text || '.' || c.relfilenode::text"
+    " || '|' || coalesce((select string_agg(a.attnum::text || '.' || a.xmin::text || '.' || t.xmin::text, ','"
+    " order by a.attnum) from pg_attribute a join pg_type t on t.oid = a.atttypid"
+    " where a.attrelid = c.oid and a.attnum > 0), '')"
+    " || '|' || coalesce((select string_agg(d.oid::text || '.' || d.xmin::text, ',' order by d.oid)"
+    " from pg_attrdef d where d.adrelid = c.oid), '')"
+    " || '|' || coalesce((select string_agg(i.indexrelid::text || '.' || i.xmin::text || '.' || x.xmin::text, ','"
+    " order by i.indexrelid) from pg_index i join pg_class x on x.oid = i.indexrelid where i.indrelid = c.oid), '')"
+    " || '|' || coalesce((select string_agg(p.relid::text, ',' order by p.relid) from pg_partition_tree(c.oid) p), '')"
+    " || '|' || coalesce((select string_agg(g.oid::text || '.' || g.xmin::text, ',' order by g.oid) from pg_trigger g"
+    " where g.tgrelid = c.oid or g.tgrelid in (select relid from pg_partition_tree(c.oid))), '')"
+    " || '|' || coalesce((select string_agg(r.srsubid::text || '.' || r.xmin::text, ',' order by r.srsubid)"
+    " from pg_subscription_rel r where r.srrelid = c.oid), '')"
+    " from pg_class c where c.oid = to_regclass($1)";
+
+}  // namespace
+
+std::optional<std::string> relation_version(PgConnection& connection, const QualifiedName& relation) {
+  const PgResult r = connection.exec_prepared(kRelationVersionSql, {relation.quoted()});
+  if (r.rows() != 1 || r.is_null(0, 0)) return std::nullopt;
+  return r.text(0, 0);
+}
+
 std::string unique_indexes_sql(const std::string& relation, int server_major) {
   const std::string nulls_not_distinct = server_major >= 15 ? "i.indnullsnotdistinct" : "false";
   // One object per index; its key columns in order, an expression as null.

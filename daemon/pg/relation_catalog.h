@@ -5,14 +5,18 @@
 // PgTarget::check. Pure functions; thread-safe.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/sql/column_shape.h"
 #include "core/sql/row_trigger.h"
 #include "core/sql/unique_index.h"
+#include "core/text/sql_identifier.h"
 
 namespace tidemark {
+
+class PgConnection;
 
 // How a column fills itself, from pg_attribute's attidentity and
 // attgenerated as text.
@@ -31,5 +35,14 @@ std::vector<UniqueIndex> parse_unique_indexes(const std::string& json);
 // first. Throws PgError on text it did not make.
 std::string row_changing_triggers_sql(const std::string& relation);
 std::vector<RowTrigger> parse_row_triggers(const std::string& json);
+
+// A version of `relation` that changes whenever anything the two catalog
+// reads above (and PgSource::inspect, PgTarget::check) report of it may
+// have changed: the identity (oid, xmin) of every catalog row they read,
+// whose every update is a new row version: the relation, its columns and
+// their types, defaults, indexes, triggers (its partitions' too),
+// subscriptions. One short statement; nothing when no such relation is
+// visible. Throws PgError.
+std::optional<std::string> relation_version(PgConnection& connection, const QualifiedName& relation);
 
 }  // namespace tidemark

@@ -48,6 +48,23 @@ void apply_watermark(TableState& state, const std::optional<std::string>& stored
   state.moved_at = partitions_moved_at;
 }
 
+// The tables asked ($1: a JSON array of [pipeline, table]) in their order,
+// and each table's partitions done (p), as table_states and table_moves
+// read them.
+#define TIDEMARK_ASKED_TABLES                                                    \
+  " select item ->> 0 as pipeline, item ->> 1 as table_name, position" \
+  " from json_array_elements($1::json) with ordinality as t(item, position)"
+#define TIDEMARK_DONE_PARTITIONS                                                                                         \
+  " left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at"                  \
+  " from tidemark.partitions where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p" \
+  " on true "
+
+nlohmann::json asked_tables(const std::vector<TableKey>& tables) {
+  nlohmann::json asked = nlohmann::json::array();
+  for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
+  return asked;
+}
+
 }  // namespace
 
 WatermarkReading TableState::reading() const {
@@ -90,8 +107,7 @@ Result<bool> StateReader::schema_exists() {
 
 Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tables) {
   try {
-    nlohmann::json asked = nlohmann::json::array();
-    for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
+    const nlohmann::json asked = asked_tables(tables);
     // The left join from one row keeps the clock when no table is asked.
     // error_kind and schema_drift are read through to_jsonb: a schema at
     // an older version (a new binary's `status` before the daemon upgraded
@@ -99,10 +115,7 @@ Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tab
     // so are a reconcile's counts (version 6). Reconciles are runs of
     // their own: the latest run, the last success and the failures are
     // the loads'.
-    const PgResult r = connection_.exec(R"SQL(
-with asked as (
-  select item ->> 0 as pipeline, item ->> 1 as table_name, position
-  from json_array_elements($1::json) with ordinality as t(item, position))
+    const PgResult r = connection_.exec_prepared("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
 select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8,
        l.run_id, l.status, extract(epoch from l.started_at)::float8, extract(epoch from l.finished_at)::float8,
        l.rows_written, l.error,
@@ -143,8 +156,7 @@ left join lateral (select status, error, finished_at from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
                          and r.trigger = 'reconcile'
                    order by run_id desc limit 1) rl on true
-left join lateral (select max(partition_hi) as partition_hi, max(updated_at) as moved_at from tidemark.partitions
-                   where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p on true
+)SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
 )SQL",
                                         {asked.dump()});
@@ -190,6 +202,40 @@ order by a.position
         s.last_reconcile_failed_at = optional_double(r, i, 30);
       }
       out.tables.push_back(std::move(s));
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<MovesSnapshot> StateReader::table_moves(const std::vector<TableKey>& tables) {
+  try {
+    const nlohmann::json asked = asked_tables(tables);
+    // The parts of table_states a load changes, each found as it finds them.
+    const PgResult r = connection_.exec_prepared("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
+select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8,
+       (select extract(epoch from r.finished_at)::float8 from tidemark.runs r
+        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
+              and r.trigger <> 'reconcile'
+        order by run_id desc limit 1),
+       extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
+       extract(epoch from now())::float8
+from (select 1) one left join asked a on true
+left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
+)SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
+order by a.position
+)SQL",
+                                                 {asked.dump()});
+    MovesSnapshot out;
+    out.now = std::stod(r.text(0, 8));
+    for (int i = 0; i < r.rows(); ++i) {
+      if (r.is_null(i, 0)) continue;  // the clock's row when no table was asked
+      TableState s;
+      apply_watermark(s, r.optional_text(i, 2), r.optional_text(i, 3), optional_double(r, i, 4),
+                      optional_double(r, i, 6), optional_double(r, i, 7));
+      out.tables.push_back(TableMoves{TableKey{r.text(i, 0), r.text(i, 1)}, s.watermark_unix, s.moved_at,
+                                      optional_double(r, i, 5)});
     }
     return out;
   } catch (const PgError& e) {
@@ -271,8 +317,7 @@ std::vector<TableKey> configured_tables(const Config& config) {
 
 Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
   try {
-    nlohmann::json asked = nlohmann::json::array();
-    for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
+    const nlohmann::json asked = asked_tables(tables);
     // The newest run by run_id is the newest started: both come from the
     // state database, in the statement that writes the run's row. Its
     // firing (scheduled_for, a whole second) is what the schedule

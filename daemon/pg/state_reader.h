@@ -105,6 +105,21 @@ struct StateSnapshot {
   std::vector<TableState> tables;  // in the order asked
 };
 
+// What a load changes of a table's gauges: its watermark (or its
+// partitions'), when that moved, and its last success; with the state
+// database's clock read in the same statement.
+struct TableMoves {
+  TableKey table;
+  std::optional<double> watermark_unix;
+  std::optional<double> moved_at;
+  std::optional<double> last_success_at;
+};
+
+struct MovesSnapshot {
+  double now = 0;  // Unix seconds
+  std::vector<TableMoves> tables;  // in the order asked
+};
+
 // One row of tidemark.runs, as `tidemark history` shows it.
 struct RunRecord {
   std::int64_t run_id = 0;
@@ -151,6 +166,9 @@ class StateReader {
   // per table asked, in the order asked. Requires the schema. Fails when
   // the query does.
   Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);
+  // One statement, a few index probes a table: what a load changed of
+  // each table's gauges (TableMoves), for the tables that have just run.
+  Result<MovesSnapshot> table_moves(const std::vector<TableKey>& tables);
 
   // Disk used by the tidemark schema: its tables with their indexes and
   // TOAST. Requires the schema. Fails when the query does.

@@ -61,6 +61,7 @@ struct MetricsRegistry::TableSeries {
   Value reconcile_deleted;
   Value reconcile_missing;
   Value reconcile_failed;
+  bool ahead = false;  // what table_progress was last told
 };
 
 // A histogram's buckets (each its own count; +Inf last) and sum.
@@ -205,7 +206,8 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   WatermarkReading reading;
   reading.watermark_unix = progress.watermark_unix;
   reading.moved_unix = progress.moved_unix;
-  reading.ahead_of_source = progress.ahead;
+  if (progress.ahead) s->ahead = *progress.ahead;
+  reading.ahead_of_source = s->ahead;
   const WatermarkHealth health = assess_watermark(
       reading, now, std::chrono::seconds(static_cast<std::int64_t>(s->stale_after.get())));
   s->age.set(health.age_seconds ? *health.age_seconds : kUnknown);

@@ -30,7 +30,9 @@ struct TableProgress {
   std::optional<double> watermark_unix;  // time cursors and partitions; nothing for integers
   std::optional<double> moved_unix;      // when the watermark last moved
   std::optional<double> last_success_unix;
-  bool ahead = false;  // the last run found the watermark above the source's safe horizon
+  // The last run found the watermark above the source's safe horizon;
+  // nothing when not read: the last value holds.
+  std::optional<bool> ahead;
   // Whether the latest finished run that compared columns found schema
   // drift; nothing when it did not compare (the gauge keeps its value).
   std::optional<bool> schema_drift;

@@ -1,9 +1,11 @@
 #include "daemon/serve/state_monitor.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <spdlog/spdlog.h>
 
+#include "daemon/pg/pg_connection.h"
 #include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/run_history_pruner.h"
 #include "daemon/pg/state_reader.h"
@@ -20,17 +22,15 @@ void StateMonitor::set_config(std::shared_ptr<const Config> config) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     config_ = std::move(config);
-    poked_ = true;
+    reconfigured_ = true;
   }
   wake_.notify_one();
 }
 
-void StateMonitor::poke() {
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    poked_ = true;
-  }
-  wake_.notify_one();
+void StateMonitor::poke(const TableKey& table, bool reconcile) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  // The loop reads it within kRanEvery: no need to wake it at once.
+  (reconcile ? reconciles_ran_ : loads_ran_).insert(table);
 }
 
 void StateMonitor::stop() {
@@ -43,25 +43,105 @@ void StateMonitor::stop() {
 }
 
 void StateMonitor::loop() {
+  auto next_full = std::chrono::steady_clock::now();
   for (;;) {
     std::shared_ptr<const Config> config;
+    std::set<TableKey> loads;
+    std::set<TableKey> reconciles;
+    bool full = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wake_.wait_for(lock, interval_, [this] { return stopping_ || poked_; });
+      // Every kRanEvery for the tables that ran, every interval for all.
+      const auto until = std::min(next_full, std::chrono::steady_clock::now() + kRanEvery);
+      wake_.wait_until(lock, until, [this] { return stopping_ || reconfigured_; });
       if (stopping_) return;
-      poked_ = false;
+      full = reconfigured_ || std::chrono::steady_clock::now() >= next_full;
+      reconfigured_ = false;
+      loads.swap(loads_ran_);
+      reconciles.swap(reconciles_ran_);
       config = config_;
     }
-    refresh(*config);
+    if (full) {
+      // A reload may have pointed the state connection elsewhere.
+      state_.reset();
+      refresh(*config);
+      next_full = std::chrono::steady_clock::now() + interval_;
+    } else if (!loads.empty() || !reconciles.empty()) {
+      refresh_ran(*config, loads, reconciles);
+    }
+  }
+}
+
+PgConnection& StateMonitor::state_session(const Config& config) {
+  if (state_ && (!state_->reusable() || state_->closed_by_server())) state_.reset();
+  if (!state_) state_ = connect_to(config, config.daemon.state);
+  return *state_;
+}
+
+void StateMonitor::read_tables(const Config& config, const std::set<TableKey>* only) {
+  // Age and stale are judged on the state database's clock, read with
+  // the state: the host's clock may differ from the one that stamped
+  // moved_at, and `tidemark status` must say what the gauges say.
+  std::vector<TableKey> tables;
+  std::vector<const TableConfig*> configured;  // tables' configurations, in the same order
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) {
+      TableKey key{p.name, t.name};
+      if (only != nullptr && only->count(key) == 0) continue;  // gone by a reload, or not asked
+      tables.push_back(std::move(key));
+      configured.push_back(&t);
+    }
+  }
+  if (tables.empty()) return;
+  StateReader reader(state_session(config));
+  const auto snapshot = reader.table_states(tables);
+  if (!snapshot) throw std::runtime_error(snapshot.error());
+  if (snapshot->tables.size() != tables.size()) std::abort();  // one state per table asked, in order
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    const TableState& s = snapshot->tables[i];
+    TableProgress progress;
+    progress.watermark_unix = s.watermark_unix;
+    progress.moved_unix = s.moved_at;
+    progress.last_success_unix = s.last_success_at;
+    progress.ahead = s.ahead_of_source;
+    // After a restart the gauge starts from what the last run found.
+    if (s.schema_drift) progress.schema_drift = !s.schema_drift->empty();
+    metrics_.table_progress(s.table, progress, snapshot->now);
+    // After a restart the reconcile gauges come back from the run rows.
+    if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
+    metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
+  }
+}
+
+void StateMonitor::refresh_ran(const Config& config, const std::set<TableKey>& loads,
+                               const std::set<TableKey>& reconciles) {
+  if (!migrated_) return;  // the full refresh comes first and applies the schema
+  try {
+    if (!loads.empty()) {
+      const auto moves = StateReader(state_session(config)).table_moves({loads.begin(), loads.end()});
+      if (!moves) throw std::runtime_error(moves.error());
+      for (const TableMoves& m : moves->tables) {
+        TableProgress progress;
+        progress.watermark_unix = m.watermark_unix;
+        progress.moved_unix = m.moved_at;
+        progress.last_success_unix = m.last_success_at;
+        metrics_.table_progress(m.table, progress, moves->now);
+      }
+    }
+    if (!reconciles.empty()) read_tables(config, &reconciles);
+  } catch (const std::exception& e) {
+    // The next full refresh says whether the state database is down.
+    state_.reset();
+    spdlog::debug("cannot read the state of the tables that ran: {}", e.what());
   }
 }
 
 void StateMonitor::refresh(const Config& config) {
   try {
-    const auto state = connect_to(config, config.daemon.state);
+    PgConnection& state = state_session(config);
     metrics_.database_up(config.daemon.state, true);
     if (!migrated_) {
-      migrate_state_schema(*state);
+      migrate_state_schema(state);
       migrated_ = true;
       // Reached at start-up: ready from here. The tables' states below are
       // a query over every table (half a second at 50,000 tables) that
@@ -69,39 +149,12 @@ void StateMonitor::refresh(const Config& config) {
       // ready only once it has succeeded, so a failing one cannot flap.
       health_.state_checked(true, {});
     }
-    // Age and stale are judged on the state database's clock, read with
-    // the state: the host's clock may differ from the one that stamped
-    // moved_at, and `tidemark status` must say what the gauges say.
-    std::vector<TableKey> tables;
-    std::vector<const TableConfig*> configured;  // tables' configurations, in the same order
-    for (const PipelineConfig& p : config.pipelines) {
-      for (const TableConfig& t : p.tables) {
-        tables.push_back({p.name, t.name});
-        configured.push_back(&t);
-      }
-    }
-    StateReader reader(*state);
-    const auto snapshot = reader.table_states(tables);
-    if (!snapshot) throw std::runtime_error(snapshot.error());
-    if (snapshot->tables.size() != tables.size()) std::abort();  // one state per table asked, in order
+    read_tables(config, nullptr);
     health_.state_checked(true, {});
-    for (std::size_t i = 0; i < tables.size(); ++i) {
-      const TableState& s = snapshot->tables[i];
-      TableProgress progress;
-      progress.watermark_unix = s.watermark_unix;
-      progress.moved_unix = s.moved_at;
-      progress.last_success_unix = s.last_success_at;
-      progress.ahead = s.ahead_of_source;
-      // After a restart the gauge starts from what the last run found.
-      if (s.schema_drift) progress.schema_drift = !s.schema_drift->empty();
-      metrics_.table_progress(s.table, progress, snapshot->now);
-      // After a restart the reconcile gauges come back from the run rows.
-      if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
-      metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
-    }
-    if (const auto bytes = reader.schema_bytes()) metrics_.state_bytes(*bytes);
-    prune_history(*state, config.daemon.history.retention);
+    if (const auto bytes = StateReader(state).schema_bytes()) metrics_.state_bytes(*bytes);
+    prune_history(state, config.daemon.history.retention);
   } catch (const std::exception& e) {
+    state_.reset();
     metrics_.database_up(config.daemon.state, false);
     health_.state_checked(false, e.what());
     spdlog::warn("cannot read the state database {}: {}", config.daemon.state, e.what());

@@ -1,19 +1,25 @@
-// Keeps the watermark gauges true: every interval (and when asked after a
-// run) it reads each table's watermark, when it moved and its last success
-// from the state database, with that database's clock (StateReader), the
-// state schema's size, and tries every database for tidemark_db_up; what
-// it found of the state database is also /readyz's answer. It applies the
-// state schema until that succeeds once, and prunes the run history every
-// ten minutes. Owns one background thread; every public method is thread-safe.
+// Keeps the watermark gauges true: every interval it reads each table's
+// watermark, when it moved and its last success from the state database,
+// with that database's clock (StateReader), the state schema's size, and
+// tries every database for tidemark_db_up; what it found of the state
+// database is also /readyz's answer. After runs it reads only what those
+// runs changed (a load: the watermark and last success; a reconcile: its
+// gauges), at most once a second, so a run costs the state database a few
+// index probes, not every table's state. It applies the state schema until that
+// succeeds once, and prunes the run history every ten minutes. Owns one
+// background thread, which keeps one state session between refreshes;
+// every public method is thread-safe.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/config/config_model.h"
+#include "core/run/table_key.h"
 #include "daemon/serve/health_state.h"
 #include "daemon/serve/metrics_registry.h"
 
@@ -29,14 +35,22 @@ class StateMonitor {
 
   void start(std::shared_ptr<const Config> config);
   void set_config(std::shared_ptr<const Config> config);
-  // Refresh soon (after a run finished).
-  void poke();
+  // Refresh `table`'s gauges soon: a run of it (a load, or a reconcile)
+  // finished.
+  void poke(const TableKey& table, bool reconcile);
   // Stops and joins the thread; idempotent.
   void stop();
 
  private:
   void loop();
+  // Every table, the schema's size, the other databases, the pruning.
   void refresh(const Config& config);
+  // Only what the runs of `loads` and `reconciles` changed.
+  void refresh_ran(const Config& config, const std::set<TableKey>& loads, const std::set<TableKey>& reconciles);
+  // Reads the states of the configured tables (those in `only`, when
+  // given) and sets their gauges. Throws on failure.
+  void read_tables(const Config& config, const std::set<TableKey>* only);
+  PgConnection& state_session(const Config& config);
   // Prunes the run history when kPruneEvery has passed since the last
   // pass ended (kPruneAgain when it had to stop before the retention).
   void prune_history(PgConnection& state, std::chrono::seconds retention);
@@ -44,6 +58,7 @@ class StateMonitor {
   static constexpr std::chrono::minutes kPruneEvery{10};
   static constexpr std::chrono::seconds kPruneFor{20};
   static constexpr std::chrono::minutes kPruneAgain{1};  // after a pass that did not finish
+  static constexpr std::chrono::seconds kRanEvery{1};     // the least time between reads of tables that ran
 
   MetricsRegistry& metrics_;
   HealthState& health_;
@@ -51,10 +66,15 @@ class StateMonitor {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::shared_ptr<const Config> config_;
-  bool poked_ = false;
+  bool reconfigured_ = false;
+  // Tables that ran since their gauges were read.
+  std::set<TableKey> loads_ran_;
+  std::set<TableKey> reconciles_ran_;
   bool stopping_ = false;
   bool migrated_ = false;
-  std::chrono::steady_clock::time_point next_prune_{};  // the loop thread's
+  // The loop thread's:
+  std::chrono::steady_clock::time_point next_prune_{};
+  std::unique_ptr<PgConnection> state_;  // kept between the full refreshes; dropped on failure
   std::thread thread_;
 };
 

@@ -59,7 +59,7 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
                               const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   TimedSummary out;
-  PipelineConnections connections(pool_);
+  PipelineConnections connections(pool_, catalog_);
   try {
     connections.open_state(*config_);
   } catch (const std::exception& e) {
@@ -112,7 +112,7 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
   const auto started = std::chrono::steady_clock::now();
   ReconcileReport out;
   out.run.table = TableKey{pipeline.name, table.name};
-  PipelineConnections connections(pool_);
+  PipelineConnections connections(pool_, catalog_);
   try {
     connections.open_state(*config_);
     connections.open_data(*config_, pipeline);

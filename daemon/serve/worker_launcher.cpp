@@ -40,7 +40,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
       const ReconcileReport report = runner.reconcile(*order.pipeline, *order.table, request, *cancel);
       // The reconcile gauges follow its run row, which the state monitor
       // reads: their one writer.
-      monitor_.poke();
+      monitor_.poke(order.firing.table, /*reconcile=*/true);
       boost::asio::post(loop_, [this, key, table = order.firing.table, summary = report.run] {
         running_.erase(key);
         on_finished_(table, summary, JobKind::Reconcile);
@@ -55,7 +55,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
     TableRunner runner = runner_for(order);
     const TimedSummary result = runner.run(*order.pipeline, *order.table, order.firing.trigger, *cancel);
     metrics_.run_ended(order.firing.table, result.duration);
-    monitor_.poke();
+    monitor_.poke(order.firing.table, /*reconcile=*/false);
     boost::asio::post(loop_, [this, key, table = order.firing.table, summary = result.summary] {
       running_.erase(key);
       on_finished_(table, summary, JobKind::Load);
@@ -64,7 +64,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
 }
 
 TableRunner WorkerLauncher::runner_for(const RunOrder& order) {
-  TableRunner runner(order.config, metrics_, &sessions_);
+  TableRunner runner(order.config, metrics_, &sessions_, &catalogs_);
   runner.set_ownership_check([this](const TableKey& table) { return gate_.owns(table); });
   runner.set_firing(order.firing.scheduled);
   return runner;

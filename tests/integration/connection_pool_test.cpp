@@ -7,6 +7,7 @@
 
 #include "core/watermark/safe_horizon.h"
 #include "daemon/pg/connection_pool.h"
+#include "daemon/pg/pipeline_connections.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -60,7 +61,7 @@ TEST_CASE("runs of a table reuse their sessions instead of opening new ones") {
         kReadOnlySourceApplication);
 }
 
-TEST_CASE("nothing of an earlier run is left on a reused session: locks, temp tables, settings") {
+TEST_CASE("nothing a user said it changed is left on a reused session: locks, temp tables, settings") {
   PoolFixture f;
   const auto config = f.env.config(kPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
@@ -69,6 +70,7 @@ TEST_CASE("nothing of an earlier run is left on a reused session: locks, temp ta
     PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
     pid = s->backend_pid();
     s->exec("select pg_advisory_lock(4242); create temp table leftover (x int); set statement_timeout = '1s'");
+    s->mark_session_changed();
   }
   PooledConnection again = pool.acquire(*config, "target", SessionKind::ReadWrite);
   CHECK(again->backend_pid() == pid);  // the same session...
@@ -76,6 +78,54 @@ TEST_CASE("nothing of an earlier run is left on a reused session: locks, temp ta
         "0");  // ...without the lock,
   CHECK(f.count(*again, "select to_regclass('pg_temp.leftover') is null") == "t");  // the temp table,
   CHECK(f.count(*again, "show statement_timeout") == "0");                          // or the setting
+}
+
+TEST_CASE("a session whose user failed on it is reset before it serves another") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(60));
+  {
+    PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    s->exec("set statement_timeout = '1s'");
+    CHECK_THROWS_AS(s->exec("select no_such_column from pg_class"), PgError);
+    CHECK(s->needs_reset());
+  }
+  PooledConnection again = pool.acquire(*config, "target", SessionKind::ReadWrite);
+  CHECK_FALSE(again->needs_reset());
+  CHECK(f.count(*again, "show statement_timeout") == "0");
+}
+
+TEST_CASE("a session left as found is handed out as it is, its prepared statements kept") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(60));
+  const std::string statement = "select count(*) from pg_prepared_statements where $1::int = 1";
+  {
+    PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
+    CHECK(s->exec_prepared(statement, {"1"}).text(0, 0) == "1");  // itself, prepared
+  }
+  PooledConnection again = pool.acquire(*config, "target", SessionKind::ReadWrite);
+  CHECK(again->exec_prepared(statement, {"1"}).text(0, 0) == "1");  // still there, not prepared again
+  CHECK(f.count(*again, "select count(*) from pg_prepared_statements") == "1");
+}
+
+TEST_CASE("regression: a partition run's time zone stayed on the pooled source session for the next run") {
+  PoolFixture f;
+  const auto config = f.env.config(kPipeline);
+  ConnectionPool pool(2, std::chrono::seconds(60));
+  PipelineConfig pipeline = config->pipelines.at(0);
+  pipeline.timezone = "Pacific/Chatham";
+  const std::string own_zone = f.count(f.env.source(), "show timezone");
+  REQUIRE(own_zone != pipeline.timezone);
+  {
+    PipelineConnections connections(&pool);
+    connections.open_state(*config);
+    connections.open_data(*config, pipeline);
+    connections.use_pipeline_time_zone(pipeline);
+    CHECK(f.count(*connections.source, "show timezone") == pipeline.timezone);
+  }
+  PooledConnection again = pool.acquire(*config, "source", SessionKind::Source);
+  CHECK(f.count(*again, "show timezone") == own_zone);  // the database's own zone, as every run expects
 }
 
 TEST_CASE("a session left in a transaction, or whose lock could not be released, is closed, not pooled") {

@@ -143,6 +143,21 @@ TEST_CASE("PgBouncer in session mode keeps the session") {
   MESSAGE("probe through session pooling: at most " << slowest_ms << " ms");
 }
 
+TEST_CASE("through transaction pooling a statement is planned each time, never prepared on a server it may not meet again") {
+  PgTestEnv env;
+  PgConnection pooled(bouncer_dsn(Pooling::Transaction, database_of(env.target())), "pooled");
+  // Another client keeps the pool's servers changing hands.
+  PgConnection other(bouncer_dsn(Pooling::Transaction, database_of(env.target())), "other");
+  const std::string statement = "select count(*) from pg_prepared_statements where $1::int = 1";
+  for (int i = 0; i < 20; ++i) {
+    CHECK(pooled.exec_prepared(statement, {"1"}).text(0, 0) == "0");
+    other.exec("select 1");
+  }
+  // On a direct connection the same statement finds itself prepared.
+  PgConnection direct(env.dsn("target"), "direct");
+  CHECK(direct.exec_prepared(statement, {"1"}).text(0, 0) == "1");
+}
+
 TEST_CASE("through session pooling a lock ends with its client, as on a direct connection") {
   // PgBouncer runs server_reset_query (DISCARD ALL, which releases
   // advisory locks) on the server connection of a client that leaves, so a
