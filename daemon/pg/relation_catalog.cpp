@@ -9,19 +9,24 @@ namespace tidemark {
 namespace {
 
 const char* const kRelationVersionSql =
+    // Each part a lookup by the relation's oid that an index of its
+    // catalog answers; a partitioned table's partitions only for one.
     "select c.oid::text || '.' || c.xmin::text || '.' || c.relfilenode::text"
-    " || '|' || coalesce((select string_agg(a.attnum::text || '.' || a.xmin::text || '.' || t.xmin::text, ','"
-    " order by a.attnum) from pg_attribute a join pg_type t on t.oid = a.atttypid"
-    " where a.attrelid = c.oid and a.attnum > 0), '')"
+    " || '|' || coalesce((select string_agg(a.attnum::text || '.' || a.xmin::text || '.'"
+    " || (select t.xmin::text from pg_type t where t.oid = a.atttypid), ',' order by a.attnum)"
+    " from pg_attribute a where a.attrelid = c.oid and a.attnum > 0), '')"
     " || '|' || coalesce((select string_agg(d.oid::text || '.' || d.xmin::text, ',' order by d.oid)"
     " from pg_attrdef d where d.adrelid = c.oid), '')"
-    " || '|' || coalesce((select string_agg(i.indexrelid::text || '.' || i.xmin::text || '.' || x.xmin::text, ','"
-    " order by i.indexrelid) from pg_index i join pg_class x on x.oid = i.indexrelid where i.indrelid = c.oid), '')"
-    " || '|' || coalesce((select string_agg(p.relid::text, ',' order by p.relid) from pg_partition_tree(c.oid) p), '')"
-    " || '|' || coalesce((select string_agg(g.oid::text || '.' || g.xmin::text, ',' order by g.oid) from pg_trigger g"
-    " where g.tgrelid = c.oid or g.tgrelid in (select relid from pg_partition_tree(c.oid))), '')"
+    " || '|' || coalesce((select string_agg(i.indexrelid::text || '.' || i.xmin::text || '.'"
+    " || (select x.xmin::text from pg_class x where x.oid = i.indexrelid), ',' order by i.indexrelid)"
+    " from pg_index i where i.indrelid = c.oid), '')"
+    " || '|' || coalesce((select string_agg(g.oid::text || '.' || g.xmin::text, ',' order by g.oid)"
+    " from pg_trigger g where g.tgrelid = c.oid), '')"
     " || '|' || coalesce((select string_agg(r.srsubid::text || '.' || r.xmin::text, ',' order by r.srsubid)"
     " from pg_subscription_rel r where r.srrelid = c.oid), '')"
+    " || '|' || case when c.relkind = 'p' then coalesce((select string_agg(p.relid::text || ':' || coalesce("
+    "(select string_agg(g.oid::text || '.' || g.xmin::text, ',' order by g.oid) from pg_trigger g"
+    " where g.tgrelid = p.relid), ''), ',' order by p.relid) from pg_partition_tree(c.oid) p), '') else '' end"
     " from pg_class c where c.oid = to_regclass($1)";
 
 }  // namespace

@@ -94,7 +94,7 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     } else {
       PgSource source =
           connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
-      PgTarget target(connections.target(), source, state, cancel);
+      PgTarget target(connections.target(), source, state, cancel, catalog_);
       if (fault_hook_) target.set_fault_hook(fault_hook_);
       out.summary = execute(source, target);
     }
