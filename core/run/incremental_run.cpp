@@ -1,6 +1,7 @@
 #include "core/run/incremental_run.h"
 
 #include <cstdlib>
+#include <limits>
 
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
@@ -58,18 +59,37 @@ Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>&
   const auto plan = WindowPlan::make(input);
   if (!plan) return plan.failure();
   summary.range = plan->range();
-  return load_chunks(*columns, *plan, summary);
+  const auto probe = run_.source.probe(run_.table, *source_table, plan->range());
+  if (!probe) return probe.failure();
+  summary.horizon.null_cursor_rows = probe->null_cursor_rows;
+  summary.horizon.infinite_cursor_rows = probe->infinite_cursor_rows;
+  // A range without rows moves the watermark without a chunk, the target
+  // untouched, unless the first step has columns to settle, which it
+  // does with its rows or without.
+  const bool first_step = columns->snapshot || columns->first_step.create || !columns->first_step.append.empty();
+  return load_chunks(*columns, *plan, /*read=*/probe->has_rows || first_step, summary);
 }
 
 Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& source_table,
                                                             const std::optional<CursorValue>& initial,
                                                             RunSummary& summary) {
   const CursorType type = source_table.cursor_type;
-  const auto reading = run_.source.read_horizon(run_.table, type);
-  if (!reading) return reading.failure();
+  // Another run's reading of the source may serve if it was taken after
+  // the one this table's watermark came from: an older one would make the
+  // watermark look ahead of the source, the same one would find nothing new.
+  std::optional<SourceMicros> shared_after;
+  if (type == CursorType::TimestampTz) {
+    shared_after = summary.watermark_before && summary.watermark_before->type == type
+                       ? summary.watermark_before->raw + kStartReportMargin
+                       : std::numeric_limits<SourceMicros>::min();
+  }
+  const auto read = run_.source.read_horizon(run_.table, type, shared_after);
+  if (!read) return read.failure();
+  HorizonReading reading = *read;
+  reading.subscription = source_table.subscription;
   HorizonInput input;
   input.type = type;
-  input.reading = *reading;
+  input.reading = reading;
   input.has_lookback = !run_.table.lookback.is_zero();
   input.source_name = run_.pipeline.source;
   // Observations are only comparable for one table on one source.
@@ -89,11 +109,9 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   // The horizon as decided, also when choosing hi from it fails.
   summary.horizon.lag_seconds = decision->lag_seconds;
   summary.horizon.held_by = decision->held_by;
-  summary.horizon.null_cursor_rows = reading->null_cursor_rows;
-  summary.horizon.infinite_cursor_rows = reading->infinite_cursor_rows;
   HiInput choice;
   choice.type = type;
-  choice.reading = *reading;
+  choice.reading = reading;
   choice.decision = *decision;
   choice.watermark = summary.watermark_before;
   choice.initial = initial;
@@ -107,11 +125,12 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   return chosen->hi;
 }
 
-Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& plan, RunSummary& summary) {
+Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& plan, bool read,
+                                   RunSummary& summary) {
   std::optional<CursorValue> watermark = summary.watermark_before;
   summary.watermark_after = watermark;
   std::optional<Window> chunk;
-  while ((chunk = plan.chunk_after(chunk))) {
+  while (read && (chunk = plan.chunk_after(chunk))) {
     if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     StepRecord record;
     record.lock = RunLock{summary.table, std::nullopt};

@@ -30,8 +30,10 @@ class IncrementalRun {
   // lookback, or `initial` is ahead of it.
   Result<std::optional<CursorValue>> safe_hi(const SourceTable& source_table, const std::optional<CursorValue>& initial,
                                              RunSummary& summary);
-  // Loads every planned chunk; returns the error that stopped it, if any.
-  Status load_chunks(const ColumnPlan& columns, const WindowPlan& plan, RunSummary& summary);
+  // Loads every planned chunk (none unless `read`: the range holds no row
+  // and the first step has nothing to settle) and moves the watermark;
+  // returns the error that stopped it, if any.
+  Status load_chunks(const ColumnPlan& columns, const WindowPlan& plan, bool read, RunSummary& summary);
 
   const RunContext run_;  // references only: the run owns none of it
 };

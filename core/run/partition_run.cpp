@@ -1,5 +1,7 @@
 #include "core/run/partition_run.h"
 
+#include <limits>
+
 #include "core/run/run_lifecycle.h"
 #include "core/watermark/partition_plan.h"
 
@@ -29,7 +31,8 @@ class FiringObserver final : public RunObserver {
 
 Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
                                                           HorizonReport& report) {
-  const auto reading = source.read_horizon(table, CursorType::TimestampTz);
+  // Any recent reading serves: a partition is due once its end is below it.
+  const auto reading = source.read_horizon(table, CursorType::TimestampTz, std::numeric_limits<SourceMicros>::min());
   if (!reading) return reading.failure();
   HorizonInput input;
   input.type = CursorType::TimestampTz;

@@ -170,6 +170,22 @@ struct SourceTable {
   // BEFORE row trigger on INSERT or UPDATE. When none does, the values
   // likely come from the application, its clock or its id allocator.
   bool cursor_stamped_by_database = true;
+  // The logical replication subscription that writes the table; empty
+  // when none does (HorizonReading::subscription).
+  std::string subscription;
+};
+
+// What a look at a run's range found before any row is read.
+struct WindowProbe {
+  // Whether the range holds a row; true when that is not asked (no range,
+  // a foreign table, whose every look is a remote query) and the range is
+  // read all the same.
+  bool has_rows = true;
+  // The table's rows that no window includes: those whose cursor is NULL
+  // (NULL >= lo is not true), and those whose cursor is infinity or
+  // -infinity (above every hi, below every lo).
+  std::int64_t null_cursor_rows = 0;
+  std::int64_t infinite_cursor_rows = 0;
 };
 
 class Source {
@@ -183,16 +199,26 @@ class Source {
   virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
   // What the safe horizon is decided from (core/safe_horizon.h): the
   // source's clock, for integer cursors max(cursor) read just before it,
-  // and the oldest transaction still open that may write; with it, the
-  // rows no window includes. On a standby
+  // and the oldest transaction still open that may write. On a standby
   // with a primary, read on the primary, and returns only once the
   // standby has replayed past that moment (fails after replay_timeout).
-  virtual Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) = 0;
+  // With `shared_after`, a reading of the source's clock and open
+  // transactions that another run took a moment ago may serve instead, if
+  // its clock is later than that: an earlier reading only holds hi lower.
+  // Nothing: read afresh (integer cursors always are).
+  virtual Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type,
+                                              std::optional<SourceMicros> shared_after) = 0;
   // An instant on the source's clock in a time cursor's type: a timestamp
   // or date in the source session's time zone.
   virtual Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) = 0;
   // min(cursor), for a first load without `initial`; nothing when empty.
   virtual Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) = 0;
+  // One statement: whether `range` holds a row (asked unless nothing or a
+  // foreign table), and the rows no window includes. The statement takes
+  // the table's lock before its snapshot, so a table rewritten or
+  // truncated meanwhile is seen as it was left, never as empty.
+  virtual Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
+                                    const std::optional<Window>& range) = 0;
 };
 
 struct ChunkCounts {

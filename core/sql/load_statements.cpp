@@ -17,6 +17,19 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
 
 }  // namespace
 
+std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type) {
+  const std::string source = table.source_table->quoted();
+  const std::string cursor = quote_identifier(table.cursor);
+  const std::string has_rows =
+      range ? "EXISTS (SELECT FROM " + source + " WHERE " + cursor_range_predicate(cursor, range->lo, range->hi) + ")"
+            : std::string("true");
+  const std::string infinite =
+      type == CursorType::Integer ? std::string("false") : cursor + " IN ('infinity', '-infinity')";
+  return "SELECT " + has_rows + ", n.* FROM (SELECT count(*) FILTER (WHERE " + cursor +
+         " IS NULL), count(*) FILTER (WHERE " + infinite + ") FROM " + source + " WHERE " + cursor + " IS NULL OR " +
+         infinite + ") n";
+}
+
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                      const std::optional<Window>& window, CopyFormat format, RelationKind kind,
                                      const std::vector<ColumnShape>& source_catalog) {

@@ -53,6 +53,15 @@ struct LoadStatements {
 // NULL-safely. `format` is that of all three COPY statements
 // (core/sql/copy_format.h says when binary is safe); `kind` says how the
 // source table is locked.
+// One statement on the source (Source::probe): whether `range` holds a
+// row (true when there is no range to ask about), then the number of rows
+// whose cursor is NULL and of those whose cursor is infinity or -infinity
+// (none for an integer cursor). A plain SELECT takes its table's locks as
+// it is parsed and its snapshot after: a table rewritten or truncated
+// meanwhile is seen as it was left, not empty (unlike COPY's query, hence
+// lock_source). The cursor's index answers both.
+std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type);
+
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                      const std::optional<Window>& window, CopyFormat format = CopyFormat::Text,
                                      RelationKind kind = RelationKind::Table,

@@ -69,17 +69,12 @@ struct HorizonReading {
   std::string unreported_session;
   // The logical replication subscription that writes the table, when one
   // does: its rows carry values stamped on the publisher, whose open
-  // transactions this database cannot see. Empty when none.
+  // transactions this database cannot see. Empty when none. From the
+  // table's catalog (SourceTable::subscription), not the reading.
   std::string subscription;
   // The source is a standby that has not replayed everything it received:
   // the commit time of the last transaction it replayed; hi stays below it.
   std::optional<SourceMicros> replayed_until;
-  // The table's rows that no window includes, counted with the clock:
-  // those whose cursor is NULL (NULL >= lo is not true), and those whose
-  // cursor is infinity or -infinity (above every hi, below every lo).
-  // Zero for a partition table, which names no source table.
-  std::int64_t null_cursor_rows = 0;
-  std::int64_t infinite_cursor_rows = 0;
 };
 
 // A transaction's start time is stamped a moment before the transaction

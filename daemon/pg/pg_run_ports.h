@@ -22,7 +22,8 @@ struct PgRunPorts {
              std::function<void(const std::string&)> warn = nullptr)
       : state(*connections.state),
         source(connections.make_source(std::move(warn), &cancel)),
-        target(connections.target(), source, state, cancel, connections.catalog) {}
+        target(connections.target(), source, state, cancel,
+               connections.shared != nullptr ? &connections.shared->catalogs : nullptr) {}
   PgRunPorts(const PgRunPorts&) = delete;
   PgRunPorts& operator=(const PgRunPorts&) = delete;
 

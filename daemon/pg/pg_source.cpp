@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/run/cancel_token.h"
+#include "core/sql/load_statements.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/relation_catalog.h"
 
@@ -54,6 +55,7 @@ std::optional<CursorValue> optional_value(const PgResult& r, CursorType type) {
   return CursorValue{type, r.integer(0, 0)};
 }
 
+
 // Names one after another, each ended by a unit separator, which no
 // identifier holds.
 std::string joined(const std::vector<std::string>& names) {
@@ -65,10 +67,10 @@ std::string joined(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<SourceTable> PgSource::inspect(const TableConfig& table) {
-  if (catalog_ == nullptr) return read_table(table);
+  if (shared_ == nullptr) return read_table(table);
   // What the answer depends on besides the catalogs.
   const std::string config = table.cursor + '\n' + joined(table.columns) + '\n' + joined(table.key);
-  return catalog_->source(connection_, *table.source_table, config, [&] { return read_table(table); });
+  return shared_->catalogs.source(connection_, *table.source_table, config, [&] { return read_table(table); });
 }
 
 Result<SourceTable> PgSource::read_table(const TableConfig& table) {
@@ -80,7 +82,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
             ", (select relkind from pg_class where oid = c.oid), " +
             unique_indexes_sql("to_regclass($1)", connection_.server_major_version()) +
             ", a.atthasdef or a.attidentity <> '' or a.attgenerated <> '', " +
-            row_changing_triggers_sql("to_regclass($1)") +
+            row_changing_triggers_sql("to_regclass($1)") + ", " + subscription_sql("c.oid") +
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -105,6 +107,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
     SourceTable out;
     out.kind = relation_kind(r.text(0, 5));
     out.unique_indexes = parse_unique_indexes(r.text(0, 6));
+    if (!r.is_null(0, 9)) out.subscription = r.text(0, 9);
     std::vector<std::string> all;
     std::string cursor_type;
     for (int i = 0; i < r.rows(); ++i) {
@@ -142,6 +145,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
   }
 }
 
+
 std::string subscription_sql(const std::string& table) {
   return "(select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
          " where sr.srrelid = " + table + " order by s.subname limit 1)";
@@ -172,24 +176,13 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   // One statement: its snapshot (for max) is taken before clock_timestamp()
   // is evaluated, the order core/safe_horizon.h relies on. Seeing other
   // roles' sessions takes pg_read_all_stats's privileges ('usage'): a
-  // NOINHERIT member has them only after SET ROLE. A partition table has
-  // no source table to look up among logical replication's.
-  const std::string max = type == CursorType::Integer ? "(select max(" + quote_identifier(table.cursor) +
-                                                            ")::bigint from " + table.source_table->quoted() + ")"
-                                                      : std::string("null::bigint");
-  const std::string cache =
-      type == CursorType::Integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
-  // Rows no window includes (NULL or infinite cursors); a query the
-  // cursor's index answers.
-  std::string outside = "(select 0::bigint, 0::bigint) n";
-  if (table.source_table) {
-    const std::string cursor = quote_identifier(table.cursor);
-    const std::string infinite =
-        type == CursorType::Integer ? std::string("false") : cursor + " in ('infinity', '-infinity')";
-    outside = "(select count(*) filter (where " + cursor + " is null), count(*) filter (where " + infinite +
-              ") from " + table.source_table->quoted() + " where " + cursor + " is null or " + infinite + ") n";
-  }
-  const PgResult r = on.exec(
+  // NOINHERIT member has them only after SET ROLE.
+  const bool integer = type == CursorType::Integer;
+  const std::string max = integer ? "(select max(" + quote_identifier(table.cursor) + ")::bigint from " +
+                                        table.source_table->quoted() + ")"
+                                  : std::string("null::bigint");
+  const std::string cache = integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
+  const std::string sql =
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
       ", (select r.rolsuper or pg_has_role(current_user, 'pg_read_all_stats', 'usage') from pg_roles r"
@@ -197,24 +190,18 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       ", pg_is_in_recovery()"
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
-      ", " + subscription_sql("to_regclass($1)") +
-      ", current_database(), (select system_identifier::text from pg_control_system()), " +
-          cache + ", n.* from " + outside,
-      type == CursorType::Integer ? PgParams{table.source_table->quoted(), table.cursor}
-                                  : PgParams{table.source_table ? std::optional<std::string>(table.source_table->quoted())
-                                                                : std::nullopt});
+      ", current_database(), (select system_identifier::text from pg_control_system()), " + cache;
+  // Without a table's own parts the text is the same for every table.
+  const PgResult r = integer ? on.exec(sql, {table.source_table->quoted(), table.cursor}) : on.exec_prepared(sql, {});
   HorizonReading out;
   if (!r.is_null(0, 0)) out.max_cursor = r.integer(0, 0);
   out.clock = r.integer(0, 1);
   out.sees_all_sessions = r.boolean(0, 2);
   origin.in_recovery = r.boolean(0, 3);
   if (!r.is_null(0, 4)) out.replayed_until = r.integer(0, 4);
-  if (!r.is_null(0, 5)) out.subscription = r.text(0, 5);
-  origin.database = r.text(0, 6);
-  origin.system_identifier = r.text(0, 7);
-  if (!r.is_null(0, 8)) out.sequence_cache = r.integer(0, 8);
-  out.null_cursor_rows = r.integer(0, 9);
-  out.infinite_cursor_rows = r.integer(0, 10);
+  origin.database = r.text(0, 5);
+  origin.system_identifier = r.text(0, 6);
+  if (!r.is_null(0, 7)) out.sequence_cache = r.integer(0, 7);
   return out;
 }
 
@@ -318,7 +305,23 @@ void PgSource::warn_once(const std::string& message) {
   warn_(message);
 }
 
-Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorType type) {
+Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorType type,
+                                              std::optional<SourceMicros> shared_after) {
+  // A reading of the source as a whole (not an integer cursor's, which is
+  // the table's own), shared by every run of it for a moment.
+  const bool shareable = shared_ != nullptr && type != CursorType::Integer;
+  const std::string source = shareable ? connection_.endpoint() + '\n' +
+                                             (primary_.connection != nullptr ? primary_.connection->endpoint() : "")
+                                       : std::string();
+  if (shareable && shared_after) {
+    if (auto recent = shared_->moments.recent(source, *shared_after)) return *std::move(recent);
+  }
+  auto out = read_fresh_horizon(table, type);
+  if (out && shareable) shared_->moments.keep(source, *out);
+  return out;
+}
+
+Result<HorizonReading> PgSource::read_fresh_horizon(const TableConfig& table, CursorType type) {
   try {
     Origin standby;
     HorizonReading out = read_clock(connection_, table, type, standby);
@@ -359,6 +362,24 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
     if (reader != &connection_) {
       wait_for_replay(primary_position(*reader));
     }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<WindowProbe> PgSource::probe(const TableConfig& table, const SourceTable& source,
+                                    const std::optional<Window>& range) {
+  try {
+    // A foreign table's every look is a query on its remote server: its
+    // range is read, not looked at first.
+    const bool ask = range && source.kind != RelationKind::ForeignTable;
+    const PgResult r =
+        connection_.exec(window_probe_statement(table, ask ? range : std::nullopt, source.cursor_type));
+    WindowProbe out;
+    out.has_rows = r.boolean(0, 0);
+    out.null_cursor_rows = r.integer(0, 1);
+    out.infinite_cursor_rows = r.integer(0, 2);
     return out;
   } catch (const PgError& e) {
     return e.as_error();

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/run/run_ports.h"
-#include "daemon/pg/catalog_cache.h"
+#include "daemon/pg/shared_reads.h"
 #include "daemon/pg/pg_connection.h"
 
 namespace tidemark {
@@ -51,20 +51,26 @@ class PgSource final : public Source {
  public:
   // `warn`, when given, receives a message that deserves one log line per
   // process, such as missing permission to see other sessions' transactions.
-  // `catalog`, when given, keeps what inspect() reads while the table's
-  // catalog rows stay unchanged.
+  // `shared`, when given, keeps what inspect() reads while the table's
+  // catalog rows stay unchanged, and the source's horizon readings for a
+  // moment (SourceMoments).
   explicit PgSource(PgConnection& connection, std::function<void(const std::string&)> warn = nullptr,
-                    PrimaryLink primary = {}, CatalogCache* catalog = nullptr)
-      : connection_(connection), warn_(std::move(warn)), primary_(primary), catalog_(catalog) {}
+                    PrimaryLink primary = {}, SharedReads* shared = nullptr)
+      : connection_(connection), warn_(std::move(warn)), primary_(primary), shared_(shared) {}
 
   Result<SourceTable> inspect(const TableConfig& table) override;
-  Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type) override;
+  Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type,
+                                      std::optional<SourceMicros> shared_after) override;
   Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
   Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) override;
+  Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
+                            const std::optional<Window>& range) override;
 
   PgConnection& connection() { return connection_; }
 
  private:
+  // read_horizon() without a shared reading.
+  Result<HorizonReading> read_fresh_horizon(const TableConfig& table, CursorType type);
   // What inspect() returns, read from the catalogs.
   Result<SourceTable> read_table(const TableConfig& table);
   // Where a reading was taken: a standby and its primary: must be one
@@ -75,9 +81,9 @@ class PgSource final : public Source {
     std::string system_identifier;
   };
   // The clock (after max(cursor) for integer cursors), whether this role
-  // sees every session, the standby's replay state, the subscription that
-  // writes the table and its sequence's CACHE, as read on `on`; `origin`
-  // says where that was. Throws.
+  // sees every session, the standby's replay state and, for integer
+  // cursors, its sequence's CACHE, as read on `on`; `origin` says where
+  // that was. Throws.
   HorizonReading read_clock(PgConnection& on, const TableConfig& table, CursorType type, Origin& origin);
   // Sets out.oldest, the oldest open transaction on `on` that may still
   // write, and out.unreported_session. Throws.
@@ -92,7 +98,7 @@ class PgSource final : public Source {
   PgConnection& connection_;
   std::function<void(const std::string&)> warn_;
   PrimaryLink primary_;
-  CatalogCache* catalog_;
+  SharedReads* shared_;
 };
 
 }  // namespace tidemark

@@ -11,7 +11,7 @@
 
 #include "core/config/config_model.h"
 #include "core/run/cancel_token.h"
-#include "daemon/pg/catalog_cache.h"
+#include "daemon/pg/shared_reads.h"
 #include "daemon/pg/connection_pool.h"
 #include "daemon/pg/pg_connection.h"
 #include "daemon/pg/pg_source.h"
@@ -30,14 +30,15 @@ std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std:
 // state database, in which case the load and the state commit together.
 //
 // With a pool the sessions come from it and go back to it when these are
-// reset or destroyed; without one they are opened and closed here. With a
-// catalog cache the source and target ports keep their catalog reads in it.
+// reset or destroyed; without one they are opened and closed here. With
+// shared reads the source and target ports keep what they read there for
+// other runs (the catalogs' answers, the sources' recent horizons).
 struct PipelineConnections {
-  explicit PipelineConnections(ConnectionPool* from = nullptr, CatalogCache* catalogs = nullptr)
-      : pool(from), catalog(catalogs) {}
+  explicit PipelineConnections(ConnectionPool* from = nullptr, SharedReads* reads = nullptr)
+      : pool(from), shared(reads) {}
 
   ConnectionPool* pool;
-  CatalogCache* catalog;
+  SharedReads* shared;
   PooledConnection state;
   PooledConnection source;
   PooledConnection separate_target;  // empty: the target is the state database
@@ -47,7 +48,7 @@ struct PipelineConnections {
   PgConnection& target() { return separate_target ? *separate_target : *state; }
   // The Source port over these connections; requires open_data.
   PgSource make_source(std::function<void(const std::string&)> warn = nullptr, const CancelToken* cancel = nullptr) {
-    return PgSource(*source, std::move(warn), PrimaryLink{source_primary.get(), replay_timeout, cancel}, catalog);
+    return PgSource(*source, std::move(warn), PrimaryLink{source_primary.get(), replay_timeout, cancel}, shared);
   }
   // Opens the state connection. Throws.
   void open_state(const Config& config);

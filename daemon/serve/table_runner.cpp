@@ -42,9 +42,14 @@ class UnreachableDatabase final : public Source, public Target {
  public:
   explicit UnreachableDatabase(std::string error) : error_(std::move(error)) {}
   Result<SourceTable> inspect(const TableConfig&) override { return Error{error_}; }
-  Result<HorizonReading> read_horizon(const TableConfig&, CursorType) override { return Error{error_}; }
+  Result<HorizonReading> read_horizon(const TableConfig&, CursorType, std::optional<SourceMicros>) override {
+    return Error{error_};
+  }
   Result<CursorValue> cursor_at(SourceMicros, CursorType) override { return Error{error_}; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
+  Result<WindowProbe> probe(const TableConfig&, const SourceTable&, const std::optional<Window>&) override {
+    return Error{error_};
+  }
   Result<TargetTable> check(const TableConfig&) override { return Error{error_}; }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override { return std::make_unique<UnreachableWork>(error_); }
 
@@ -59,7 +64,7 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
                               const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   TimedSummary out;
-  PipelineConnections connections(pool_, catalog_);
+  PipelineConnections connections(pool_, shared_);
   try {
     connections.open_state(*config_);
   } catch (const std::exception& e) {
@@ -94,7 +99,8 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     } else {
       PgSource source =
           connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
-      PgTarget target(connections.target(), source, state, cancel, catalog_);
+      PgTarget target(connections.target(), source, state, cancel,
+                      shared_ != nullptr ? &shared_->catalogs : nullptr);
       if (fault_hook_) target.set_fault_hook(fault_hook_);
       out.summary = execute(source, target);
     }
@@ -112,7 +118,7 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
   const auto started = std::chrono::steady_clock::now();
   ReconcileReport out;
   out.run.table = TableKey{pipeline.name, table.name};
-  PipelineConnections connections(pool_, catalog_);
+  PipelineConnections connections(pool_, shared_);
   try {
     connections.open_state(*config_);
     connections.open_data(*config_, pipeline);

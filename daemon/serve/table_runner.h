@@ -13,7 +13,7 @@
 #include "core/run/cancel_token.h"
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
-#include "daemon/pg/catalog_cache.h"
+#include "daemon/pg/shared_reads.h"
 #include "daemon/pg/connection_pool.h"
 #include "daemon/pg/pg_target.h"
 
@@ -29,8 +29,8 @@ class TableRunner {
   // `observer` receives every chunk and run (metrics); it must outlive the runner.
   // `pool`, when given (the daemon's), lends the sessions; it must outlive the runner.
   TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, ConnectionPool* pool = nullptr,
-              CatalogCache* catalog = nullptr)
-      : config_(std::move(config)), observer_(observer), pool_(pool), catalog_(catalog) {}
+              SharedReads* shared = nullptr)
+      : config_(std::move(config)), observer_(observer), pool_(pool), shared_(shared) {}
 
   // An incremental run, or a partition table's due partitions. Never throws for database trouble:
   // it ends up in the summary (and in the run row when the state database
@@ -61,7 +61,7 @@ class TableRunner {
   std::shared_ptr<const Config> config_;
   RunObserver& observer_;
   ConnectionPool* pool_;
-  CatalogCache* catalog_;
+  SharedReads* shared_;
   std::function<void(ChunkStep)> fault_hook_;
   std::function<bool(const TableKey&)> still_owner_;
   std::optional<Instant> firing_;

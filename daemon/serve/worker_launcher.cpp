@@ -64,7 +64,7 @@ void WorkerLauncher::launch(const RunOrder& order) {
 }
 
 TableRunner WorkerLauncher::runner_for(const RunOrder& order) {
-  TableRunner runner(order.config, metrics_, &sessions_, &catalogs_);
+  TableRunner runner(order.config, metrics_, &sessions_, &shared_reads_);
   runner.set_ownership_check([this](const TableKey& table) { return gate_.owns(table); });
   runner.set_firing(order.firing.scheduled);
   return runner;

@@ -16,7 +16,7 @@
 
 #include "core/run/cancel_token.h"
 #include "core/schedule/scheduler_ports.h"
-#include "daemon/pg/catalog_cache.h"
+#include "daemon/pg/shared_reads.h"
 #include "daemon/pg/connection_pool.h"
 #include "daemon/serve/fleet_gate.h"
 #include "daemon/serve/metrics_registry.h"
@@ -51,7 +51,7 @@ class WorkerLauncher final : public RunLauncher {
   const FleetGate& gate_;
   Finished on_finished_;
   ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
-  CatalogCache catalogs_;    // likewise
+  SharedReads shared_reads_;  // likewise
   boost::asio::thread_pool pool_;
   std::map<JobKey, std::shared_ptr<CancelToken>> running_;  // loop thread only
 };

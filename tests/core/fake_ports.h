@@ -148,6 +148,8 @@ class FakeSource final : public Source {
   int fraction_digits = 6;  // of a timestamp cursor
   std::int64_t null_rows = 0;
   int horizon_reads = 0;
+  int probes = 0;
+  std::vector<std::optional<SourceMicros>> shared_after;  // as each horizon read was asked
   std::string fail_with;
   Instant now{};  // the source clock, less kStartReportMargin
 
@@ -166,8 +168,10 @@ class FakeSource final : public Source {
     }
     return out;
   }
-  Result<HorizonReading> read_horizon(const TableConfig&, CursorType t) override {
+  Result<HorizonReading> read_horizon(const TableConfig&, CursorType t,
+                                      std::optional<SourceMicros> shared) override {
     if (!fail_with.empty()) return Error{fail_with};
+    shared_after.push_back(shared);
     HorizonReading r;
     // The clock is `now` plus the margin, so that a horizon with nothing
     // open comes out as `now` exactly.
@@ -176,7 +180,6 @@ class FakeSource final : public Source {
     r.oldest = open;
     r.sees_all_sessions = sees_all_sessions;
     r.standby_without_primary = standby_without_primary;
-    r.null_cursor_rows = null_rows;
     if (t == CursorType::Integer) {
       if (hi) {
         r.max_cursor = *hi - 1;
@@ -195,6 +198,17 @@ class FakeSource final : public Source {
     // The fake's session time zone is UTC.
     if (t == CursorType::Date) return CursorValue{t, instant / (86'400LL * 1'000'000)};
     return CursorValue{t, instant};
+  }
+  Result<WindowProbe> probe(const TableConfig&, const SourceTable&, const std::optional<Window>& range) override {
+    if (!fail_with.empty()) return Error{fail_with};
+    ++probes;
+    WindowProbe out;
+    out.null_cursor_rows = null_rows;
+    if (range) {
+      out.has_rows = std::any_of(rows.begin(), rows.end(),
+                                 [&](const FakeRow& r) { return !(r.cursor < range->lo.raw) && r.cursor < range->hi.raw; });
+    }
+    return out;
   }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType t) override {
     if (rows.empty()) return std::optional<CursorValue>();

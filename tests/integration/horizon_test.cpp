@@ -611,7 +611,7 @@ TEST_CASE("regression: an asynchronous commit on the primary was visible there b
   int missing = 0;
   for (int id = 1; id <= 20; ++id) {
     writer->exec("insert into events (id) values (" + std::to_string(id) + ")");
-    REQUIRE(source.read_horizon(table, CursorType::TimestampTz));
+    REQUIRE(source.read_horizon(table, CursorType::TimestampTz, std::nullopt));
     if (PgTestEnv::rows(*standby, "select count(*) from events where id = " + std::to_string(id))[0] != "1") ++missing;
   }
   CHECK(missing == 0);

@@ -101,15 +101,15 @@ class TableRuns {
 
   // The pool the runs' sessions come from (pool().opened() counts new ones).
   ConnectionPool& pool() { return pool_; }
-  // What the runs' catalog reads keep, as serve keeps them.
-  CatalogCache& catalogs() { return catalogs_; }
+  // What the runs read once and share, as serve's runs do.
+  SharedReads& shared() { return shared_; }
 
  private:
   std::shared_ptr<const Config> config_;
   ChunkLogger observer_;
   CancelToken cancel_;
   ConnectionPool pool_{2, std::chrono::seconds(60)};
-  CatalogCache catalogs_;
+  SharedReads shared_;
 };
 
 // Runs commands the way the binary does: loads config_path (exit 2 with

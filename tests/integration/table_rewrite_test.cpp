@@ -86,9 +86,34 @@ struct Rewrite {
         queued.set_value(waits_for_lock(observer, operation_session.backend_pid()));
       });
     });
-    REQUIRE(queued.get_future().get());
+    // A run that reads no chunk never calls the hook: fail, not hang.
+    auto queued_future = queued.get_future();
+    REQUIRE(queued_future.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
+    REQUIRE(queued_future.get());
     PgConnection observer(env.dsn("source"), "observer");
     CHECK(waits_for_lock(observer, 0));
+    blocker.exec("commit");
+    operation_session.finish();
+    return running.get();
+  }
+
+  // As run_behind, but `operation` queues before the run starts, so that
+  // the run's first look at its range (Source::probe) waits behind it:
+  // for a relation whose rows change only with the operation (a
+  // materialized view), where that look is the read that must not find
+  // the new storage empty.
+  TimedSummary run_behind_first_look(const std::string& operation, const std::string& changed,
+                                     const std::string& held) {
+    env.source().exec("update " + changed + " set v = v + 1000, note = 'changed', updated_at = now() where id <= 5");
+    std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+    PgConnection blocker(env.dsn("source"), "blocker");
+    PgConnection operation_session(env.dsn("source"), "operation");
+    PgConnection observer(env.dsn("source"), "observer");
+    blocker.exec("begin; select count(*) from " + held);
+    operation_session.send(operation, {});
+    REQUIRE(waits_for_lock(observer, operation_session.backend_pid()));
+    auto running = std::async(std::launch::async, [&] { return runs.run("p", "t"); });
+    CHECK(waits_for_lock(observer, 0));  // the run's look, behind the operation
     blocker.exec("commit");
     operation_session.finish();
     return running.get();
@@ -136,6 +161,28 @@ TEST_CASE("regression: a table rewrite or TRUNCATE during a run no longer skips 
     CHECK(behind.summary.rows_read == 5);
     CHECK(r.target_rows() == r.source_rows());
   }
+}
+
+TEST_CASE("a range truncated and refilled while the run's first look at it waits is seen refilled, not empty") {
+  // The look that decides whether a range holds rows at all comes before
+  // any chunk: were its snapshot taken before it waited, it would find
+  // the new storage empty and move the watermark past the changed rows.
+  Rewrite r(std::string("create table public.t ") + kTable + ";" + kRows);
+  REQUIRE(r.run().summary.status == RunStatus::Success);
+  r.env.source().exec("update public.t set v = v + 1000, note = 'changed', updated_at = now() where id <= 5");
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+  PgConnection operation(r.env.dsn("source"), "operation");
+  operation.exec("begin; create temp table keep as select * from public.t; truncate public.t;"
+                 " insert into public.t select * from keep");
+  auto running = std::async(std::launch::async, [&] { return r.run(); });
+  PgConnection observer(r.env.dsn("source"), "observer");
+  REQUIRE(waits_for_lock(observer, 0));  // the run's look waits behind the TRUNCATE
+  operation.exec("commit");
+  const TimedSummary behind = running.get();
+  INFO(behind.summary.error);
+  CHECK(behind.summary.status == RunStatus::Success);
+  CHECK(behind.summary.rows_read == 5);
+  CHECK(r.target_rows() == r.source_rows());
 }
 
 TEST_CASE("regression: a column retyped while a run waits fails the chunk instead of loading it as the old type") {
@@ -203,7 +250,8 @@ TEST_CASE("regression: a materialized view refreshed during a run is read as ref
             "public.t_mat");
   REQUIRE(r.run().summary.status == RunStatus::Success);
   // The base changes; the refresh that shows it runs while the run waits.
-  const TimedSummary behind = r.run_behind("refresh materialized view public.t_mat", "public.base", "public.t_mat");
+  const TimedSummary behind =
+      r.run_behind_first_look("refresh materialized view public.t_mat", "public.base", "public.t_mat");
   INFO(behind.summary.error);
   CHECK(behind.summary.status == RunStatus::Success);
   CHECK(behind.summary.rows_read == 5);

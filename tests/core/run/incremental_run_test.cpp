@@ -3,6 +3,8 @@
 // tests/integration/ runs the same scenarios against PostgreSQL.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "core/run/cancel_token.h"
 #include "core/run/incremental_run.h"
 #include "fake_ports.h"
@@ -92,6 +94,67 @@ TEST_CASE("an empty batch keeps the watermark or moves it to the source's hi, ne
   s = empty.run();
   CHECK(s.status == RunStatus::Success);
   CHECK(empty.state.watermark == n(7));
+}
+
+TEST_CASE("a range without rows moves the watermark in one record, without a chunk or a write to the target") {
+  Harness h;
+  h.table.max_window = CursorSpan{CursorSpan::Kind::Count, 5};  // would be four chunks
+  h.source.rows = {{1, 10}};
+  h.source.hi = 20;
+  REQUIRE(h.run().status == RunStatus::Success);
+  const std::size_t chunks = h.target.chunks.size();
+  const int commits = h.target.commits;
+  h.source.hi = 40;  // time passed, no new rows
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(s.chunks == 0);
+  CHECK(h.target.chunks.size() == chunks);   // nothing read or written
+  CHECK(h.target.commits == commits + 1);    // one record: the watermark's move
+  CHECK(h.state.watermark == n(40));
+  REQUIRE(s.range);
+  CHECK(s.range->lo == n(20));  // the range looked at, as the run row says
+  CHECK(s.range->hi == n(40));
+}
+
+TEST_CASE("a range without rows still takes the first step's columns along: a column to append is added") {
+  Harness h;
+  h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.catalog.push_back({"note", "text"});
+  h.target.columns = std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}};
+  h.source.hi = 30;  // no new rows
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.target.added_columns == std::vector<ColumnShape>{{"note", "text"}});
+  CHECK(h.state.loaded_columns == h.source.catalog);
+}
+
+TEST_CASE("the rows no window includes are counted by the probe, every run") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  h.source.null_rows = 3;
+  const RunSummary s = h.run();
+  CHECK(h.source.probes == 1);
+  REQUIRE(s.horizon.null_cursor_rows);
+  CHECK(*s.horizon.null_cursor_rows == 3);
+}
+
+TEST_CASE("a time cursor's run may share a recent reading taken after its watermark's; an integer's reads afresh") {
+  Harness h;
+  h.source.type = CursorType::TimestampTz;
+  h.source.hi = 50'000'000;
+  REQUIRE(h.run().status == RunStatus::Success);
+  h.source.hi = 60'000'000;
+  REQUIRE(h.run().status == RunStatus::Success);
+  REQUIRE(h.source.shared_after.size() == 2);
+  CHECK(h.source.shared_after[0] == std::numeric_limits<SourceMicros>::min());  // no watermark yet: any
+  CHECK(h.source.shared_after[1] == 50'000'000 + kStartReportMargin);           // a reading after the watermark's
+  Harness integer;
+  integer.source.rows = {{1, 10}};
+  REQUIRE(integer.run().status == RunStatus::Success);
+  REQUIRE(integer.source.shared_after.size() == 1);
+  CHECK_FALSE(integer.source.shared_after[0]);
 }
 
 TEST_CASE("max_window chunks commit one by one; a failure keeps what committed and the next run resumes") {

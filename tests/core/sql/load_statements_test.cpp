@@ -26,6 +26,22 @@ TEST_CASE("load statements quote every identifier and use a half-open window") {
   CHECK(s.copy_into_target == "COPY \"raw\".\"orders\" (\"order_id\", \"status\", \"Updated At\") FROM STDIN");
 }
 
+TEST_CASE("the window probe asks for one row of the half-open range and counts what no window includes") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("public.\"Or;ders\"");
+  t.cursor = "Updated At";
+  const Window w{CursorValue{CursorType::Integer, 5}, CursorValue{CursorType::Integer, 9}};
+  CHECK(window_probe_statement(t, w, CursorType::Integer) ==
+        "SELECT EXISTS (SELECT FROM \"public\".\"Or;ders\" WHERE \"Updated At\" >= (5::bigint) AND \"Updated At\" < "
+        "(9::bigint)), n.* FROM (SELECT count(*) FILTER (WHERE \"Updated At\" IS NULL), count(*) FILTER (WHERE false) "
+        "FROM \"public\".\"Or;ders\" WHERE \"Updated At\" IS NULL OR false) n");
+  // Without a range only the counts are asked; a time cursor's infinities count.
+  CHECK(window_probe_statement(t, std::nullopt, CursorType::TimestampTz) ==
+        "SELECT true, n.* FROM (SELECT count(*) FILTER (WHERE \"Updated At\" IS NULL), count(*) FILTER (WHERE "
+        "\"Updated At\" IN ('infinity', '-infinity')) FROM \"public\".\"Or;ders\" WHERE \"Updated At\" IS NULL OR "
+        "\"Updated At\" IN ('infinity', '-infinity')) n");
+}
+
 TEST_CASE("binary COPY statements say so on both sides") {
   TableConfig t;
   t.source_table = *QualifiedName::parse("s.t");
