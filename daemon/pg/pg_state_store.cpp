@@ -56,19 +56,25 @@ Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
   const auto taken = take_lock(lock, wait);
   // A partition's lock is taken under its table's, which was asked already.
   if (!taken || !*taken || lock.partition || !still_owner_ || still_owner_(lock.table)) return taken;
-  release_lock(std::to_string(run_lock_key(lock)));
+  unlock(lock);
   return false;
 }
 
 Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
   const std::string key = std::to_string(run_lock_key(lock));
   try {
-    if (!wait) return connection_.exec_prepared("select pg_try_advisory_lock($1::bigint)", {key}).boolean(0, 0);
+    if (!wait) {
+      const PgResult r = connection_.exec_prepared("select pg_try_advisory_lock($1::bigint), pg_backend_pid()", {key});
+      if (r.boolean(0, 0)) holder_pid_[run_lock_key(lock)] = static_cast<int>(r.integer(0, 1));
+      return r.boolean(0, 0);
+    }
     // Waits for a scheduled run or a backfill holding the same lock, but
     // not for ever.
     connection_.exec("select set_config('lock_timeout', '300s', false)");
     try {
-      connection_.exec("select pg_advisory_lock($1::bigint)", {key});
+      holder_pid_[run_lock_key(lock)] =
+          static_cast<int>(connection_.exec("select pg_backend_pid() from pg_advisory_lock($1::bigint)", {key})
+                               .integer(0, 0));
     } catch (const PgError& e) {
       connection_.exec("select set_config('lock_timeout', '0', false)");
       if (e.sqlstate() == "55P03") return false;  // lock_not_available
@@ -84,6 +90,7 @@ Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
 }
 
 void PgStateStore::unlock(const RunLock& lock) {
+  holder_pid_.erase(run_lock_key(lock));
   release_lock(std::to_string(run_lock_key(lock)));
 }
 
@@ -165,9 +172,12 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   // the watermark, the partition marked done and the run row, every write
   // conditional on the lock and on the compare-and-set, so that even on
   // its own (no transaction open) the statement writes all or nothing.
-  // A bigint advisory key shows in pg_locks as classid (high half), objid
-  // (low half) and objsubid 1.
-  const auto key = static_cast<std::uint64_t>(run_lock_key(step.lock));
+  // A session's advisory lock goes only with an unlock or with the session
+  // (whose end this connection would not survive): it is held when the
+  // statement runs on the server process that took it. Through a pooler
+  // that hands transactions to any server, another process is not it.
+  const auto held = holder_pid_.find(run_lock_key(step.lock));
+  const int holder = held != holder_pid_.end() ? held->second : 0;  // 0: no process
   const char* mode = !step.move ? "none" : step.move->expected ? "update" : "insert";
   const std::optional<CursorValue> next = step.move ? std::optional<CursorValue>(step.move->next) : std::nullopt;
   const std::optional<CursorValue> expected = step.move ? step.move->expected : std::nullopt;
@@ -179,40 +189,37 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   }
   try {
     const PgResult r = tx.exec_prepared(R"SQL(
-with lock as (
-  select exists (select 1 from pg_locks where locktype = 'advisory' and pid = pg_backend_pid() and granted
-                 and database = (select oid from pg_database where datname = current_database())
-                 and classid = $7::bigint::oid and objid = $8::bigint::oid and objsubid = 1) as held),
+with lock as (select pg_backend_pid() = $7::int as held),
 moved as (
   update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,
          moved_at = case when value is distinct from $3 then now() else moved_at end
-  where $14 = 'update' and (select held from lock) and pipeline = $1 and table_name = $2 and value = $6
+  where $13 = 'update' and (select held from lock) and pipeline = $1 and table_name = $2 and value = $6
         and value_type = $4
   returning 1),
 created as (
   insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at, last_run_id)
-  select $1, $2, $3, $4, now(), now(), $5 where $14 = 'insert' and (select held from lock)
+  select $1, $2, $3, $4, now(), now(), $5 where $13 = 'insert' and (select held from lock)
   on conflict do nothing
   returning 1),
 written as (
-  select (select held from lock) and ($14 = 'none' or exists (select 1 from moved) or exists (select 1 from created))
+  select (select held from lock) and ($13 = 'none' or exists (select 1 from moved) or exists (select 1 from created))
          as ok),
 done as (
   insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)
-  select $1, $2, to_timestamp($15), to_timestamp($16), 'done', $5, now()
-  where $15::bigint is not null and (select ok from written)
+  select $1, $2, to_timestamp($14), to_timestamp($15), 'done', $5, now()
+  where $14::bigint is not null and (select ok from written)
   on conflict (pipeline, table_name, partition_lo) do update
   set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()),
 run as (
-  update tidemark.runs set window_lo = coalesce(window_lo, $9), window_hi = coalesce($10, window_hi),
-         watermark_after = coalesce($11, watermark_after), rows_read = rows_read + $12,
-         rows_written = rows_written + $13
-         , rows_deleted = case when $18::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $18 end
-         , rows_missing = case when $19::bigint is null then rows_missing else coalesce(rows_missing, 0) + $19 end
+  update tidemark.runs set window_lo = coalesce(window_lo, $8), window_hi = coalesce($9, window_hi),
+         watermark_after = coalesce($10, watermark_after), rows_read = rows_read + $11,
+         rows_written = rows_written + $12
+         , rows_deleted = case when $17::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $17 end
+         , rows_missing = case when $18::bigint is null then rows_missing else coalesce(rows_missing, 0) + $18 end
   where run_id = $5 and (select ok from written)),
 shape as (
   insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
-  select $1, $2, $17::text::jsonb, now(), $5 where $17::text is not null and (select ok from written)
+  select $1, $2, $16::text::jsonb, now(), $5 where $16::text is not null and (select ok from written)
   on conflict (pipeline, table_name) do update
   set columns = excluded.columns, changed_at = now(), run_id = excluded.run_id)
 select (select held from lock), (select ok from written)
@@ -223,7 +230,7 @@ select (select held from lock), (select ok from written)
                                                                       : std::string(cursor_type_name(next->type)))
                                      : std::nullopt,
                                 std::to_string(step.run), optional_cursor_text(expected),
-                                std::to_string(key >> 32), std::to_string(key & 0xffffffffULL),
+                                std::to_string(holder),
                                 window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
                                 optional_cursor_text(next), std::to_string(step.counts.rows_read),
                                 std::to_string(step.counts.rows_written), std::string(mode),

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 
 #include "core/run/run_ports.h"
@@ -78,6 +79,9 @@ class PgStateStore final : public StateStore {
 
   PgConnection& connection_;
   std::function<bool(const TableKey&)> still_owner_;
+  // The locks this store holds: each one's key and the server process
+  // (pg_backend_pid) of the session that took it.
+  std::map<std::int64_t, int> holder_pid_;
   std::optional<Instant> firing_;
   std::string host_;
 
