@@ -8,6 +8,9 @@
 # statements and server time. Starts its own throwaway PostgreSQL.
 #   TABLES=5000 SCHEDULE="*/30 * * * * *" bench/throughput.sh [TIDEMARK_BINARY]
 # The binary defaults to $TIDEMARK_BIN, else the build in $BUILD_DIR.
+# SPREAD=1 gives pipeline file p the second (p - 1) mod 60 of a SCHEDULE
+# that fires once a minute, as a user with many tables spreads them over
+# the minute, instead of firing every table at once.
 # FIRINGS measured firings (default 3) after WARMUP unmeasured ones
 # (default 1, the first load); STATEMENTS=1 (default) logs every
 # statement on the server during one more firing and breaks a run down.
@@ -20,6 +23,7 @@ FIRINGS=${FIRINGS:-3}
 WARMUP=${WARMUP:-1}
 ROWS=${ROWS:-10}
 STATEMENTS=${STATEMENTS:-1}
+SPREAD=${SPREAD:-0}
 tidemark=${1:-${TIDEMARK_BIN:-$(built_tidemark)}}
 [ -x "$tidemark" ] || { echo "no tidemark binary at $tidemark" >&2; exit 2; }
 
@@ -76,7 +80,11 @@ for ((p = 1; p <= pipelines; p++)); do
     echo "pipeline: p$p"
     echo "source: source"
     echo "target: target"
-    echo "schedule: \"$SCHEDULE\""
+    if [ "$SPREAD" = 1 ]; then
+      echo "schedule: \"$(((p - 1) % 60)) ${SCHEDULE#* }\""
+    else
+      echo "schedule: \"$SCHEDULE\""
+    fi
     echo "tables:"
     for ((t = (p - 1) * 100 + 1; t <= p * 100 && t <= TABLES; t++)); do
       echo "  - { name: t$t, source_table: s.orders, target_table: r.t$t, key: [order_id], cursor: updated_at }"
@@ -242,20 +250,17 @@ delay_p95_hist=$(join <(awk '$1 == "bucket" { print $2, $3 }' "$dir/snap.start" 
            }
            lo = le[i]; below = n[i]
          } }')
-# ... and from the run rows: the k-th run of a table served its k-th firing
-# when no firing was coalesced (started_at is taken after the sessions and
-# the lock, so this is a little later than the histogram's start).
-delay_runs="n/a (firings were coalesced)"
-if [ "$overrun_total" = 0 ]; then
-  delay_runs=$(psql -X -At -F ' ' -d bench_target -c "with r as (
-        select started_at, row_number() over (partition by pipeline, table_name order by run_id) as k
-        from tidemark.runs where trigger = 'schedule'),
-      d as (select extract(epoch from started_at) - ($first_firing + (k - 1) * $period) as delay from r
-            where k > $WARMUP and k <= $WARMUP + $FIRINGS)
-      select round(avg(delay)::numeric, 3), round(percentile_cont(0.95) within group (order by delay)::numeric, 3),
-             round(max(delay)::numeric, 3) from d" |
-    awk '{ printf "mean %s s, p95 %s s, max %s s", $1, $2, $3 }')
-fi
+# ... and from the run rows: each records the firing it served
+# (scheduled_for); started_at is taken after the sessions and the lock, so
+# this is a little later than the histogram's start.
+delay_runs=$(psql -X -At -F ' ' -d bench_target -c "with d as (
+      select extract(epoch from started_at - scheduled_for) as delay from tidemark.runs
+      where trigger = 'schedule' and scheduled_for >= to_timestamp($window_start)
+            and scheduled_for < to_timestamp($window_end))
+    select round(avg(delay)::numeric, 3), round(percentile_cont(0.95) within group (order by delay)::numeric, 3),
+           round(percentile_cont(0.99) within group (order by delay)::numeric, 3), round(max(delay)::numeric, 3),
+           count(*) filter (where delay <= 5), count(*) from d" |
+  awk '{ printf "mean %s s, p95 %s s, p99 %s s, max %s s; %s of %s firings started within 5 s", $1, $2, $3, $4, $5, $6 }')
 
 cpu_pct() { awk -v t="$(delta "$1")" -v hz="$ticks" -v s="$span" 'BEGIN { printf "%.1f", 100 * t / hz / s }'; }
 machine_pct=$(awk -v b="$(delta machine_busy)" -v a="$(delta machine_all)" 'BEGIN { printf "%.0f", 100 * b / a }')
@@ -276,8 +281,9 @@ run_ms=$(awk -v a="$(iso "$window_start")" -v b="$(iso "$window_end")" '$1 >= a 
   awk '{ v[NR] = $1; s += $1 } END { if (NR) printf "mean %.1f ms, median %s ms, p95 %s ms (%d runs)", s / NR, v[int((NR + 1) / 2)], v[int(NR * 0.95 + 0.999)], NR }')
 
 printf 'binary: %s\n' "$tidemark"
-printf 'tables: %s in %s pipeline files, schedule "%s" (every %s s), %s measured firings after %s\n' \
-  "$TABLES" "$pipelines" "$SCHEDULE" "$period" "$FIRINGS" "$WARMUP"
+printf 'tables: %s in %s pipeline files, schedule "%s"%s (every %s s), %s measured firings after %s\n' \
+  "$TABLES" "$pipelines" "$SCHEDULE" "$([ "$SPREAD" = 1 ] && echo ", each file on its own second of the minute")" \
+  "$period" "$FIRINGS" "$WARMUP"
 printf 'demanded: %s runs/s\n' "$demanded"
 printf 'achieved: %.1f runs/s (%s runs started in %s s), %.1f%% of demand\n' \
   "$(awk -v r="$measured_runs" -v s="$((window_end - window_start))" 'BEGIN { print r / s }')" "$measured_runs" \

@@ -167,7 +167,12 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
     case RunStatus::Cancelled: s->runs_failed_transient.add(1); break;
   }
   s->rows_written.add(static_cast<double>(summary.rows_written));
-  if (summary.horizon.lag_seconds) s->horizon_lag.set(*summary.horizon.lag_seconds);
+  if (summary.horizon.lag_seconds) {
+    s->horizon_lag.set(*summary.horizon.lag_seconds);
+    // Decided with the horizon; the stale gauge reads it at the next
+    // table_progress, which need not read the run rows again.
+    s->ahead = summary.horizon.watermark_ahead;
+  }
   // Only a run that compared the columns knows: one that failed before
   // (a database down) leaves the gauge as it was.
   if (summary.schema_drift) s->schema_drift.set(*summary.schema_drift ? 1 : 0);

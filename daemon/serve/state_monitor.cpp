@@ -49,12 +49,14 @@ void StateMonitor::loop() {
     std::set<TableKey> loads;
     std::set<TableKey> reconciles;
     bool full = false;
+    bool reconfigured = false;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       // Every kRanEvery for the tables that ran, every interval for all.
       const auto until = std::min(next_full, std::chrono::steady_clock::now() + kRanEvery);
       wake_.wait_until(lock, until, [this] { return stopping_ || reconfigured_; });
       if (stopping_) return;
+      reconfigured = reconfigured_;
       full = reconfigured_ || std::chrono::steady_clock::now() >= next_full;
       reconfigured_ = false;
       loads.swap(loads_ran_);
@@ -62,9 +64,11 @@ void StateMonitor::loop() {
       config = config_;
     }
     if (full) {
-      // A reload may have pointed the state connection elsewhere.
+      // A reload may have pointed the state connection elsewhere, and
+      // brought tables whose gauges nobody has read.
+      const bool everything = reconfigured;
       state_.reset();
-      refresh(*config);
+      refresh(*config, everything);
       next_full = std::chrono::steady_clock::now() + interval_;
     } else if (!loads.empty() || !reconciles.empty()) {
       refresh_ran(*config, loads, reconciles);
@@ -78,16 +82,21 @@ PgConnection& StateMonitor::state_session(const Config& config) {
   return *state_;
 }
 
-void StateMonitor::read_tables(const Config& config, const std::set<TableKey>* only) {
+void StateMonitor::read_tables(const Config& config, const std::set<TableKey>* only, bool stale_only) {
   // Age and stale are judged on the state database's clock, read with
   // the state: the host's clock may differ from the one that stamped
   // moved_at, and `tidemark status` must say what the gauges say.
+  const auto now = std::chrono::steady_clock::now();
   std::vector<TableKey> tables;
   std::vector<const TableConfig*> configured;  // tables' configurations, in the same order
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       TableKey key{p.name, t.name};
       if (only != nullptr && only->count(key) == 0) continue;  // gone by a reload, or not asked
+      if (stale_only) {
+        const auto read = read_at_.find(key);
+        if (read != read_at_.end() && now - read->second < kReadAllEvery) continue;
+      }
       tables.push_back(std::move(key));
       configured.push_back(&t);
     }
@@ -110,6 +119,7 @@ void StateMonitor::read_tables(const Config& config, const std::set<TableKey>* o
     // After a restart the reconcile gauges come back from the run rows.
     if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
     metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
+    read_at_[s.table] = now;
   }
 }
 
@@ -120,7 +130,9 @@ void StateMonitor::refresh_ran(const Config& config, const std::set<TableKey>& l
     if (!loads.empty()) {
       const auto moves = StateReader(state_session(config)).table_moves({loads.begin(), loads.end()});
       if (!moves) throw std::runtime_error(moves.error());
+      const auto now = std::chrono::steady_clock::now();
       for (const TableMoves& m : moves->tables) {
+        read_at_[m.table] = now;
         TableProgress progress;
         progress.watermark_unix = m.watermark_unix;
         progress.moved_unix = m.moved_at;
@@ -128,7 +140,7 @@ void StateMonitor::refresh_ran(const Config& config, const std::set<TableKey>& l
         metrics_.table_progress(m.table, progress, moves->now);
       }
     }
-    if (!reconciles.empty()) read_tables(config, &reconciles);
+    if (!reconciles.empty()) read_tables(config, &reconciles, /*stale_only=*/false);
   } catch (const std::exception& e) {
     // The next full refresh says whether the state database is down.
     state_.reset();
@@ -136,7 +148,7 @@ void StateMonitor::refresh_ran(const Config& config, const std::set<TableKey>& l
   }
 }
 
-void StateMonitor::refresh(const Config& config) {
+void StateMonitor::refresh(const Config& config, bool everything) {
   try {
     PgConnection& state = state_session(config);
     metrics_.database_up(config.daemon.state, true);
@@ -149,7 +161,7 @@ void StateMonitor::refresh(const Config& config) {
       // ready only once it has succeeded, so a failing one cannot flap.
       health_.state_checked(true, {});
     }
-    read_tables(config, nullptr);
+    read_tables(config, nullptr, /*stale_only=*/!everything);
     health_.state_checked(true, {});
     if (const auto bytes = StateReader(state).schema_bytes()) metrics_.state_bytes(*bytes);
     prune_history(state, config.daemon.history.retention);

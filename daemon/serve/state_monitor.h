@@ -5,13 +5,16 @@
 // database is also /readyz's answer. After runs it reads only what those
 // runs changed (a load: the watermark and last success; a reconcile: its
 // gauges), at most once a second, so a run costs the state database a few
-// index probes, not every table's state. It applies the state schema until that
+// index probes; the refresh every interval reads the tables not read for
+// kReadAllEvery (every table after a reload), so tables that run often are
+// not read twice. It applies the state schema until that
 // succeeds once, and prunes the run history every ten minutes. Owns one
 // background thread, which keeps one state session between refreshes;
 // every public method is thread-safe.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <condition_variable>
 #include <mutex>
@@ -43,13 +46,16 @@ class StateMonitor {
 
  private:
   void loop();
-  // Every table, the schema's size, the other databases, the pruning.
-  void refresh(const Config& config);
+  // The tables' states (every table's when `everything`, else those not
+  // read for kReadAllEvery), the schema's size, the other databases, the
+  // pruning.
+  void refresh(const Config& config, bool everything);
   // Only what the runs of `loads` and `reconciles` changed.
   void refresh_ran(const Config& config, const std::set<TableKey>& loads, const std::set<TableKey>& reconciles);
   // Reads the states of the configured tables (those in `only`, when
-  // given) and sets their gauges. Throws on failure.
-  void read_tables(const Config& config, const std::set<TableKey>* only);
+  // given; with `stale_only`, those not read for kReadAllEvery) and sets
+  // their gauges. Throws on failure.
+  void read_tables(const Config& config, const std::set<TableKey>* only, bool stale_only);
   PgConnection& state_session(const Config& config);
   // Prunes the run history when kPruneEvery has passed since the last
   // pass ended (kPruneAgain when it had to stop before the retention).
@@ -59,6 +65,7 @@ class StateMonitor {
   static constexpr std::chrono::seconds kPruneFor{20};
   static constexpr std::chrono::minutes kPruneAgain{1};  // after a pass that did not finish
   static constexpr std::chrono::seconds kRanEvery{1};     // the least time between reads of tables that ran
+  static constexpr std::chrono::seconds kReadAllEvery{60};  // every table's state is read at least this often
 
   MetricsRegistry& metrics_;
   HealthState& health_;
@@ -75,6 +82,7 @@ class StateMonitor {
   // The loop thread's:
   std::chrono::steady_clock::time_point next_prune_{};
   std::unique_ptr<PgConnection> state_;  // kept between the full refreshes; dropped on failure
+  std::map<TableKey, std::chrono::steady_clock::time_point> read_at_;  // when each table's gauges were read
   std::thread thread_;
 };
 
