@@ -232,7 +232,6 @@ complete_tables=$(psql -X -At -d bench_target -c "select count(*) from (select t
     group by pipeline, table_name having count(*) = $FIRINGS) t")
 delta() { awk -v a="$(value start "$1")" -v b="$(value end "$1")" 'BEGIN { printf "%.6f", b - a }'; }
 overrun=$(delta overrun)
-overrun_total=$(value end overrun)
 
 # Start delay from the histogram (every run, exact mean; p95 interpolated
 # inside its bucket) ...

@@ -67,6 +67,7 @@ PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(s
     // The last statement's answer: which server process runs the session.
     direct_ = exec(std::string(kPinnedSessionSettings) + "; SELECT pg_backend_pid()").integer(0, 0) ==
               PQbackendPID(conn_);
+    own_time_zone_ = reported("TimeZone");
   } catch (const PgError&) {
     PQfinish(conn_);
     conn_ = nullptr;
@@ -477,8 +478,13 @@ void PgConnection::set_time_zone(const std::string& zone) {
 void PgConnection::adopt_time_zone(const PgConnection& other) {
   // A server that does not report its zone, or reports the host's
   // (localtime), names none this session could take.
+  // It then goes back to its own, which an earlier user of a pooled
+  // session may have changed.
   const std::string zone = other.reported("TimeZone");
-  if (zone.empty() || zone == "localtime") return;
+  if (zone.empty() || zone == "localtime") {
+    if (reported("TimeZone") != own_time_zone_) exec("RESET TimeZone");
+    return;
+  }
   set_time_zone(zone);
 }
 

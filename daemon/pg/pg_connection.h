@@ -142,8 +142,9 @@ class PgConnection {
   bool closed_by_server();
   // Sets this session's time zone to `other`'s: values converted between
   // types on their way between the two (a timestamp into a timestamptz, a
-  // timestamptz into a date) are then read as `other` reads them. Keeps
-  // its own when `other` reports none it could take. Throws PgError.
+  // timestamptz into a date) are then read as `other` reads them. Takes
+  // its own (the one it had when it connected) when `other` reports none
+  // it could take. Throws PgError.
   void adopt_time_zone(const PgConnection& other);
   // Sets this session's time zone (an IANA name). Throws PgError.
   void set_time_zone(const std::string& zone);
@@ -192,6 +193,7 @@ class PgConnection {
   // The server process runs this session itself (no pooler between):
   // statements prepared on it stay there.
   bool direct_ = false;
+  std::string own_time_zone_;  // as the server reported it at connect: the database's, the role's or the DSN's
   std::unordered_map<std::string, std::string> prepared_;  // statement text -> its name on this session
 };
 

@@ -308,16 +308,17 @@ void PgSource::warn_once(const std::string& message) {
 Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorType type,
                                               std::optional<SourceMicros> shared_after) {
   // A reading of the source as a whole (not an integer cursor's, which is
-  // the table's own), shared by every run of it for a moment.
-  const bool shareable = shared_ != nullptr && type != CursorType::Integer;
-  const std::string source = shareable ? connection_.endpoint() + '\n' +
-                                             (primary_.connection != nullptr ? primary_.connection->endpoint() : "")
-                                       : std::string();
+  // the table's own), shared by every run of it for a moment. Not a
+  // standby's: what makes its reading safe is that this session's server
+  // has replayed up to it, and a host name may lead another session to
+  // another standby, further behind.
+  const bool shareable = shared_ != nullptr && type != CursorType::Integer && primary_.connection == nullptr;
+  const std::string source = shareable ? connection_.endpoint() : std::string();
   if (shareable && shared_after) {
     if (auto recent = shared_->moments.recent(source, *shared_after)) return *std::move(recent);
   }
   auto out = read_fresh_horizon(table, type);
-  if (out && shareable) shared_->moments.keep(source, *out);
+  if (out && shareable && !out->standby_without_primary && !out->replayed_until) shared_->moments.keep(source, *out);
   return out;
 }
 

@@ -70,9 +70,10 @@ void StateMonitor::loop() {
       state_.reset();
       refresh(*config, everything);
       next_full = std::chrono::steady_clock::now() + interval_;
-    } else if (!loads.empty() || !reconciles.empty()) {
-      refresh_ran(*config, loads, reconciles);
     }
+    // After a full refresh too: it skips the tables read lately, and a run
+    // may have ended since.
+    if (!loads.empty() || !reconciles.empty()) refresh_ran(*config, loads, reconciles);
   }
 }
 

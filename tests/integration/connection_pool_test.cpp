@@ -128,6 +128,22 @@ TEST_CASE("regression: a partition run's time zone stayed on the pooled source s
   CHECK(f.count(*again, "show timezone") == own_zone);  // the database's own zone, as every run expects
 }
 
+TEST_CASE("regression: a target session kept the zone of an earlier pipeline's source when the next source named none") {
+  PoolFixture f;
+  PgConnection target(f.env.dsn("target"), "target");
+  PgConnection source(f.env.dsn("source"), "source");
+  const std::string own_zone = f.count(target, "show timezone");
+  source.exec("set timezone to 'Pacific/Chatham'");
+  target.adopt_time_zone(source);
+  CHECK(f.count(target, "show timezone") == "Pacific/Chatham");
+  // A source that reports the host's zone names none to adopt: the target
+  // goes back to its own, not the last source's.
+  source.exec("set timezone to 'localtime'");
+  REQUIRE(source.reported("TimeZone") == "localtime");
+  target.adopt_time_zone(source);
+  CHECK(f.count(target, "show timezone") == own_zone);
+}
+
 TEST_CASE("a session left in a transaction, or whose lock could not be released, is closed, not pooled") {
   PoolFixture f;
   const auto config = f.env.config(kPipeline);

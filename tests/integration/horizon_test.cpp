@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -679,6 +680,38 @@ TEST_CASE("regression: validate checked a standby's own role, not its primary:, 
   CHECK(validate("via_source", out, err) == 0);
   CHECK(out.find("source via_source: hot standby; horizon read on source") != std::string::npos);
   env.source().exec("drop role " + role);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a standby's horizon reading was to be shared by runs whose sessions may reach another standby") {
+  // A standby's reading is safe only once the session's own server has
+  // replayed up to it; a host name may lead another run's session to a
+  // standby further behind. Only a primary's reading is shared.
+  PgTestEnv env;
+  env.source().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
+  env.add_connection("replica", "dsn: \"" + replica + "\", primary: source, replay_timeout: 5s");
+  env.add_connection("lone_replica", "dsn: \"" + replica + "\"");
+  const auto config = env.config(replica_pipeline());
+  await_standby(replica);
+  const TableConfig& table = config->pipelines.front().tables.front();
+  const auto kept_after_a_read = [&](const std::string& connection) {
+    SharedReads shared;
+    PipelineConnections connections(nullptr, &shared);
+    PipelineConfig pipeline = config->pipelines.front();
+    pipeline.source = connection;
+    connections.open_data(*config, pipeline);
+    PgSource source = connections.make_source();
+    REQUIRE(source.read_horizon(table, CursorType::TimestampTz, std::numeric_limits<SourceMicros>::min()));
+    return shared.moments.recent(connections.source->endpoint(), std::numeric_limits<SourceMicros>::min())
+        .has_value();
+  };
+  CHECK_FALSE(kept_after_a_read("replica"));       // read on the primary, waited for on this standby
+  CHECK_FALSE(kept_after_a_read("lone_replica"));  // a standby without a primary
+  CHECK(kept_after_a_read("source"));              // the primary itself
 }
 
 }  // namespace tidemark
