@@ -27,13 +27,7 @@ bench_many_tables_db
 psql -X -q -d bench -c "create extension pg_stat_statements"
 bench_many_pipelines "$dir/pipelines" "$TABLES" "*/$PERIOD * * * * *"
 port=$(free_port)
-cat >"$dir/tidemark.yaml" <<YAML
-state: db
-connections:
-  db: { dsn: "host=$PGHOST port=$PGPORT dbname=bench" }
-metrics: { listen: "127.0.0.1:$port" }
-log: { level: warn }
-YAML
+bench_many_tables_daemon_file "$dir/tidemark.yaml" "$port"
 "$tidemark" serve --config "$dir/tidemark.yaml" 2>"$dir/serve.log" &
 serve=$!
 q() { psql -X -At -d bench -c "$1"; }

@@ -40,15 +40,8 @@ bench_many_pipelines "$dir/pipelines" "$TABLES" "*/$PERIOD * * * * *"
 start_member() {
   local n=$1
   port[$n]=$(free_port)
-  cat >"$dir/member$n.yaml" <<YAML
-state: db
-connections:
-  db: { dsn: "host=$PGHOST port=$PGPORT dbname=bench" }
-metrics: { listen: "127.0.0.1:${port[$n]}" }
-log: { level: warn }
-max_concurrent_runs: $WORKERS
-fleet: { lease: $LEASE, expect_members: $MEMBERS }
-YAML
+  bench_many_tables_daemon_file "$dir/member$n.yaml" "${port[$n]}" "max_concurrent_runs: $WORKERS" \
+    "fleet: { lease: $LEASE, expect_members: $MEMBERS }"
   "$tidemark" serve --config "$dir/member$n.yaml" 2>"$dir/member$n.log" &
   pid[$n]=$!
   until curl -sf "http://127.0.0.1:${port[$n]}/healthz" >/dev/null; do sleep 0.2; done

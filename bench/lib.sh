@@ -101,6 +101,22 @@ bench_many_tables_db() {
         end loop; end \$\$"
 }
 
+# bench_many_tables_daemon_file FILE PORT [LINE...]: the daemon file over
+# that database (connection db, the state in it too), metrics on PORT,
+# the lines given added.
+bench_many_tables_daemon_file() {
+  local file=$1 port=$2
+  shift 2
+  {
+    echo "state: db"
+    echo "connections:"
+    echo "  db: { dsn: \"host=$PGHOST port=$PGPORT dbname=bench\" }"
+    echo "metrics: { listen: \"127.0.0.1:$port\" }"
+    echo "log: { level: warn }"
+    [ $# -eq 0 ] || printf '%s\n' "$@"
+  } >"$file"
+}
+
 # bench_many_pipelines DIR N SCHEDULE [KEYS]: N tables in DIR, 100 per
 # pipeline file p1, p2, ... (connection db), each loading s.t into one of
 # r.t1..r.t100 on SCHEDULE, with KEYS (", lookback: 1h") added.

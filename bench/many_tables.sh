@@ -42,13 +42,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 write_config() {
   local n=$1 conf=$dir/$1
   mkdir -p "$conf/pipelines"
-  cat >"$conf/tidemark.yaml" <<YAML
-state: db
-connections:
-  db: { dsn: "host=$PGHOST port=$PGPORT dbname=bench" }
-metrics: { listen: "127.0.0.1:$port" }
-log: { level: warn }
-YAML
+  bench_many_tables_daemon_file "$conf/tidemark.yaml" "$port"
   bench_many_pipelines "$conf/pipelines" "$n" "0 0 1 1 *" ", lookback: 1h"
 }
 

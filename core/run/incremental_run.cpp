@@ -83,13 +83,12 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
                        ? summary.watermark_before->raw + kStartReportMargin
                        : std::numeric_limits<SourceMicros>::min();
   }
-  const auto read = run_.source.read_horizon(run_.table, type, shared_after);
-  if (!read) return read.failure();
-  HorizonReading reading = *read;
-  reading.subscription = source_table.subscription;
+  const auto reading = run_.source.read_horizon(run_.table, type, shared_after);
+  if (!reading) return reading.failure();
   HorizonInput input;
   input.type = type;
-  input.reading = reading;
+  input.reading = *reading;
+  input.subscription = source_table.subscription;
   input.has_lookback = !run_.table.lookback.is_zero();
   input.source_name = run_.pipeline.source;
   // Observations are only comparable for one table on one source.
@@ -111,7 +110,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   summary.horizon.held_by = decision->held_by;
   HiInput choice;
   choice.type = type;
-  choice.reading = reading;
+  choice.reading = *reading;
   choice.decision = *decision;
   choice.watermark = summary.watermark_before;
   choice.initial = initial;

@@ -171,7 +171,7 @@ struct SourceTable {
   // likely come from the application, its clock or its id allocator.
   bool cursor_stamped_by_database = true;
   // The logical replication subscription that writes the table; empty
-  // when none does (HorizonReading::subscription).
+  // when none does (HorizonInput::subscription).
   std::string subscription;
 };
 

@@ -50,9 +50,9 @@ std::optional<std::string> unknowable(const HorizonInput& input) {
            "the run is refused with lookback 0s; set the sequence's CACHE to 1 (ALTER SEQUENCE ... CACHE 1), or "
            "set a lookback (in ids) larger than " + cache + " times the number of sessions that insert";
   }
-  if (!r.subscription.empty()) {
+  if (!input.subscription.empty()) {
     return "source " + input.source_name + ": the table is written by logical replication (subscription " +
-           r.subscription +
+           input.subscription +
            "), whose rows carry values stamped on the publisher, where transactions still open cannot be seen "
            "from here, so the run is refused with lookback 0s; set a lookback longer than the publisher's "
            "longest write transaction plus the replication lag, or read the table on the publisher";
@@ -167,9 +167,9 @@ Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
     d.held_by = "the largest id only: ids come from a sequence with CACHE " +
                 std::to_string(input.reading.sequence_cache) +
                 ", so ids a session holds and commits late rely on the lookback";
-  } else if (d.held_by.empty() && !input.reading.subscription.empty()) {
+  } else if (d.held_by.empty() && !input.subscription.empty()) {
     d.held_by = "this database's clock only: the table is written by logical replication (subscription " +
-                input.reading.subscription + "), so rows stamped on the publisher and replicated late rely on "
+                input.subscription + "), so rows stamped on the publisher and replicated late rely on "
                 "the lookback";
   } else if (d.held_by.empty() && input.reading.standby_without_primary) {
     d.held_by = "the standby's clock only: without a primary: connection the primary's open transactions are not "

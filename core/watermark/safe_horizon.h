@@ -67,11 +67,6 @@ struct HorizonReading {
   // xact_start), described for messages; empty when there is none. Whether
   // it has a transaction open, and since when, cannot be seen.
   std::string unreported_session;
-  // The logical replication subscription that writes the table, when one
-  // does: its rows carry values stamped on the publisher, whose open
-  // transactions this database cannot see. Empty when none. From the
-  // table's catalog (SourceTable::subscription), not the reading.
-  std::string subscription;
   // The source is a standby that has not replayed everything it received:
   // the commit time of the last transaction it replayed; hi stays below it.
   std::optional<SourceMicros> replayed_until;
@@ -110,6 +105,12 @@ struct HorizonInput {
   // that cannot see every writer.
   bool has_lookback = false;
   std::string source_name;  // for messages
+  // The logical replication subscription that writes the table, when one
+  // does: its rows carry values stamped on the publisher, whose open
+  // transactions this database cannot see. Empty when none. A fact of the
+  // table's catalog (SourceTable::subscription), not of the reading, which
+  // is the source's and may serve other tables.
+  std::string subscription;
 };
 
 // Decides hi. Fails, with a message saying why and what to change, when

@@ -477,9 +477,8 @@ void PgConnection::set_time_zone(const std::string& zone) {
 
 void PgConnection::adopt_time_zone(const PgConnection& other) {
   // A server that does not report its zone, or reports the host's
-  // (localtime), names none this session could take.
-  // It then goes back to its own, which an earlier user of a pooled
-  // session may have changed.
+  // (localtime), names none this session could take: it goes back to its
+  // own, which an earlier user of a pooled session may have changed.
   const std::string zone = other.reported("TimeZone");
   if (zone.empty() || zone == "localtime") {
     if (reported("TimeZone") != own_time_zone_) exec("RESET TimeZone");

@@ -55,7 +55,6 @@ std::optional<CursorValue> optional_value(const PgResult& r, CursorType type) {
   return CursorValue{type, r.integer(0, 0)};
 }
 
-
 // Names one after another, each ended by a unit separator, which no
 // identifier holds.
 std::string joined(const std::vector<std::string>& names) {
@@ -144,7 +143,6 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
     return e.as_error();
   }
 }
-
 
 std::string subscription_sql(const std::string& table) {
   return "(select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"

@@ -90,16 +90,15 @@ Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
 }
 
 void PgStateStore::unlock(const RunLock& lock) {
-  holder_pid_.erase(run_lock_key(lock));
-  release_lock(std::to_string(run_lock_key(lock)));
-}
-
-void PgStateStore::release_lock(const std::string& key) {
+  const std::int64_t key = run_lock_key(lock);
+  holder_pid_.erase(key);
   try {
     connection_.rollback_quietly();
     // A lock that was not released must not stay on a session a pool
     // keeps: nobody else could take it until that session closed.
-    if (!connection_.exec_prepared("select pg_advisory_unlock($1::bigint)", {key}).boolean(0, 0)) connection_.poison();
+    if (!connection_.exec_prepared("select pg_advisory_unlock($1::bigint)", {std::to_string(key)}).boolean(0, 0)) {
+      connection_.poison();
+    }
   } catch (const PgError&) {
     connection_.poison();  // the session is gone, and its lock with it; never reuse it
   }

@@ -74,8 +74,6 @@ class PgStateStore final : public StateStore {
 
  private:
   Result<bool> take_lock(const RunLock& lock, bool wait);
-  // pg_advisory_unlock; poisons the session when the lock was not released.
-  void release_lock(const std::string& key);
 
   PgConnection& connection_;
   std::function<bool(const TableKey&)> still_owner_;

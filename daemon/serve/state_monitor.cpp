@@ -66,9 +66,8 @@ void StateMonitor::loop() {
     if (full) {
       // A reload may have pointed the state connection elsewhere, and
       // brought tables whose gauges nobody has read.
-      const bool everything = reconfigured;
-      state_.reset();
-      refresh(*config, everything);
+      if (reconfigured) state_.reset();
+      refresh(*config, /*everything=*/reconfigured);
       next_full = std::chrono::steady_clock::now() + interval_;
     }
     // After a full refresh too: it skips the tables read lately, and a run

@@ -81,7 +81,7 @@ class StateMonitor {
   bool migrated_ = false;
   // The loop thread's:
   std::chrono::steady_clock::time_point next_prune_{};
-  std::unique_ptr<PgConnection> state_;  // kept between the full refreshes; dropped on failure
+  std::unique_ptr<PgConnection> state_;  // kept until it fails or a reload
   std::map<TableKey, std::chrono::steady_clock::time_point> read_at_;  // when each table's gauges were read
   std::thread thread_;
 };

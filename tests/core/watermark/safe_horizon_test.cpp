@@ -166,7 +166,7 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
       in.reading.sees_all_sessions = row.sees_all;
       in.reading.standby_without_primary = row.standby;
       in.reading.unreported_session = row.unreported;
-      in.reading.subscription = row.subscription;
+      in.subscription = row.subscription;
       const auto refused = decide_horizon(in);
       REQUIRE_FALSE(refused);
       CHECK(refused.error().find(row.says) != std::string::npos);
