@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Throughput of `tidemark serve` with default settings (max_concurrent_runs
-# 4): TABLES tables, 100 per pipeline file, all on one SCHEDULE, each
+# 4, or WORKERS): TABLES tables, 100 per pipeline file, all on one SCHEDULE, each
 # reading one shared source table into its own target table. The first
 # firing loads the tables; the firings after it find them unchanged, and
 # those are measured: demanded and achieved runs/s, start delay, daemon CPU
@@ -24,6 +24,7 @@ WARMUP=${WARMUP:-1}
 ROWS=${ROWS:-10}
 STATEMENTS=${STATEMENTS:-1}
 SPREAD=${SPREAD:-0}
+WORKERS=${WORKERS:-}
 tidemark=${1:-${TIDEMARK_BIN:-$(built_tidemark)}}
 [ -x "$tidemark" ] || { echo "no tidemark binary at $tidemark" >&2; exit 2; }
 
@@ -74,6 +75,7 @@ connections:
   target: { dsn: "host=$PGHOST port=$PGPORT dbname=bench_target" }
 metrics: { listen: "127.0.0.1:$port" }
 YAML
+[ -z "$WORKERS" ] || echo "max_concurrent_runs: $WORKERS" >>"$dir/tidemark.yaml"
 pipelines=$(( (TABLES + 99) / 100 ))
 for ((p = 1; p <= pipelines; p++)); do
   {
@@ -93,19 +95,18 @@ for ((p = 1; p <= pipelines; p++)); do
 done
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 
-# Start the daemon a few seconds before a firing, so that the first firing
-# (F1) is known and nothing runs before it.
-margin=$((3 + TABLES / 2500))
-first_firing=$(epoch_of "$("$tidemark" next "$SCHEDULE" --count 1 --from "$(date -u -d "@$((EPOCHSECONDS + margin + 1))" +%FT%TZ)")")
+# Start the daemon, and wait until it owns every table: a member joining
+# its fleet (here of one) fires nothing for one lease. The first firing
+# after that (F1) loads the tables; none has run, so nothing runs before it.
 sleep_until() { sleep "$(awk -v t="$1" -v now="$EPOCHREALTIME" 'BEGIN { d = t - now; print (d > 0 ? d : 0) }')"; }
-sleep_until "$((first_firing - margin))"
 "$tidemark" serve --config "$dir/tidemark.yaml" 2>"$dir/serve.log" &
 serve=$!
-until curl -sf "http://127.0.0.1:$port/metrics" -o /dev/null; do
+owned() { curl -sf "http://127.0.0.1:$port/metrics" | awk '$1 == "tidemark_tables_owned" { print $2 }'; }
+until [ "$(owned)" = "$TABLES" ]; do
   kill -0 "$serve" 2>/dev/null || { cat "$dir/serve.log" >&2; exit 1; }
-  sleep 0.05
+  sleep 0.1
 done
-[ "$EPOCHSECONDS" -lt "$first_firing" ] || { echo "the daemon was not up before the first firing" >&2; exit 1; }
+first_firing=$(epoch_of "$("$tidemark" next "$SCHEDULE" --count 1 --from "$(date -u -d "@$EPOCHSECONDS" +%FT%TZ)")")
 
 window_start=$((first_firing + WARMUP * period))
 window_end=$((window_start + FIRINGS * period))

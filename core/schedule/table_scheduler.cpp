@@ -108,7 +108,7 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       ++gained;
       // What this member skipped while its lease was in doubt, unless a
       // run since (another member's) shows the firing was run.
-      bool missed = state.skipped_while_lapsed;
+      bool missed = state.skipped_undecided;
       if (last_starts) {
         const auto last = last_starts->find(key);
         if (last != last_starts->end()) {
@@ -120,7 +120,7 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
     }
     // Kept through views that decide nothing (none, or not settled yet)
     // until this member owns the table again or another member does.
-    if (has || (view.settled() && !view.picks(key.table))) state.skipped_while_lapsed = false;
+    if (has || (view.settled() && !view.picks(key.table))) state.skipped_undecided = false;
   }
   view_ = std::move(view);
   if (view_.settled()) first_view_ = false;
@@ -295,9 +295,13 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
 bool TableScheduler::owned_at_firing(const JobKey& key) {
   const auto mono = clock_.monotonic();
   if (view_.owns(key.table, mono)) return true;
-  if (view_.lapsed(mono) && view_.picks(key.table)) {
-    tables_.at(key).skipped_while_lapsed = true;
-    if (!lapse_reported_) events_.lease_lapsed();
+  const bool lapsed_own = view_.lapsed(mono) && view_.picks(key.table);
+  // Joining, or back from a lapse: no view says whose the firing is yet.
+  // The first that gives the table to this member runs it then, unless a
+  // run since (another member's) shows it was run.
+  if (lapsed_own || !view_.settled()) tables_.at(key).skipped_undecided = true;
+  if (lapsed_own && !lapse_reported_) {
+    events_.lease_lapsed();
     lapse_reported_ = true;
   }
   return false;

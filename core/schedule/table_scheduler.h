@@ -101,7 +101,9 @@ class TableScheduler {
     std::optional<Deadline> armed;  // the one firing this table waits for
     int failures = 0;               // in a row, for the backoff
     bool failed_permanently = false;
-    bool skipped_while_lapsed = false;  // a firing it owned but its lease had lapsed
+    // A firing skipped while no view could give it to this member: its
+    // lease had lapsed, or it was joining and not yet seen by every member.
+    bool skipped_undecided = false;
   };
   enum class StopPhase { Running, Grace, Cancelled, Done };
 

@@ -553,6 +553,25 @@ TEST_CASE("a member's first settled view catches up what it missed while down, a
   CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T10:30:02Z startup"});
 }
 
+TEST_CASE("regression: a never-run table's first firing during the member's join wait runs once the view settles") {
+  // A daemon started seconds before a firing waits one lease before it
+  // owns anything. The firing used to be dropped for a table that never
+  // ran (no last start to say one was missed): a daily table then waited a
+  // day. One another member ran meanwhile is not run again.
+  const auto mine = owned_by("me", 2);
+  SimulatedScheduler sim(4, at("2026-01-01T10:59:57Z"));
+  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none());
+  sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), std::nullopt);
+  sim.advance_to(at("2026-01-01T11:00:05Z"));
+  CHECK(sim.launcher.launched.empty());
+  const LastStarts last_starts{{{{"p", mine[1]}, JobKind::Load}, at("2026-01-01T11:00:01Z")}};
+  sim.scheduler.assign(me_and_x(Steady::max()), last_starts);
+  sim.advance_to(at("2026-01-01T11:00:05Z"));
+  CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T11:00:05Z startup"});
+  CHECK(launches_of(sim.launcher, mine[1]).empty());
+  CHECK(sim.events.lapses == 0);
+}
+
 TEST_CASE("a member whose lease lapsed by its own clock fires nothing, then catches up once it renews") {
   const auto mine = owned_by("me", 2);
   SimulatedScheduler sim(4, at("2026-01-01T10:59:50Z"));
