@@ -61,6 +61,7 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
     const auto [p, t] = found;
     const bool added = tables_.count(key) == 0;
     TableState& state = tables_[key];
+    if (added) state.added_since_view = true;
     state.pipeline = p;
     state.table = t;
     const std::string identity = schedule_identity(*p, *t, key.kind);
@@ -108,19 +109,25 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       ++gained;
       // What this member skipped while its lease was in doubt, unless a
       // run since (another member's) shows the firing was run.
-      bool missed = state.skipped_undecided;
+      bool missed = state.skipped_while_lapsed;
       if (last_starts) {
         const auto last = last_starts->find(key);
         if (last != last_starts->end()) {
           missed = missed_firing(*state.pipeline, *state.table, last->second, now, key.kind);
           if (missed) events_.catching_up(key.table, last->second);
+        } else if (state.skipped_while_joining && !state.added_since_view) {
+          missed = true;  // it never ran, here or elsewhere
         }
       }
       if (missed) arm(key, now, catch_up);
     }
     // Kept through views that decide nothing (none, or not settled yet)
     // until this member owns the table again or another member does.
-    if (has || (view.settled() && !view.picks(key.table))) state.skipped_undecided = false;
+    if (has || (view.settled() && !view.picks(key.table))) {
+      state.skipped_while_lapsed = false;
+      state.skipped_while_joining = false;
+    }
+    state.added_since_view = false;
   }
   view_ = std::move(view);
   if (view_.settled()) first_view_ = false;
@@ -295,14 +302,13 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
 bool TableScheduler::owned_at_firing(const JobKey& key) {
   const auto mono = clock_.monotonic();
   if (view_.owns(key.table, mono)) return true;
-  const bool lapsed_own = view_.lapsed(mono) && view_.picks(key.table);
-  // Joining, or back from a lapse: no view says whose the firing is yet.
-  // The first that gives the table to this member runs it then, unless a
-  // run since (another member's) shows it was run.
-  if (lapsed_own || !view_.settled()) tables_.at(key).skipped_undecided = true;
-  if (lapsed_own && !lapse_reported_) {
-    events_.lease_lapsed();
+  TableState& state = tables_.at(key);
+  if (view_.lapsed(mono) && view_.picks(key.table)) {
+    state.skipped_while_lapsed = true;
+    if (!lapse_reported_) events_.lease_lapsed();
     lapse_reported_ = true;
+  } else if (!view_.settled()) {
+    state.skipped_while_joining = true;
   }
   return false;
 }

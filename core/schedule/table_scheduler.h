@@ -54,9 +54,12 @@ class TableScheduler {
   // Acts on a new view of the fleet. A job this member owns now and did
   // not a moment ago runs once at once (trigger startup for the first
   // view, takeover after) when a firing was missed: by `last_starts`, read
-  // for this change, when given; else when this member skipped one itself
-  // while its lease had lapsed. A job it no longer owns loses its waiting
-  // firing; a run of it in flight goes on, under its advisory lock.
+  // for this change, when they name the job; else when this member skipped
+  // one itself while its lease had lapsed (no other member could run it
+  // then), or while it was joining and `last_starts` show the job never
+  // ran (other members may have run it then: only the run rows can tell).
+  // A job it no longer owns loses its waiting firing; a run of it in
+  // flight goes on, under its advisory lock.
   void assign(FleetView view, const std::optional<LastStarts>& last_starts);
 
   // Applies a new, valid configuration: new tables are armed, removed ones
@@ -101,9 +104,15 @@ class TableScheduler {
     std::optional<Deadline> armed;  // the one firing this table waits for
     int failures = 0;               // in a row, for the backoff
     bool failed_permanently = false;
-    // A firing skipped while no view could give it to this member: its
-    // lease had lapsed, or it was joining and not yet seen by every member.
-    bool skipped_undecided = false;
+    // A firing this member skipped because its lease had lapsed by its own
+    // clock: the database's lease still held, so no other member ran it.
+    bool skipped_while_lapsed = false;
+    // A firing skipped while no view decided whose it was (joining, or
+    // after the lease ended): another member may have run it.
+    bool skipped_while_joining = false;
+    // Added by a reload since the last view: `last_starts` read for the
+    // next view may not have asked about it, so their silence says nothing.
+    bool added_since_view = false;
   };
   enum class StopPhase { Running, Grace, Cancelled, Done };
 
@@ -117,8 +126,8 @@ class TableScheduler {
   // worker for the next waiting firing instead.
   void launch_next(std::optional<Firing> next);
   void launch(const Firing& firing);
-  // Whether this member fires the job now; notes a firing its lapsed lease
-  // made it skip.
+  // Whether this member fires the job now; notes a firing it skipped while
+  // its lease had lapsed or no view decided whose the firing was.
   bool owned_at_firing(const JobKey& key);
   void set_alarm();
   void wake_while_stopping();

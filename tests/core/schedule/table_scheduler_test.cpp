@@ -557,19 +557,61 @@ TEST_CASE("regression: a never-run table's first firing during the member's join
   // A daemon started seconds before a firing waits one lease before it
   // owns anything. The firing used to be dropped for a table that never
   // ran (no last start to say one was missed): a daily table then waited a
-  // day. One another member ran meanwhile is not run again.
+  // day. Only the run rows can tell whether another member ran it
+  // meanwhile, so without them, or for a table a reload added after they
+  // were asked for, it is not run; nor is a table the view gives to x.
+  const auto mine = owned_by("me", 4);
+  const auto theirs = owned_by("x", 1);
+  struct Row {
+    const char* what;
+    bool read;                // the settling view came with last starts
+    bool ran_elsewhere;       // they show a run of mine[1] since the firing
+    std::vector<std::string> run;  // of mine[0], mine[1], theirs[0]
+  };
+  const Row rows[] = {
+      {"never ran anywhere: runs", true, false, {mine[0], mine[1]}},
+      {"another member ran it: not again", true, true, {mine[0]}},
+      {"the last starts could not be read: nothing is run twice", false, false, {}},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.what);
+    SimulatedScheduler sim(4, at("2026-01-01T10:59:57Z"));
+    sim.scheduler.start(config_of(hourly({mine[0], mine[1], theirs[0]})), {}, FleetView::none());
+    sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), std::nullopt);
+    sim.advance_to(at("2026-01-01T11:00:05Z"));
+    CHECK(sim.launcher.launched.empty());
+    LastStarts last_starts;
+    if (row.ran_elsewhere) last_starts[{{"p", mine[1]}, JobKind::Load}] = at("2026-01-01T11:00:00Z");
+    sim.scheduler.assign(me_and_x(Steady::max()),
+                         row.read ? std::optional<LastStarts>(last_starts) : std::nullopt);
+    sim.advance_to(at("2026-01-01T11:00:05Z"));
+    std::vector<std::string> run;
+    for (const std::string& t : {mine[0], mine[1], theirs[0]}) {
+      const auto launches = launches_of(sim.launcher, t);
+      if (!launches.empty()) {
+        CHECK(launches == std::vector<std::string>{"2026-01-01T11:00:05Z startup"});
+        run.push_back(t);
+      }
+    }
+    CHECK(run == row.run);
+    CHECK(sim.events.lapses == 0);
+  }
+}
+
+TEST_CASE("regression: a table a reload adds while the member joins is not caught up on last starts that did not ask for it") {
   const auto mine = owned_by("me", 2);
   SimulatedScheduler sim(4, at("2026-01-01T10:59:57Z"));
-  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none());
+  sim.scheduler.start(config_of(hourly({mine[0]})), {}, FleetView::none());
   sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), std::nullopt);
+  sim.scheduler.reload(config_of(hourly({mine[0], mine[1]})));
   sim.advance_to(at("2026-01-01T11:00:05Z"));
-  CHECK(sim.launcher.launched.empty());
-  const LastStarts last_starts{{{{"p", mine[1]}, JobKind::Load}, at("2026-01-01T11:00:01Z")}};
-  sim.scheduler.assign(me_and_x(Steady::max()), last_starts);
+  // The last starts were read for the configuration before the reload.
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
   sim.advance_to(at("2026-01-01T11:00:05Z"));
   CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T11:00:05Z startup"});
   CHECK(launches_of(sim.launcher, mine[1]).empty());
-  CHECK(sim.events.lapses == 0);
+  sim.advance_to(at("2026-01-01T12:00:00Z"));
+  CHECK(launches_of(sim.launcher, mine[1]) == std::vector<std::string>{"2026-01-01T12:00:00Z schedule"});
 }
 
 TEST_CASE("a member whose lease lapsed by its own clock fires nothing, then catches up once it renews") {
