@@ -490,6 +490,16 @@ std::unique_ptr<PgConnection> await_standby(const std::string& dsn) {
   return nullptr;
 }
 
+// The events table on the test's source, and the connection "replica" to
+// it on the standby, reading its horizon on the source. Returns the
+// standby's DSN.
+std::string events_on_replica_of_source(PgTestEnv& env) {
+  env.source().exec(std::string("create table public.events ") + kTimeEvents);
+  const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
+  env.add_connection("replica", "dsn: \"" + replica + "\", primary: source, replay_timeout: 5s");
+  return replica;
+}
+
 std::string replica_pipeline(const std::string& extra = "") {
   return "pipeline: app\nsource: replica\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
          "  - name: events\n    source_table: public.events\n    target_table: public.events\n"
@@ -593,9 +603,7 @@ namespace tidemark {
 
 TEST_CASE("regression: an asynchronous commit on the primary was visible there but not yet on the standby") {
   PgTestEnv env;
-  env.source().exec(std::string("create table public.events ") + kTimeEvents);
-  const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
-  env.add_connection("replica", "dsn: \"" + replica + "\", primary: source, replay_timeout: 5s");
+  const std::string replica = events_on_replica_of_source(env);
   const auto config = env.config(replica_pipeline());
   const auto standby = await_standby(replica);
   PipelineConnections connections;
@@ -691,9 +699,7 @@ TEST_CASE("regression: a standby's horizon reading was to be shared by runs whos
   // replayed up to it; a host name may lead another run's session to a
   // standby further behind. Only a primary's reading is shared.
   PgTestEnv env;
-  env.source().exec(std::string("create table public.events ") + kTimeEvents);
-  const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
-  env.add_connection("replica", "dsn: \"" + replica + "\", primary: source, replay_timeout: 5s");
+  const std::string replica = events_on_replica_of_source(env);
   env.add_connection("lone_replica", "dsn: \"" + replica + "\"");
   const auto config = env.config(replica_pipeline());
   await_standby(replica);
