@@ -70,4 +70,9 @@ class Result {
   Error error_;
 };
 
+// What succeeds with no value.
+struct Unit {};
+using Status = Result<Unit>;
+inline Status ok_status() { return Unit{}; }
+
 }  // namespace tidemark

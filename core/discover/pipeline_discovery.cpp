@@ -231,7 +231,7 @@ std::vector<std::string> columns_stamped_by(const CatalogTrigger& trigger, const
   return out;
 }
 
-DiscoveredTable discover_table(const CatalogTable& table) {
+DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& policy) {
   DiscoveredTable out;
   out.source = table.name;
   out.name = table.name.name();
@@ -305,39 +305,65 @@ DiscoveredTable discover_table(const CatalogTable& table) {
     return out;
   }
 
-  // An increasing id: new rows are seen, changes to old ones are not.
-  best = -1;
-  for (std::size_t i = 0; i < table.columns.size(); ++i) {
-    const CatalogColumn& c = table.columns[i];
+  // No column the database stamps on every change: a snapshot is exact
+  // and costs what changed. Above the snapshot limit, the best cursor the
+  // table has instead, with a daily reconcile: a change column the
+  // application sets (it sees updates when every writer stamps it), else
+  // an increasing id (new rows only).
+  const CatalogColumn* stamped_by_application = nullptr;
+  for (const CatalogColumn& c : table.columns) {
+    if (time_rank(c.type) > 0 && looks_like_change_stamp(c.name) && c.fill != ColumnFill::Generated &&
+        !has_control_character(c.name) && stamped_by_application == nullptr) {
+      stamped_by_application = &c;
+    }
+  }
+  const CatalogColumn* increasing = nullptr;
+  for (const CatalogColumn& c : table.columns) {
     const bool sequenced = c.fill == ColumnFill::IdentityAlways || c.fill == ColumnFill::IdentityByDefault ||
                            c.default_expression.find("nextval(") != std::string::npos;
     if (!is_integer(c.type) || !sequenced || has_control_character(c.name)) continue;
     // A key column first: it never changes once inserted.
-    if (best < 0 || (contains(out.key, c.name) && !contains(out.key, table.columns[static_cast<std::size_t>(best)].name))) {
-      best = static_cast<int>(i);
-    }
+    if (increasing == nullptr || (contains(out.key, c.name) && !contains(out.key, increasing->name))) increasing = &c;
   }
-  if (best >= 0) {
-    const CatalogColumn& c = table.columns[static_cast<std::size_t>(best)];
-    out.mode = DiscoveredMode::Incremental;
-    out.cursor = c.name;
-    out.insert_only = true;
-    out.reason = display_identifier(c.name) + " comes from " +
-                 (c.fill == ColumnFill::None ? "a sequence (" + c.default_expression + ")" : std::string("an identity")) +
-                 ", so new rows are seen; INSERT ONLY: changes to existing rows are not (use mode: snapshot if rows "
-                 "change)";
-  } else {
+  const auto origin = [](const CatalogColumn& c) {
+    return c.fill == ColumnFill::None ? "a sequence (" + c.default_expression + ")" : std::string("an identity");
+  };
+  const std::string rows = "about " + std::to_string(table.estimated_rows) + " rows";
+  const CatalogColumn* cursor = stamped_by_application ? stamped_by_application : increasing;
+  if (table.estimated_rows <= policy.snapshot_limit || cursor == nullptr) {
     out.mode = DiscoveredMode::Snapshot;
-    out.reason = "no column follows its changes (no trigger stamps a time on UPDATE, no identity or sequence): each run "
-                 "reads it whole";
-  }
-  for (const CatalogColumn& c : table.columns) {
-    if (time_rank(c.type) > 0 && looks_like_change_stamp(c.name) && c.name != out.cursor) {
-      out.notes.push_back(display_identifier(c.name) +
-                          " looks like a change stamp, but nothing in the catalog sets it on UPDATE; if the "
-                          "application does, on every change, use cursor: " + yaml_scalar(display_identifier(c.name)) +
-                          " with a lookback (and drop mode: snapshot)");
+    out.reason = "no trigger stamps a column on UPDATE, so only a snapshot is exact: each run compares both sides' "
+                 "row hashes and copies only the rows that changed";
+    if (stamped_by_application) {
+      out.notes.push_back("cheaper for a large table, and exact only if every writer sets it on every change: cursor: " +
+                          yaml_scalar(display_identifier(stamped_by_application->name)) +
+                          " with a lookback and a daily deletes.reconcile (and drop mode: snapshot)");
     }
+    if (increasing) {
+      out.notes.push_back(display_identifier(increasing->name) + " comes from " + origin(*increasing) +
+                          ": as a cursor it sees new rows only; use it only for a table that is never updated or "
+                          "deleted from");
+    }
+    if (table.estimated_rows > policy.snapshot_limit) {
+      out.notes.push_back(rows + ", above --snapshot-limit, but no column could serve as a cursor");
+    }
+    return out;
+  }
+  out.mode = DiscoveredMode::Incremental;
+  out.cursor = cursor->name;
+  out.reconcile = "0 3 * * *";
+  const std::string why = rows + ", above --snapshot-limit (" + std::to_string(policy.snapshot_limit) +
+                          "), so a cursor instead of a snapshot, with a daily reconcile that deletes rows gone from "
+                          "the source and copies again rows missing below the watermark";
+  if (stamped_by_application) {
+    out.lookback = "1h";
+    out.reason = display_identifier(cursor->name) +
+                 " looks like a change stamp the application sets (nothing in the catalog does); " + why +
+                 "; a row changed without it being stamped stays stale: use mode: snapshot to be exact";
+  } else {
+    out.insert_only = true;
+    out.reason = display_identifier(cursor->name) + " comes from " + origin(*cursor) + "; " + why +
+                 "; INSERT ONLY: changes to existing rows are not seen (use mode: snapshot if rows change)";
   }
   return out;
 }
@@ -389,6 +415,8 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
            yaml_scalar(QualifiedName(request.target_schema, t.source.name()).display()) + "\n";
     out += "    key: " + yaml_columns(t.key) + "\n";
     if (t.mode == DiscoveredMode::Incremental) out += "    cursor: " + yaml_scalar(display_identifier(t.cursor)) + "\n";
+    if (!t.lookback.empty()) out += "    lookback: " + t.lookback + "\n";
+    if (!t.reconcile.empty()) out += "    deletes: { reconcile: \"" + t.reconcile + "\" }\n";
   }
   if (counts.left_out > 0) {
     out += "\n# Left out:\n";

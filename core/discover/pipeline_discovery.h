@@ -5,6 +5,7 @@
 // catalog (core/discover/source_catalog.h); thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,14 +24,26 @@ struct DiscoveredTable {
   std::string key_reason;  // "primary key actor_pkey"
   std::string cursor;      // incremental only
   bool insert_only = false;  // a cursor that only new rows move: updates are not seen
+  std::string lookback;      // a duration, or empty: none
+  std::string reconcile;     // deletes.reconcile's cron, or empty: none
   // Why the cursor (incremental), why no cursor (snapshot), or why the
   // table is left out.
   std::string reason;
   std::vector<std::string> notes;  // what else the reader should check
 };
 
-// Decides one table. Its name in the pipeline is the source table's.
-DiscoveredTable discover_table(const CatalogTable& table);
+struct DiscoverPolicy {
+  // Above this many estimated rows, a table no trigger stamps on UPDATE
+  // gets the best cursor it has and a daily reconcile instead of mode:
+  // snapshot (`--snapshot-limit`).
+  std::int64_t snapshot_limit = 10000000;
+};
+
+// Decides one table. Its name in the pipeline is the source table's. A
+// column a trigger stamps on every UPDATE is the cursor; else the table is
+// a snapshot table (exact, and a run costs what changed), unless it is
+// larger than the policy's limit and has a cursor to offer.
+DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& policy = {});
 
 // The columns of `table` that trigger `trigger` stamps with the clock on
 // the events it fires for: by the function's source (`NEW.col := now()`

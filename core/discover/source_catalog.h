@@ -4,6 +4,7 @@
 // judged by core/discover/pipeline_discovery. Plain value types.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,7 @@ struct CatalogTrigger {
 struct CatalogTable {
   QualifiedName name;  // schema-qualified
   bool partitioned = false;  // declaratively partitioned: its partitions are not tables of their own here
+  std::int64_t estimated_rows = 0;  // the planner's estimate (its partitions' for a partitioned table); 0 unknown
   std::vector<CatalogColumn> columns;
   std::vector<UniqueIndex> unique_indexes;
   std::vector<CatalogTrigger> triggers;  // enabled, user-defined

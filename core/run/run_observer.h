@@ -39,6 +39,9 @@ struct RunSummary {
   std::string schema_changes;  // "added column note text; ..." when drifted
   std::vector<std::string> appended_columns;  // added to the target by a committed chunk
   bool target_created = false;  // create_target: the run's first step created the target table
+  // A snapshot run's: how it found what changed, for the log
+  // ("unchanged", "diff: 3 changed, 1 missing, 2 gone", "whole: ...").
+  std::string snapshot_path;
 };
 
 class RunObserver {

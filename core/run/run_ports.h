@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/diff/row_diff.h"
 #include "core/sql/copy_format.h"
 #include "core/sql/relation_kind.h"
 #include "core/sql/unique_index.h"
@@ -27,10 +28,6 @@
 #include "core/run/target_fit.h"
 
 namespace tidemark {
-
-struct Unit {};
-using Status = Result<Unit>;
-inline Status ok_status() { return Unit{}; }
 
 using RunId = std::int64_t;
 
@@ -274,10 +271,17 @@ struct StepRecorded {
 // wrote (inserted, changed and deleted: an unchanged table writes none),
 // the rows deleted among them, and the source's clock when it was read,
 // no later than the snapshot it read.
+// How it found what changed: both fingerprints equal (nothing to do), the
+// row diff (only what differs crossed), or the whole table crossed (a
+// first load, or a diff that gave up: `whole_because` says why).
+enum class SnapshotPath { Unchanged, Diffed, Whole };
 struct SnapshotWrite {
   ChunkCounts counts;
   std::int64_t deleted = 0;
   CursorValue taken_at;
+  SnapshotPath path = SnapshotPath::Whole;
+  RowDiffCounts diff;  // Diffed, or a Whole that gave up: what the diff counted
+  std::string whole_because;
 };
 
 // What one batch of reconcile changed: the target rows it deleted or

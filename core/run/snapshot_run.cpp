@@ -8,6 +8,18 @@
 
 namespace tidemark {
 
+std::string snapshot_path_text(const SnapshotWrite& write) {
+  const RowDiffCounts& d = write.diff;
+  switch (write.path) {
+    case SnapshotPath::Unchanged: return "unchanged";
+    case SnapshotPath::Diffed:
+      return "diff: " + std::to_string(d.changed) + " changed, " + std::to_string(d.missing) + " missing, " +
+             std::to_string(d.gone) + " gone";
+    case SnapshotPath::Whole: break;
+  }
+  return write.whole_because.empty() ? "whole" : "whole: " + write.whole_because;
+}
+
 RunSummary SnapshotRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Snapshot) std::abort();
   RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
@@ -48,6 +60,7 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
   summary.rows_written = written->counts.rows_written;
   summary.rows_deleted = written->deleted;
   summary.chunks = 1;
+  summary.snapshot_path = snapshot_path_text(*written);
   return ok_status();
 }
 

@@ -10,6 +10,9 @@
 
 namespace tidemark {
 
+// How a snapshot's write found what changed, in a few words for the log.
+std::string snapshot_path_text(const SnapshotWrite& write);
+
 class SnapshotRun {
  public:
   explicit SnapshotRun(const RunContext& context) : run_(context) {}

@@ -156,6 +156,20 @@ std::string held_keys(const TableConfig& table, const QualifiedName& name, const
          key_match(table.key, key_types, "q", "d") + unmarked + ") ORDER BY e.i";
 }
 
+std::string delete_keys_statement(const TableConfig& table, const std::vector<KeyColumnType>& key_types) {
+  return "DELETE FROM " + table.target_table.quoted() + " t USING json_to_recordset($1::json) AS d(" +
+         key_record(table.key, key_types) + ") WHERE " + key_match(table.key, key_types, "t", "d");
+}
+
+std::string rows_of_keys_statement(const TableConfig& table, const std::vector<std::string>& columns,
+                                   const std::vector<KeyColumnType>& key_types) {
+  std::string cols;
+  for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + std::string("s.") + quote_identifier(c);
+  // The keys drive the join: each finds its row through the key's index.
+  return "SELECT " + cols + " FROM json_to_recordset($1::json) AS d(" + key_record(table.key, key_types) + ") JOIN " +
+         table.source_table->quoted() + " s ON " + key_match(table.key, key_types, "s", "d");
+}
+
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                          const std::string& mark_column, const CursorValue& watermark,
                                          const KeyTypes& key_types) {
@@ -163,8 +177,7 @@ ReconcileStatements reconcile_statements(const TableConfig& table, const std::ve
   const std::string source = table.source_table->quoted();
   const std::string keys_of = "json_to_recordset($1::json) AS d(" + key_record(table.key, key_types.target) + ")";
   ReconcileStatements s;
-  s.delete_keys =
-      "DELETE FROM " + target + " t USING " + keys_of + " WHERE " + key_match(table.key, key_types.target, "t", "d");
+  s.delete_keys = delete_keys_statement(table, key_types.target);
   if (!mark_column.empty()) {
     s.mark_keys = "UPDATE " + target + " t SET " + quote_identifier(mark_column) + " = now() FROM " + keys_of +
                   " WHERE " + key_match(table.key, key_types.target, "t", "d") + " AND t." + quote_identifier(mark_column) +

@@ -63,6 +63,14 @@ bool keys_hold_null(const std::vector<KeyRow>& keys, std::size_t column);
 std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<KeyColumnType>& key_types,
                       const std::string& mark_column = {});
 
+// On the target, $1 = keys_json: deletes the rows of those keys, each key
+// column read as its type in `key_types`.
+std::string delete_keys_statement(const TableConfig& table, const std::vector<KeyColumnType>& key_types);
+// On the source, $1 = keys_json: `columns` of the rows of those keys (the
+// row diff's copy of changed and missing rows), keys read as `key_types`.
+std::string rows_of_keys_statement(const TableConfig& table, const std::vector<std::string>& columns,
+                                   const std::vector<KeyColumnType>& key_types);
+
 struct ReconcileStatements {
   std::string delete_keys;  // $1 = keys_json: deletes those target rows
   std::string mark_keys;    // $1 = keys_json: sets mark_column = now() where still null (action mark)

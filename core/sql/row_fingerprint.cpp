@@ -61,18 +61,21 @@ FingerprintHash fingerprint_hash(const FingerprintColumn& column) {
   return rule ? rule->hash : FingerprintHash::Text;
 }
 
-std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
-                            bool hash_record) {
+std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record) {
   std::string fields;
   for (const FingerprintColumn& c : columns) {
     fields += (fields.empty() ? "" : ", ") + (hash_record ? fingerprint_fields(c) : quote_identifier(c.name));
   }
+  return hash_record ? "hash_record_extended(ROW(" + fields + "), 0)" : "hashtextextended(ROW(" + fields + ")::text, 0)";
+}
+
+std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
+                            bool hash_record) {
   // hash_record_extended combines its fields' hashes linearly, and bit_xor
   // combines the rows linearly too: each row's hash is mixed in between,
   // by hashing its text (hashint8extended would fold it to 32 bits).
-  const std::string combined =
-      hash_record ? "bit_xor(hashtextextended(hash_record_extended(ROW(" + fields + "), 0)::text, 0))"
-                  : "sum(hashtextextended(ROW(" + fields + ")::text, 0))";
+  const std::string row = row_hash_sql(columns, hash_record);
+  const std::string combined = hash_record ? "bit_xor(hashtextextended(" + row + "::text, 0))" : "sum(" + row + ")";
   return "SELECT count(*), coalesce(" + combined + ", 0)::text FROM " + table.quoted();
 }
 

@@ -34,6 +34,12 @@ struct FingerprintColumn {
 enum class FingerprintHash { Value, Halves, Sent, Collated, Text };
 FingerprintHash fingerprint_hash(const FingerprintColumn& column);
 
+// One row's 64-bit hash (a bigint) over `columns`, by the rules above:
+// hash_record_extended of a record of their fields where both servers are
+// 14 or later (`hash_record`), else of the row's text. The expression
+// names the columns unqualified.
+std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record);
+
 // One statement over `table`: its row count and a 64-bit fingerprint of
 // its rows (each row's hash, combined without regard to order). Where both
 // servers are 14 or later (`hash_record`): each row hashed as a record of

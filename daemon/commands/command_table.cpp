@@ -118,6 +118,10 @@ const std::vector<CommandRow>& command_table() {
                          sub.add_option("--write", o.write_dir,
                                         "write one pipeline file per schema into this folder instead of printing");
                          sub.add_flag("--force", o.force, "with --write: replace files that exist");
+                         sub.add_option("--snapshot-limit", o.snapshot_limit,
+                                        "estimated rows above which a table no trigger stamps gets its best cursor "
+                                        "and a daily reconcile instead of mode: snapshot")
+                             ->check(CLI::NonNegativeNumber);
                        },
                        run_discover),
       database_command("healthcheck", "ask the running daemon's /healthz (or /readyz): exit 0 when it answers 200",

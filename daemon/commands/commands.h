@@ -5,12 +5,14 @@
 // Output goes to `out`, problems to `err`; logs go through spdlog.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/discover/pipeline_discovery.h"
 #include "daemon/commands/common_options.h"
 
 namespace tidemark {
@@ -97,6 +99,7 @@ struct DiscoverOptions : CommonOptions {
   std::string target;                // a connection name; empty: the state connection
   std::string write_dir;             // empty: print to out
   bool force = false;                // replace files that exist
+  std::int64_t snapshot_limit = DiscoverPolicy{}.snapshot_limit;  // estimated rows above which a cursor is chosen
 };
 int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, std::ostream& out, std::ostream& err);
 

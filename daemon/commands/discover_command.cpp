@@ -47,7 +47,7 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
 
   std::map<std::string, std::vector<DiscoveredTable>> by_schema;
   for (const std::string& s : command_line.schemas) by_schema[s];
-  for (const CatalogTable& t : catalog) by_schema[*t.name.schema()].push_back(discover_table(t));
+  for (const CatalogTable& t : catalog) by_schema[*t.name.schema()].push_back(discover_table(t, DiscoverPolicy{command_line.snapshot_limit}));
 
   std::vector<SchemaFile> files;
   DiscoveryCounts total;

@@ -47,7 +47,9 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
       "   'update', t.tgtype & 16 <> 0) order by t.tgname), '[]')::text"
       "  from pg_trigger t join pg_proc p on p.oid = t.tgfoid join pg_namespace pn on pn.oid = p.pronamespace"
       "  join pg_language l on l.oid = p.prolang"
-      "  where t.tgrelid = c.oid and not t.tgisinternal and t.tgenabled in ('O', 'A'))"
+      "  where t.tgrelid = c.oid and not t.tgisinternal and t.tgenabled in ('O', 'A')),"
+      " case when c.relkind = 'p' then (select coalesce(sum(greatest(pc.reltuples, 0)), 0) from pg_partition_tree(c.oid) pt"
+      "   join pg_class pc on pc.oid = pt.relid where pt.isleaf) else greatest(c.reltuples, 0) end::bigint"
       " from pg_class c join pg_namespace n on n.oid = c.relnamespace"
       " where c.relkind in ('r', 'p') and not c.relispartition"
       " and n.nspname not in ('pg_catalog', 'information_schema', 'tidemark') and n.nspname !~ '^pg_'"
@@ -66,6 +68,7 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
       CatalogTable table;
       table.name = QualifiedName(r.text(row, 0), r.text(row, 1));
       table.partitioned = r.boolean(row, 2);
+      table.estimated_rows = std::stoll(r.text(row, 6));
       for (const auto& c : nlohmann::json::parse(r.text(row, 3))) {
         CatalogColumn column;
         column.name = c.at("name").get<std::string>();

@@ -173,6 +173,8 @@ class PgConnection {
   std::string endpoint() const;
 
  private:
+  friend class PgCopyReader;  // a COPY read row by row, on this connection's libpq handle
+
   [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr);
   // Reads results until libpq has none left; returns the first error's text.
   std::string drain_results();

@@ -10,6 +10,7 @@
 #include "core/sql/row_fingerprint.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
+#include "daemon/pg/pg_snapshot_sync.h"
 #include "daemon/pg/target_definition.h"
 
 namespace tidemark {
@@ -155,7 +156,19 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
 
 Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, const SourceTable& source) {
   SnapshotWrite out;
-  const auto counts = in_target_transaction([&] { return load_rows(table, source, std::nullopt, &out); });
+  const auto counts = in_target_transaction([&] {
+    // A target that holds rows gets what changed; an empty one, a first
+    // load, takes the rows straight from COPY.
+    if (target_.exec(build_load_statements(table, source.columns, std::nullopt).target_is_empty).boolean(0, 0)) {
+      out.whole_because = "the target is empty";
+    } else if (auto synced = PgSnapshotSync(source_.connection(), target_, copy_types_, cancel_).run(table, source)) {
+      out = *synced;
+      return out.counts;
+    } else {
+      out.whole_because = "this role may not LOCK the source table, which a diff's snapshot needs";
+    }
+    return load_rows(table, source, std::nullopt, &out);
+  });
   if (!counts) return counts.failure();
   out.counts = *counts;
   return out;
@@ -188,6 +201,7 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
     counts.rows_written = 0;
     snapshot.taken_at = snapshot_time(clock);
     snapshot.deleted = 0;
+    snapshot.path = SnapshotPath::Unchanged;
     return true;
   } catch (...) {
     from.rollback_quietly();

@@ -191,6 +191,7 @@ std::string describe_run(const TimedSummary& run) {
     line += ", " + std::to_string(*h.infinite_cursor_rows) + " rows with an infinite cursor (never loaded)";
   }
   if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
+  if (!s.snapshot_path.empty()) line += "; " + s.snapshot_path;
   if (s.target_created) line += "; target table created";
   if (!s.appended_columns.empty()) {
     std::string names;

@@ -92,7 +92,7 @@ TEST_CASE("discover: each table's key and cursor from the catalog, written one f
   Discover d;
   REQUIRE(d.discover() == 0);
   CHECK(d.out.str().find("7 tables found") == std::string::npos);  // partitions are not tables of their own
-  CHECK(d.out.str().find("6 tables found in 2 schemas: 3 incremental (1 of them insert-only), 2 snapshot, 1 left "
+  CHECK(d.out.str().find("6 tables found in 2 schemas: 2 incremental (0 of them insert-only), 3 snapshot, 1 left "
                          "out") != std::string::npos);
   const std::string app = d.file("source_app.yaml");
   const std::string odd = d.file("source_Odd.yaml");
@@ -101,15 +101,33 @@ TEST_CASE("discover: each table's key and cursor from the catalog, written one f
   REQUIRE(orders != std::string::npos);
   CHECK(app.rfind("  # cursor: updated_at is stamped on every UPDATE by trigger orders_stamp, on INSERT by its",
                   orders) != std::string::npos);
-  CHECK(app.find("  - name: items\n    source_table: app.items\n    target_table: app.items\n    key: [id]\n"
-                 "    cursor: id\n") != std::string::npos);
-  CHECK(app.find("INSERT ONLY") != std::string::npos);
+  // An identity sees new rows only: the exact default is a snapshot.
+  CHECK(app.find("  - name: items\n    mode: snapshot\n    source_table: app.items\n") != std::string::npos);
+  CHECK(app.find("# Note: id comes from an identity: as a cursor it sees new rows only") != std::string::npos);
   CHECK(app.find("  - name: settings\n    mode: snapshot\n") != std::string::npos);
   CHECK(app.find("  - name: events\n    mode: snapshot\n    source_table: app.events\n") != std::string::npos);
   CHECK(app.find("events_2026") == std::string::npos);
   CHECK(app.find("#   app.log: no primary key") != std::string::npos);
   CHECK(odd.find("    source_table: '\"Odd\".\"Mixed Case\"'\n") != std::string::npos);
   CHECK(odd.find("    key: ['\"Row Id\"']\n    cursor: '\"Changed At\"'\n") != std::string::npos);
+}
+
+TEST_CASE("discover: above --snapshot-limit's estimated rows, an identity with a daily reconcile") {
+  Discover d;
+  d.env.source().exec("analyze app.items");  // an estimate of 1 row
+  DiscoverOptions options;
+  options.source = "source";
+  options.target = "target";
+  options.schemas = {"app"};
+  options.snapshot_limit = 0;
+  REQUIRE(d.run(run_discover, options) == 0);
+  const std::string app = d.out.str();
+  CHECK(app.find("  - name: items\n    source_table: app.items\n    target_table: app.items\n    key: [id]\n"
+                 "    cursor: id\n    deletes: { reconcile: \"0 3 * * *\" }\n") != std::string::npos);
+  CHECK(app.find("about 1 rows, above --snapshot-limit (0)") != std::string::npos);
+  CHECK(app.find("INSERT ONLY") != std::string::npos);
+  // Never analyzed: no estimate, a snapshot.
+  CHECK(app.find("  - name: settings\n    mode: snapshot\n") != std::string::npos);
 }
 
 TEST_CASE("discover: --schema limits it; an existing file is kept unless --force") {

@@ -275,7 +275,15 @@ namespace tidemark {
 TEST_CASE("regression: a key equal to the target's but not the same value becomes the source's") {
   // 'abc' and 'ABC' under a case-insensitive collation, 1.0 and 1.00 as
   // numeric: the upsert matched them and never wrote the source's value.
-  for (const char* extra : {"    mode: snapshot\n", "    cursor: updated_at\n"}) {
+  // The row diff compares keys by their bytes: for a snapshot table 'ABC'
+  // is a new key and 'abc' a gone one (a delete and an insert); the
+  // incremental upsert updates the row it matches.
+  struct Mode {
+    const char* extra;
+    std::int64_t written;
+  };
+  for (const Mode& mode : {Mode{"    mode: snapshot\n", 2}, Mode{"    cursor: updated_at\n", 1}}) {
+    const char* extra = mode.extra;
     CAPTURE(extra);
     PgTestEnv env;
     const char* ddl = "(code text collate ci primary key, amount numeric not null, price numeric, "
@@ -296,7 +304,7 @@ TEST_CASE("regression: a key equal to the target's but not the same value become
     std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
     const TimedSummary r = runs.run("shop", "balances");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
-    CHECK(r.summary.rows_written == 1);
+    CHECK(r.summary.rows_written == mode.written);
     CHECK(PgTestEnv::rows(env.target(), "select code from raw.balances") == std::vector<std::string>{"ABC"});
   }
 }

@@ -9,7 +9,7 @@ set -euo pipefail
 root=${1:?usage: layering_test.sh <source root>}
 cd "$root"
 
-core_order=(text time watermark config sql discover run reconcile fleet schedule)
+core_order=(text diff time watermark config sql discover run reconcile fleet schedule)
 failed=0
 complain() {
   echo "$1: includes $2, which $3" >&2

@@ -115,21 +115,69 @@ TEST_CASE("discover: a stamped column nothing sets on INSERT is chosen with a no
   CHECK(d.notes[0].find("nothing stamps updated_at on INSERT") == 0);
 }
 
-TEST_CASE("discover: without a stamped column, an identity or a sequence is an insert-only cursor") {
+TEST_CASE("regression: a table without a trigger-stamped column was given its identity, blind to updates") {
+  // The most common schema an application makes: an identity key, an
+  // updated_at the application sets. Its identity as the cursor lost
+  // every update; the exact default is a snapshot, which costs what changed.
   CatalogTable t = table_with({});
   t.columns[0].fill = ColumnFill::IdentityAlways;
-  DiscoveredTable d = discover_table(t);
-  CHECK(d.mode == DiscoveredMode::Incremental);
-  CHECK(d.cursor == "id");
-  CHECK(d.insert_only);
-  CHECK(d.reason.find("INSERT ONLY") != std::string::npos);
-  // updated_at has a now() default but nothing stamps it on UPDATE: a note, not the cursor.
-  REQUIRE(d.notes.size() == 1);
-  CHECK(d.notes[0].find("updated_at looks like a change stamp") == 0);
+  t.estimated_rows = 5000;
+  const DiscoveredTable d = discover_table(t);
+  CHECK(d.mode == DiscoveredMode::Snapshot);
+  CHECK(d.cursor.empty());
+  CHECK_FALSE(d.insert_only);
+  CHECK(d.reason.find("only a snapshot is exact") != std::string::npos);
+  // The cheaper choices and their risks, in the reader's words.
+  REQUIRE(d.notes.size() == 2);
+  CHECK(d.notes[0].find("exact only if every writer sets it on every change: cursor: updated_at with a lookback") !=
+        std::string::npos);
+  CHECK(d.notes[1].find("id comes from an identity: as a cursor it sees new rows only") == 0);
+}
 
-  t.columns[0].fill = ColumnFill::None;
-  t.columns[0].default_expression = "nextval('t_id_seq'::regclass)";
-  d = discover_table(t);
+TEST_CASE("discover: above --snapshot-limit, the best cursor with a daily reconcile, saying what it misses") {
+  struct Case {
+    const char* name;
+    bool app_stamp;  // the table has updated_at (set by no trigger)
+    bool identity;
+    DiscoveredMode mode;
+    const char* cursor;
+    bool insert_only;
+    const char* lookback;
+  };
+  const Case cases[] = {
+      {"an application-stamped change column is preferred over an identity", true, true, DiscoveredMode::Incremental,
+       "updated_at", false, "1h"},
+      {"an identity alone is an insert-only cursor", false, true, DiscoveredMode::Incremental, "id", true, ""},
+      {"no column to serve: a snapshot all the same", false, false, DiscoveredMode::Snapshot, "", false, ""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    CatalogTable t = table_with({});
+    if (!c.app_stamp) t.columns.pop_back();
+    if (c.identity) t.columns[0].fill = ColumnFill::IdentityByDefault;
+    t.estimated_rows = 20000000;
+    const DiscoveredTable d = discover_table(t, DiscoverPolicy{10000000});
+    CHECK(d.mode == c.mode);
+    CHECK(d.cursor == c.cursor);
+    CHECK(d.insert_only == c.insert_only);
+    CHECK(d.lookback == c.lookback);
+    if (c.mode == DiscoveredMode::Incremental) {
+      CHECK(d.reconcile == "0 3 * * *");
+      CHECK(d.reason.find("about 20000000 rows, above --snapshot-limit (10000000)") != std::string::npos);
+    } else {
+      CHECK(d.reconcile.empty());
+      REQUIRE_FALSE(d.notes.empty());
+      CHECK(d.notes.back() == "about 20000000 rows, above --snapshot-limit, but no column could serve as a cursor");
+    }
+    // At the limit or below, every one of them is a snapshot table.
+    t.estimated_rows = 10000000;
+    CHECK(discover_table(t, DiscoverPolicy{10000000}).mode == DiscoveredMode::Snapshot);
+  }
+  CatalogTable sequenced = table_with({});
+  sequenced.columns.pop_back();
+  sequenced.columns[0].default_expression = "nextval('t_id_seq'::regclass)";
+  sequenced.estimated_rows = 20000000;
+  const DiscoveredTable d = discover_table(sequenced, DiscoverPolicy{10000000});
   CHECK(d.cursor == "id");
   CHECK(d.reason.find("a sequence (nextval('t_id_seq'::regclass))") != std::string::npos);
 }
@@ -142,7 +190,8 @@ TEST_CASE("discover: a table with a key and no cursor is a snapshot table") {
   const DiscoveredTable d = discover_table(t);
   CHECK(d.mode == DiscoveredMode::Snapshot);
   CHECK(d.cursor.empty());
-  CHECK(d.reason.find("no column follows its changes") == 0);
+  CHECK(d.reason.find("no trigger stamps a column on UPDATE, so only a snapshot is exact") == 0);
+  CHECK(d.notes.empty());
 }
 
 TEST_CASE("discover: the key is the primary key, else a unique index on NOT NULL columns, else the table is left out") {
@@ -198,6 +247,9 @@ TEST_CASE("discover: the pipeline file it writes parses as written, names made u
   snapshot.name = QualifiedName("Sales", "yes");
   snapshot.columns = {column("code", "text")};
   snapshot.unique_indexes = {primary_key({"code"})};
+  CatalogTable big = table_with({});
+  big.name = QualifiedName("Sales", "big");
+  big.estimated_rows = 20000000;
   CatalogTable keyless;
   keyless.name = QualifiedName("Sales", "log");
   keyless.columns = {column("line", "text")};
@@ -205,11 +257,11 @@ TEST_CASE("discover: the pipeline file it writes parses as written, names made u
   PipelineRequest request{pipeline_name("shop", "Sales"), "shop", "warehouse", "Sales", "raw"};
   CHECK(request.pipeline == "shop_Sales");
   const std::vector<DiscoveredTable> found = {discover_table(odd), discover_table(twin), discover_table(snapshot),
-                                              discover_table(keyless)};
+                                              discover_table(keyless), discover_table(big, DiscoverPolicy{10000000})};
   const std::string yaml = render_pipeline(request, found);
   const DiscoveryCounts counts = count_discovered(found);
-  CHECK(counts.found == 4);
-  CHECK(counts.incremental == 1);
+  CHECK(counts.found == 5);
+  CHECK(counts.incremental == 2);
   CHECK(counts.snapshot == 2);
   CHECK(counts.left_out == 1);
 
@@ -225,7 +277,7 @@ connections:
   const PipelineConfig& p = parsed.value->pipelines.at(0);
   CHECK(p.name == "shop_Sales");
   CHECK(p.create_target);
-  REQUIRE(p.tables.size() == 3);
+  REQUIRE(p.tables.size() == 4);
   const TableConfig& lines = p.tables[0];
   CHECK(lines.name == "Order_Lines");
   CHECK(lines.source_table->display() == "\"Sales\".\"Order Lines\"");
@@ -235,8 +287,13 @@ connections:
   CHECK(p.tables[1].name == "Order_Lines_2");  // "Order_Lines", made unique
   CHECK(p.tables[1].cursor.empty());
   CHECK(p.tables[1].mode == TableMode::Snapshot);
-  CHECK(p.tables[2].name == "yes");  // quoted in YAML, not read as true
-  CHECK(p.tables[2].mode == TableMode::Snapshot);
+  const TableConfig& large = p.tables[2];
+  CHECK(large.name == "big");
+  CHECK(large.cursor == "updated_at");
+  CHECK(large.lookback.amount == 3600);
+  REQUIRE(large.deletes.has_value());
+  CHECK(p.tables[3].name == "yes");  // quoted in YAML, not read as true
+  CHECK(p.tables[3].mode == TableMode::Snapshot);
   CHECK(yaml.find("# Left out:\n#   \"Sales\".log: no primary key") != std::string::npos);
 }
 

@@ -70,3 +70,60 @@ TEST_CASE("a fingerprint counts the rows and combines their hashes without regar
 }
 
 }  // namespace tidemark
+
+#include "core/sql/row_hash_statements.h"
+
+namespace tidemark {
+
+TEST_CASE("row hash streams: integers in their own order, uuids too, anything else by its text under C") {
+  struct Case {
+    const char* source;
+    const char* target;
+    KeyOrder order;
+    const char* select;
+    const char* order_by;
+  };
+  const Case cases[] = {
+      {"bigint", "bigint", KeyOrder::Integer, "\"k\"::bigint", "\"k\""},
+      {"integer", "bigint", KeyOrder::Integer, "\"k\"::bigint", "\"k\""},
+      {"smallint", "integer", KeyOrder::Integer, "\"k\"::bigint", "\"k\""},
+      {"uuid", "uuid", KeyOrder::Bytes, "\"k\"::text", "\"k\""},
+      {"uuid", "text", KeyOrder::Bytes, "\"k\"::text", "\"k\"::text COLLATE \"C\""},
+      {"text", "text", KeyOrder::Bytes, "\"k\"::text", "\"k\"::text COLLATE \"C\""},
+      {"numeric", "numeric", KeyOrder::Bytes, "\"k\"::text", "\"k\"::text COLLATE \"C\""},
+      {"integer", "numeric", KeyOrder::Bytes, "\"k\"::text", "\"k\"::text COLLATE \"C\""},
+      {"timestamp with time zone", "timestamp with time zone", KeyOrder::Bytes, "\"k\"::text",
+       "\"k\"::text COLLATE \"C\""},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.source);
+    CAPTURE(c.target);
+    TableConfig table;
+    table.source_table = QualifiedName::parse("public.t").value();
+    table.target_table = QualifiedName::parse("raw.t").value();
+    table.key = {"k"};
+    const std::vector<FingerprintColumn> columns{{"k", c.source, c.target}, {"v", "text", "text"}};
+    const RowHashStatements s = row_hash_statements(table, columns, true);
+    REQUIRE(s.order.size() == 1);
+    CHECK(s.order[0] == c.order);
+    const std::string hash = row_hash_sql(columns, true);
+    CHECK(s.source == std::string("COPY (SELECT ") + c.select + ", " + hash + " FROM \"public\".\"t\" ORDER BY " +
+                          c.order_by + ") TO STDOUT (FORMAT binary)");
+    CHECK(s.target == std::string("COPY (SELECT ") + c.select + ", " + hash + " FROM \"raw\".\"t\" ORDER BY " +
+                          c.order_by + ") TO STDOUT (FORMAT binary)");
+  }
+}
+
+TEST_CASE("row hash streams: a composite key orders column by column") {
+  TableConfig table;
+  table.source_table = QualifiedName::parse("s.t").value();
+  table.target_table = QualifiedName::parse("t").value();
+  table.key = {"name", "n"};
+  const std::vector<FingerprintColumn> columns{{"n", "integer", "integer"}, {"name", "text", "text"}};
+  const RowHashStatements s = row_hash_statements(table, columns, false);
+  CHECK(s.order == std::vector<KeyOrder>{KeyOrder::Bytes, KeyOrder::Integer});
+  CHECK(s.target == "COPY (SELECT \"name\"::text, \"n\"::bigint, hashtextextended(ROW(\"n\", \"name\")::text, 0) FROM "
+                    "\"t\" ORDER BY \"name\"::text COLLATE \"C\", \"n\") TO STDOUT (FORMAT binary)");
+}
+
+}  // namespace tidemark

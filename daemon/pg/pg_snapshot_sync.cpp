@@ -1,0 +1,152 @@
+#include "daemon/pg/pg_snapshot_sync.h"
+
+#include <algorithm>
+
+#include "core/diff/row_diff.h"
+#include "core/run/schema_drift.h"
+#include "core/sql/load_statements.h"
+#include "core/sql/reconcile_statements.h"
+#include "core/sql/row_fingerprint.h"
+#include "core/sql/row_hash_statements.h"
+#include "daemon/pg/pg_row_hash_stream.h"
+
+namespace tidemark {
+namespace {
+
+// Keys a statement takes at once: about 1 MiB of JSON for integer keys.
+constexpr std::size_t kKeysPerStatement = 20000;
+
+// A snapshot's time from the source_clock statement's answer. No SQLSTATE
+// when NULL: transient; the standby replays, and the retry reads it.
+CursorValue clock_value(const PgResult& clock) {
+  if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
+  return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
+}
+
+// A failure of the merge as the PgError this class throws, keeping its kind.
+[[noreturn]] void throw_error(const Error& e) {
+  if (e.kind == ErrorKind::Permanent) throw PgError::in_query(e.message);
+  throw PgError(e.message);
+}
+
+}  // namespace
+
+std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const SourceTable& source) {
+  const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
+  const LoadStatements sql = build_load_statements(table, source.columns, std::nullopt, format, source.kind, source.catalog);
+  std::vector<FingerprintColumn> columns;
+  for (const std::string& name : source.columns) {
+    const ColumnShape* in_source = find_column(source.catalog, name);
+    const ColumnShape* in_target = find_column(copy_types_.columns, name);
+    columns.push_back(FingerprintColumn{name, in_source ? in_source->type : "", in_target ? in_target->type : ""});
+  }
+  const bool hash_record = source_.server_major_version() >= 14 && target_.server_major_version() >= 14;
+
+  SnapshotWrite out;
+  // The clock before the snapshot (its own statement, read committed):
+  // the watermark is never later than what the snapshot holds. Then one
+  // snapshot for every read, taken after the table's lock: a rewrite or
+  // TRUNCATE that committed while the lock was awaited is seen as it left
+  // the table, never as an empty one.
+  out.taken_at = clock_value(source_.exec(sql.source_clock));
+  source_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    if (source.kind != RelationKind::ForeignTable) {
+      try {
+        source_.exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE");
+      } catch (const PgError& e) {
+        if (e.sqlstate() != "42501") throw;
+        source_.rollback_quietly();
+        return std::nullopt;
+      }
+    }
+    const PgResult read = source_.exec(sql.source_columns);
+    std::vector<ColumnShape> now;
+    for (int i = 0; i < read.rows(); ++i) now.push_back(ColumnShape{read.text(i, 0), read.text(i, 1)});
+    if (const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, now)) {
+      throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
+    }
+
+    // Both sides count and fingerprint at once.
+    source_.send(fingerprint_sql(*table.source_table, columns, hash_record), {});
+    target_.send(fingerprint_sql(table.target_table, columns, hash_record), {});
+    const PgResult theirs = source_.finish(&cancel_);
+    const PgResult ours = target_.finish(&cancel_);
+    const std::int64_t source_rows = std::stoll(theirs.text(0, 0));
+    const std::int64_t target_rows = std::stoll(ours.text(0, 0));
+    if (source_rows == target_rows && theirs.text(0, 1) == ours.text(0, 1)) {
+      source_.exec("COMMIT");
+      out.counts.rows_read = source_rows;
+      out.path = SnapshotPath::Unchanged;
+      return out;
+    }
+
+    const RowHashStatements hashes = row_hash_statements(table, columns, hash_record);
+    const auto diffed = [&] {
+      PgRowHashStream from_source(source_, hashes.source, hashes.order, cancel_);
+      PgRowHashStream from_target(target_, hashes.target, hashes.order, cancel_);
+      return diff_rows(from_source, from_target, hashes.order,
+                       row_diff_limits(std::max(source_rows, target_rows)));
+    }();
+    if (!diffed) throw_error(diffed.failure());
+    const RowDiff& diff = *diffed;
+    out.diff = diff.counts;
+    out.whole_because = diff.gave_up;
+    out.path = diff.gave_up.empty() ? SnapshotPath::Diffed : SnapshotPath::Whole;
+
+    std::int64_t upserted = 0;
+    if (!diff.gave_up.empty()) {
+      // The whole table crosses, in the same snapshot: gone rows first (a
+      // new row may take a value a gone one held in another unique
+      // column), then the upsert, which leaves unchanged rows alone.
+      bool staged = false;
+      out.counts.rows_read = target_.copy_from(
+          source_, sql.copy_out,
+          [&] {
+            target_.exec(sql.create_stage);
+            staged = true;
+            return sql.copy_into_stage;
+          },
+          cancel_, format == CopyFormat::Binary);
+      out.deleted = target_.exec(staged ? sql.delete_gone : sql.clear_target, cancel_).affected();
+      if (staged) upserted = target_.exec(sql.upsert, cancel_).affected();
+    } else {
+      // Each key column as each side's catalog has it: the target's for
+      // the keys to delete, the source's for those to copy.
+      std::vector<KeyColumnType> source_keys;
+      std::vector<KeyColumnType> target_keys;
+      for (std::size_t i = 0; i < table.key.size(); ++i) {
+        const ColumnShape* in_source = find_column(source.catalog, table.key[i]);
+        const ColumnShape* in_target = find_column(copy_types_.columns, table.key[i]);
+        if (in_source == nullptr || in_target == nullptr) {
+          throw PgError::in_query("key column " + table.key[i] + " is missing from the source or the target");
+        }
+        source_keys.push_back(KeyColumnType{in_source->type, diff.fetch.holds_null(i)});
+        target_keys.push_back(KeyColumnType{in_target->type, diff.gone.holds_null(i)});
+      }
+      KeyList::Cursor at;
+      const std::string delete_keys = delete_keys_statement(table, target_keys);
+      for (std::string keys; !(keys = diff.gone.next_json(at, table.key, kKeysPerStatement)).empty();) {
+        out.deleted += target_.exec(delete_keys, {keys}).affected();
+      }
+      if (!diff.fetch.empty()) {
+        target_.exec(sql.create_stage);
+        const std::string rows_of_keys = rows_of_keys_statement(table, source.columns, source_keys);
+        at = KeyList::Cursor{};
+        for (std::string keys; !(keys = diff.fetch.next_json(at, table.key, kKeysPerStatement)).empty();) {
+          target_.copy_query_into(source_, rows_of_keys, {keys}, {0}, sql.stage, cancel_);
+        }
+        upserted = target_.exec(sql.upsert, cancel_).affected();
+      }
+      out.counts.rows_read = diff.counts.source_rows;
+    }
+    source_.exec("COMMIT");
+    out.counts.rows_written = upserted + out.deleted;
+    return out;
+  } catch (...) {
+    source_.rollback_quietly();
+    throw;
+  }
+}
+
+}  // namespace tidemark

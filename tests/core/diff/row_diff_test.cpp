@@ -1,0 +1,210 @@
+// The row diff's merge, as a table of cases: each row is a source and a
+// target stream of (key, hash) and the keys that must come out; then the
+// key order itself, the limits, streams out of order and failing streams.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/diff/row_diff.h"
+
+namespace tidemark {
+namespace {
+
+// A row of a fake stream: its key columns as text ("~" is NULL; a column
+// of KeyOrder::Integer is parsed as a number) and its hash.
+struct Row {
+  std::vector<std::string> key;
+  std::uint64_t hash = 0;
+};
+
+class ListStream final : public RowHashStream {
+ public:
+  ListStream(std::vector<Row> rows, std::vector<KeyOrder> order, std::optional<std::size_t> fail_at = std::nullopt)
+      : rows_(std::move(rows)), order_(std::move(order)), fail_at_(fail_at) {}
+
+  Result<bool> next(RowHash& row) override {
+    if (fail_at_ && at_ == *fail_at_) return Error{"the session was lost"};
+    if (at_ == rows_.size()) return false;
+    const Row& r = rows_[at_++];
+    row.key.assign(r.key.size(), KeyField{});
+    for (std::size_t i = 0; i < r.key.size(); ++i) {
+      if (r.key[i] == "~") {
+        row.key[i].null = true;
+      } else if (order_[i] == KeyOrder::Integer) {
+        row.key[i].integer = std::stoll(r.key[i]);
+      } else {
+        row.key[i].bytes = r.key[i];
+      }
+    }
+    row.hash = r.hash;
+    return true;
+  }
+
+ private:
+  std::vector<Row> rows_;
+  std::vector<KeyOrder> order_;
+  std::optional<std::size_t> fail_at_;
+  std::size_t at_ = 0;
+};
+
+const std::vector<KeyOrder> kInteger{KeyOrder::Integer};
+const std::vector<KeyOrder> kBytes{KeyOrder::Bytes};
+const std::vector<KeyOrder> kTextInteger{KeyOrder::Bytes, KeyOrder::Integer};
+
+RowDiffLimits unlimited() { return RowDiffLimits{1 << 30, std::size_t{1} << 30}; }
+
+RowDiff diff(const std::vector<Row>& source, const std::vector<Row>& target, const std::vector<KeyOrder>& order,
+             const RowDiffLimits& limits = unlimited()) {
+  ListStream s(source, order);
+  ListStream t(target, order);
+  auto out = diff_rows(s, t, order, limits);
+  REQUIRE(out.ok());
+  return std::move(out).value();
+}
+
+std::vector<std::string> texts(const KeyList& keys) { return keys.texts(1000); }
+
+struct Case {
+  const char* name;
+  std::vector<KeyOrder> order;
+  std::vector<Row> source;
+  std::vector<Row> target;
+  std::vector<std::string> fetch;
+  std::vector<std::string> gone;
+  RowDiffCounts counts;
+};
+
+}  // namespace
+
+TEST_CASE("row diff: what each pair of streams yields") {
+  const std::vector<Case> cases = {
+      {"equal streams yield nothing", kInteger, {{{"1"}, 7}, {{"2"}, 8}}, {{{"1"}, 7}, {{"2"}, 8}}, {}, {}, {2, 2, 0, 0, 0}},
+      {"both empty", kInteger, {}, {}, {}, {}, {0, 0, 0, 0, 0}},
+      {"an empty target: every source key is missing", kInteger, {{{"1"}, 7}, {{"5"}, 8}}, {}, {"(1)", "(5)"}, {},
+       {2, 0, 2, 0, 0}},
+      {"an empty source: every target key is gone", kInteger, {}, {{{"1"}, 7}, {{"5"}, 8}}, {}, {"(1)", "(5)"},
+       {0, 2, 0, 0, 2}},
+      {"a changed hash is fetched", kInteger, {{{"1"}, 7}, {{"2"}, 9}, {{"3"}, 1}}, {{{"1"}, 7}, {{"2"}, 8}, {{"3"}, 1}},
+       {"(2)"}, {}, {3, 3, 0, 1, 0}},
+      {"a key changed: the new one missing, the old one gone", kInteger, {{{"1"}, 7}, {{"4"}, 8}},
+       {{{"1"}, 7}, {{"2"}, 8}}, {"(4)"}, {"(2)"}, {2, 2, 1, 0, 1}},
+      {"interleaved: missing, gone and changed in one pass", kInteger,
+       {{{"1"}, 1}, {{"3"}, 3}, {{"4"}, 40}, {{"6"}, 6}, {{"9"}, 9}},
+       {{{"2"}, 2}, {{"3"}, 3}, {{"4"}, 4}, {{"7"}, 7}, {{"9"}, 9}, {{"10"}, 10}}, {"(1)", "(4)", "(6)"},
+       {"(2)", "(7)", "(10)"}, {5, 6, 2, 1, 3}},
+      {"integers compare as numbers, not as text (9 < 10)", kInteger, {{{"9"}, 1}, {{"10"}, 1}},
+       {{{"9"}, 1}, {{"10"}, 2}}, {"(10)"}, {}, {2, 2, 0, 1, 0}},
+      {"negative integers come first", kInteger, {{{"-5"}, 1}, {{"3"}, 1}}, {{{"3"}, 1}}, {"(-5)"}, {},
+       {2, 1, 1, 0, 0}},
+      {"bytes compare unsigned: 'Z' < 'a' < 'é'", kBytes, {{{"Z"}, 1}, {{"a"}, 1}, {{"\xc3\xa9"}, 1}},
+       {{{"Z"}, 1}, {{"\xc3\xa9"}, 2}}, {"(a)", "(\xc3\xa9)"}, {}, {3, 2, 1, 1, 0}},
+      {"a NULL key comes last and matches a NULL", kTextInteger, {{{"a", "1"}, 1}, {{"a", "~"}, 5}},
+       {{{"a", "1"}, 1}, {{"a", "~"}, 6}}, {"(a,)"}, {}, {2, 2, 0, 1, 0}},
+      {"a composite key compares column by column", kTextInteger,
+       {{{"a", "2"}, 1}, {{"a", "10"}, 1}, {{"b", "1"}, 1}}, {{{"a", "10"}, 1}, {{"b", "1"}, 3}},
+       {"(a,2)", "(b,1)"}, {}, {3, 2, 1, 1, 0}},
+      {"key text is quoted as ROW(...)::text quotes it", kBytes, {{{"a b"}, 1}, {{"x,\"y"}, 1}}, {},
+       {"(\"a b\")", "(\"x,\"\"y\")"}, {}, {2, 0, 2, 0, 0}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const RowDiff d = diff(c.source, c.target, c.order);
+    CHECK(d.gave_up.empty());
+    CHECK(texts(d.fetch) == c.fetch);
+    CHECK(texts(d.gone) == c.gone);
+    CHECK(d.counts.source_rows == c.counts.source_rows);
+    CHECK(d.counts.target_rows == c.counts.target_rows);
+    CHECK(d.counts.missing == c.counts.missing);
+    CHECK(d.counts.changed == c.counts.changed);
+    CHECK(d.counts.gone == c.counts.gone);
+  }
+}
+
+TEST_CASE("row diff: compare_keys orders NULL after every value, column by column") {
+  KeyField one;
+  one.integer = 1;
+  KeyField two;
+  two.integer = 2;
+  KeyField null;
+  null.null = true;
+  CHECK(compare_keys({one}, {two}, kInteger) < 0);
+  CHECK(compare_keys({two}, {one}, kInteger) > 0);
+  CHECK(compare_keys({two}, {null}, kInteger) < 0);
+  CHECK(compare_keys({null}, {null}, kInteger) == 0);
+  KeyField a;
+  a.bytes = "a";
+  KeyField ab;
+  ab.bytes = "ab";
+  CHECK(compare_keys({a}, {ab}, kBytes) < 0);  // a prefix sorts first
+  CHECK(compare_keys({a, two}, {a, one}, kTextInteger) > 0);
+}
+
+TEST_CASE("row diff: keys come back as JSON for the statements, in batches") {
+  KeyList keys(kTextInteger);
+  KeyField text;
+  text.bytes = "say \"hi\"";
+  KeyField number;
+  number.integer = -42;
+  KeyField null;
+  null.null = true;
+  keys.add({text, number});
+  keys.add({text, null});
+  keys.add({null, number});
+  CHECK(keys.size() == 3);
+  KeyList::Cursor at;
+  CHECK(keys.next_json(at, {"name", "n"}, 2) ==
+        "[{\"name\":\"say \\\"hi\\\"\",\"n\":\"-42\"},{\"name\":\"say \\\"hi\\\"\",\"n\":null}]");
+  CHECK(keys.next_json(at, {"name", "n"}, 2) == "[{\"name\":null,\"n\":\"-42\"}]");
+  CHECK(keys.next_json(at, {"name", "n"}, 2).empty());
+}
+
+TEST_CASE("row diff: past its limits it stops collecting but reads both streams to their end") {
+  std::vector<Row> source;
+  std::vector<Row> target;
+  for (int i = 0; i < 100; ++i) {
+    source.push_back({{std::to_string(i)}, 1});
+    target.push_back({{std::to_string(i)}, static_cast<std::uint64_t>(i < 50 ? 2 : 1)});
+  }
+  SUBCASE("too many differences") {
+    const RowDiff d = diff(source, target, kInteger, RowDiffLimits{10, std::size_t{1} << 20});
+    CHECK(d.gave_up == "more than 10 rows differ");
+    CHECK(d.counts.source_rows == 100);
+    CHECK(d.counts.target_rows == 100);
+    CHECK(d.counts.changed == 50);  // counted to the end
+    CHECK(d.fetch.size() == 11);    // collected up to the limit
+  }
+  SUBCASE("too many bytes of keys") {
+    const RowDiff d = diff(source, target, kInteger, RowDiffLimits{1000, 90});
+    CHECK(d.gave_up == "the differing keys take more than 90 bytes");
+    CHECK(d.counts.target_rows == 100);
+  }
+  SUBCASE("the limits of a table: a third of its rows, at least 10,000") {
+    CHECK(row_diff_limits(3000000).max_differences == 1000000);
+    CHECK(row_diff_limits(3000).max_differences == 10000);
+    CHECK(row_diff_limits(0).max_differences == 10000);
+  }
+}
+
+TEST_CASE("row diff: a stream out of key order or with a key twice makes it give up, not guess") {
+  SUBCASE("out of order") {
+    const RowDiff d = diff({{{"1"}, 1}, {{"3"}, 1}, {{"2"}, 1}}, {{{"1"}, 1}, {{"2"}, 1}, {{"3"}, 1}}, kInteger);
+    CHECK(d.gave_up == "the source's keys did not arrive in ascending order without repeats");
+    CHECK(d.counts.source_rows == 3);
+  }
+  SUBCASE("a key twice") {
+    const RowDiff d = diff({{{"1"}, 1}}, {{{"a"}, 1}, {{"a"}, 1}}, kBytes);
+    CHECK(d.gave_up == "the target's keys did not arrive in ascending order without repeats");
+  }
+}
+
+TEST_CASE("row diff: a failing stream fails the diff") {
+  ListStream s({{{"1"}, 1}, {{"2"}, 1}}, kInteger);
+  ListStream t({{{"1"}, 1}, {{"2"}, 1}}, kInteger, 1);
+  const auto d = diff_rows(s, t, kInteger, unlimited());
+  REQUIRE_FALSE(d.ok());
+  CHECK(d.error() == "the session was lost");
+}
+
+}  // namespace tidemark
