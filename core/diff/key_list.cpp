@@ -121,6 +121,22 @@ std::string KeyList::next_json(Cursor& at, const std::vector<std::string>& colum
   return out + "]";
 }
 
+std::vector<std::int64_t> KeyList::integers(bool& has_null) const {
+  if (order_ != std::vector<KeyOrder>{KeyOrder::Integer}) std::abort();  // one integer column
+  std::vector<std::int64_t> out;
+  out.reserve(count_);
+  has_null = false;
+  Cursor at;
+  read(at, count_, [&](const std::vector<KeyField>& fields) {
+    if (fields[0].null) {
+      has_null = true;
+    } else {
+      out.push_back(fields[0].integer);
+    }
+  });
+  return out;
+}
+
 std::vector<std::string> KeyList::texts(std::size_t most) const {
   std::vector<std::string> out;
   Cursor at;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,9 @@ class KeyList {
   // column name to its text (an integer in decimal), null for NULL: the
   // $1 of keys_json's statements. Empty when `at` is at the end.
   std::string next_json(Cursor& at, const std::vector<std::string>& columns, std::size_t most) const;
+  // Requires keys of one KeyOrder::Integer column: their values in
+  // order, the NULL ones left out and said by `has_null`.
+  std::vector<std::int64_t> integers(bool& has_null) const;
   // The first `most` keys as ROW(...)::text writes them, for a report.
   std::vector<std::string> texts(std::size_t most) const;
 

@@ -43,7 +43,7 @@ class Side {
     if (!more) return more;
     has_ = *more;
     if (!has_) return false;
-    ++rows;
+    rows += row_.rows;
     if (out_of_order.empty() && previous_.held() && compare_keys(previous_.fields(), row_.key, order_) >= 0) {
       out_of_order = std::string("the ") + name_ + "'s keys did not arrive in ascending order without repeats";
     }

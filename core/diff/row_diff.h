@@ -29,7 +29,7 @@ struct RowDiffLimits {
 RowDiffLimits row_diff_limits(std::int64_t rows);
 
 struct RowDiffCounts {
-  std::int64_t source_rows = 0;
+  std::int64_t source_rows = 0;  // the rows its entries stand for (RowHash::rows)
   std::int64_t target_rows = 0;
   std::int64_t missing = 0;  // source keys the target lacks
   std::int64_t changed = 0;  // keys on both sides whose rows hash differently

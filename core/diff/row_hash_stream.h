@@ -29,6 +29,9 @@ struct KeyField {
 struct RowHash {
   std::vector<KeyField> key;
   std::uint64_t hash = 0;
+  // The table rows the entry stands for: 1 for a row, a block's count for
+  // a block (core/diff/key_blocks.h).
+  std::int64_t rows = 1;
 };
 
 // Negative, zero or positive as `a` sorts before, with or after `b`;

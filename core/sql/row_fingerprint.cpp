@@ -69,13 +69,18 @@ std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool has
   return hash_record ? "hash_record_extended(ROW(" + fields + "), 0)" : "hashtextextended(ROW(" + fields + ")::text, 0)";
 }
 
-std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
-                            bool hash_record) {
+std::string mixed_row_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record) {
   // hash_record_extended combines its fields' hashes linearly, and bit_xor
   // combines the rows linearly too: each row's hash is mixed in between,
   // by hashing its text (hashint8extended would fold it to 32 bits).
   const std::string row = row_hash_sql(columns, hash_record);
-  const std::string combined = hash_record ? "bit_xor(hashtextextended(" + row + "::text, 0))" : "sum(" + row + ")";
+  return hash_record ? "hashtextextended(" + row + "::text, 0)" : row;
+}
+
+std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
+                            bool hash_record) {
+  const std::string mixed = mixed_row_hash_sql(columns, hash_record);
+  const std::string combined = hash_record ? "bit_xor(" + mixed + ")" : "sum(" + mixed + ")";
   return "SELECT count(*), coalesce(" + combined + ", 0)::text FROM " + table.quoted();
 }
 

@@ -51,4 +51,9 @@ std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool has
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
                             bool hash_record);
 
+// One row's hash mixed so that rows can be combined with bit_xor (the
+// record's hash combines its fields linearly): the fingerprint's term,
+// and a block's.
+std::string mixed_row_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record);
+
 }  // namespace tidemark

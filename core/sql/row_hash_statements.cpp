@@ -52,4 +52,68 @@ RowHashStatements row_hash_statements(const TableConfig& table, const std::vecto
   return out;
 }
 
+namespace {
+
+std::string digits(std::int64_t n) { return "(" + std::to_string(n) + ")::bigint"; }
+
+// Each block's rows through the key's index, a range each, in block
+// order: no sort of the table's rows, whose grouping the planner would
+// think has as many groups as rows. Empty blocks come too (0, 0).
+std::string block_side(const QualifiedName& table, const std::string& key, const std::string& mixed,
+                       const KeyBlocks& blocks) {
+  const std::string sums = "SELECT coalesce(bit_xor(" + mixed + "), 0) # count(*), count(*) FROM " + table.quoted();
+  return "COPY (SELECT tm_block, s.* FROM generate_series(0::bigint, " + digits(blocks.count - 1) +
+         ") AS tm_b(tm_block) CROSS JOIN LATERAL (" + sums + " WHERE " + key + " >= " + digits(blocks.origin) +
+         " + tm_block * " + digits(blocks.width) + " AND " + key + " < " + digits(blocks.origin) + " + (tm_block + 1) * " +
+         digits(blocks.width) + ") s UNION ALL SELECT NULL, n.* FROM (" + sums + " WHERE " + key +
+         " IS NULL) n ORDER BY 1) TO STDOUT (FORMAT binary)";
+}
+
+std::string rows_in_side(const QualifiedName& table, const std::string& key, const std::string& hash,
+                         const KeyBlocks& blocks, const std::vector<std::int64_t>& which, bool null_block) {
+  std::string list = "ARRAY[";
+  for (std::size_t i = 0; i < which.size(); ++i) list += (i ? "," : "") + std::to_string(which[i]);
+  list += "]::bigint[]";
+  const std::string row = "SELECT " + key + "::bigint, " + hash + " FROM " + table.quoted();
+  // Each block's rows through the key's index, a range each.
+  std::string out = "COPY (SELECT r.* FROM unnest(" + list + ") AS tm_b(tm_block) CROSS JOIN LATERAL (" + row +
+                    " WHERE " + key + " >= " + digits(blocks.origin) + " + tm_block * " + digits(blocks.width) +
+                    " AND " + key + " < " + digits(blocks.origin) + " + (tm_block + 1) * " + digits(blocks.width) +
+                    ") r";
+  if (null_block) out += " UNION ALL " + row + " WHERE " + key + " IS NULL";
+  return out + " ORDER BY 1) TO STDOUT (FORMAT binary)";
+}
+
+}  // namespace
+
+std::string key_range_statement(const QualifiedName& table, const std::string& key) {
+  const std::string k = quote_identifier(key);
+  return "SELECT min(" + k + ")::bigint::text, max(" + k + ")::bigint::text FROM " + table.quoted();
+}
+
+RowHashStatements block_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                   bool hash_record, const KeyBlocks& blocks) {
+  if (table.key.size() != 1) std::abort();  // blocks cut one integer key
+  const std::string key = quote_identifier(table.key[0]);
+  const std::string mixed = mixed_row_hash_sql(columns, hash_record);
+  RowHashStatements out;
+  out.order = {KeyOrder::Integer};
+  out.source = block_side(*table.source_table, key, mixed, blocks);
+  out.target = block_side(table.target_table, key, mixed, blocks);
+  return out;
+}
+
+RowHashStatements row_hash_statements_in(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                         bool hash_record, const KeyBlocks& blocks,
+                                         const std::vector<std::int64_t>& which, bool null_block) {
+  if (table.key.size() != 1) std::abort();  // blocks cut one integer key
+  const std::string key = quote_identifier(table.key[0]);
+  const std::string hash = row_hash_sql(columns, hash_record);
+  RowHashStatements out;
+  out.order = {KeyOrder::Integer};
+  out.source = rows_in_side(*table.source_table, key, hash, blocks, which, null_block);
+  out.target = rows_in_side(table.target_table, key, hash, blocks, which, null_block);
+  return out;
+}
+
 }  // namespace tidemark

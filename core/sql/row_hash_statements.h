@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/diff/key_blocks.h"
 #include "core/diff/row_hash_stream.h"
 #include "core/sql/row_fingerprint.h"
 
@@ -31,5 +32,24 @@ struct RowHashStatements {
 // both sides' types). The row hash is row_hash_sql over `columns`.
 RowHashStatements row_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
                                       bool hash_record);
+
+// A table keyed by one integer column `key`: its min and max (as bigint
+// text, NULL without rows), which the key's index answers at once.
+std::string key_range_statement(const QualifiedName& table, const std::string& key);
+
+// The first level for a table keyed by one integer column (`blocks` over
+// its range): each side's blocks as (block, checksum, rows), the checksum
+// the bit_xor of its rows' mixed hashes (mixed_row_hash_sql) xor'd with
+// its row count, every block of `blocks` (empty ones as (0, 0)), the
+// NULL keys' block last. Its streams read as row hash streams of one KeyOrder::Integer key whose
+// entries stand for `rows` rows.
+RowHashStatements block_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                   bool hash_record, const KeyBlocks& blocks);
+
+// row_hash_statements limited to the rows of the blocks `which`
+// (ascending), and of the NULL keys' block with `null_block`.
+RowHashStatements row_hash_statements_in(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                         bool hash_record, const KeyBlocks& blocks,
+                                         const std::vector<std::int64_t>& which, bool null_block);
 
 }  // namespace tidemark

@@ -22,8 +22,12 @@ constexpr std::size_t kCancelEvery = 4096;
 }  // namespace
 
 PgRowHashStream::PgRowHashStream(PgConnection& connection, const std::string& copy_out, std::vector<KeyOrder> order,
-                                 const CancelToken& cancel)
-    : reader_(connection, copy_out), order_(std::move(order)), cancel_(cancel), label_(connection.label()) {}
+                                 const CancelToken& cancel, bool counted)
+    : reader_(connection, copy_out),
+      order_(std::move(order)),
+      cancel_(cancel),
+      label_(connection.label()),
+      counted_(counted) {}
 
 Result<bool> PgRowHashStream::next(RowHash& row) {
   try {
@@ -56,15 +60,17 @@ bool PgRowHashStream::parse(std::string_view m, RowHash& row) {
   const auto fields = static_cast<std::int16_t>(big_endian(m.data() + at, 2));
   at += 2;
   if (fields == -1) return false;  // the trailer
-  if (fields != static_cast<std::int16_t>(order_.size() + 1)) {
+  const std::size_t hash_at = order_.size();
+  if (fields != static_cast<std::int16_t>(hash_at + (counted_ ? 2 : 1))) {
     throw PgError(label_ + ": the row-hash COPY sent " + std::to_string(fields) + " columns");
   }
   row.key.resize(order_.size());
-  for (std::size_t i = 0; i <= order_.size(); ++i) {
+  row.rows = 1;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(fields); ++i) {
     need(4);
     const auto length = static_cast<std::int32_t>(big_endian(m.data() + at, 4));
     at += 4;
-    const bool hash = i == order_.size();
+    const bool hash = i >= hash_at;  // the hash, or the count after it
     if (length < 0) {
       if (hash) throw PgError(label_ + ": the row-hash COPY sent a NULL hash");
       row.key[i] = KeyField{};
@@ -77,8 +83,10 @@ bool PgRowHashStream::parse(std::string_view m, RowHash& row) {
     if (hash || order_[i] == KeyOrder::Integer) {
       if (length != 8) throw PgError(label_ + ": the row-hash COPY sent a bigint of " + std::to_string(length) + " bytes");
       const std::uint64_t v = big_endian(value, 8);
-      if (hash) {
+      if (i == hash_at) {
         row.hash = v;
+      } else if (hash) {
+        row.rows = static_cast<std::int64_t>(v);
       } else {
         row.key[i] = KeyField{};
         row.key[i].integer = static_cast<std::int64_t>(v);

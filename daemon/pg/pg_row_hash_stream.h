@@ -18,9 +18,10 @@ class PgConnection;
 class PgRowHashStream final : public RowHashStream {
  public:
   // Sends `copy_out` at once; its columns are the key columns, as `order`
-  // says (a bigint or a text each), then the hash (a bigint).
+  // says (a bigint or a text each), then the hash (a bigint), then with
+  // `counted` the rows the entry stands for (a bigint).
   PgRowHashStream(PgConnection& connection, const std::string& copy_out, std::vector<KeyOrder> order,
-                  const CancelToken& cancel);
+                  const CancelToken& cancel, bool counted = false);
 
   Result<bool> next(RowHash& row) override;
 
@@ -31,6 +32,7 @@ class PgRowHashStream final : public RowHashStream {
   std::vector<KeyOrder> order_;
   const CancelToken& cancel_;
   std::string label_;
+  bool counted_ = false;
   bool header_ = true;  // the first message starts with the file header
   std::size_t rows_ = 0;
 };

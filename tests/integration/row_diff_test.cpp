@@ -179,3 +179,24 @@ TEST_CASE("row diff: past a third of the rows differing it crosses the whole tab
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("row diff: a table keyed by an integer diffs block by block, new keys beyond either side's range") {
+  LoadedTable t(50000);
+  t.env.source().exec(
+      "update public.t set v = -v where id % 100 = 7;"                          // 500 scattered
+      " delete from public.t where id % 500 = 11;"                             // 100 gone
+      " insert into public.t select g, g from generate_series(50001, 50050) g;"  // 50 above the target's range
+      " insert into public.t select g, g from generate_series(-49, 0) g");       // 50 below it
+  const TimedSummary r = t.runs.run("p", "t");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.snapshot_path == "diff: 500 changed, 100 missing, 100 gone");
+  CHECK(r.summary.rows_read == 50000);
+  CHECK(r.summary.rows_written == 700);
+  CHECK(t.target_is_source());
+  const TimedSummary again = t.runs.run("p", "t");
+  CHECK(again.summary.snapshot_path == "unchanged");
+}
+
+}  // namespace tidemark

@@ -3,6 +3,7 @@
 // key order itself, the limits, streams out of order and failing streams.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -205,6 +206,67 @@ TEST_CASE("row diff: a failing stream fails the diff") {
   const auto d = diff_rows(s, t, kInteger, unlimited());
   REQUIRE_FALSE(d.ok());
   CHECK(d.error() == "the session was lost");
+}
+
+}  // namespace tidemark
+
+#include "core/diff/key_blocks.h"
+
+namespace tidemark {
+
+TEST_CASE("key blocks: about 16 rows a block over the key's range, never past bigint") {
+  struct Case {
+    const char* name;
+    std::int64_t min;
+    std::int64_t max;
+    std::int64_t rows;
+    std::optional<KeyBlocks> blocks;
+  };
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const Case cases[] = {
+      {"dense ids", 1, 1000000, 1000000, KeyBlocks{1, 16, 62500}},
+      {"sparse ids: wider blocks", 0, 9999999, 1000000, KeyBlocks{0, 160, 62500}},
+      {"fewer rows than a block: one block", 5, 7, 3, KeyBlocks{5, 3, 1}},
+      {"one key", 42, 42, 1, KeyBlocks{42, 1, 1}},
+      {"negative keys", -100, 99, 200, KeyBlocks{-100, 17, 12}},
+      {"up to the largest bigint", kMax - 32, kMax - 1, 32, KeyBlocks{kMax - 32, 16, 2}},
+      {"a last block ending one past the largest bigint", kMax - 31, kMax, 32, std::nullopt},
+      {"a range wider than a bigint holds", kMin, kMax, 1000, std::nullopt},
+      {"half the bigints from the smallest", kMin, -1, 1 << 20, KeyBlocks{kMin, std::int64_t{1} << 47, 65536}},
+      {"blocks that would end past the largest bigint", kMax - 9, kMax, 48, std::nullopt},
+      {"max below min", 5, 4, 10, std::nullopt},
+  };
+  for (const Case& c : cases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    const auto b = key_blocks(c.min, c.max, c.rows);
+    REQUIRE(b.has_value() == c.blocks.has_value());
+    if (!b) continue;
+    CHECK(b->origin == c.blocks->origin);
+    CHECK(b->width == c.blocks->width);
+    CHECK(b->count == c.blocks->count);
+  }
+}
+
+TEST_CASE("key blocks: the blocks that differ are the union of both lists, NULL said apart") {
+  const std::vector<KeyOrder> one{KeyOrder::Integer};
+  KeyList fetch(one);
+  KeyList gone(one);
+  const auto add = [](KeyList& list, std::optional<std::int64_t> v) {
+    KeyField f;
+    f.null = !v;
+    f.integer = v.value_or(0);
+    list.add({f});
+  };
+  add(fetch, 1);
+  add(fetch, 5);
+  add(gone, 2);
+  add(gone, 5);
+  add(gone, std::nullopt);
+  bool null_block = false;
+  CHECK(differing_blocks(fetch, gone, null_block) == std::vector<std::int64_t>{1, 2, 5});
+  CHECK(null_block);
 }
 
 }  // namespace tidemark

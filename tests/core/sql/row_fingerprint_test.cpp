@@ -127,3 +127,34 @@ TEST_CASE("row hash streams: a composite key orders column by column") {
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("row hash streams: a single integer key's blocks, each a range of its index, and the rows of chosen blocks") {
+  TableConfig table;
+  table.source_table = QualifiedName::parse("public.t").value();
+  table.target_table = QualifiedName::parse("raw.t").value();
+  table.key = {"id"};
+  const std::vector<FingerprintColumn> columns{{"id", "bigint", "bigint"}, {"v", "text", "text"}};
+  const KeyBlocks blocks{-5, 16, 3};
+  const RowHashStatements b = block_statements(table, columns, true, blocks);
+  CHECK(b.order == std::vector<KeyOrder>{KeyOrder::Integer});
+  const std::string mixed = mixed_row_hash_sql(columns, true);
+  CHECK(b.source == "COPY (SELECT tm_block, s.* FROM generate_series(0::bigint, (2)::bigint) AS tm_b(tm_block) CROSS "
+                    "JOIN LATERAL (SELECT coalesce(bit_xor(" + mixed + "), 0) # count(*), count(*) FROM \"public\".\"t\" "
+                    "WHERE \"id\" >= (-5)::bigint + tm_block * (16)::bigint AND \"id\" < (-5)::bigint + (tm_block + 1) * "
+                    "(16)::bigint) s UNION ALL SELECT NULL, n.* FROM (SELECT coalesce(bit_xor(" + mixed +
+                    "), 0) # count(*), count(*) FROM \"public\".\"t\" WHERE \"id\" IS NULL) n ORDER BY 1) TO STDOUT "
+                    "(FORMAT binary)");
+  CHECK(b.target.find("FROM \"raw\".\"t\"") != std::string::npos);
+
+  const RowHashStatements rows = row_hash_statements_in(table, columns, true, blocks, {0, 2}, false);
+  CHECK(rows.source.find("unnest(ARRAY[0,2]::bigint[])") != std::string::npos);
+  CHECK(rows.source.find("IS NULL") == std::string::npos);
+  CHECK(row_hash_statements_in(table, columns, true, blocks, {}, true).target.find("UNION ALL SELECT \"id\"::bigint") !=
+        std::string::npos);
+  CHECK(key_range_statement(*table.source_table, "id") ==
+        "SELECT min(\"id\")::bigint::text, max(\"id\")::bigint::text FROM \"public\".\"t\"");
+}
+
+}  // namespace tidemark
