@@ -73,7 +73,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
   try {
     if (source.kind != RelationKind::ForeignTable) {
       try {
-        source_.exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE");
+        source_.exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE", cancel_);
       } catch (const PgError& e) {
         if (e.sqlstate() != "42501") throw;
         source_.rollback_quietly();
@@ -177,7 +177,10 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
       KeyList::Cursor at;
       const std::string delete_keys = delete_keys_statement(table, target_keys);
       for (std::string keys; !(keys = diff.gone.next_json(at, table.key, kKeysPerStatement)).empty();) {
-        out.deleted += target_.exec(delete_keys, {keys}).affected();
+        // A signal cancels the statement on the server (a delete that a
+        // target's trigger or lock holds up must not keep a run alive).
+        target_.send(delete_keys, {keys});
+        out.deleted += target_.finish(&cancel_).affected();
       }
       if (!diff.fetch.empty()) {
         target_.exec(sql.create_stage);
