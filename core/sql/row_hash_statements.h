@@ -14,6 +14,13 @@
 
 namespace tidemark {
 
+// The settings the diff's statements run under, local to their
+// transaction: JIT would compile them for longer than they run, and a
+// parallel plan of the rows of chosen blocks scans the whole table once
+// for every block instead of reading each block's range of the index.
+inline constexpr const char* kRowDiffPlanSettings =
+    "SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0";
+
 // How key column `column` is ordered and sent: an integer of either side's
 // integer types as a bigint, in its own order (which its index gives); a
 // uuid on both sides as its text in its own order (its bytes' order is its

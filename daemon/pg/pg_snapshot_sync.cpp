@@ -46,6 +46,9 @@ std::optional<KeyBlocks> key_range_blocks(const PgResult& source, const PgResult
   return key_blocks(*min, *max, rows);
 }
 
+// Past 1 / this of the blocks differing, the rows are compared whole.
+constexpr std::int64_t kMostBlocksShare = 4;
+
 // The first level's differing blocks held at most (8 bytes each and a tag).
 constexpr std::size_t kBlockBytes = std::size_t{64} << 20;
 
@@ -101,9 +104,8 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
       out.path = SnapshotPath::Unchanged;
       return out;
     }
-    // JIT would compile the diff's statements for longer than they run.
-    source_.exec("SET LOCAL jit = off");
-    target_.exec("SET LOCAL jit = off");
+    source_.exec(kRowDiffPlanSettings);
+    target_.exec(kRowDiffPlanSettings);
     RowHashStatements hashes = row_hash_statements(table, columns, hash_record);
     std::optional<KeyBlocks> blocks;
     if (hashes.order == std::vector<KeyOrder>{KeyOrder::Integer}) {
@@ -127,8 +129,11 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
       bool null_block = false;
       const std::vector<std::int64_t> which = differing_blocks(blocks_diffed->fetch, blocks_diffed->gone, null_block);
       // Blocks that all agree, against fingerprints that did not, leave
-      // the rows' own comparison to say what differs.
-      if (blocks_diffed->gave_up.empty() && (!which.empty() || null_block)) {
+      // the rows' own comparison to say what differs; so do more than a
+      // quarter of the blocks, which the whole stream reads for less than
+      // a range of the index each.
+      const bool few = static_cast<std::int64_t>(which.size()) <= blocks->count / kMostBlocksShare;
+      if (blocks_diffed->gave_up.empty() && (!which.empty() || null_block) && few) {
         hashes = row_hash_statements_in(table, columns, hash_record, *blocks, which, null_block);
       }
     }
