@@ -68,9 +68,18 @@ relayed() {
 first=$(seconds run_new)
 printf 'rows %s; first snapshot (into an empty target): %.2f s\n' "$ROWS" "$first"
 unchanged=()
-for _ in $(seq 1 "$ROUNDS"); do unchanged+=("$(seconds run_new)"); done
+unchanged_old=()
+for _ in $(seq 1 "$ROUNDS"); do
+  unchanged+=("$(seconds run_new)")
+  [ -z "$OLD" ] || unchanged_old+=("$(seconds run_old)")
+done
 base=$(median "${unchanged[@]}")
 printf 'unchanged snapshot: median %.2f s (%s)\n' "$base" "${unchanged[*]}"
+if [ -n "$OLD" ]; then
+  old_base=$(median "${unchanged_old[@]}")
+  printf 'unchanged snapshot, old: median %.2f s (%s): new / old %.2f\n' "$old_base" "${unchanged_old[*]}" \
+    "$(awk -v a="$base" -v b="$old_base" 'BEGIN { print a / b }')"
+fi
 whole_copy=$(relayed psql -X -q -h "$dir/relay" -d bench_source -c "copy (select * from public.orders) to stdout")
 printf 'a whole text COPY of the table: %s bytes from the source\n' "$whole_copy"
 
