@@ -354,16 +354,18 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
   out.reconcile = "0 3 * * *";
   const std::string why = rows + ", above --snapshot-limit (" + std::to_string(policy.snapshot_limit) +
                           "), so a cursor instead of a snapshot, with a daily reconcile that deletes rows gone from "
-                          "the source and copies again rows missing below the watermark";
+                          "the source and copies again rows missing or changed below the watermark";
   if (stamped_by_application) {
     out.lookback = "1h";
     out.reason = display_identifier(cursor->name) +
                  " looks like a change stamp the application sets (nothing in the catalog does); " + why +
-                 "; a row changed without it being stamped stays stale: use mode: snapshot to be exact";
+                 "; a row changed without it being stamped stays stale until that reconcile: use mode: snapshot "
+                 "to be exact at every run";
   } else {
     out.insert_only = true;
     out.reason = display_identifier(cursor->name) + " comes from " + origin(*cursor) + "; " + why +
-                 "; INSERT ONLY: changes to existing rows are not seen (use mode: snapshot if rows change)";
+                 "; INSERT ONLY: changes to existing rows are not seen until that reconcile (use mode: snapshot "
+                 "if rows change)";
   }
   return out;
 }

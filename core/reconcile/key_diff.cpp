@@ -14,7 +14,11 @@ KeyDiff diff_keys(const std::vector<KeyRow>& source, const std::vector<KeyRow>& 
       if (!target[t].flag) out.gone.push_back(target[t]);
       ++t;
     } else {
-      if (target[t].flag && source[s].flag) out.restored.push_back(source[s]);
+      if (source[s].flag && target[t].flag) {
+        out.restored.push_back(source[s]);
+      } else if (source[s].flag && source[s].hash != target[t].hash) {
+        out.changed.push_back(source[s]);
+      }
       ++s;
       ++t;
     }

@@ -1,6 +1,7 @@
 // What reconcile compares and changes, as small interfaces: each side's
-// key set seen through buckets (count and checksum of the keys' hashes per
-// bucket) and the keys of chosen buckets, in order. daemon/ implements them
+// rows seen through buckets (count and checksum of the keys' and rows'
+// hashes per bucket) and the keys of chosen buckets, in order, each with
+// its row's hash. daemon/ implements them
 // over libpq (PgKeySide); tests/ has fakes. Expected failures are values.
 // An instance serves one reconcile on one thread.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "core/sql/key_row.h"
+#include "core/sql/row_fingerprint.h"
 #include "core/result.h"
 #include "core/run/run_ports.h"
 #include "core/watermark/cursor_value.h"
@@ -24,6 +26,14 @@ struct BucketSum {
   std::int64_t bucket = 0;
   std::int64_t rows = 0;
   std::string checksum;
+};
+
+// What both sides compare: the source's rows below `watermark` (the
+// target ignores it) and, of each row, `columns` (those the target loads
+// from the source with the same type: row_fingerprint.h's hash rules).
+struct KeyCompare {
+  CursorValue watermark;
+  std::vector<FingerprintColumn> columns;
 };
 
 // One side of the comparison. The source side compares only the keys whose
@@ -44,15 +54,15 @@ class KeySide {
   // else may be asked of the side until it is collected.
   //
   // Count and checksum of every non-empty bucket out of `buckets`, in one
-  // aggregate query. `watermark`: the source's filter; the target ignores it.
-  virtual Status send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) = 0;
+  // aggregate query.
+  virtual Status send_bucket_sums(std::int64_t buckets, const KeyCompare& compare) = 0;
   virtual Result<std::vector<BucketSum>> bucket_sums() = 0;
   // Lists every key in the buckets `which` (out of `buckets`), ordered by
   // KeyRow::operator<, in one pass over the table, to be read piece by
   // piece with next_keys while other transactions commit between the
   // pieces. Replaces a listing still open.
   virtual Status send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                                const CursorValue& watermark) = 0;
+                                const KeyCompare& compare) = 0;
   virtual Status open_keys() = 0;
   // The next `most` keys of the listing (fewer only at its end).
   virtual Result<std::vector<KeyRow>> next_keys(std::size_t most) = 0;

@@ -8,6 +8,7 @@
 #include "core/reconcile/key_diff.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
+#include "core/sql/column_shape.h"
 
 namespace tidemark {
 namespace {
@@ -108,6 +109,19 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
     if (std::any_of(target->columns.begin(), target->columns.end(), has)) copied.push_back(c);
   }
   if (!target->columns.empty()) source_table_.columns = copied;
+  // Each row is compared by the columns it was loaded from; one whose type
+  // differs between the sides prints differently although its value is
+  // the same (timestamp and timestamptz), so it is named, not compared.
+  KeyCompare compare{*watermark, {}};
+  for (const std::string& c : source_table_.columns) {
+    const ColumnShape* in_source = find_column(source_table_.catalog, c);
+    const ColumnShape* in_target = find_column(target->columns, c);
+    if (in_source != nullptr && in_target != nullptr && in_source->type != in_target->type) {
+      report.uncompared.push_back(c);
+      continue;
+    }
+    compare.columns.push_back(FingerprintColumn{c, in_source ? in_source->type : "", in_target ? in_target->type : ""});
+  }
   // Its copies go through the load's upsert, and its deletes find keys
   // as the load wrote them: the target must take what a load does.
   const SourceKeys source_keys{source_table_.catalog, source_table_.unique_indexes, source_table_.kind};
@@ -126,8 +140,8 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   bool source_below_empty = false;  // no source row below the watermark
   for (int attempt = 0; attempt < 2; ++attempt) {
     // Both sides count at once.
-    if (const Status sent = source_keys_.send_bucket_sums(buckets, w); !sent) return sent;
-    if (const Status sent = target_keys_.send_bucket_sums(buckets, w); !sent) {
+    if (const Status sent = source_keys_.send_bucket_sums(buckets, compare); !sent) return sent;
+    if (const Status sent = target_keys_.send_bucket_sums(buckets, compare); !sent) {
       (void)source_keys_.bucket_sums();  // collected, and dropped: the target cannot count
       return sent;
     }
@@ -153,8 +167,8 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
   // step, by bucket; a piece is merged and committed once every bucket in
   // it is complete on both sides.
   // Both listings are computed at once.
-  if (const Status sent = source_keys_.send_open_keys(buckets, which, w); !sent) return sent;
-  if (const Status sent = target_keys_.send_open_keys(buckets, which, w); !sent) {
+  if (const Status sent = source_keys_.send_open_keys(buckets, which, compare); !sent) return sent;
+  if (const Status sent = target_keys_.send_open_keys(buckets, which, compare); !sent) {
     (void)source_keys_.open_keys();
     source_keys_.close_keys();
     return sent;
@@ -243,16 +257,22 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     if (const Status asked = drop_held(target_keys_, diff.missing); !asked) return asked;
     keep_examples(diff.gone, request.examples, report.deleted_examples);
     keep_examples(diff.missing, request.examples, report.missing_examples);
+    keep_examples(diff.changed, request.examples, report.changed_examples);
+    const ReconcileCounts found{static_cast<std::int64_t>(diff.gone.size()),
+                                static_cast<std::int64_t>(diff.missing.size()),
+                                static_cast<std::int64_t>(diff.changed.size())};
     if (request.dry_run) {
-      report.counts.deleted += static_cast<std::int64_t>(diff.gone.size());
-      report.counts.missing += static_cast<std::int64_t>(diff.missing.size());
+      report.counts.deleted += found.deleted;
+      report.counts.missing += found.missing;
+      report.counts.changed += found.changed;
       report.restored += static_cast<std::int64_t>(diff.restored.size());
       continue;
     }
-    if (diff.gone.empty() && diff.missing.empty() && diff.restored.empty()) continue;
+    if (diff.gone.empty() && diff.missing.empty() && diff.changed.empty() && diff.restored.empty()) continue;
     ReconcileFix fix;
     fix.gone = diff.gone;
     fix.recopy = diff.missing;
+    fix.recopy.insert(fix.recopy.end(), diff.changed.begin(), diff.changed.end());
     fix.recopy.insert(fix.recopy.end(), diff.restored.begin(), diff.restored.end());
     std::sort(fix.recopy.begin(), fix.recopy.end());
     fix.mark_column = mark_column;
@@ -260,13 +280,14 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     StepRecord record;
     record.lock = RunLock{run_.key(), std::nullopt};
     record.run = run;
-    record.reconcile = ReconcileCounts{0, static_cast<std::int64_t>(diff.missing.size())};
+    record.reconcile = ReconcileCounts{0, found.missing, found.changed};
     const auto written = commit_reconcile(run_.target, run_.table, source_table_, fix, record);
     if (!written) return written.failure();
     report.counts.deleted += written->deleted;
     report.copied.rows_read += written->copied.rows_read;
     report.copied.rows_written += written->copied.rows_written;
-    report.counts.missing += static_cast<std::int64_t>(diff.missing.size());
+    report.counts.missing += found.missing;
+    report.counts.changed += found.changed;
     report.restored += static_cast<std::int64_t>(diff.restored.size());
   }
 }

@@ -4,7 +4,8 @@
 // the buckets that differ only, in batches, and per batch delete (or mark)
 // the target rows whose key left the source (and is still absent when the
 // source is asked again, just before the batch) and copy again the source
-// rows below the watermark that the target lacks, each batch committed
+// rows below the watermark that the target lacks or holds with other
+// values (changed without their cursor moving), each batch committed
 // with its counts in the run row. A dry run takes the lock and compares,
 // and writes nothing, not even a run row.
 // One instance per reconcile, on the calling thread; expected failures end
@@ -41,6 +42,8 @@ struct ReconcileReport {
   int batches = 0;                // pieces of the key listings merged (each committed, unless a dry run)
   std::vector<std::string> deleted_examples;  // key texts, ROW(...)::text
   std::vector<std::string> missing_examples;
+  std::vector<std::string> changed_examples;
+  std::vector<std::string> uncompared;  // columns whose type differs between the sides: not compared
 };
 
 class ReconcileRun {

@@ -83,8 +83,9 @@ struct HorizonReport {
 // their key left the source, and source rows below the watermark that the
 // target lacked (copied again).
 struct ReconcileCounts {
-  std::int64_t deleted = 0;
-  std::int64_t missing = 0;
+  std::int64_t deleted = 0;  // target rows deleted or marked: their key left the source
+  std::int64_t missing = 0;  // source rows below the watermark the target lacked
+  std::int64_t changed = 0;  // ... that the target held with other values
 };
 
 // What a run row records when it ends.

@@ -19,6 +19,9 @@ struct KeyRow {
   // Source: its cursor is below the watermark (the target must hold it).
   // Target: its mark_column is set already (action mark).
   bool flag = false;
+  // The row's hash over the compared columns (row_hash_sql): equal keys
+  // with unequal hashes are a row that changed.
+  std::int64_t hash = 0;
 
   bool operator<(const KeyRow& other) const {
     return bucket != other.bucket ? bucket < other.bucket : text < other.text;

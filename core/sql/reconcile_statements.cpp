@@ -54,19 +54,24 @@ std::string key_columns_out(const std::vector<std::string>& key) {
 }
 
 KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name, const std::string& compared,
-                            const std::string& flag, const Numbers& n = Numbers{}) {
+                            const std::string& flag, const std::string& row_hash, const Numbers& n = Numbers{}) {
   const std::string from = name.quoted() + " q";
   KeySideQueries out;
   out.estimate =
       "SELECT coalesce((SELECT greatest(c.reltuples, 0)::bigint FROM pg_class c WHERE c.oid = to_regclass($1)), 0)";
+  // A bucket's checksum covers each row's key and its hash: a row that
+  // changed under the same key makes its bucket differ as a key that
+  // came or went does.
   out.bucket_sums = "SELECT " + bucket_of(n.count) +
-                    " AS tm_bucket, count(*), sum(hashtextextended(tm_key, 1))::text FROM (SELECT " +
-                    key_row(table.key, "q") + " AS tm_key FROM " + from + " WHERE " + compared +
-                    ") k GROUP BY 1";
-  out.keys = std::string("SELECT tm_bucket, tm_key, tm_flag") + key_columns_out(table.key) + " FROM (SELECT " +
-             bucket_of(n.count) + " AS tm_bucket, k.* FROM (SELECT " + key_row(table.key, "q") + " AS tm_key, (" + flag +
-             ") IS TRUE AS tm_flag" + key_columns(table.key, "q") + " FROM " + from +
-             ") k) b WHERE tm_bucket = ANY(" + n.which + ") ORDER BY tm_bucket, tm_key COLLATE \"C\"";
+                    " AS tm_bucket, count(*), sum(hashtextextended(tm_key || ' ' || tm_row::text, 1))::text FROM "
+                    "(SELECT " +
+                    key_row(table.key, "q") + " AS tm_key, " + row_hash + " AS tm_row FROM " + from + " WHERE " +
+                    compared + ") k GROUP BY 1";
+  out.keys = std::string("SELECT tm_bucket, tm_key, tm_flag, tm_row") + key_columns_out(table.key) +
+             " FROM (SELECT " + bucket_of(n.count) + " AS tm_bucket, k.* FROM (SELECT " + key_row(table.key, "q") +
+             " AS tm_key, (" + flag + ") IS TRUE AS tm_flag, " + row_hash + " AS tm_row" +
+             key_columns(table.key, "q") + " FROM " + from + ") k) b WHERE tm_bucket = ANY(" + n.which +
+             ") ORDER BY tm_bucket, tm_key COLLATE \"C\"";
   return out;
 }
 
@@ -87,29 +92,31 @@ std::string key_match(const std::vector<std::string>& key, const std::vector<Key
 
 }  // namespace
 
-KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& watermark) {
+KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& watermark,
+                                  const std::string& row_hash) {
   const std::string below = "q." + quote_identifier(table.cursor) + " < " + cursor_sql_literal(watermark);
-  return side_queries(table, *table.source_table, below, below);
+  return side_queries(table, *table.source_table, below, below, row_hash);
 }
 
-KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column) {
-  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false");
+KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column,
+                                  const std::string& row_hash) {
+  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false", row_hash);
   const std::string mark = "q." + quote_identifier(mark_column);
-  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL");
+  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL", row_hash);
 }
 
-std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, std::int64_t buckets,
-                               const std::vector<std::int64_t>& which) {
+std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, const std::string& row_hash,
+                               std::int64_t buckets, const std::vector<std::int64_t>& which) {
   const std::string below = "q." + quote_identifier(table.cursor) + " < " + cursor_sql_literal(watermark);
-  return side_queries(table, *table.source_table, below, below, literal_numbers(buckets, which)).keys;
+  return side_queries(table, *table.source_table, below, below, row_hash, literal_numbers(buckets, which)).keys;
 }
 
-std::string target_key_listing(const TableConfig& table, const std::string& mark_column, std::int64_t buckets,
-                               const std::vector<std::int64_t>& which) {
+std::string target_key_listing(const TableConfig& table, const std::string& mark_column, const std::string& row_hash,
+                               std::int64_t buckets, const std::vector<std::int64_t>& which) {
   const Numbers n = literal_numbers(buckets, which);
-  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false", n).keys;
+  if (mark_column.empty()) return side_queries(table, table.target_table, "true", "false", row_hash, n).keys;
   const std::string mark = "q." + quote_identifier(mark_column);
-  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL", n).keys;
+  return side_queries(table, table.target_table, mark + " IS NULL", mark + " IS NOT NULL", row_hash, n).keys;
 }
 
 bool keys_hold_null(const std::vector<KeyRow>& keys, std::size_t column) {

@@ -17,26 +17,29 @@ namespace tidemark {
 
 // One side's queries. Parameters: bucket_sums $1 = bucket count;
 // keys $1 = bucket count, $2 = bigint[] of buckets; estimate $1 = the
-// quoted table name.
+// quoted table name. `row_hash` is each row's hash over the compared
+// columns (row_hash_sql: a bigint expression naming them unqualified),
+// the same on both sides; a bucket's checksum covers key and hash.
 struct KeySideQueries {
   std::string estimate;     // one bigint: rows per the planner's statistics, 0 when unknown
   std::string bucket_sums;  // bucket, rows, checksum (text) of each non-empty bucket
-  std::string keys;         // bucket, key text, flag, then each key column as text; ordered
+  std::string keys;         // bucket, key text, flag, row hash, then each key column as text; ordered
 };
 
 // The source: compared rows are those with cursor < watermark; keys()
 // returns every row, flagged by that condition.
-KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& watermark);
+KeySideQueries source_key_queries(const TableConfig& table, const CursorValue& watermark, const std::string& row_hash);
 // The target: compared rows are those not marked (mark_column IS NULL;
 // empty `mark_column`: every row); keys() flags the marked ones.
-KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column);
+KeySideQueries target_key_queries(const TableConfig& table, const std::string& mark_column,
+                                  const std::string& row_hash);
 
 // KeySideQueries::keys with the bucket count and list as literals made of
 // digits, for a cursor WITH HOLD (which binds no parameters).
-std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, std::int64_t buckets,
-                               const std::vector<std::int64_t>& which);
-std::string target_key_listing(const TableConfig& table, const std::string& mark_column, std::int64_t buckets,
-                               const std::vector<std::int64_t>& which);
+std::string source_key_listing(const TableConfig& table, const CursorValue& watermark, const std::string& row_hash,
+                               std::int64_t buckets, const std::vector<std::int64_t>& which);
+std::string target_key_listing(const TableConfig& table, const std::string& mark_column, const std::string& row_hash,
+                               std::int64_t buckets, const std::vector<std::int64_t>& which);
 
 // The keys as a JSON array of objects, column name to text value, for
 // the $1 of the statements below.

@@ -34,6 +34,12 @@ struct FingerprintColumn {
 enum class FingerprintHash { Value, Halves, Sent, Collated, Text };
 FingerprintHash fingerprint_hash(const FingerprintColumn& column);
 
+// Whether rows are hashed as records (hash_record_extended, PostgreSQL 14
+// and later) between servers of these major versions: only when both are.
+inline bool hash_record_between(int source_major_version, int target_major_version) {
+  return source_major_version >= 14 && target_major_version >= 14;
+}
+
 // One row's 64-bit hash (a bigint) over `columns`, by the rules above:
 // hash_record_extended of a record of their fields where both servers are
 // 14 or later (`hash_record`), else of the row's text. The expression

@@ -166,6 +166,17 @@ create table tidemark.members (
       {12, "runs: the firing each run served", R"SQL(
 alter table tidemark.runs add column scheduled_for timestamptz;
 )SQL"},
+      // A reconcile also copies again the rows the target holds with other
+      // values (changed without their cursor moving). A load whose cursor
+      // cannot see updates or deletes records the source's counters of
+      // them (n_tup_upd + n_tup_del) and how far they grew since its
+      // table's previous load: changes it could not see.
+      {13, "runs: rows changed found by reconcile, and changes a cursor cannot see", R"SQL(
+alter table tidemark.runs
+  add column rows_changed bigint,
+  add column source_changes bigint,
+  add column unseen_changes bigint;
+)SQL"},
   };
   return migrations;
 }

@@ -41,6 +41,8 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
                         {"rows_written", run.rows_written},
                         {"rows_deleted", number(run.rows_deleted)},
                         {"rows_missing", number(run.rows_missing)},
+                        {"rows_changed", number(run.rows_changed)},
+                        {"unseen_changes", number(run.unseen_changes)},
                         {"error", text(run.error)},
                         {"error_kind", text(run.error_kind)},
                         {"host", text(run.host)},
@@ -61,8 +63,9 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
     // A reconcile moves no watermark: its counts are what it did.
     const bool reconcile = !run["rows_deleted"].is_null() && run["error"].is_null();
     const std::string detail =
-        reconcile ? fmt::format("deleted {}, missing {}", run["rows_deleted"].get<std::int64_t>(),
-                                run["rows_missing"].is_null() ? 0 : run["rows_missing"].get<std::int64_t>())
+        reconcile ? fmt::format("deleted {}, missing {}, changed {}", run["rows_deleted"].get<std::int64_t>(),
+                                run["rows_missing"].is_null() ? 0 : run["rows_missing"].get<std::int64_t>(),
+                                run["rows_changed"].is_null() ? 0 : run["rows_changed"].get<std::int64_t>())
         : !run["error"].is_null()
             ? escape_control_characters(run["error"].get<std::string>())
             : (run["watermark_before"].is_null() ? std::string("(none)") : run["watermark_before"].get<std::string>()) +

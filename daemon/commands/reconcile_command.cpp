@@ -11,6 +11,12 @@
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
+namespace {
+
+// Keys of each kind a dry run lists: enough to look into, few enough to read.
+constexpr std::size_t kDryRunExamples = 50;
+
+}  // namespace
 
 int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line, std::ostream& out,
                   std::ostream& err) {
@@ -89,6 +95,7 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
     request.trigger = RunTrigger::Reconcile;
     request.wait_for_lock = true;  // beside a load: wait for it to end
     request.dry_run = command_line.dry_run;
+    if (request.dry_run) request.examples = kDryRunExamples;
     const ReconcileReport report = runner.reconcile(*pipeline, *table, request, interrupt);
     out << describe_reconcile(report, command_line.dry_run) << '\n';
     const auto examples = [&](const char* what, const std::vector<std::string>& keys) {
@@ -105,6 +112,7 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
                                   : "gone from the source (the reconcile failed: not all deleted), e.g.",
              report.deleted_examples);
     examples("missing, e.g.", report.missing_examples);
+    examples("changed, e.g.", report.changed_examples);
     all_ok = all_ok && report.run.status == RunStatus::Success;
   }
   return all_ok ? kExitOk : kExitFailure;

@@ -113,6 +113,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
         reconcile["finished_at"] = iso(s.last_reconcile->finished_at);
         reconcile["rows_deleted"] = s.last_reconcile->deleted;
         reconcile["rows_missing"] = s.last_reconcile->missing;
+        reconcile["rows_changed"] = s.last_reconcile->changed;
       }
       row["last_reconcile"] = reconcile;
       row["why"] = why_json(why);

@@ -1,6 +1,7 @@
 #include "daemon/pg/pg_key_side.h"
 
 #include "core/sql/reconcile_statements.h"
+#include "core/sql/row_fingerprint.h"
 
 namespace tidemark {
 
@@ -27,19 +28,20 @@ void PgKeySide::restore_timezone() {
 Result<std::int64_t> PgKeySide::estimate_rows() {
   try {
     const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
-    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, CursorValue{})
-                                                   : target_key_queries(table_, mark_column_);
+    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, CursorValue{}, "0")
+                                                   : target_key_queries(table_, mark_column_, "0");
     return connection_.exec(q.estimate, {name.quoted()}).integer(0, 0);
   } catch (const PgError& e) {
     return e.as_error();
   }
 }
 
-Status PgKeySide::send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) {
+Status PgKeySide::send_bucket_sums(std::int64_t buckets, const KeyCompare& compare) {
   try {
     normalise();
-    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, watermark)
-                                                   : target_key_queries(table_, mark_column_);
+    const std::string row_hash = row_hash_sql(compare.columns, hash_record_);
+    const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, compare.watermark, row_hash)
+                                                   : target_key_queries(table_, mark_column_, row_hash);
     connection_.send(q.bucket_sums, {std::to_string(buckets)});
     return ok_status();
   } catch (const PgError& e) {
@@ -66,13 +68,14 @@ constexpr const char* kListing = "tidemark_keys";
 }  // namespace
 
 Status PgKeySide::send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                                 const CursorValue& watermark) {
+                                 const KeyCompare& compare) {
   try {
     normalise();
     close_keys();
+    const std::string row_hash = row_hash_sql(compare.columns, hash_record_);
     const std::string listing = role_ == Role::Source
-                                    ? source_key_listing(table_, watermark, buckets, which)
-                                    : target_key_listing(table_, mark_column_, buckets, which);
+                                    ? source_key_listing(table_, compare.watermark, row_hash, buckets, which)
+                                    : target_key_listing(table_, mark_column_, row_hash, buckets, which);
     connection_.send(std::string("DECLARE ") + kListing + " NO SCROLL CURSOR WITH HOLD FOR " + listing, {});
     return ok_status();
   } catch (const PgError& e) {
@@ -107,7 +110,8 @@ Result<std::vector<KeyRow>> PgKeySide::next_keys(std::size_t most) {
       row.bucket = r.integer(i, 0);
       row.text = r.text(i, 1);
       row.flag = r.boolean(i, 2);
-      for (int c = 0; c < key_columns; ++c) row.columns.push_back(r.optional_text(i, 3 + c));
+      row.hash = r.integer(i, 3);
+      for (int c = 0; c < key_columns; ++c) row.columns.push_back(r.optional_text(i, 4 + c));
       out.push_back(std::move(row));
     }
     return out;

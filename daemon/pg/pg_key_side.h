@@ -20,18 +20,25 @@ namespace tidemark {
 class PgKeySide final : public KeySide {
  public:
   enum class Role { Source, Target };
-  // `mark_column` (target, action mark): rows with it set count as deleted already.
-  PgKeySide(PgConnection& connection, const TableConfig& table, Role role, std::string mark_column = {})
-      : connection_(connection), table_(table), role_(role), mark_column_(std::move(mark_column)) {}
+  // `hash_record`: both sides' servers hash a record (row_fingerprint.h),
+  // the same on both. `mark_column` (target, action mark): rows with it
+  // set count as deleted already.
+  PgKeySide(PgConnection& connection, const TableConfig& table, Role role, bool hash_record,
+            std::string mark_column = {})
+      : connection_(connection),
+        table_(table),
+        role_(role),
+        hash_record_(hash_record),
+        mark_column_(std::move(mark_column)) {}
 
   Result<std::int64_t> estimate_rows() override;
-  Status send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) override;
+  Status send_bucket_sums(std::int64_t buckets, const KeyCompare& compare) override;
   Result<std::vector<BucketSum>> bucket_sums() override;
   // The listing is a cursor WITH HOLD: its rows are computed in one pass
   // when it is declared, outside any transaction, and stay readable while
   // the units of work on the same session begin and commit between pieces.
   Status send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                        const CursorValue& watermark) override;
+                        const KeyCompare& compare) override;
   Status open_keys() override;
   Result<std::vector<KeyRow>> next_keys(std::size_t most) override;
   void close_keys() override;
@@ -47,6 +54,7 @@ class PgKeySide final : public KeySide {
   PgConnection& connection_;
   const TableConfig& table_;
   Role role_;
+  bool hash_record_;
   std::string mark_column_;
   bool normalised_ = false;
   std::string session_timezone_;  // the session's time zone before normalise()

@@ -63,7 +63,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     const ColumnShape* in_target = find_column(copy_types_.columns, name);
     columns.push_back(FingerprintColumn{name, in_source ? in_source->type : "", in_target ? in_target->type : ""});
   }
-  const bool hash_record = source_.server_major_version() >= 14 && target_.server_major_version() >= 14;
+  const bool hash_record = hash_record_between(source_.server_major_version(), target_.server_major_version());
 
   SnapshotWrite out;
   // The clock before the snapshot (its own statement, read committed):

@@ -215,6 +215,7 @@ run as (
          rows_written = rows_written + $12
          , rows_deleted = case when $17::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $17 end
          , rows_missing = case when $18::bigint is null then rows_missing else coalesce(rows_missing, 0) + $18 end
+         , rows_changed = case when $19::bigint is null then rows_changed else coalesce(rows_changed, 0) + $19 end
   where run_id = $5 and (select ok from written)),
 shape as (
   insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
@@ -237,6 +238,8 @@ select (select held from lock), (select ok from written)
                                 step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->deleted))
                                                : std::nullopt,
                                 step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->missing))
+                                               : std::nullopt,
+                                step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->changed))
                                                : std::nullopt});
     StepRecorded out;
     out.lock_held = r.boolean(0, 0);
@@ -268,7 +271,7 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
         " null_cursor_rows = $12, error_kind = $13, schema_drift = $14,"
         " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing),"
-        " infinite_cursor_rows = $17"
+        " infinite_cursor_rows = $17, rows_changed = coalesce($18::bigint, rows_changed)"
         " where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
@@ -286,7 +289,8 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
          end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt,
          end.horizon.infinite_cursor_rows
              ? std::optional<std::string>(std::to_string(*end.horizon.infinite_cursor_rows))
-             : std::nullopt});
+             : std::nullopt,
+         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->changed)) : std::nullopt});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

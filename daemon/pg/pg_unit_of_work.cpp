@@ -177,7 +177,7 @@ Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, cons
 bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable& source, const LoadStatements& sql,
                                     ChunkCounts& counts, SnapshotWrite& snapshot) {
   PgConnection& from = source_.connection();
-  const bool hash_record = from.server_major_version() >= 14 && target_.server_major_version() >= 14;
+  const bool hash_record = hash_record_between(from.server_major_version(), target_.server_major_version());
   std::vector<FingerprintColumn> columns;
   for (const std::string& name : source.columns) {
     const ColumnShape* in_source = find_column(source.catalog, name);

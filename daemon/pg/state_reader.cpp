@@ -125,7 +125,7 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        extract(epoch from now())::float8,
        f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
        rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8,
-       rl.status, rl.error, extract(epoch from rl.finished_at)::float8, f.infinite_cursor_rows
+       rl.status, rl.error, extract(epoch from rl.finished_at)::float8, f.infinite_cursor_rows, rc.rows_changed
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
@@ -147,7 +147,8 @@ left join lateral (select count(*) as failures, min(finished_at) as since from t
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'failed'
                          and r.trigger <> 'reconcile' and r.run_id > coalesce(s.run_id, 0)) x on true
 left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_deleted,
-                          (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing, finished_at
+                          (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing,
+                          (to_jsonb(r) ->> 'rows_changed')::bigint as rows_changed, finished_at
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
                          and r.trigger = 'reconcile'
@@ -194,7 +195,7 @@ order by a.position
       s.schema_drift = r.optional_text(i, 24);
       if (!r.is_null(i, 27)) {
         s.last_reconcile = ReconcileState{optional_integer(r, i, 25).value_or(0), optional_integer(r, i, 26).value_or(0),
-                                          std::stod(r.text(i, 27))};
+                                          optional_integer(r, i, 32).value_or(0), std::stod(r.text(i, 27))};
       }
       if (!r.is_null(i, 28) && r.text(i, 28) == "failed") {
         s.last_reconcile_failed = true;
@@ -274,7 +275,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
         " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
         " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid,"
         " to_jsonb(runs) ->> 'error_kind',"  // as in table_states: version 2 has no such column
-        " (to_jsonb(runs) ->> 'rows_deleted')::bigint, (to_jsonb(runs) ->> 'rows_missing')::bigint"
+        " (to_jsonb(runs) ->> 'rows_deleted')::bigint, (to_jsonb(runs) ->> 'rows_missing')::bigint,"
+        " (to_jsonb(runs) ->> 'rows_changed')::bigint, (to_jsonb(runs) ->> 'unseen_changes')::bigint"
         " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
         {pipeline, std::to_string(limit)});
     std::vector<RunRecord> out;
@@ -299,6 +301,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
       run.error_kind = r.optional_text(i, 16);
       run.rows_deleted = optional_integer(r, i, 17);
       run.rows_missing = optional_integer(r, i, 18);
+      run.rows_changed = optional_integer(r, i, 19);
+      run.unseen_changes = optional_integer(r, i, 20);
       out.push_back(std::move(run));
     }
     return out;

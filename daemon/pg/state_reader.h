@@ -38,6 +38,7 @@ struct LatestRun {
 struct ReconcileState {
   std::int64_t deleted = 0;
   std::int64_t missing = 0;
+  std::int64_t changed = 0;
   double finished_at = 0;  // Unix seconds
 };
 
@@ -144,6 +145,8 @@ struct RunRecord {
   // A reconcile's counts (state schema version 6); nothing for other runs.
   std::optional<std::int64_t> rows_deleted;
   std::optional<std::int64_t> rows_missing;
+  std::optional<std::int64_t> rows_changed;
+  std::optional<std::int64_t> unseen_changes;  // updates and deletes the load's cursor could not see
 };
 
 // Every table of `config`, in its order: what the reads below are asked.

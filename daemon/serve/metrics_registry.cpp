@@ -61,6 +61,9 @@ struct MetricsRegistry::TableSeries {
   Value reconcile_deleted;
   Value reconcile_missing;
   Value reconcile_failed;
+  Value repaired_missing;  // tidemark_rows_repaired_total, by reason
+  Value repaired_gone;
+  Value repaired_changed;
   bool ahead = false;  // what table_progress was last told
 };
 
@@ -240,6 +243,16 @@ void MetricsRegistry::reconcile_failed(const TableKey& table, bool failed) {
   if (TableSeries* s = find(table)) s->reconcile_failed.set(failed ? 1 : 0);
 }
 
+void MetricsRegistry::rows_repaired(const TableKey& table, std::int64_t missing, std::int64_t gone,
+                                    std::int64_t changed) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  TableSeries* s = find(table);
+  if (s == nullptr) return;
+  s->repaired_missing.add(static_cast<double>(missing));
+  s->repaired_gone.add(static_cast<double>(gone));
+  s->repaired_changed.add(static_cast<double>(changed));
+}
+
 void MetricsRegistry::database_up(const std::string& connection, bool up) {
   const std::lock_guard<std::mutex> lock(mutex_);
   const auto it = db_up_.find(connection);
@@ -410,6 +423,17 @@ void MetricsRegistry::write_text(std::string& out) const {
   }
   per_pipeline("tidemark_run_duration_seconds", "Run durations, per pipeline", &PipelineSeries::duration);
   for (const TableFamily& f : kRunFamilies) per_table(f);
+  if (!tables.empty()) {
+    text.family("tidemark_rows_repaired_total", "Rows reconcile copied again or removed, by reason", "counter");
+    for (const auto& s : tables) {
+      for (const auto& [reason, count] : {std::pair("changed", &s->repaired_changed),
+                                           std::pair("gone", &s->repaired_gone),
+                                           std::pair("missing", &s->repaired_missing)}) {
+        text.sample("tidemark_rows_repaired_total", {{"pipeline", s->pipeline}, {"reason", reason}, {"table", s->table}},
+                    count->get());
+      }
+    }
+  }
   per_pipeline("tidemark_run_start_delay_seconds", "Actual start minus scheduled firing time, per pipeline",
                &PipelineSeries::start_delay);
 

@@ -69,6 +69,10 @@ class MetricsRegistry final : public RunObserver {
   void reconcile_finished(const TableKey& table, std::int64_t deleted, std::int64_t missing);
   // 1 while the table's latest reconcile failed.
   void reconcile_failed(const TableKey& table, bool failed);
+  // Rows a reconcile of this process committed: copied again because the
+  // target lacked them (missing) or held other values (changed), and
+  // deleted or marked because their key left the source (gone).
+  void rows_repaired(const TableKey& table, std::int64_t missing, std::int64_t gone, std::int64_t changed);
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
   // Disk used by the state schema, as last measured (tidemark_state_bytes;

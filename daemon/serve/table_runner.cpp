@@ -6,6 +6,7 @@
 #include "core/run/incremental_run.h"
 #include "core/run/snapshot_run.h"
 #include "core/run/partition_run.h"
+#include "core/sql/row_fingerprint.h"
 #include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/pipeline_connections.h"
 #include "daemon/pg/pg_key_side.h"
@@ -133,8 +134,11 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
   if (fault_hook_) ports.target.set_fault_hook(fault_hook_);
   ports.state.set_ownership_check(still_owner_);
   if (firing_) ports.state.set_firing(*firing_);
-  PgKeySide source_keys(*connections.source, table, PgKeySide::Role::Source);
-  PgKeySide target_keys(connections.target(), table, PgKeySide::Role::Target, reconcile_mark_column(table));
+  const bool hash_record =
+      hash_record_between(connections.source->server_major_version(), connections.target().server_major_version());
+  PgKeySide source_keys(*connections.source, table, PgKeySide::Role::Source, hash_record);
+  PgKeySide target_keys(connections.target(), table, PgKeySide::Role::Target, hash_record,
+                        reconcile_mark_column(table));
   const RunContext context{pipeline, table, ports.state, ports.source, ports.target, observer_, cancel};
   out = ReconcileRun(context, source_keys, target_keys).execute(request);
   const auto elapsed =
@@ -158,10 +162,16 @@ std::string describe_reconcile(const ReconcileReport& report, bool dry_run) {
   line += ", watermark " + cursor_text_or_none(s.watermark_before);
   const char* verb = dry_run ? " to delete" : " deleted";
   line += ", " + std::to_string(report.counts.deleted) + " rows" + verb + ", " +
-          std::to_string(report.counts.missing) + " missing" + (dry_run ? "" : " (copied again)");
+          std::to_string(report.counts.missing) + " missing, " + std::to_string(report.counts.changed) + " changed" +
+          (dry_run ? "" : " (copied again)");
   if (report.restored > 0) line += ", " + std::to_string(report.restored) + " marked rows back in the source";
   line += ", " + std::to_string(report.differing_buckets) + " of " + std::to_string(report.buckets) +
           " buckets differed, " + std::to_string(report.keys_fetched) + " keys read";
+  if (!report.uncompared.empty()) {
+    std::string names;
+    for (const std::string& c : report.uncompared) names += (names.empty() ? "" : ", ") + c;
+    line += "; not compared for changes (type differs between source and target): " + names;
+  }
   if (!s.error.empty()) line += ": " + s.error;
   return line;
 }

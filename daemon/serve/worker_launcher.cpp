@@ -38,6 +38,9 @@ void WorkerLauncher::launch(const RunOrder& order) {
       ReconcileRequest request;
       request.wait_for_lock = false;  // a load holds it: the scheduler tries again after the backoff
       const ReconcileReport report = runner.reconcile(*order.pipeline, *order.table, request, *cancel);
+      // What its batches committed, even when a later one failed.
+      metrics_.rows_repaired(order.firing.table, report.counts.missing, report.counts.deleted,
+                             report.counts.changed);
       // The reconcile gauges follow its run row, which the state monitor
       // reads: their one writer.
       monitor_.poke(order.firing.table, /*reconcile=*/true);

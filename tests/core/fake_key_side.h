@@ -1,7 +1,8 @@
 // In-memory KeySide over the fakes' rows (tests/core/fake_ports.h): the
 // source's rows (compared: cursor below the watermark) or the target's
 // (every row). Key k prints as "(k)" and falls in bucket k % buckets; a
-// bucket's checksum is the sum of its keys. It counts what it is asked,
+// row's hash is its cursor (the fakes' rows hold nothing else), and a
+// bucket's checksum is the sum of its keys and hashes. It counts what it is asked,
 // and fails where a test says. It implements the port, not the rule.
 #pragma once
 
@@ -34,13 +35,14 @@ class FakeKeySide final : public KeySide {
 
   Result<std::int64_t> estimate_rows() override { return estimate; }
 
-  Status send_bucket_sums(std::int64_t buckets, const CursorValue& watermark) override {
+  Status send_bucket_sums(std::int64_t buckets, const KeyCompare& compare) override {
     if (sent_) std::abort();  // a step sent is collected before the next
     if (!fail_send.empty()) return Error{fail_send};
     sent_ = true;
     note("sends sums");
     sums_buckets_ = buckets;
-    sums_watermark_ = watermark;
+    sums_watermark_ = compare.watermark;
+    compared = compare.columns;
     return ok_status();
   }
   Result<std::vector<BucketSum>> bucket_sums() override {
@@ -55,7 +57,7 @@ class FakeKeySide final : public KeySide {
       if (source_ && !(cursor < watermark.raw)) continue;
       auto& s = sums[key % buckets];
       ++s.first;
-      s.second += key;
+      s.second += key * 1000003 + cursor;
     }
     std::vector<BucketSum> out;
     for (const auto& [bucket, s] : sums) out.push_back(BucketSum{bucket, s.first, std::to_string(s.second)});
@@ -63,13 +65,13 @@ class FakeKeySide final : public KeySide {
   }
 
   Status send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
-                        const CursorValue& watermark) override {
+                        const KeyCompare& compare) override {
     if (sent_) std::abort();  // a step sent is collected before the next
     sent_ = true;
     note("sends listing");
     keys_buckets_ = buckets;
     keys_which_ = which;
-    keys_watermark_ = watermark;
+    keys_watermark_ = compare.watermark;
     return ok_status();
   }
   Status open_keys() override {
@@ -89,6 +91,7 @@ class FakeKeySide final : public KeySide {
       row.text = "(" + std::to_string(key) + ")";
       row.columns = {std::to_string(key)};
       row.flag = source_ != nullptr && cursor < watermark.raw;
+      row.hash = cursor;
       listing_.push_back(row);
     }
     std::sort(listing_.begin(), listing_.end());
@@ -117,6 +120,7 @@ class FakeKeySide final : public KeySide {
     return out;
   }
   int held_asked = 0;
+  std::vector<FingerprintColumn> compared;  // the columns the last count was asked to compare
   std::function<void()> after_open;  // runs once the listing is taken: a change it makes is not in it
   int closed = 0;
 

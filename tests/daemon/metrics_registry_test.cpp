@@ -93,6 +93,23 @@ TEST_CASE("schema drift and the last reconcile's counts are per-table gauges, 0 
   CHECK(has(metrics.scrape_text(), drift + "0"));
 }
 
+TEST_CASE("tidemark_rows_repaired_total counts what reconciles committed, by reason, 0 from the start") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders));
+  const auto series = [](const char* reason) {
+    return std::string(R"(tidemark_rows_repaired_total{pipeline="p",reason=")") + reason + R"(",table="orders"} )";
+  };
+  CHECK(has(metrics.scrape_text(), "# TYPE tidemark_rows_repaired_total counter"));
+  for (const char* reason : {"changed", "gone", "missing"}) CHECK(has(metrics.scrape_text(), series(reason) + "0"));
+  metrics.rows_repaired({"p", "orders"}, 2, 5, 7);
+  metrics.rows_repaired({"p", "orders"}, 1, 0, 3);
+  CHECK(has(metrics.scrape_text(), series("missing") + "3"));
+  CHECK(has(metrics.scrape_text(), series("gone") + "5"));
+  CHECK(has(metrics.scrape_text(), series("changed") + "10"));
+  metrics.rows_repaired({"p", "gone"}, 1, 1, 1);  // a table a reload dropped: ignored
+  CHECK(has(metrics.scrape_text(), series("changed") + "10"));
+}
+
 TEST_CASE("tidemark_reconcile_failed is 1 from a failed reconcile until one succeeds") {
   MetricsRegistry metrics;
   metrics.set_config(config_with(kOrders));

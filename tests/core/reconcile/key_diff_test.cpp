@@ -8,11 +8,15 @@ namespace tidemark {
 namespace {
 
 // "k" a key in bucket 0; a trailing "*" sets the flag (source: below the
-// watermark; target: marked).
+// watermark; target: marked); a "=h" before it, the row's hash h.
 std::vector<KeyRow> keys(std::initializer_list<const char*> texts) {
   std::vector<KeyRow> out;
   for (std::string t : texts) {
     KeyRow row;
+    if (const auto eq = t.find('='); eq != std::string::npos) {
+      row.hash = std::stoll(t.substr(eq + 1));
+      t.erase(eq, t.find('*', eq) == std::string::npos ? std::string::npos : t.find('*', eq) - eq);
+    }
     row.flag = !t.empty() && t.back() == '*';
     if (row.flag) t.pop_back();
     row.bucket = t.rfind("b1:", 0) == 0 ? 1 : 0;
@@ -35,6 +39,7 @@ struct Case {
   std::vector<std::string> gone;
   std::vector<std::string> missing;
   std::vector<std::string> restored;
+  std::vector<std::string> changed = {};
 };
 
 }  // namespace
@@ -53,6 +58,11 @@ TEST_CASE("key diff: deleted, missing, not loaded yet, marked and restored") {
       {"byte order, not a collation's", keys({"(B)*", "(a)*"}), keys({"(B)", "(b)"}), {"(b)"}, {"(a)"}, {}},
       {"bucket before text", keys({"(z)*", "b1:(a)*"}), keys({"b1:(a)", "b1:(c)"}), {"b1:(c)"}, {"(z)"}, {}},
       {"both empty", keys({}), keys({}), {}, {}, {}},
+      {"another hash below the watermark: changed", keys({"(1)=5*", "(2)=6*"}), keys({"(1)=5", "(2)=7"}), {}, {}, {},
+       {"(2)"}},
+      {"another hash above the watermark: the next load's", keys({"(1)=5"}), keys({"(1)=7"}), {}, {}, {}, {}},
+      {"another hash on a marked row: restored, not changed", keys({"(1)=5*"}), keys({"(1)=7*"}), {}, {}, {"(1)"},
+       {}},
   };
   for (const Case& c : cases) {
     CAPTURE(std::string(c.name));
@@ -60,6 +70,7 @@ TEST_CASE("key diff: deleted, missing, not loaded yet, marked and restored") {
     CHECK(texts(d.gone) == c.gone);
     CHECK(texts(d.missing) == c.missing);
     CHECK(texts(d.restored) == c.restored);
+    CHECK(texts(d.changed) == c.changed);
   }
 }
 

@@ -252,3 +252,59 @@ TEST_CASE("every source row updated past the watermark is not an empty source: n
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("rows changed below the watermark without their cursor moving are copied again, counted and recorded") {
+  Harness h;
+  // The application changed rows 3 and 4 but their cursor stays below the
+  // watermark (an identity, an updated_at nobody stamped): no load sees them.
+  for (FakeRow& row : h.source.rows) {
+    if (row.key == 3 || row.key == 4) row.cursor += 500;
+  }
+  h.source.rows.push_back(FakeRow{5000, 3000000});  // above the watermark: the next load's, not a repair
+  h.target.rows[6] = 999;                           // the target's copy of 6 was changed there
+  const ReconcileReport r = h.reconcile();
+  REQUIRE(r.run.status == RunStatus::Success);
+  CHECK(r.counts.changed == 3);
+  CHECK(r.counts.missing == 0);
+  CHECK(r.counts.deleted == 0);
+  CHECK(r.changed_examples == std::vector<std::string>{"(3)", "(4)", "(6)"});
+  CHECK(h.target.rows.at(3) == 503);
+  CHECK(h.target.rows.at(6) == 6);
+  CHECK(h.target.rows.count(5000) == 0);
+  REQUIRE(h.target.records.size() == 1);
+  CHECK(h.target.records[0].reconcile->changed == 3);
+  CHECK(h.state.runs[0].end->reconcile->changed == 3);
+
+  // Repaired: the next reconcile finds the sides equal.
+  const ReconcileReport again = h.reconcile();
+  CHECK(again.counts.changed == 0);
+  CHECK(again.differing_buckets == 0);
+}
+
+TEST_CASE("a dry run counts changed rows and names them, copying nothing") {
+  Harness h;
+  h.target.rows[9] = 77;
+  ReconcileRequest dry;
+  dry.dry_run = true;
+  const ReconcileReport r = h.reconcile(dry);
+  CHECK(r.counts.changed == 1);
+  CHECK(r.changed_examples == std::vector<std::string>{"(9)"});
+  CHECK(h.target.rows.at(9) == 77);
+  CHECK(h.target.commits == 0);
+}
+
+TEST_CASE("a column whose type differs between the sides is named and left out of the comparison") {
+  Harness h;
+  h.target.columns = std::vector<ColumnShape>{{"id", "bigint", true, true}, {"c", "numeric", true}};
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Success);
+  CHECK(r.uncompared == std::vector<std::string>{"c"});
+  REQUIRE(h.source_keys.compared.size() == 1);
+  CHECK(h.source_keys.compared[0].name == "id");
+  CHECK(h.source_keys.compared[0].source_type == "bigint");
+  CHECK(h.source_keys.compared[0].target_type == "bigint");
+}
+
+}  // namespace tidemark

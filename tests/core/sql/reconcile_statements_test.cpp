@@ -18,12 +18,15 @@ TableConfig table() {
 }  // namespace
 
 TEST_CASE("the source compares rows below the watermark and flags them among every key it lists") {
-  const KeySideQueries q = source_key_queries(table(), CursorValue{CursorType::Integer, 42});
+  const KeySideQueries q = source_key_queries(table(), CursorValue{CursorType::Integer, 42}, "H(row)");
+  // A bucket's checksum covers each row's key and its hash.
   CHECK(q.bucket_sums ==
         "SELECT ((hashtextextended(tm_key, 0) & 9223372036854775807) % $1::bigint) AS tm_bucket, count(*), "
-        "sum(hashtextextended(tm_key, 1))::text FROM (SELECT ROW(q.\"order_id\", q.\"Line No\")::text AS tm_key FROM "
+        "sum(hashtextextended(tm_key || ' ' || tm_row::text, 1))::text FROM (SELECT ROW(q.\"order_id\", "
+        "q.\"Line No\")::text AS tm_key, H(row) AS tm_row FROM "
         "\"public\".\"Or;ders\" q WHERE q.\"updated_at\" < (42::bigint)) k GROUP BY 1");
-  CHECK(q.keys.find("(q.\"updated_at\" < (42::bigint)) IS TRUE AS tm_flag") != std::string::npos);
+  CHECK(q.keys.find("(q.\"updated_at\" < (42::bigint)) IS TRUE AS tm_flag, H(row) AS tm_row") != std::string::npos);
+  CHECK(q.keys.rfind("SELECT tm_bucket, tm_key, tm_flag, tm_row, tm_c0, tm_c1 FROM", 0) == 0);
   CHECK(q.keys.find("q.\"Line No\" AS tm_c1") != std::string::npos);
   // Every key, in an order that is the same on both sides whatever their collation.
   CHECK(q.keys.find(" WHERE q.") == std::string::npos);
@@ -31,10 +34,10 @@ TEST_CASE("the source compares rows below the watermark and flags them among eve
 }
 
 TEST_CASE("the target compares rows not marked, and flags the marked ones") {
-  const KeySideQueries plain = target_key_queries(table(), "");
+  const KeySideQueries plain = target_key_queries(table(), "", "0");
   CHECK(plain.bucket_sums.find("FROM \"raw\".\"orders\" q WHERE true") != std::string::npos);
   CHECK(plain.keys.find("(false) IS TRUE AS tm_flag") != std::string::npos);
-  const KeySideQueries marked = target_key_queries(table(), "Deleted At");
+  const KeySideQueries marked = target_key_queries(table(), "Deleted At", "0");
   CHECK(marked.bucket_sums.find("WHERE q.\"Deleted At\" IS NULL") != std::string::npos);
   CHECK(marked.keys.find("(q.\"Deleted At\" IS NOT NULL) IS TRUE AS tm_flag") != std::string::npos);
 }
@@ -114,11 +117,11 @@ TEST_CASE("the key listing for a held cursor carries its bucket count and list a
   t.target_table = *QualifiedName::parse("r.t");
   t.key = {"id"};
   t.cursor = "c";
-  const std::string listing = source_key_listing(t, CursorValue{CursorType::Integer, 9}, 100, {3, 17});
+  const std::string listing = source_key_listing(t, CursorValue{CursorType::Integer, 9}, "0", 100, {3, 17});
   CHECK(listing.find("% (100::bigint)) AS tm_bucket") != std::string::npos);
   CHECK(listing.find("tm_bucket = ANY(ARRAY[3,17]::bigint[])") != std::string::npos);
   CHECK(listing.find('$') == std::string::npos);
-  CHECK(target_key_listing(t, "gone_at", 7, {1}).find("(q.\"gone_at\" IS NOT NULL) IS TRUE AS tm_flag") !=
+  CHECK(target_key_listing(t, "gone_at", "0", 7, {1}).find("(q.\"gone_at\" IS NOT NULL) IS TRUE AS tm_flag") !=
         std::string::npos);
 }
 
