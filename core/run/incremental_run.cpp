@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/run/change_watch.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
 
@@ -32,6 +33,9 @@ Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>&
   // a retyped cursor included.
   const auto columns = check_columns(run_, *source_table, loaded, summary);
   if (!columns) return columns.failure();
+  if (watches_changes(run_.table, *source_table)) {
+    if (const Status watched = watch_changes(summary); !watched) return watched;
+  }
   const CursorType type = source_table->cursor_type;
   if (summary.watermark_before && summary.watermark_before->type != type) {
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(summary.watermark_before->type)) +
@@ -68,6 +72,16 @@ Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>&
   // does with its rows or without.
   const bool first_step = columns->snapshot || columns->first_step.create || !columns->first_step.append.empty();
   return load_chunks(*columns, *plan, /*read=*/probe->has_rows || first_step, summary);
+}
+
+Status IncrementalRun::watch_changes(RunSummary& summary) {
+  const auto counted = run_.source.count_changes(run_.table);
+  if (!counted) return counted.failure();
+  if (!*counted) return ok_status();  // the source keeps no statistics for it
+  const auto previous = run_.state.last_change_count(summary.table);
+  if (!previous) return previous.failure();
+  summary.changes = next_change_count(*previous, **counted);
+  return ok_status();
 }
 
 Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& source_table,

@@ -30,6 +30,9 @@ class IncrementalRun {
   // lookback, or `initial` is ahead of it.
   Result<std::optional<CursorValue>> safe_hi(const SourceTable& source_table, const std::optional<CursorValue>& initial,
                                              RunSummary& summary);
+  // Reads the source's count of the table's updates and deletes, which its
+  // cursor cannot see (core/run/change_watch.h), into the summary.
+  Status watch_changes(RunSummary& summary);
   // Loads every planned chunk (none unless `read`: the range holds no row
   // and the first step has nothing to settle) and moves the watermark;
   // returns the error that stopped it, if any.

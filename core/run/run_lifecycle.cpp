@@ -52,6 +52,7 @@ RunEnd run_end(const RunSummary& summary) {
   end.error_kind = summary.status == RunStatus::Failed ? summary.error_kind : ErrorKind::Transient;
   end.horizon = summary.horizon;
   end.reconcile = summary.reconcile;
+  end.changes = summary.changes;
   if (summary.schema_drift) end.schema_drift = *summary.schema_drift ? summary.schema_changes : std::string();
   return end;
 }

@@ -42,6 +42,9 @@ struct RunSummary {
   // A snapshot run's: how it found what changed, for the log
   // ("unchanged", "diff: 3 changed, 1 missing, 2 gone", "whole: ...").
   std::string snapshot_path;
+  // A watched table's changes its cursor cannot see (core/run/change_watch.h):
+  // what the source's statistics counted, and how many are unseen so far.
+  std::optional<ChangeCount> changes;
 };
 
 class RunObserver {

@@ -88,6 +88,15 @@ struct ReconcileCounts {
   std::int64_t changed = 0;  // ... that the target held with other values
 };
 
+// Updates and deletes the source's statistics counted on a table whose
+// cursor cannot see them (core/run/change_watch.h): as last read, and how
+// many of them no run could see since the table last ran clean (a
+// successful reconcile, which copies changed rows again).
+struct ChangeCount {
+  std::int64_t counted = 0;
+  std::int64_t unseen = 0;
+};
+
 // What a run row records when it ends.
 struct RunEnd {
   bool success = false;
@@ -102,6 +111,7 @@ struct RunEnd {
   // The schema drift the run found ("" when none); nothing when it did
   // not get as far as comparing the columns.
   std::optional<std::string> schema_drift;
+  std::optional<ChangeCount> changes;  // a watched table's (core/run/change_watch.h)
 };
 
 // Which advisory lock guards a run: the table's, or one partition's.
@@ -139,6 +149,9 @@ class StateStore {
   // runs kept. `source` names what they were taken of (source connection,
   // table, cursor); observations of anything else are not returned.
   virtual Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) = 0;
+  // The change count the table's latest watched load recorded, its unseen
+  // part 0 when a reconcile succeeded after it; nothing when none did.
+  virtual Result<std::optional<ChangeCount>> last_change_count(const TableKey& table) = 0;
   // Forgets the observations taken before `forget_before` (and any of
   // another source) and keeps `add`. Requires the table's lock.
   virtual Status save_cursor_samples(const TableKey& table, const std::string& source,
@@ -171,6 +184,9 @@ struct SourceTable {
   // The logical replication subscription that writes the table; empty
   // when none does (HorizonInput::subscription).
   std::string subscription;
+  // The cursor is an identity or takes nextval() by default: it sees
+  // inserts only.
+  bool cursor_insert_only = false;
 };
 
 // What a look at a run's range found before any row is read.
@@ -217,6 +233,10 @@ class Source {
   // truncated meanwhile is seen as it was left, never as empty.
   virtual Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                                     const std::optional<Window>& range) = 0;
+  // Updates and deletes of the table (its partitions' included) that the
+  // source's statistics counted since they were last reset; nothing when
+  // it keeps none for it (a view, a foreign table). Reads no row.
+  virtual Result<std::optional<std::int64_t>> count_changes(const TableConfig& table) = 0;
 };
 
 struct ChunkCounts {

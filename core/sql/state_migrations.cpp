@@ -176,6 +176,7 @@ alter table tidemark.runs
   add column rows_changed bigint,
   add column source_changes bigint,
   add column unseen_changes bigint;
+create index runs_changes on tidemark.runs (pipeline, table_name, run_id desc) where source_changes is not null;
 )SQL"},
   };
   return migrations;

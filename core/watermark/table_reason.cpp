@@ -126,6 +126,18 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
                   " source rows below the watermark that the target lacked, and copied them again";
       return out;
     }
+    if (runs.unseen_changes && *runs.unseen_changes > 0) {
+      // The target may hold old values and deleted rows, and no run can
+      // tell which: only a change of configuration ends it.
+      TableReason out;
+      out.reason = Reason::UnseenChanges;
+      out.unseen_changes = *runs.unseen_changes;
+      out.text = "unseen changes: the source counted " + std::to_string(*runs.unseen_changes) +
+                 " updates and deletes that the cursor (an identity or sequence: new rows only) cannot see; use "
+                 "mode: snapshot, a cursor stamped on every change, or deletes.reconcile, which copies changed "
+                 "rows again (tidemark reconcile does it once)";
+      return out;
+    }
     return TableReason{};
   }
   // The hold is to blame when it is the larger part of the age: hi stayed
@@ -153,6 +165,7 @@ const char* reason_name(Reason reason) {
     case Reason::Stale: return "stale";
     case Reason::ReconcileFailing: return "reconcile_failing";
     case Reason::RowsMissing: return "rows_missing";
+    case Reason::UnseenChanges: return "unseen_changes";
   }
   return "";
 }

@@ -45,6 +45,10 @@ struct TableRunFacts {
   // The schema drift the latest finished run found ("added column note
   // text; ..."); empty when it found none or did not compare.
   std::string schema_drift;
+  // Updates and deletes the source counted that the table's insert-only
+  // cursor could not see, since it last ran clean (core/run/change_watch.h);
+  // nothing when the table is not watched.
+  std::optional<std::int64_t> unseen_changes;
 };
 
 // The reasons, most urgent first: the first that applies is the one given.
@@ -59,6 +63,7 @@ enum class Reason {
   Stale,     // stale for any other reason: no success for too long, no new rows
   ReconcileFailing,  // fresh, but the latest reconcile failed: deleted rows stay in the target
   RowsMissing,  // fresh, but the last reconcile found rows missing below the watermark
+  UnseenChanges,  // fresh, but its cursor cannot see the updates and deletes the source counted
 };
 
 struct TableReason {
@@ -74,6 +79,8 @@ struct TableReason {
   std::string error_line;
   // HeldBack and Ahead: what the latest run said held hi back.
   std::string held_by;
+  // UnseenChanges: how many updates and deletes.
+  std::int64_t unseen_changes = 0;
 };
 
 // Why the table is stale or failing at `now_unix`, against its
@@ -82,7 +89,8 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
                           std::chrono::seconds stale_after);
 
 // The reason's name in JSON: "", "schema_drift", "failing", "ahead",
-// "never_ran", "held_back", "stale", "reconcile_failing", "rows_missing".
+// "never_ran", "held_back", "stale", "reconcile_failing", "rows_missing",
+// "unseen_changes".
 const char* reason_name(Reason reason);
 
 // The first line of an error, for one-line displays.

@@ -43,6 +43,7 @@ nlohmann::json why_json(const TableReason& why) {
     out["error"] = why.error_line;
   }
   if (why.reason == Reason::ReconcileFailing) out["error"] = why.error_line;
+  if (why.reason == Reason::UnseenChanges) out["unseen_changes"] = why.unseen_changes;
   if (why.reason == Reason::HeldBack || (why.reason == Reason::Ahead && !why.held_by.empty())) {
     out["held_by"] = why.held_by;
   }
@@ -98,6 +99,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       row["null_cursor_rows"] = s.null_cursor_rows ? nlohmann::json(*s.null_cursor_rows) : nlohmann::json();
       row["infinite_cursor_rows"] =
           s.infinite_cursor_rows ? nlohmann::json(*s.infinite_cursor_rows) : nlohmann::json();
+      row["unseen_changes"] = s.unseen_changes ? nlohmann::json(*s.unseen_changes) : nlohmann::json();
       nlohmann::json run;
       if (s.last_run) {
         run["run_id"] = s.last_run->run_id;

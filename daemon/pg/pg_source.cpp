@@ -82,6 +82,8 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
             unique_indexes_sql("to_regclass($1)", connection_.server_major_version()) +
             ", a.atthasdef or a.attidentity <> '' or a.attgenerated <> '', " +
             row_changing_triggers_sql("to_regclass($1)") + ", " + subscription_sql("c.oid") +
+            ", a.attidentity <> '' or coalesce((select pg_get_expr(d.adbin, d.adrelid) from pg_attrdef d"
+            " where d.adrelid = a.attrelid and d.adnum = a.attnum), '') like 'nextval(%'"
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -117,6 +119,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_row_triggers(r.text(i, 8)).empty();
+        out.cursor_insert_only = r.boolean(i, 10);
       }
     }
     // A snapshot table has no cursor: its watermark is the source's clock.
@@ -362,6 +365,23 @@ Result<HorizonReading> PgSource::read_fresh_horizon(const TableConfig& table, Cu
       wait_for_replay(primary_position(*reader));
     }
     return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::optional<std::int64_t>> PgSource::count_changes(const TableConfig& table) {
+  try {
+    // A partitioned table's statistics are its partitions'; a view or a
+    // foreign table keeps none (NULL). A standby counts none of its
+    // primary's writes: its primary, when there is a link to it, does.
+    PgConnection& on = primary_.connection != nullptr ? *primary_.connection : connection_;
+    const PgResult r = on.exec_prepared(
+        "select sum(s.n_tup_upd + s.n_tup_del)::bigint from pg_stat_all_tables s"
+        " where s.relid = to_regclass($1) or s.relid in (select relid from pg_partition_tree(to_regclass($1)))",
+        {table.source_table->quoted()});
+    if (r.is_null(0, 0)) return std::optional<std::int64_t>();
+    return std::optional<std::int64_t>(r.integer(0, 0));
   } catch (const PgError& e) {
     return e.as_error();
   }

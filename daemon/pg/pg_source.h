@@ -63,6 +63,7 @@ class PgSource final : public Source {
                                       std::optional<SourceMicros> shared_after) override;
   Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
   Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) override;
+  Result<std::optional<std::int64_t>> count_changes(const TableConfig& table) override;
   Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                             const std::optional<Window>& range) override;
 

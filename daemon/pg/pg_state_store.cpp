@@ -271,7 +271,8 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
         " null_cursor_rows = $12, error_kind = $13, schema_drift = $14,"
         " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing),"
-        " infinite_cursor_rows = $17, rows_changed = coalesce($18::bigint, rows_changed)"
+        " infinite_cursor_rows = $17, rows_changed = coalesce($18::bigint, rows_changed),"
+        " source_changes = $19, unseen_changes = $20"
         " where run_id = $1",
         {std::to_string(run), std::string(end.success ? "success" : "failed"),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
@@ -290,8 +291,28 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
          end.horizon.infinite_cursor_rows
              ? std::optional<std::string>(std::to_string(*end.horizon.infinite_cursor_rows))
              : std::nullopt,
-         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->changed)) : std::nullopt});
+         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->changed)) : std::nullopt,
+         end.changes ? std::optional<std::string>(std::to_string(end.changes->counted)) : std::nullopt,
+         end.changes ? std::optional<std::string>(std::to_string(end.changes->unseen)) : std::nullopt});
     return ok_status();
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::optional<ChangeCount>> PgStateStore::last_change_count(const TableKey& table) {
+  try {
+    // What was unseen is seen once a reconcile succeeded after it: that
+    // reconcile copied the changed rows again and deleted the gone ones.
+    const PgResult r = connection_.exec_prepared(
+        "select l.source_changes, case when exists (select 1 from tidemark.runs c where c.pipeline = $1"
+        " and c.table_name = $2 and c.trigger = 'reconcile' and c.status = 'success' and c.run_id > l.run_id)"
+        " then 0 else coalesce(l.unseen_changes, 0) end"
+        " from (select run_id, source_changes, unseen_changes from tidemark.runs where pipeline = $1"
+        " and table_name = $2 and source_changes is not null order by run_id desc limit 1) l",
+        {table.pipeline, table.table});
+    if (r.rows() == 0) return std::optional<ChangeCount>();
+    return std::optional<ChangeCount>(ChangeCount{r.integer(0, 0), r.integer(0, 1)});
   } catch (const PgError& e) {
     return e.as_error();
   }

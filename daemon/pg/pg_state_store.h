@@ -54,6 +54,7 @@ class PgStateStore final : public StateStore {
   Result<OpenedRun> open_run(const RunStart& start) override;
   Status finish_run(RunId run, const RunEnd& end) override;
   Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) override;
+  Result<std::optional<ChangeCount>> last_change_count(const TableKey& table) override;
   Status save_cursor_samples(const TableKey& table, const std::string& source,
                              std::optional<SourceMicros> forget_before,
                              const std::optional<CursorSample>& add) override;

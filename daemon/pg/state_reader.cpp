@@ -94,6 +94,7 @@ TableRunFacts TableState::run_facts() const {
   out.reconcile_failed_at = last_reconcile_failed_at;
   out.reconcile_error = last_reconcile_error.value_or("");
   out.schema_drift = schema_drift.value_or("");
+  out.unseen_changes = unseen_changes;
   return out;
 }
 
@@ -125,7 +126,8 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        extract(epoch from now())::float8,
        f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
        rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8,
-       rl.status, rl.error, extract(epoch from rl.finished_at)::float8, f.infinite_cursor_rows, rc.rows_changed
+       rl.status, rl.error, extract(epoch from rl.finished_at)::float8, f.infinite_cursor_rows, rc.rows_changed,
+       case when f.run_id < coalesce(rc.run_id, 0) then 0 else f.unseen_changes end
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
@@ -134,7 +136,8 @@ left join lateral (select run_id, status, started_at, finished_at, rows_written,
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
                           status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
                           to_jsonb(r) ->> 'schema_drift' as schema_drift,
-                          (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows
+                          (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows,
+                          (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
                          and r.trigger <> 'reconcile'
@@ -148,7 +151,7 @@ left join lateral (select count(*) as failures, min(finished_at) as since from t
                          and r.trigger <> 'reconcile' and r.run_id > coalesce(s.run_id, 0)) x on true
 left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_deleted,
                           (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing,
-                          (to_jsonb(r) ->> 'rows_changed')::bigint as rows_changed, finished_at
+                          (to_jsonb(r) ->> 'rows_changed')::bigint as rows_changed, finished_at, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
                          and r.trigger = 'reconcile'
@@ -197,6 +200,7 @@ order by a.position
         s.last_reconcile = ReconcileState{optional_integer(r, i, 25).value_or(0), optional_integer(r, i, 26).value_or(0),
                                           optional_integer(r, i, 32).value_or(0), std::stod(r.text(i, 27))};
       }
+      s.unseen_changes = optional_integer(r, i, 33);
       if (!r.is_null(i, 28) && r.text(i, 28) == "failed") {
         s.last_reconcile_failed = true;
         s.last_reconcile_error = r.optional_text(i, 29);

@@ -83,6 +83,10 @@ struct TableState {
   // partition table, a run that failed first, or one recorded before
   // state schema version 5).
   std::optional<std::string> schema_drift;
+  // Updates and deletes the table's insert-only cursor could not see, as
+  // its latest finished load counted them (0 once a reconcile succeeded
+  // after it); nothing when that load did not watch (core/run/change_watch.h).
+  std::optional<std::int64_t> unseen_changes;
 
   // Whether the table's latest reconcile failed and still counts: only
   // for a table that reconciles (deletes:). A failure of a reconcile the

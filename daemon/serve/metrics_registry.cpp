@@ -61,6 +61,7 @@ struct MetricsRegistry::TableSeries {
   Value reconcile_deleted;
   Value reconcile_missing;
   Value reconcile_failed;
+  Value unseen_changes;
   Value repaired_missing;  // tidemark_rows_repaired_total, by reason
   Value repaired_gone;
   Value repaired_changed;
@@ -170,6 +171,13 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
     case RunStatus::Cancelled: s->runs_failed_transient.add(1); break;
   }
   s->rows_written.add(static_cast<double>(summary.rows_written));
+  // A watched run counted them; a successful one that did not is a table
+  // not watched (any more); a failed one may have stopped before it read.
+  if (summary.changes) {
+    s->unseen_changes.set(static_cast<double>(summary.changes->unseen));
+  } else if (summary.status == RunStatus::Success) {
+    s->unseen_changes.set(0);
+  }
   if (summary.horizon.lag_seconds) {
     s->horizon_lag.set(*summary.horizon.lag_seconds);
     // Decided with the horizon; the stale gauge reads it at the next
@@ -241,6 +249,11 @@ void MetricsRegistry::reconcile_finished(const TableKey& table, std::int64_t del
 void MetricsRegistry::reconcile_failed(const TableKey& table, bool failed) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (TableSeries* s = find(table)) s->reconcile_failed.set(failed ? 1 : 0);
+}
+
+void MetricsRegistry::unseen_changes(const TableKey& table, std::int64_t changes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (TableSeries* s = find(table)) s->unseen_changes.set(static_cast<double>(changes));
 }
 
 void MetricsRegistry::rows_repaired(const TableKey& table, std::int64_t missing, std::int64_t gone,
@@ -327,6 +340,9 @@ const MetricsRegistry::TableFamily MetricsRegistry::kRunFamilies[] = {
      "gauge", &TableSeries::reconcile_missing},
     {"tidemark_reconcile_failed", "1 while the table's latest reconcile failed", "gauge",
      &TableSeries::reconcile_failed},
+    {"tidemark_unseen_changes",
+     "Updates and deletes the source counted that the table's insert-only cursor cannot see, since it last ran clean",
+     "gauge", &TableSeries::unseen_changes},
 };
 
 void MetricsRegistry::write_text(std::string& out) const {

@@ -69,6 +69,9 @@ class MetricsRegistry final : public RunObserver {
   void reconcile_finished(const TableKey& table, std::int64_t deleted, std::int64_t missing);
   // 1 while the table's latest reconcile failed.
   void reconcile_failed(const TableKey& table, bool failed);
+  // Updates and deletes the table's insert-only cursor could not see, as
+  // the state says (core/run/change_watch.h); runs set it as they finish.
+  void unseen_changes(const TableKey& table, std::int64_t changes);
   // Rows a reconcile of this process committed: copied again because the
   // target lacked them (missing) or held other values (changed), and
   // deleted or marked because their key left the source (gone).

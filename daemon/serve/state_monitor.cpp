@@ -119,6 +119,7 @@ void StateMonitor::read_tables(const Config& config, const std::set<TableKey>* o
     // After a restart the reconcile gauges come back from the run rows.
     if (s.last_reconcile) metrics_.reconcile_finished(s.table, s.last_reconcile->deleted, s.last_reconcile->missing);
     metrics_.reconcile_failed(s.table, s.reconcile_failing(*configured[i]));
+    if (s.unseen_changes) metrics_.unseen_changes(s.table, *s.unseen_changes);
     read_at_[s.table] = now;
   }
 }

@@ -51,6 +51,7 @@ class UnreachableDatabase final : public Source, public Target {
   Result<WindowProbe> probe(const TableConfig&, const SourceTable&, const std::optional<Window>&) override {
     return Error{error_};
   }
+  Result<std::optional<std::int64_t>> count_changes(const TableConfig&) override { return Error{error_}; }
   Result<TargetTable> check(const TableConfig&) override { return Error{error_}; }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override { return std::make_unique<UnreachableWork>(error_); }
 
@@ -202,6 +203,10 @@ std::string describe_run(const TimedSummary& run) {
   }
   if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
   if (!s.snapshot_path.empty()) line += "; " + s.snapshot_path;
+  if (s.changes && s.changes->unseen > 0) {
+    line += "; " + std::to_string(s.changes->unseen) +
+            " updates and deletes the cursor cannot see (new rows only) since the table last ran clean";
+  }
   if (s.target_created) line += "; target table created";
   if (!s.appended_columns.empty()) {
     std::string names;

@@ -67,7 +67,7 @@ class FakeState final : public StateStore {
     OpenedRun out;
     for (auto& r : runs) {
       if (!r.end && (!start.window || (r.start.window && r.start.window->lo == start.window->lo))) {
-        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt};
+        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt, std::nullopt};
         ++out.abandoned;
       }
     }
@@ -100,6 +100,20 @@ class FakeState final : public StateStore {
       if (entry.first == source) out.push_back(CursorSample{at, entry.second});
     }
     return out;
+  }
+  // The latest run's change count, its unseen part 0 after a successful reconcile.
+  Result<std::optional<ChangeCount>> last_change_count(const TableKey&) override {
+    for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+      if (!r->end) continue;
+      if (r->start.trigger == RunTrigger::Reconcile && r->end->success) {
+        for (auto before = r; before != runs.rend(); ++before) {
+          if (before->end && before->end->changes) return std::optional<ChangeCount>(ChangeCount{before->end->changes->counted, 0});
+        }
+        return std::optional<ChangeCount>();
+      }
+      if (r->end->changes) return std::optional<ChangeCount>(r->end->changes);
+    }
+    return std::optional<ChangeCount>();
   }
   Status save_cursor_samples(const TableKey&, const std::string& source, std::optional<SourceMicros> forget_before,
                              const std::optional<CursorSample>& add) override {
@@ -161,6 +175,7 @@ class FakeSource final : public Source {
     out.cursor_type = type;
     out.cursor_fraction_digits = fraction_digits;
     out.catalog = catalog;
+    out.cursor_insert_only = insert_only_cursor;
     if (table.columns.empty()) {
       for (const ColumnShape& c : catalog) out.columns.push_back(c.name);
     } else {
@@ -209,6 +224,14 @@ class FakeSource final : public Source {
                                  [&](const FakeRow& r) { return !(r.cursor < range->lo.raw) && r.cursor < range->hi.raw; });
     }
     return out;
+  }
+  // What count_changes answers; the cursor is an identity (inspect) when set.
+  std::optional<std::int64_t> changes;
+  bool insert_only_cursor = false;
+  int changes_counted = 0;
+  Result<std::optional<std::int64_t>> count_changes(const TableConfig&) override {
+    ++changes_counted;
+    return changes;
   }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType t) override {
     if (rows.empty()) return std::optional<CursorValue>();

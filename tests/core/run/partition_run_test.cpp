@@ -153,6 +153,9 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
     Result<std::vector<CursorSample>> read_cursor_samples(const TableKey&, const std::string&) override {
       return std::vector<CursorSample>{};
     }
+    Result<std::optional<ChangeCount>> last_change_count(const TableKey&) override {
+      return std::optional<ChangeCount>();
+    }
     Status save_cursor_samples(const TableKey&, const std::string&, std::optional<SourceMicros>,
                                const std::optional<CursorSample>&) override {
       return ok_status();

@@ -198,6 +198,24 @@ TEST_CASE("a failing reconcile: said of a fresh table, before rows missing; stal
   CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1)).reason == Reason::RowsMissing);
 }
 
+TEST_CASE("unseen changes: said of a fresh table after rows missing; stale comes first, none or 0 say nothing") {
+  TableRunFacts facts = succeeded(60);
+  facts.unseen_changes = 31;
+  const TableReason fresh = explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1));
+  CHECK(fresh.reason == Reason::UnseenChanges);
+  CHECK(fresh.unseen_changes == 31);
+  CHECK(fresh.text.rfind("unseen changes: the source counted 31 updates and deletes that the cursor", 0) == 0);
+  CHECK(fresh.text.find("mode: snapshot") != std::string::npos);
+  CHECK(explain_table(time_watermark(3 * kHour), facts, kNow, std::chrono::hours(1)).reason == Reason::Stale);
+  TableRunFacts missing = facts;
+  missing.reconcile_missing = 2;
+  CHECK(explain_table(time_watermark(120), missing, kNow, std::chrono::hours(1)).reason == Reason::RowsMissing);
+  facts.unseen_changes = 0;
+  CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1)).reason == Reason::None);
+  facts.unseen_changes.reset();
+  CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1)).reason == Reason::None);
+}
+
 TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::None)).empty());
   CHECK(std::string(reason_name(Reason::SchemaDrift)) == "schema_drift");
@@ -208,6 +226,7 @@ TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::Stale)) == "stale");
   CHECK(std::string(reason_name(Reason::ReconcileFailing)) == "reconcile_failing");
   CHECK(std::string(reason_name(Reason::RowsMissing)) == "rows_missing");
+  CHECK(std::string(reason_name(Reason::UnseenChanges)) == "unseen_changes");
   CHECK(first_line("one\r\ntwo") == "one");
   CHECK(first_line("only") == "only");
 }
