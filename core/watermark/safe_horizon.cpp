@@ -136,12 +136,15 @@ HorizonDecision integer_horizon(const HorizonReading& r, const std::vector<Curso
 }
 
 // What the source has reached with nothing held back: its clock less the
-// margin, its largest id + 1; nothing for an empty integer table.
+// margin, its largest id (in the table or handed out by its sequence) + 1;
+// nothing for an empty integer table without a readable sequence.
 Result<std::optional<CursorValue>> unheld(const HiInput& input) {
   const HorizonReading& r = input.reading;
   if (input.type == CursorType::Integer) {
-    if (!r.max_cursor) return std::optional<CursorValue>();
-    return std::optional<CursorValue>(after(*r.max_cursor));
+    std::optional<std::int64_t> largest = r.max_cursor;
+    if (r.sequence_last && (!largest || *r.sequence_last > *largest)) largest = r.sequence_last;
+    if (!largest) return std::optional<CursorValue>();
+    return std::optional<CursorValue>(after(*largest));
   }
   const SourceMicros at = r.clock - kStartReportMargin;
   if (input.type == CursorType::TimestampTz) return std::optional<CursorValue>(CursorValue{input.type, at});

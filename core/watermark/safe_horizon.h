@@ -54,6 +54,12 @@ struct HorizonReading {
   // session holds a block of ids of its own and may commit one of them
   // long after larger ones, in a transaction begun after any observation.
   std::int64_t sequence_cache = 1;
+  // Integer cursors: the largest id those sequences have handed out (their
+  // last_value), when this role may read it. Ids up to it were issued, so
+  // a watermark up to it + 1 was reached, even after the rows that held
+  // the largest ids were deleted; a sequence restarted below the
+  // watermark (TRUNCATE ... RESTART IDENTITY) leaves it ahead.
+  std::optional<std::int64_t> sequence_last;
   // The oldest open transaction that may still write; nothing when none.
   std::optional<OpenTransaction> oldest;
   // False when the role cannot see other sessions (no pg_monitor or

@@ -152,18 +152,30 @@ std::string subscription_sql(const std::string& table) {
          " where sr.srrelid = " + table + " order by s.subname limit 1)";
 }
 
-std::string sequence_cache_sql(const std::string& table, const std::string& column) {
-  // The sequence its identity or serial owns, and any its default calls
-  // nextval() on.
-  return "(select max(s.seqcache) from pg_sequence s where s.seqrelid in ("
-         " select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
+// The sequences the cursor column takes its ids from (the one its identity
+// or serial owns, any its default calls nextval() on), among other objects
+// that depend on the column or its default: filter by relkind.
+std::string cursor_sequences_sql(const std::string& table, const std::string& column) {
+  return "select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
          " where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass"
          " and d.deptype in ('a', 'i') and a.attrelid = " + table + " and a.attname = " + column +
          " union all"
          " select d.refobjid from pg_attrdef ad join pg_attribute a on a.attrelid = ad.adrelid and a.attnum = ad.adnum"
          " join pg_depend d on d.classid = 'pg_attrdef'::regclass and d.objid = ad.oid"
          " and d.refclassid = 'pg_class'::regclass"
-         " where a.attrelid = " + table + " and a.attname = " + column + "))";
+         " where a.attrelid = " + table + " and a.attname = " + column;
+}
+
+std::string sequence_cache_sql(const std::string& table, const std::string& column) {
+  return "(select max(s.seqcache) from pg_sequence s where s.seqrelid in (" + cursor_sequences_sql(table, column) +
+         "))";
+}
+
+// Their largest last_value, where the role may read it (reading it
+// without the privilege is an error, not a null).
+std::string sequence_last_sql(const std::string& table, const std::string& column) {
+  return "(select max(case when has_sequence_privilege(c.oid, 'SELECT,USAGE') then pg_sequence_last_value(c.oid) end)"
+         " from pg_class c where c.relkind = 'S' and c.oid in (" + cursor_sequences_sql(table, column) + "))";
 }
 
 std::string read_only_source_settings() {
@@ -183,6 +195,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
                                         table.source_table->quoted() + ")"
                                   : std::string("null::bigint");
   const std::string cache = integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
+  const std::string last = integer ? sequence_last_sql("to_regclass($1)", "$2") : std::string("null::bigint");
   const std::string sql =
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
@@ -191,7 +204,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       ", pg_is_in_recovery()"
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
-      ", current_database(), (select system_identifier::text from pg_control_system()), " + cache;
+      ", current_database(), (select system_identifier::text from pg_control_system()), " + cache + ", " + last;
   // Without a table's own parts the text is the same for every table.
   const PgResult r = integer ? on.exec(sql, {table.source_table->quoted(), table.cursor}) : on.exec_prepared(sql, {});
   HorizonReading out;
@@ -203,6 +216,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   origin.database = r.text(0, 5);
   origin.system_identifier = r.text(0, 6);
   if (!r.is_null(0, 7)) out.sequence_cache = r.integer(0, 7);
+  if (!r.is_null(0, 8)) out.sequence_last = r.integer(0, 8);
   return out;
 }
 

@@ -199,6 +199,29 @@ TEST_CASE("regression: a row at the bigint maximum wedged every run with 'bigint
   CHECK(f.watermark() == "9223372036854775807");
 }
 
+TEST_CASE("regression: an identity table whose newest rows were deleted was reported ahead, and stale") {
+  EventsFixture f(kIdEvents, "id");
+  f.env.source().exec("insert into events (v) select 1 from generate_series(1, 10)");  // ids 1..10
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.watermark() == "11");
+  // max(id) + 1 is now 6, below the watermark, yet ids 6..10 were handed out.
+  f.env.source().exec("delete from events where id > 5");
+  const TimedSummary after_delete = f.run();
+  CHECK(after_delete.summary.status == RunStatus::Success);
+  CHECK_FALSE(after_delete.summary.horizon.watermark_ahead);
+  CHECK(f.watermark() == "11");
+  f.env.source().exec("insert into events (v) values (2)");  // id 11
+  REQUIRE(f.run().summary.status == RunStatus::Success);
+  CHECK(f.watermark() == "12");
+
+  // A sequence restarted below the watermark hands out ids it claims.
+  f.env.source().exec("truncate events restart identity; insert into events (v) select 3 from generate_series(1, 3)");
+  const TimedSummary restarted = f.run();
+  CHECK(restarted.summary.status == RunStatus::Success);
+  CHECK(restarted.summary.horizon.watermark_ahead);
+  CHECK(f.watermark() == "12");
+}
+
 TEST_CASE("a role that cannot see other sessions: lookback 0 is refused, a lookback is accepted") {
   PgTestEnv env;
   PgConnection admin(env.dsn("source"), "admin");

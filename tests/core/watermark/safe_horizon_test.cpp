@@ -226,6 +226,7 @@ TEST_CASE("choosing hi: the decision in the cursor's type, floored to its precis
     bool ahead = false;
     const char* error = "";                      // a part of it; empty: none
     const char* held_by = "";                    // a part of it
+    std::optional<std::int64_t> sequence_last = std::nullopt;  // reading.sequence_last
   };
   const Row rows[] = {
       {"timestamptz: the instant itself", T::TimestampTz, kStamped, {}, false, {}, {}, 6, {}, tz(kStamped)},
@@ -252,6 +253,10 @@ TEST_CASE("choosing hi: the decision in the cursor's type, floored to its precis
       {"a timestamp watermark ahead names a changed time zone", T::Timestamp, kClock - kSecond, {}, false,
        wall(kClock + 3 * kHour), {}, 6, {}, wall(kClock - kSecond + 2 * kHour), true, "", "if its time zone changed"},
       {"integer: a watermark above max + 1 is ahead", T::Integer, {}, id(40), false, id(100), {}, 6, 50, id(40), true},
+      {"regression: an identity table whose newest rows were deleted is not ahead: its sequence handed them out",
+       T::Integer, {}, id(51), false, id(100), {}, 6, 50, id(51), false, "", "", 99},
+      {"integer: a watermark above what the sequence handed out is ahead (a restarted identity)", T::Integer, {},
+       id(51), false, id(100), {}, 6, 50, id(51), true, "", "is ahead of the source's safe horizon", 50},
       {"integer: a watermark at max + 1, held lower, waits", T::Integer, {}, id(40), false, id(51), {}, 6, 50, id(40)},
       {"integer: max + 1 saturates at the bigint maximum", T::Integer, {}, id(40), false, id(kMax), {}, 6, kMax,
        id(40)},
@@ -262,6 +267,7 @@ TEST_CASE("choosing hi: the decision in the cursor's type, floored to its precis
     in.type = row.type;
     in.reading.clock = kClock;
     in.reading.max_cursor = row.max_cursor;
+    in.reading.sequence_last = row.sequence_last;
     in.decision.instant = row.instant;
     in.decision.value = row.value;
     in.decision.hold_at_watermark = row.hold;
