@@ -10,6 +10,10 @@
 namespace tidemark {
 namespace {
 
+// The reconcile discover gives every cursor table: at night, when most
+// sources are quiet.
+constexpr const char* kDailyReconcile = "0 3 * * *";
+
 std::string lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return text;
@@ -302,6 +306,10 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
       out.notes.push_back(display_identifier(c.name) +
                           " is a date: every run re-reads today's rows, since a date cannot say which came later");
     }
+    // A cursor sees what is written, never what is deleted.
+    out.reconcile = kDailyReconcile;
+    out.notes.push_back("a cursor cannot see a deleted row: the daily reconcile removes the rows deleted from the "
+                        "source (drop deletes: if rows are never deleted)");
     return out;
   }
 
@@ -351,7 +359,7 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
   }
   out.mode = DiscoveredMode::Incremental;
   out.cursor = cursor->name;
-  out.reconcile = "0 3 * * *";
+  out.reconcile = kDailyReconcile;
   const std::string why = rows + ", above --snapshot-limit (" + std::to_string(policy.snapshot_limit) +
                           "), so a cursor instead of a snapshot, with a daily reconcile that deletes rows gone from "
                           "the source and copies again rows missing or changed below the watermark";

@@ -57,11 +57,13 @@ built_tidemark() {
   echo "$binary"
 }
 
-# Seconds elapsed since START, an earlier $EPOCHREALTIME.
-# A TCP port on 127.0.0.1 that nothing listens on now.
+# A TCP port on 127.0.0.1 that nothing listens on now. The search starts
+# at random: a port chosen but not yet bound (by this script or a test
+# beside it) is then seldom handed out again, as it always was from a
+# start fixed by the process id.
 free_port() {
   local port
-  for port in $(seq $((20000 + $$ % 20000)) 65000); do
+  for port in $(seq $((20000 + (RANDOM * 32768 + RANDOM) % 40000)) 65000) $(seq 20000 65000); do
     if ! (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
       echo "$port"
       return
@@ -69,6 +71,7 @@ free_port() {
   done
 }
 
+# Seconds elapsed since START, an earlier $EPOCHREALTIME.
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }'; }
 
 pg_bin() {

@@ -78,6 +78,22 @@ start_prometheus() {
   pids+=("$!")
   prometheus_port=$1
 }
+# prometheus_with_rules METRICS_PORT RULES_FILE: a real Prometheus on a
+# free port (not METRICS_PORT) that scrapes tidemark on METRICS_PORT each
+# second and evaluates RULES_FILE each second.
+prometheus_with_rules() {
+  local port
+  port=$(free_port)
+  while [ "$port" = "$1" ]; do port=$((port + 1)); done
+  cat >"$work/prometheus.yml" <<YAML
+global: { scrape_interval: 1s, evaluation_interval: 1s }
+rule_files: ["$2"]
+scrape_configs:
+  - job_name: tidemark
+    static_configs: [{ targets: ["127.0.0.1:$1"] }]
+YAML
+  start_prometheus "$port"
+}
 query() { curl -sf "http://127.0.0.1:$prometheus_port/api/v1/query" --data-urlencode "query=$1"; }
 
 check() {  # check NAME COMMAND...: one assertion

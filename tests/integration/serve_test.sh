@@ -93,16 +93,7 @@ check "systemd hears WATCHDOG=1" eventually 10 told WATCHDOG=1
 check "the json log is one object per line" bash -c "head -n 3 '$work/serve.log' | jq -e .message >/dev/null"
 
 # A real Prometheus scraping the daemon answers every dashboard query.
-prom_port=$(free_port)
-while [ "$prom_port" = "$metrics_port" ]; do prom_port=$((prom_port + 1)); done
-cat >"$work/prometheus.yml" <<YAML
-global: { scrape_interval: 1s, evaluation_interval: 1s }
-rule_files: ["$root/config/prometheus/tidemark-alerts.yml"]
-scrape_configs:
-  - job_name: tidemark
-    static_configs: [{ targets: ["127.0.0.1:$metrics_port"] }]
-YAML
-start_prometheus "$prom_port"
+prometheus_with_rules "$metrics_port" "$root/config/prometheus/tidemark-alerts.yml"
 scraped() { query 'up{job="tidemark"} == 1' | jq -e '.data.result | length == 1' >/dev/null; }
 check "prometheus scrapes the daemon" eventually 30 scraped
 # rate() and increase() need a few samples in their window.
@@ -116,7 +107,7 @@ done < <(jq -r '.panels[] | .targets[]? | .expr' "$root/config/grafana/tidemark.
 # Every rule of the shipped file, however many it holds.
 rules=$(grep -c -- '- alert:' "$root/config/prometheus/tidemark-alerts.yml")
 check "the alert rules load in prometheus ($rules)" bash -c \
-  "curl -sf http://127.0.0.1:$prom_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == $rules' >/dev/null"
+  "curl -sf http://127.0.0.1:$prometheus_port/api/v1/rules | jq -e '[.data.groups[].rules[]] | length == $rules' >/dev/null"
 
 # SIGHUP: an invalid configuration is rejected and the old one stays.
 echo "pipeline: [" >"$work/pipelines/broken.yaml"

@@ -103,7 +103,10 @@ TEST_CASE("discover: a column stamped on UPDATE by a trigger is the cursor, with
   CHECK(d.key == std::vector<std::string>{"id"});
   CHECK(d.key_reason == "primary key t_pkey");
   CHECK(d.reason == "updated_at is stamped on every UPDATE by trigger stamp, on INSERT by its default now()");
-  CHECK(d.notes.empty());
+  // What no cursor sees, a deleted row, the daily reconcile removes.
+  CHECK(d.reconcile == "0 3 * * *");
+  REQUIRE(d.notes.size() == 1);
+  CHECK(d.notes[0].find("a cursor cannot see a deleted row") == 0);
 }
 
 TEST_CASE("discover: a stamped column nothing sets on INSERT is chosen with a note") {
@@ -111,7 +114,7 @@ TEST_CASE("discover: a stamped column nothing sets on INSERT is chosen with a no
   t.columns[1].default_expression.clear();
   const DiscoveredTable d = discover_table(t);
   CHECK(d.cursor == "updated_at");
-  REQUIRE(d.notes.size() == 1);
+  REQUIRE(d.notes.size() == 2);
   CHECK(d.notes[0].find("nothing stamps updated_at on INSERT") == 0);
 }
 
