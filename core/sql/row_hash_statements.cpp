@@ -17,7 +17,7 @@ const FingerprintColumn& key_column(const std::vector<FingerprintColumn>& column
 }
 
 std::string side(const QualifiedName& table, const std::vector<FingerprintColumn>& keys,
-                 const std::vector<KeyOrder>& order, const std::string& hash) {
+                 const std::vector<KeyOrder>& order, const std::string& hash, const std::string& where) {
   std::string select;
   std::string order_by;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -27,8 +27,8 @@ std::string side(const QualifiedName& table, const std::vector<FingerprintColumn
     select += (order[i] == KeyOrder::Integer ? name + "::bigint" : name + "::text") + ", ";
     order_by += (i ? ", " : "") + (own_order ? name : name + "::text COLLATE \"C\"");
   }
-  return "COPY (SELECT " + select + hash + " FROM " + table.quoted() + " ORDER BY " + order_by +
-         ") TO STDOUT (FORMAT binary)";
+  return "COPY (SELECT " + select + hash + " FROM " + table.quoted() + (where.empty() ? "" : " WHERE " + where) +
+         " ORDER BY " + order_by + ") TO STDOUT (FORMAT binary)";
 }
 
 }  // namespace
@@ -38,7 +38,7 @@ KeyOrder key_order(const FingerprintColumn& column) {
 }
 
 RowHashStatements row_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
-                                      bool hash_record) {
+                                      bool hash_record, const std::string& where) {
   std::vector<FingerprintColumn> keys;
   RowHashStatements out;
   for (const std::string& k : table.key) {
@@ -47,8 +47,8 @@ RowHashStatements row_hash_statements(const TableConfig& table, const std::vecto
     keys.push_back(c);
   }
   const std::string hash = row_hash_sql(columns, hash_record);
-  out.source = side(*table.source_table, keys, out.order, hash);
-  out.target = side(table.target_table, keys, out.order, hash);
+  out.source = side(*table.source_table, keys, out.order, hash, where);
+  out.target = side(table.target_table, keys, out.order, hash, where);
   return out;
 }
 

@@ -36,9 +36,11 @@ struct RowHashStatements {
 };
 
 // Requires every key column among `columns` (the loaded columns, each with
-// both sides' types). The row hash is row_hash_sql over `columns`.
+// both sides' types). The row hash is row_hash_sql over `columns`. A
+// `where` (SQL over the table's columns, unqualified, without parameters)
+// limits both sides to the rows it holds for.
 RowHashStatements row_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
-                                      bool hash_record);
+                                      bool hash_record, const std::string& where = {});
 
 // A table keyed by one integer column `key`: its min and max (as bigint
 // text, NULL without rows), which the key's index answers at once.

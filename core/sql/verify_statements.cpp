@@ -1,5 +1,7 @@
 #include "core/sql/verify_statements.h"
 
+#include <cstdlib>
+
 namespace tidemark {
 namespace {
 
@@ -14,22 +16,33 @@ std::string count_and_checksum(const std::vector<std::string>& columns, const st
   return "count(*), coalesce(sum(hashtextextended(concat_ws(E'\\x1f', " + row_text + "), 0)::numeric), 0)::text";
 }
 
+// The day a row's cursor falls on, in `timezone`, as text; 'all' for an
+// integer cursor.
+std::string bucket_sql(const std::string& quoted_cursor, CursorType type, const std::string& timezone) {
+  switch (type) {
+    case CursorType::TimestampTz: return "(" + quoted_cursor + " at time zone " + quote_literal(timezone) + ")::date::text";
+    case CursorType::Timestamp: return quoted_cursor + "::date::text";
+    case CursorType::Date: return quoted_cursor + "::text";
+    case CursorType::Integer: return "'all'";
+  }
+  std::abort();  // every cursor type is a case above
+}
+
 }  // namespace
 
 std::string verify_query(const QualifiedName& table, const std::vector<std::string>& columns,
                          const std::string& cursor, const Window& window, const std::string& timezone) {
   const std::string c = quote_identifier(cursor);
-  std::string bucket;
-  switch (window.lo.type) {
-    case CursorType::TimestampTz:
-      bucket = "(" + c + " at time zone " + quote_literal(timezone) + ")::date::text";
-      break;
-    case CursorType::Timestamp: bucket = c + "::date::text"; break;
-    case CursorType::Date: bucket = c + "::text"; break;
-    case CursorType::Integer: bucket = "'all'"; break;
-  }
-  return "SELECT " + bucket + " AS bucket, " + count_and_checksum(columns, "") + " FROM " + table.quoted() +
-         " WHERE " + cursor_range_predicate(c, window.lo, window.hi) + " GROUP BY 1 ORDER BY 1";
+  return "SELECT " + bucket_sql(c, window.lo.type, timezone) + " AS bucket, " + count_and_checksum(columns, "") +
+         " FROM " + table.quoted() + " WHERE " + cursor_range_predicate(c, window.lo, window.hi) +
+         " GROUP BY 1 ORDER BY 1";
+}
+
+std::string verify_bucket_predicate(const std::string& cursor, const Window& window, const std::string& timezone,
+                                    const std::string& bucket) {
+  const std::string c = quote_identifier(cursor);
+  return "(" + cursor_range_predicate(c, window.lo, window.hi) + ") AND " + bucket_sql(c, window.lo.type, timezone) +
+         " = " + quote_literal(bucket);
 }
 
 PartitionVerifyQueries partition_verify_queries(const TableConfig& table, const std::vector<std::string>& columns,

@@ -20,6 +20,12 @@ namespace tidemark {
 std::string verify_query(const QualifiedName& table, const std::vector<std::string>& columns,
                          const std::string& cursor, const Window& window, const std::string& timezone);
 
+// The rows of one bucket that verify_query reported (a day as text, or
+// 'all'), as a WHERE predicate over the table's columns: for listing the
+// keys that differ in it (row_hash_statements).
+std::string verify_bucket_predicate(const std::string& cursor, const Window& window, const std::string& timezone,
+                                    const std::string& bucket);
+
 // One partition, both sides: on the source, what the table's query returns
 // now ($1 = lo, $2 = hi, bound by the caller); on the target, its rows
 // with the partition column in [$1::cast, $2::cast). Each returns one row:

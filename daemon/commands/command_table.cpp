@@ -101,6 +101,10 @@ const std::vector<CommandRow>& command_table() {
                        [](CLI::App& sub, VerifyOptions& o) {
                          sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
                          sub.add_option("--table", o.table, "only this table");
+                         sub.add_option("--keys", o.keys,
+                                        "name the first N keys that differ in each day that differs (incremental "
+                                        "tables)")
+                             ->check(CLI::NonNegativeNumber);
                        },
                        run_verify),
       database_command("discover",

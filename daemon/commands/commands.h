@@ -5,6 +5,7 @@
 // Output goes to `out`, problems to `err`; logs go through spdlog.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -68,6 +69,7 @@ int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, s
 struct VerifyOptions : CommonOptions {
   std::string pipeline;
   std::string table;  // empty: every table of the pipeline
+  std::size_t keys = 0;  // name the first this many differing keys of each day that differs
 };
 int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::ostream& out, std::ostream& err);
 

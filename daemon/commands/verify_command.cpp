@@ -1,22 +1,28 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <ostream>
 
+#include "core/diff/row_diff.h"
+#include "core/run/cancel_token.h"
 #include "core/run/partition_writer.h"
+#include "core/sql/row_hash_statements.h"
 #include "core/text/sql_identifier.h"
 #include "core/sql/verify_statements.h"
 #include "core/time/partition_calendar.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
+#include "daemon/commands/interrupt_scope.h"
 #include "daemon/commands/partition_backfill.h"
 #include "daemon/commands/partition_compare.h"
 #include "daemon/pg/partition_bounds.h"
 #include "daemon/pg/pg_key_side.h"
+#include "daemon/pg/pg_row_hash_stream.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
 
@@ -48,8 +54,61 @@ Result<Window> verify_window(const CursorValue& watermark, const CursorSpan& loo
   return Window{*lo, watermark};
 }
 
-// Verifies one table; returns whether every bucket matched.
-bool verify_table(const Config& config, const PipelineConfig& pipeline, const TableConfig& table, std::ostream& out) {
+// Each loaded column with its type on both sides, as the row diff hashes
+// it: a column the target lacks has an empty target type.
+std::vector<FingerprintColumn> hashed_columns(PgConnection& target, const TableConfig& table,
+                                              const SourceTable& source) {
+  const PgResult types = target.exec(
+      "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = $1::regclass"
+      " AND a.attnum > 0 AND NOT a.attisdropped",
+      {table.target_table.quoted()});
+  std::map<std::string, std::string> in_target;
+  for (int i = 0; i < types.rows(); ++i) in_target[types.text(i, 0)] = types.text(i, 1);
+  std::vector<FingerprintColumn> out;
+  for (const std::string& name : source.columns) {
+    const ColumnShape* in_source = find_column(source.catalog, name);
+    const auto found = in_target.find(name);
+    out.push_back(FingerprintColumn{name, in_source ? in_source->type : "",
+                                    found == in_target.end() ? "" : found->second});
+  }
+  return out;
+}
+
+// Names the first `most` keys that differ between the sides among the
+// rows of one bucket: both sides' (key, row hash) streams, merged.
+void print_differing_keys(PgConnection& source, PgConnection& target, const TableConfig& table,
+                          const std::vector<FingerprintColumn>& columns, const std::string& where, std::size_t most,
+                          std::ostream& out) {
+  const bool hash_record = hash_record_between(source.server_major_version(), target.server_major_version());
+  const RowHashStatements hashes = row_hash_statements(table, columns, hash_record, where);
+  CancelToken interrupt;
+  const InterruptScope interrupt_scope(interrupt);
+  for (PgConnection* side : {&source, &target}) {
+    side->exec("BEGIN READ ONLY");
+    side->exec(kRowDiffPlanSettings);
+  }
+  const auto diffed = [&] {
+    PgRowHashStream from_source(source, hashes.source, hashes.order, interrupt);
+    PgRowHashStream from_target(target, hashes.target, hashes.order, interrupt);
+    // Collecting stops past `most` differences; the counts stay whole.
+    return diff_rows(from_source, from_target, hashes.order,
+                     RowDiffLimits{static_cast<std::int64_t>(most), std::size_t{16} << 20});
+  }();
+  for (PgConnection* side : {&source, &target}) side->rollback_quietly();
+  if (!diffed) throw std::runtime_error(diffed.error());
+  const RowDiffCounts& n = diffed->counts;
+  fmt::print(out, "    {} missing from the target, {} with other values, {} only in the target\n", n.missing, n.changed,
+             n.gone);
+  const std::vector<std::string> fetch = diffed->fetch.texts(most);
+  const std::vector<std::string> gone = diffed->gone.texts(most > fetch.size() ? most - fetch.size() : 0);
+  if (!fetch.empty()) fmt::print(out, "    missing or other values: {}\n", fmt::join(fetch, " "));
+  if (!gone.empty()) fmt::print(out, "    only in the target: {}\n", fmt::join(gone, " "));
+}
+
+// Verifies one table; returns whether every bucket matched. With `keys`,
+// each bucket that differs names its first `keys` differing keys.
+bool verify_table(const Config& config, const PipelineConfig& pipeline, const TableConfig& table, std::size_t keys,
+                  std::ostream& out) {
   const TableKey key{pipeline.name, table.name};
   const auto state = connect_to(config, config.daemon.state);
   if (!state_schema_exists(*state)) {
@@ -90,11 +149,16 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
   for (const auto& [day, b] : from_source) all[day].first = b;
   for (const auto& [day, b] : from_target) all[day].second = b;
   bool ok = true;
+  std::optional<std::vector<FingerprintColumn>> columns;
   for (const auto& [day, pair] : all) {
     const bool match = pair.first.rows == pair.second.rows && pair.first.checksum == pair.second.checksum;
     const char* result = match ? "ok" : (pair.first.rows == pair.second.rows ? "DIFFERENT VALUES" : "DIFFERENT COUNT");
     fmt::print(out, "  {:<12} {:>12} {:>12}  {}\n", day, pair.first.rows, pair.second.rows, result);
     ok = ok && match;
+    if (match || keys == 0 || table.key.empty()) continue;
+    if (!columns) columns = hashed_columns(*target, table, *source_table);
+    print_differing_keys(*source, *target, table, *columns,
+                         verify_bucket_predicate(table.cursor, *window, pipeline.timezone, day), keys, out);
   }
   if (all.empty()) fmt::print(out, "  (no rows on either side)\n");
   return ok;
@@ -126,7 +190,7 @@ int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::
       }
       const bool table_ok = table.mode == TableMode::Partition
                                 ? compare_partitions(*config, *pipeline, table, kPartitionsVerified, out)
-                                : verify_table(*config, *pipeline, table, out);
+                                : verify_table(*config, *pipeline, table, command_line.keys, out);
       all_ok = table_ok && all_ok;
     }
   } catch (const std::exception& e) {

@@ -197,6 +197,47 @@ TEST_CASE("verify compares counts and checksums over the lookback window") {
   CHECK(c.out.str().find("DIFFERENT COUNT") != std::string::npos);
 }
 
+TEST_CASE("verify --keys names the first N keys that differ in each day that differs, and what they are") {
+  Commands c;
+  // Rows inside the time cursor's window (the hour below the watermark).
+  c.env.source().exec("insert into public.orders values (101, now() - interval '3 minutes'),"
+                      " (102, now() - interval '2 minutes')");
+  RunOptions run;
+  run.pipeline = "shop";
+  REQUIRE(c.run(run_run, run) == 0);
+  // Integer cursor, one bucket: two rows changed, one lost.
+  c.env.target().exec(
+      "update raw.events set kind = 'x' where event_id in (93, 97); delete from raw.events where event_id = 95");
+  VerifyOptions verify;
+  verify.pipeline = "shop";
+  verify.table = "events";
+  verify.keys = 2;
+  CHECK(c.run(run_verify, verify) == 1);
+  const std::string events = c.out.str();
+  CHECK(events.find("DIFFERENT COUNT") != std::string::npos);
+  CHECK(events.find("1 missing from the target, 2 with other values, 0 only in the target") != std::string::npos);
+  CHECK(events.find("missing or other values: (93) (95)\n") != std::string::npos);  // the first 2, in key order
+
+  // A time cursor: only the day that differs lists its keys.
+  c.out.str("");
+  c.env.target().exec("update raw.orders set updated_at = updated_at + interval '1 microsecond' where order_id = 102;"
+                      "insert into raw.orders select 1000, updated_at from raw.orders where order_id = 102");
+  verify.table = "orders";
+  verify.keys = 5;
+  CHECK(c.run(run_verify, verify) == 1);
+  const std::string orders = c.out.str();
+  CAPTURE(orders);
+  CHECK(orders.find("ok\n    ") == std::string::npos);  // a day that matches lists nothing
+  CHECK(orders.find("0 missing from the target, 1 with other values, 1 only in the target") != std::string::npos);
+  CHECK(orders.find("missing or other values: (102)\n") != std::string::npos);
+  CHECK(orders.find("only in the target: (1000)\n") != std::string::npos);
+  // Without --keys, counts and checksums only.
+  c.out.str("");
+  verify.keys = 0;
+  CHECK(c.run(run_verify, verify) == 1);
+  CHECK(c.out.str().find("only in the target") == std::string::npos);
+}
+
 TEST_CASE("rewind rejects a value that is not of the cursor's type") {
   Commands c;
   RewindOptions rewind;

@@ -26,4 +26,18 @@ TEST_CASE("a partition's verify queries: the query's rows on the source, the par
                         " FROM \"mart\".\"Daily\" WHERE \"day start\" >= $1::date AND \"day start\" < $2::date");
 }
 
+TEST_CASE("verify --keys: the rows of one bucket are the window's rows whose day is that bucket") {
+  const Window ids{CursorValue{CursorType::Integer, 91}, CursorValue{CursorType::Integer, 101}};
+  CHECK(verify_bucket_predicate("event id", ids, "UTC", "all") ==
+        "(\"event id\" >= (91::bigint) AND \"event id\" < (101::bigint)) AND 'all' = 'all'");
+  const Window days{CursorValue{CursorType::Date, 0}, CursorValue{CursorType::Date, 2}};
+  const std::string by_day = verify_bucket_predicate("d", days, "UTC", "1970-01-02");
+  CHECK(by_day.rfind("(\"d\" >= ", 0) == 0);
+  CHECK(by_day.find(") AND \"d\"::text = '1970-01-02'") != std::string::npos);
+  // The zone and the bucket are literals, quoted like any value.
+  const Window at{CursorValue{CursorType::TimestampTz, 0}, CursorValue{CursorType::TimestampTz, 86400000000}};
+  const std::string zoned = verify_bucket_predicate("at", at, "Europe/O'Hare", "x'y");
+  CHECK(zoned.find(") AND (\"at\" at time zone 'Europe/O''Hare')::date::text = 'x''y'") != std::string::npos);
+}
+
 }  // namespace tidemark
