@@ -71,7 +71,17 @@ Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>&
   // untouched, unless the first step has columns to settle, which it
   // does with its rows or without.
   const bool first_step = columns->snapshot || columns->first_step.create || !columns->first_step.append.empty();
-  return load_chunks(*columns, *plan, /*read=*/probe->has_rows || first_step, summary);
+  // A column appended now would hold NULL for good in every row loaded
+  // before it: the first chunk reads those rows again too, from the
+  // lowest cursor (or the initial), and its upsert fills the column by key.
+  std::optional<CursorValue> refill_from;
+  if (!columns->first_step.append.empty() && input.watermark) {
+    const auto lowest = run_.source.lower_bound(run_.table, type);
+    if (!lowest) return lowest.failure();
+    refill_from = *lowest;
+    if (refill_from && input.initial && *refill_from < *input.initial) refill_from = input.initial;
+  }
+  return load_chunks(*columns, *plan, /*read=*/probe->has_rows || first_step, refill_from, summary);
 }
 
 Status IncrementalRun::watch_changes(RunSummary& summary) {
@@ -139,7 +149,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
 }
 
 Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& plan, bool read,
-                                   RunSummary& summary) {
+                                   const std::optional<CursorValue>& refill_from, RunSummary& summary) {
   std::optional<CursorValue> watermark = summary.watermark_before;
   summary.watermark_after = watermark;
   std::optional<Window> chunk;
@@ -154,6 +164,7 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
     // target, the snapshot into the state, with its rows or not at all.
     const bool first = summary.chunks == 0;
     if (first) record.loaded_columns = columns.snapshot;
+    if (first && refill_from && *refill_from < record.window->lo) record.window->lo = *refill_from;
     const auto counts =
         commit_chunk(run_.target, run_.table, columns.source, record, first ? columns.first_step : TargetChanges{});
     if (!counts) return counts.failure();

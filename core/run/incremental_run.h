@@ -36,7 +36,10 @@ class IncrementalRun {
   // Loads every planned chunk (none unless `read`: the range holds no row
   // and the first step has nothing to settle) and moves the watermark;
   // returns the error that stopped it, if any.
-  Status load_chunks(const ColumnPlan& columns, const WindowPlan& plan, bool read, RunSummary& summary);
+  // `refill_from`: the first chunk reads from there instead (rows loaded
+  // before, read again for the columns appended to the target).
+  Status load_chunks(const ColumnPlan& columns, const WindowPlan& plan, bool read,
+                     const std::optional<CursorValue>& refill_from, RunSummary& summary);
 
   const RunContext run_;  // references only: the run owns none of it
 };

@@ -124,6 +124,41 @@ TEST_CASE("schema drift: a column added in the source fails the run, then append
   }
 }
 
+TEST_CASE("regression: a column append_new_columns added stayed NULL for good in the rows loaded before it") {
+  // No lookback: nothing re-reads the old rows, which the source gave a
+  // value each (a volatile default rewrites the table).
+  const std::string yaml =
+      "pipeline: shop\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
+      "  - name: orders\n    source_table: public.orders\n    target_table: raw.orders\n"
+      "    key: [order_id]\n    cursor: updated_at\n    on_schema_change: append_new_columns\n";
+  DriftFixture f(yaml);
+  f.env.source().exec("insert into public.orders select g, 'old', g, clock_timestamp() - interval '2 hours'"
+                      " from generate_series(2, 50) g");
+  REQUIRE(f.run().status == RunStatus::Success);
+  const std::string w1 = f.watermark();
+  f.env.source().exec(
+      "alter table public.orders add column token uuid not null default gen_random_uuid();"
+      " insert into public.orders values (51, 'new', 51, clock_timestamp() - interval '1 second', default)");
+  const RunSummary r = f.run();
+  INFO(r.error);
+  REQUIRE(r.status == RunStatus::Success);
+  CHECK(r.appended_columns == std::vector<std::string>{"token"});
+  const char* const rows = "select order_id, status, amount, token from %s order by 1";
+  const auto of = [&](PgConnection& c, const char* table) {
+    std::string sql = rows;
+    sql.replace(sql.find("%s"), 2, table);
+    return PgTestEnv::rows(c, sql);
+  };
+  CHECK(of(f.env.target(), "raw.orders") == of(f.env.source(), "public.orders"));
+  CHECK(PgTestEnv::rows(f.env.target(), "select count(*) from raw.orders where token is null")[0] == "0");
+  CHECK(f.watermark() > w1);
+  // The next run reads only what is new again.
+  const RunSummary next = f.run();
+  CHECK(next.status == RunStatus::Success);
+  CHECK(next.appended_columns.empty());
+  CHECK(next.rows_read == 0);
+}
+
 TEST_CASE("schema drift: an added column the operator adds to the target is loaded from then on, with fail") {
   DriftFixture f(pipeline("fail"));
   REQUIRE(f.run().status == RunStatus::Success);

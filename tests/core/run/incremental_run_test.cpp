@@ -400,6 +400,48 @@ TEST_CASE("schema drift: append_new_columns adds the new column with the first c
   CHECK(h.target_matches_source());
 }
 
+TEST_CASE("regression: append_new_columns left the appended column NULL in the rows loaded before it") {
+  // The chunk that adds the column reads again from the lowest cursor (or
+  // the initial, below which nothing is wanted), so that its upsert fills
+  // the column in every row loaded before; later chunks read as usual.
+  struct Row {
+    const char* name;
+    std::optional<std::string> initial;
+    std::int64_t first_lo;  // the lower end of the chunk that adds the column
+  };
+  const Row rows[] = {
+      {"from the source's lowest cursor", std::nullopt, 10},
+      {"from the initial, above the lowest cursor", std::string("15"), 15},
+  };
+  for (const Row& row : rows) {
+    const std::string name = row.name;
+    CAPTURE(name);
+    Harness h;
+    h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
+    h.table.initial = row.initial;
+    h.source.rows = {{1, 10}, {2, 20}};
+    REQUIRE(h.run().status == RunStatus::Success);
+    REQUIRE(h.state.watermark == n(21));
+    h.source.catalog.push_back({"note", "text"});
+    h.target.columns = std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}};
+    h.source.rows.push_back({3, 30});
+    h.target.chunks.clear();
+    const RunSummary s = h.run();
+    REQUIRE(s.status == RunStatus::Success);
+    CHECK(s.appended_columns == std::vector<std::string>{"note"});
+    REQUIRE(h.target.chunks.size() == 1);
+    CHECK(h.target.chunks[0].lo == n(row.first_lo));
+    CHECK(h.target.chunks[0].hi == n(31));
+    CHECK(h.state.watermark == n(31));
+    // Settled: the next run reads from the watermark.
+    h.source.rows.push_back({4, 40});
+    h.target.chunks.clear();
+    REQUIRE(h.run().status == RunStatus::Success);
+    REQUIRE(h.target.chunks.size() == 1);
+    CHECK(h.target.chunks[0].lo == n(31));
+  }
+}
+
 TEST_CASE("schema drift: a dropped column fails even with append_new_columns, and a failed load keeps the snapshot") {
   Harness h;
   h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
