@@ -32,8 +32,13 @@ FleetView MemberLease::renewed(const Renewal& renewal, Steady sent, Steady recei
   // member's registration committed, so it ends within its holder's lease
   // of joined_at_ (a member's lease is lease_until - renewed_at). Once the
   // longest has passed, no other member still fires this one's share.
+  // Only live members can hold one: a member whose lease the database
+  // has ended stopped acting before that on its own clock. So a member
+  // alone fires at once; of two joining together, the one whose renewal
+  // did not see the other's registration fires at once, and the other,
+  // which saw it, waits out its lease.
   if (!settled_) {
-    std::chrono::microseconds longest = lease_;
+    std::chrono::microseconds longest{0};
     for (const FleetMember& m : renewal.others) longest = std::max(longest, m.lease_until - m.renewed_at);
     settled_ = renewal.db_now >= joined_at_ + longest;
   }

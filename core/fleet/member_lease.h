@@ -4,9 +4,10 @@
 // ever shortens it: a renewal sent at `sent` is acted on until
 // sent + lease - margin, and the database cannot end it before
 // sent + lease, so a member stops firing before another can take over.
-// A member that joins fires nothing for one lease: every view that lacks
-// it was sent before it joined, and has ended by then on its holder's own
-// clock, whether or not that holder has acted on a newer one.
+// A member that joins fires nothing for the longest lease of the other
+// live members: every view that lacks it was sent before it joined, and
+// has ended by then on its holder's own clock, whether or not that holder
+// has acted on a newer one. Alone, it fires at once.
 // Owned by the member's renewal thread; not thread-safe.
 #pragma once
 

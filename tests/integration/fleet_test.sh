@@ -112,8 +112,12 @@ for n in 1 2 3; do
   check "member $n owns a share (owns $(owned $n))" test "$(owned $n)" -ge 8
 done
 
-# Steady state.
+# Steady state. (A member alone fires every table at once; runs it had
+# queued for tables the later members took may meet their lock once,
+# before the steady state.)
 steady=$(now)
+declare -A skips_before
+for n in 1 2 3; do skips_before[$n]=$(skips $n); done
 renewals() { state "select n_tup_upd from pg_stat_user_tables where relid = 'tidemark.members'::regclass"; }
 renewals_before=$(renewals)
 sleep 10
@@ -127,7 +131,9 @@ check "steady: every table ran on one member only" test \
                group by 1 having count(distinct pid) > 1) d")" = 0
 check "steady: every table ran" test \
   "$(state "select count(distinct table_name) from tidemark.runs where started_at >= to_timestamp($steady)")" = "$tables"
-for n in 1 2 3; do check "steady: member $n skipped no run for a held lock" test "$(skips $n)" = 0; done
+for n in 1 2 3; do
+  check "steady: member $n skipped no run for a held lock" test "$(skips $n)" = "${skips_before[$n]}"
+done
 fleet_out=$("$tidemark" fleet --config "$work/tidemark.yaml")
 check "tidemark fleet lists the three members" test "$(grep -c " ${member_pid[1]} \| ${member_pid[2]} \| ${member_pid[3]} " <<<"$fleet_out")" = 3
 check "tidemark status names each table's owner" bash -c \
@@ -162,6 +168,17 @@ check "SIGTERM: its tables run on the other member within 10 s" eventually 10 \
 check "SIGTERM: the member says it left" eventually 10 grep -q "fleet: left" "$work/member3.log"
 start_member 4
 check "a new member takes a share: two members own all tables" eventually 20 settled 2 2 4
+# Beside a live member, a new one fires nothing until that one's lease
+# (3 s) has passed since it joined: the other may still fire its share.
+first_run_gap() {  # seconds from member 4's registration to its first run
+  state "select extract(epoch from min(r.started_at) - m.started_at) from tidemark.runs r
+           join tidemark.members m on m.pid = r.pid where m.pid = ${member_pid[4]} group by m.started_at"
+}
+ran_on_4() { [ -n "$(first_run_gap)" ]; }
+check "the new member runs" eventually 20 ran_on_4
+check "beside a live member, the new one waited out its lease ($(first_run_gap) s)" \
+  awk -v g="$(first_run_gap)" 'BEGIN { exit !(g >= 2.9) }'
+
 check "the new member owns about half" test "$(owned 4)" -ge 15
 sleep 4
 check "drain and join: no firing ran twice" test "$(doubled "$drained")" = 0

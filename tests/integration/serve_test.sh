@@ -57,6 +57,7 @@ PY
 pids+=("$!")
 eventually 10 test -S "$work/notify.sock"
 
+started=$EPOCHREALTIME
 NOTIFY_SOCKET="$work/notify.sock" WATCHDOG_USEC=1000000 \
   "$tidemark" serve --config "$work/tidemark.yaml" >"$work/serve.log" 2>&1 &
 serve=$!
@@ -70,6 +71,13 @@ runs_ok() { [ "$(value 'tidemark_runs_total{pipeline="shop",status="success",tab
 serving() { metrics >/dev/null; }
 check "metrics are served" eventually 20 serving
 check "the table fires every second" eventually 20 runs_ok 2
+# Alone in its fleet, the daemon fires at once: no other member's lease
+# can be live, so it has no one to wait for.
+first_run_after() {
+  psql -X -At -d "${db}_target" -c "select extract(epoch from min(started_at)) - $started from tidemark.runs"
+}
+check "alone, the first firing comes within 2 s of start ($(first_run_after) s)" \
+  awk -v g="$(first_run_after)" 'BEGIN { exit !(g <= 2) }'
 for name in tidemark_watermark_timestamp_seconds tidemark_watermark_age_seconds \
   tidemark_watermark_last_moved_timestamp_seconds tidemark_watermark_stale tidemark_watermark_stale_after_seconds \
   tidemark_last_run_rows tidemark_rows_written_total tidemark_runs_total tidemark_runs_skipped_total \

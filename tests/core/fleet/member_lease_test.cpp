@@ -83,14 +83,31 @@ TEST_CASE("a member that joins fires nothing for one lease, then owns its share"
   CHECK(view.members() == all);
 }
 
-TEST_CASE("a member alone waits one lease too: another may be joining at the same moment") {
+TEST_CASE("regression: a member alone waited a whole lease before its first firing") {
+  // No live member can hold a view without it: a daemon started alone, or
+  // after the others' leases ran out by the database's clock, fires at once.
   MemberLease lease("me", seconds(6));
   lease.joined(at("2026-01-01T00:00:00Z"));
-  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:01Z", {}), Steady(seconds(1)), Steady(seconds(1))).settled());
-  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:04Z", {}), Steady(seconds(4)), Steady(seconds(4))).settled());
-  const FleetView view = lease.renewed(renewal_at("2026-01-01T00:00:06Z", {}), Steady(seconds(6)), Steady(seconds(6)));
+  const FleetView view = lease.renewed(renewal_at("2026-01-01T00:00:00Z", {}), Steady(seconds(1)), Steady(seconds(1)));
   CHECK(view.settled());
-  CHECK(view.owns({"p", "any"}, Steady(seconds(6))));
+  CHECK(view.owns({"p", "any"}, Steady(seconds(1))));
+}
+
+TEST_CASE("two members joining at once: the one that saw the other waits out its lease, the other fires at once") {
+  // b's renewal ran before a's registration committed, so it saw no one;
+  // a's, after b's, saw b. b's view without a was sent before a joined
+  // and ends within b's lease of a's joining: a waits that long.
+  MemberLease b("b", seconds(6));
+  b.joined(at("2026-01-01T00:00:00Z"));
+  CHECK(b.renewed(renewal_at("2026-01-01T00:00:00.100Z", {}), Steady(seconds(0)), Steady(seconds(0))).settled());
+  MemberLease a("a", seconds(6));
+  a.joined(at("2026-01-01T00:00:00.200Z"));
+  const FleetMember seen_b = member("b", "2026-01-01T00:00:00.100Z", "2026-01-01T00:00:06.100Z");
+  CHECK_FALSE(a.renewed(renewal_at("2026-01-01T00:00:00.300Z", {seen_b}), Steady(seconds(0)), Steady(seconds(0)))
+                  .settled());
+  CHECK_FALSE(a.renewed(renewal_at("2026-01-01T00:00:06.100Z", {seen_b}), Steady(seconds(6)), Steady(seconds(6)))
+                  .settled());
+  CHECK(a.renewed(renewal_at("2026-01-01T00:00:06.200Z", {seen_b}), Steady(seconds(6)), Steady(seconds(6))).settled());
 }
 
 TEST_CASE("a joining member waits for the longest lease among the members, not only its own") {
@@ -132,10 +149,12 @@ TEST_CASE("a lease the database ended: nothing owned, join again, and wait a lea
   CHECK(lost.members().empty());
   CHECK(lease.must_join());
 
+  // x, which has its tables, must see it again before it takes any back.
   lease.joined(at("2026-01-01T00:00:41Z"));
-  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:42Z", {}), Steady(seconds(42)), Steady(seconds(42))).settled());
-  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:45Z", {}), Steady(seconds(45)), Steady(seconds(45))).settled());
-  CHECK(lease.renewed(renewal_at("2026-01-01T00:00:47Z", {}), Steady(seconds(47)), Steady(seconds(47))).settled());
+  const FleetMember x = member("x", "2026-01-01T00:00:40Z", "2026-01-01T00:00:46Z");
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:42Z", {x}), Steady(seconds(42)), Steady(seconds(42))).settled());
+  CHECK_FALSE(lease.renewed(renewal_at("2026-01-01T00:00:45Z", {x}), Steady(seconds(45)), Steady(seconds(45))).settled());
+  CHECK(lease.renewed(renewal_at("2026-01-01T00:00:47Z", {x}), Steady(seconds(47)), Steady(seconds(47))).settled());
 }
 
 TEST_CASE("regression: a renewal that commits after its lease could have ended is a lost lease") {
