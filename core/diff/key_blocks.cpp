@@ -13,13 +13,14 @@ std::optional<KeyBlocks> key_blocks(std::int64_t min, std::int64_t max, std::int
   // two's complement values, and every bound below is checked first.
   const std::uint64_t distance = static_cast<std::uint64_t>(max) - static_cast<std::uint64_t>(min);
   // The statements compute key - origin for every key, and origin +
-  // (b + 1) * width for every block.
+  // b * width + width for every block, the width itself a bigint (a range
+  // of 2^63 keys in one block has none).
   if (distance > kMax) return std::nullopt;
   const std::uint64_t span = distance + 1;
   const auto wanted = static_cast<std::uint64_t>(std::max<std::int64_t>(rows / kRowsPerBlock, 1));
   const std::uint64_t width = (span + wanted - 1) / wanted;
   const std::uint64_t count = (span + width - 1) / width;
-  if (count * width > kMax - static_cast<std::uint64_t>(min)) return std::nullopt;
+  if (width > kMax || count * width > kMax - static_cast<std::uint64_t>(min)) return std::nullopt;
   return KeyBlocks{min, static_cast<std::int64_t>(width), static_cast<std::int64_t>(count)};
 }
 

@@ -58,14 +58,17 @@ std::string digits(std::int64_t n) { return "(" + std::to_string(n) + ")::bigint
 
 // Each block's rows through the key's index, a range each, in block
 // order: no sort of the table's rows, whose grouping the planner would
-// think has as many groups as rows. Empty blocks come too (0, 0).
+// think has as many groups as rows. Empty blocks come too (0, 0). A
+// block's end is its start plus the width: (b + 1) * width alone passes
+// the largest bigint in a range from the smallest one, where the end
+// does not.
 std::string block_side(const QualifiedName& table, const std::string& key, const std::string& mixed,
                        const KeyBlocks& blocks) {
   const std::string sums = "SELECT coalesce(bit_xor(" + mixed + "), 0) # count(*), count(*) FROM " + table.quoted();
+  const std::string start = digits(blocks.origin) + " + tm_block * " + digits(blocks.width);
   return "COPY (SELECT tm_block, s.* FROM generate_series(0::bigint, " + digits(blocks.count - 1) +
-         ") AS tm_b(tm_block) CROSS JOIN LATERAL (" + sums + " WHERE " + key + " >= " + digits(blocks.origin) +
-         " + tm_block * " + digits(blocks.width) + " AND " + key + " < " + digits(blocks.origin) + " + (tm_block + 1) * " +
-         digits(blocks.width) + ") s UNION ALL SELECT NULL, n.* FROM (" + sums + " WHERE " + key +
+         ") AS tm_b(tm_block) CROSS JOIN LATERAL (" + sums + " WHERE " + key + " >= " + start + " AND " + key + " < " +
+         start + " + " + digits(blocks.width) + ") s UNION ALL SELECT NULL, n.* FROM (" + sums + " WHERE " + key +
          " IS NULL) n ORDER BY 1) TO STDOUT (FORMAT binary)";
 }
 

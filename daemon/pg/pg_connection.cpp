@@ -162,10 +162,17 @@ void PgConnection::request_cancel() {
 
 void PgConnection::abandon_copy_out() {
   request_cancel();
-  char* data = nullptr;
-  int n = 0;
-  while ((n = PQgetCopyData(conn_, &data, 0)) > 0) PQfreemem(data);
-  drain_results();
+  // A COPY whose first result was never asked for (the other side of a
+  // diff failed first) is not under way as libpq sees it until that
+  // result is read: only then are its rows discarded. Results asked for
+  // while rows remain are the COPY's own, again and again, for good.
+  while (PGresult* r = PQgetResult(conn_)) {
+    const bool copying = PQresultStatus(r) == PGRES_COPY_OUT;
+    PQclear(r);
+    if (!copying) continue;
+    char* data = nullptr;
+    while (PQgetCopyData(conn_, &data, 0) > 0) PQfreemem(data);
+  }
 }
 
 namespace {

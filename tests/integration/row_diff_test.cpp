@@ -2,15 +2,24 @@
 // of hostile schemas: each case loads a table, changes it in the source,
 // and the next run must leave the target equal to the source having
 // crossed only what differs (its path "diff: ..."), never the whole
-// table; then a source truncated and refilled while the diff waits for
-// its lock, and a diff that gives up and crosses whole.
+// table; then a source truncated, refilled or rewritten while the diff
+// waits for its lock, a diff that gives up and crosses whole, keys whose
+// collation or type differs between the sides, integer keys at the
+// bigint limits, and a stream that fails before the other is read.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <future>
+#include <limits>
 #include <thread>
 
+#include "core/diff/key_blocks.h"
+#include "core/diff/row_diff.h"
+#include "core/run/cancel_token.h"
+#include "core/sql/row_hash_statements.h"
 #include "core/watermark/safe_horizon.h"
+#include "daemon/pg/pg_row_hash_stream.h"
 #include "daemon/pg/pg_source.h"
 #include "pg_test_env.h"
 
@@ -178,9 +187,6 @@ TEST_CASE("row diff: past a third of the rows differing it crosses the whole tab
   CHECK(t.target_is_source());
 }
 
-}  // namespace tidemark
-
-namespace tidemark {
 
 TEST_CASE("row diff: a table keyed by an integer diffs block by block, new keys beyond either side's range") {
   LoadedTable t(50000);
@@ -199,9 +205,6 @@ TEST_CASE("row diff: a table keyed by an integer diffs block by block, new keys 
   CHECK(again.summary.snapshot_path == "unchanged");
 }
 
-}  // namespace tidemark
-
-namespace tidemark {
 
 TEST_CASE("row diff: an integer key that may be NULL (NULLS NOT DISTINCT) has a block of its own") {
   PgTestEnv env;
@@ -234,11 +237,6 @@ TEST_CASE("row diff: an integer key that may be NULL (NULLS NOT DISTINCT) has a 
   CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
 }
 
-}  // namespace tidemark
-
-#include "core/sql/row_hash_statements.h"
-
-namespace tidemark {
 
 TEST_CASE("regression: the rows of many differing blocks were read by a parallel plan, a whole scan per block") {
   // 10 % of a 1,000,000-row table changed made 81 % of its blocks differ;
@@ -277,6 +275,285 @@ TEST_CASE("regression: the rows of many differing blocks were read by a parallel
   const std::string sums = plan(block_statements(table, columns, true, *blocks).source);
   CHECK_MESSAGE(sums.find("Index") != std::string::npos, sums);
   CHECK_MESSAGE(sums.find("Gather") == std::string::npos, sums);
+}
+
+
+TEST_CASE("row diff: a text key collated otherwise on each side ends equal, crossing only what differs") {
+  // Both sides stream their keys' bytes in memcmp's order, whatever each
+  // column's collation: a key under "C" on one side and under ICU (or a
+  // collation that takes 'Z' and 'z' for one key) on the other is the same
+  // key exactly when its bytes are.
+  struct Sides {
+    const char* name;
+    const char* source;  // the key's collation in the source
+    const char* target;  // and in the target
+  };
+  const Sides kSides[] = {
+      {"ICU in the source, C in the target", "\"und-x-icu\"", "\"C\""},
+      {"C in the source, ICU in the target", "\"C\"", "\"und-x-icu\""},
+      {"case-insensitive in the source, C in the target", "ci", "\"C\""},
+      {"C in the source, case-insensitive in the target", "\"C\"", "ci"},
+  };
+  for (const Sides& c : kSides) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    PgTestEnv env;
+    for (PgConnection* side : {&env.source(), &env.target()}) {
+      side->exec("create collation ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)");
+    }
+    // No two keys that a case-insensitive side takes for one.
+    env.source().exec(std::string("create table public.t (code text collate ") + c.source +
+                      " primary key, v int); insert into public.t values"
+                      " ('a', 1), ('B', 1), ('é', 1), ('Z', 1), ('c', 1), ('10', 1), ('9', 1), ('e', 1)");
+    env.target().exec(std::string("create schema raw; create table raw.t (code text collate ") + c.target +
+                      " primary key, v int)");
+    testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "code", "", "", "code", 0})));
+    REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+    // 3 changed; 'a' and 'Z' gone as the keys 'A' and 'z' come: one row
+    // each under a case-insensitive collation, two keys under the diff's.
+    env.source().exec("update public.t set v = 2 where code in ('B', 'é', '9'); delete from public.t where code = 'a';"
+                      " insert into public.t values ('A', 1); update public.t set code = 'z' where code = 'Z'");
+    const TimedSummary r = runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == "diff: 3 changed, 2 missing, 2 gone");
+    CHECK(r.summary.rows_written == 7);
+    CHECK(rows(env.target(), "raw.t", "code collate \"C\"") == rows(env.source(), "public.t", "code collate \"C\""));
+    CHECK(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  }
+}
+
+namespace {
+
+// Whether a session of `application` waits for a lock within 20 s.
+bool waits_for_lock(PgConnection& observer, const std::string& application) {
+  for (int i = 0; i < 2000; ++i) {
+    if (PgTestEnv::rows(observer, "select count(*) from pg_stat_activity where wait_event_type = 'Lock' and "
+                                  "application_name = '" + application + "'")[0] != "0") {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("row diff: a source rewritten while the diff waits for its lock is read rewritten, or the run retries") {
+  // A rewrite gives the table new storage and, for ALTER ... TYPE, new
+  // types; the run's catalog was read before it. Either the diff reads the
+  // rewritten rows as they are, or the run fails transiently with the
+  // target as it was and the next run loads them: never an empty or a
+  // partial target.
+  struct Rewrite {
+    const char* name;
+    const char* sql;      // committed by another session while the run waits
+    bool in_transaction;  // else it runs alone, queued behind a reader the run then queues behind
+    const char* failure;  // what the run's transient failure says; nullptr: it reads the rewritten rows
+    const char* path;     // the snapshot_path of the run that loads them
+  };
+  const Rewrite kRewrites[] = {
+      {"ALTER COLUMN ... TYPE bigint of a non-key column",
+       "alter table public.t alter column v type bigint; update public.t set v = v * 10 where id between 10 and 12", true,
+       "changed while the chunk read it (v integer -> bigint)", "diff: 8 changed, 0 missing, 5 gone"},
+      {"ALTER COLUMN ... TYPE bigint of the key",
+       "alter table public.t alter column id type bigint; update public.t set v = v * 10 where id between 10 and 12",
+       true, "changed while the chunk read it (id integer -> bigint)", "diff: 8 changed, 0 missing, 5 gone"},
+      {"VACUUM FULL", "vacuum full public.t", false, nullptr, "diff: 5 changed, 0 missing, 5 gone"},
+  };
+  for (const Rewrite& c : kRewrites) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    PgTestEnv env;
+    env.source().exec("create table public.t (id int primary key, v int);"
+                      " insert into public.t select g, g from generate_series(1, 100) g");
+    // The target's columns are bigint already: the source retyped to
+    // bigint is then no drift, and its next run may load it.
+    env.target().exec("create schema raw; create table raw.t (id bigint primary key, v bigint)");
+    testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
+    REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+    env.source().exec("update public.t set v = -v where id <= 5; delete from public.t where id > 95");
+    const std::vector<std::string> before = rows(env.target(), "raw.t", "id");
+
+    PgConnection holder(env.dsn("source"), "holder");
+    PgConnection observer(env.dsn("source"), "observer");
+    std::future<void> alone;
+    if (c.in_transaction) {
+      holder.exec(std::string("begin; ") + c.sql);
+    } else {
+      holder.exec("begin; lock table public.t in access share mode");
+      alone = std::async(std::launch::async, [&] {
+        PgConnection rewriter(env.dsn("source"), "rewriter");
+        rewriter.exec("set application_name = 'rewriter'");
+        rewriter.exec(c.sql);
+      });
+      CHECK(waits_for_lock(observer, "rewriter"));
+    }
+    auto running = std::async(std::launch::async, [&] { return runs.run("p", "t"); });
+    // CHECK, not REQUIRE: the holder must commit, or the threads wait for good.
+    CHECK(waits_for_lock(observer, kReadOnlySourceApplication));
+    holder.exec("commit");
+    if (alone.valid()) alone.get();
+    const TimedSummary r = running.get();
+    TimedSummary loaded = r;
+    if (c.failure != nullptr) {
+      REQUIRE(r.summary.status == RunStatus::Failed);
+      CHECK(r.summary.error_kind == ErrorKind::Transient);
+      CHECK_MESSAGE(r.summary.error.find(c.failure) != std::string::npos, r.summary.error);
+      CHECK(rows(env.target(), "raw.t", "id") == before);
+      loaded = runs.run("p", "t");
+    }
+    REQUIRE_MESSAGE(loaded.summary.status == RunStatus::Success, loaded.summary.error);
+    CHECK(loaded.summary.snapshot_path == c.path);
+    CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+    CHECK(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  }
+}
+
+
+TEST_CASE("row diff: integer keys with huge gaps or at the bigint limits end equal") {
+  constexpr const char* kMinSql = "(-9223372036854775808)::bigint";
+  constexpr const char* kMaxSql = "9223372036854775807::bigint";
+  struct Keys {
+    const char* name;
+    std::string ids;     // a SELECT of the source's first keys
+    std::string change;  // what the application does next
+    const char* path;    // the second run's snapshot_path
+    // The key range over both sides and the rows that key_blocks is
+    // given, and whether it cuts them (else every row's hash is compared).
+    std::int64_t min;
+    std::int64_t max;
+    std::int64_t rows;
+    bool blocks;
+  };
+  constexpr std::int64_t kLow = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kHigh = std::numeric_limits<std::int64_t>::max();
+  const Keys kKeys[] = {
+      {"the smallest and the largest bigint in one table",
+       std::string("select unnest(array[") + kMinSql + ", " + kMinSql + " + 1, -1, 0, 1, " + kMaxSql + " - 1, " + kMaxSql +
+           "]) union all select g from generate_series(1000, 1100) g",
+       std::string("update public.t set v = -v where id in (") + kMinSql + ", 0, " + kMaxSql + "); delete from public.t where id = " +
+           kMaxSql + " - 1; insert into public.t values (" + kMaxSql + " - 2, 0)",
+       "diff: 3 changed, 1 missing, 1 gone", kLow, kHigh, 108, false},
+      {"clusters 10^18 apart", "select g * 1000000000000000000 + h from generate_series(-4, 4) g, generate_series(0, 99) h",
+       "update public.t set v = -v where id in (-4000000000000000000, 42, 4000000000000000099);"
+       " delete from public.t where id = 1000000000000000005; insert into public.t values (2500000000000000000, 0)",
+       "diff: 3 changed, 1 missing, 1 gone", -4000000000000000000, 4000000000000000099, 900, true},
+      {"from the smallest bigint up", std::string("select ") + kMinSql + " + g from generate_series(0, 199) g",
+       std::string("update public.t set v = -v where id in (") + kMinSql + ", " + kMinSql + " + 100);"
+           " delete from public.t where id = " + kMinSql + " + 199; insert into public.t values (" + kMinSql + " + 1000, 0)",
+       "diff: 2 changed, 1 missing, 1 gone", kLow, kLow + 1000, 200, true},
+      {"up to the largest bigint", std::string("select ") + kMaxSql + " - g from generate_series(0, 199) g",
+       std::string("update public.t set v = -v where id in (") + kMaxSql + ", " + kMaxSql + " - 100);"
+           " delete from public.t where id = " + kMaxSql + " - 199; insert into public.t values (" + kMaxSql + " - 1000, 0)",
+       "diff: 2 changed, 1 missing, 1 gone", kHigh - 1000, kHigh, 200, false},
+  };
+  for (const Keys& c : kKeys) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    CHECK(key_blocks(c.min, c.max, c.rows).has_value() == c.blocks);
+    PgTestEnv env;
+    env.source().exec("create table public.t (id bigint primary key, v int); insert into public.t select id, 1 from (" +
+                      c.ids + ") k(id)");
+    env.target().exec("create schema raw; create table raw.t (id bigint primary key, v int)");
+    testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
+    REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+    env.source().exec(c.change);
+    const TimedSummary r = runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == c.path);
+    CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+    CHECK(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  }
+}
+
+TEST_CASE("row diff: a smallint key loaded into a bigint target diffs as one integer order") {
+  PgTestEnv env;
+  env.source().exec("create table public.t (id smallint primary key, v int);"
+                    " insert into public.t select g, g from generate_series(-100, 200) g;"
+                    " insert into public.t values (-32768, 0), (32767, 0)");
+  env.target().exec("create schema raw; create table raw.t (id bigint primary key, v int)");
+  testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
+  REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+  // A key only the wider target can hold is gone like any other.
+  env.target().exec("insert into raw.t values (100000, 1), (-4294967296, 1)");
+  env.source().exec("update public.t set v = v + 1 where id in (-32768, 7, 32767); delete from public.t where id = 150;"
+                    " insert into public.t values (1000, 0)");
+  const TimedSummary r = runs.run("p", "t");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.snapshot_path == "diff: 3 changed, 1 missing, 3 gone");
+  CHECK(r.summary.rows_written == 7);
+  CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+  CHECK(runs.run("p", "t").summary.snapshot_path == "unchanged");
+}
+
+
+TEST_CASE("regression: a key range from the smallest bigint to -1 failed its blocks' statement as bigint out of range") {
+  // Such a range spans 2^63 keys: its blocks' ends, origin + (b + 1) *
+  // width, fit a bigint, but (b + 1) * width alone did not, nor did the
+  // width of a single block (the range's full span, for fewer than 32
+  // rows). Every run of such a table failed before it diffed a row.
+  struct Keys {
+    const char* name;
+    const char* ids;  // the source's first keys, from the smallest bigint and down from -1
+    std::int64_t rows;
+  };
+  const Keys kKeys[] = {
+      {"many rows: the last block ends past what a bigint holds from 0", "generate_series(0, 99)", 200},
+      {"few rows: one block as wide as the range", "generate_series(0, 4)", 10},
+  };
+  for (const Keys& c : kKeys) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    PgTestEnv env;
+    env.source().exec(std::string("create table public.t (id bigint primary key, v int);"
+                                  " insert into public.t select (-9223372036854775808)::bigint + g, 1 from ") +
+                      c.ids + " g; insert into public.t select -1 - g, 1 from " + c.ids + " g");
+    env.target().exec("create schema raw; create table raw.t (id bigint primary key, v int)");
+    testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
+    REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+    env.source().exec("update public.t set v = 2 where id in ((-9223372036854775808)::bigint, -1);"
+                      " delete from public.t where id = -2");
+    const TimedSummary r = runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == "diff: 2 changed, 0 missing, 1 gone");
+    CHECK(r.summary.rows_read == c.rows - 1);
+    CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+    CHECK(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  }
+}
+
+
+TEST_CASE("regression: a source stream that failed before the target's was read hung the diff for good") {
+  // The merge reads the source's first row before the target's. A source
+  // statement that failed at once (a statement_timeout during its sort, a
+  // key range past bigint) left the target's COPY unread, and abandoning
+  // it asked libpq for results that, the COPY's first one never read,
+  // were the COPY's own again and again: a run at full CPU, its
+  // transactions open, until the process was killed.
+  PgTestEnv env;
+  env.target().exec("create table public.t (id int primary key); insert into public.t select generate_series(1, 10)");
+  PgConnection source(env.dsn("source"), "source");
+  PgConnection target(env.dsn("target"), "target");
+  CancelToken cancel;
+  const std::vector<KeyOrder> order{KeyOrder::Integer};
+  auto diffed = std::async(std::launch::async, [&] {
+    PgRowHashStream from_source(source, "COPY (SELECT 1::bigint, (1 / 0)::bigint) TO STDOUT (FORMAT binary)", order,
+                                cancel);
+    PgRowHashStream from_target(
+        target, "COPY (SELECT id::bigint, hashint4extended(id, 0) FROM public.t ORDER BY 1) TO STDOUT (FORMAT binary)",
+        order, cancel);
+    return diff_rows(from_source, from_target, order, row_diff_limits(10));
+  });
+  if (diffed.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    MESSAGE("the diff still runs after 20 s");
+    std::abort();  // its thread cannot be stopped, nor the test ended while it runs
+  }
+  const Result<RowDiff> r = diffed.get();
+  REQUIRE_FALSE(r);
+  CHECK_MESSAGE(r.failure().message.find("division by zero") != std::string::npos, r.failure().message);
+  // Both sessions are usable again.
+  CHECK(PgTestEnv::rows(source, "select 1") == std::vector<std::string>{"1"});
+  CHECK(PgTestEnv::rows(target, "select count(*) from public.t") == std::vector<std::string>{"10"});
 }
 
 }  // namespace tidemark

@@ -234,6 +234,7 @@ TEST_CASE("key blocks: about 16 rows a block over the key's range, never past bi
       {"a last block ending one past the largest bigint", kMax - 31, kMax, 32, std::nullopt},
       {"a range wider than a bigint holds", kMin, kMax, 1000, std::nullopt},
       {"half the bigints from the smallest", kMin, -1, 1 << 20, KeyBlocks{kMin, std::int64_t{1} << 47, 65536}},
+      {"half the bigints in one block, as wide as no bigint is", kMin, -1, 10, std::nullopt},
       {"blocks that would end past the largest bigint", kMax - 9, kMax, 48, std::nullopt},
       {"max below min", 5, 4, 10, std::nullopt},
   };

@@ -142,8 +142,8 @@ TEST_CASE("row hash streams: a single integer key's blocks, each a range of its 
   const std::string mixed = mixed_row_hash_sql(columns, true);
   CHECK(b.source == "COPY (SELECT tm_block, s.* FROM generate_series(0::bigint, (2)::bigint) AS tm_b(tm_block) CROSS "
                     "JOIN LATERAL (SELECT coalesce(bit_xor(" + mixed + "), 0) # count(*), count(*) FROM \"public\".\"t\" "
-                    "WHERE \"id\" >= (-5)::bigint + tm_block * (16)::bigint AND \"id\" < (-5)::bigint + (tm_block + 1) * "
-                    "(16)::bigint) s UNION ALL SELECT NULL, n.* FROM (SELECT coalesce(bit_xor(" + mixed +
+                    "WHERE \"id\" >= (-5)::bigint + tm_block * (16)::bigint AND \"id\" < (-5)::bigint + tm_block * "
+                    "(16)::bigint + (16)::bigint) s UNION ALL SELECT NULL, n.* FROM (SELECT coalesce(bit_xor(" + mixed +
                     "), 0) # count(*), count(*) FROM \"public\".\"t\" WHERE \"id\" IS NULL) n ORDER BY 1) TO STDOUT "
                     "(FORMAT binary)");
   CHECK(b.target.find("FROM \"raw\".\"t\"") != std::string::npos);
