@@ -154,7 +154,8 @@ std::string subscription_sql(const std::string& table) {
 
 // The sequences the cursor column takes its ids from (the one its identity
 // or serial owns, any its default calls nextval() on), among other objects
-// that depend on the column or its default: filter by relkind.
+// that depend on the column or its default: match them with pg_sequence,
+// which holds sequences only.
 std::string cursor_sequences_sql(const std::string& table, const std::string& column) {
   return "select d.objid from pg_depend d join pg_attribute a on a.attrelid = d.refobjid and a.attnum = d.refobjsubid"
          " where d.classid = 'pg_class'::regclass and d.refclassid = 'pg_class'::regclass"
@@ -171,11 +172,13 @@ std::string sequence_cache_sql(const std::string& table, const std::string& colu
          "))";
 }
 
-// Their largest last_value, where the role may read it (reading it
-// without the privilege is an error, not a null).
-std::string sequence_last_sql(const std::string& table, const std::string& column) {
-  return "(select max(case when has_sequence_privilege(c.oid, 'SELECT,USAGE') then pg_sequence_last_value(c.oid) end)"
-         " from pg_class c where c.relkind = 'S' and c.oid in (" + cursor_sequences_sql(table, column) + "))";
+// Both readings of those sequences in one pass, as a FROM item `seq`: the
+// largest CACHE (cache), and the largest last_value where the role may
+// read it (last; reading it without the privilege is an error, not a null).
+std::string sequence_readings_sql(const std::string& table, const std::string& column) {
+  return "(select max(s.seqcache) as cache, max(case when has_sequence_privilege(s.seqrelid, 'SELECT,USAGE')"
+         " then pg_sequence_last_value(s.seqrelid) end) as last from pg_sequence s where s.seqrelid in (" +
+         cursor_sequences_sql(table, column) + ")) seq";
 }
 
 std::string read_only_source_settings() {
@@ -194,8 +197,8 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
   const std::string max = integer ? "(select max(" + quote_identifier(table.cursor) + ")::bigint from " +
                                         table.source_table->quoted() + ")"
                                   : std::string("null::bigint");
-  const std::string cache = integer ? sequence_cache_sql("to_regclass($1)", "$2") : std::string("null::bigint");
-  const std::string last = integer ? sequence_last_sql("to_regclass($1)", "$2") : std::string("null::bigint");
+  const std::string sequences = integer ? ", seq.cache, seq.last from " + sequence_readings_sql("to_regclass($1)", "$2")
+                                        : std::string(", null::bigint, null::bigint");
   const std::string sql =
       "select " + max +
       ", (extract(epoch from clock_timestamp()) * 1000000)::bigint"
@@ -204,7 +207,7 @@ HorizonReading PgSource::read_clock(PgConnection& on, const TableConfig& table, 
       ", pg_is_in_recovery()"
       ", case when pg_is_in_recovery() and pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn()"
       " then (extract(epoch from pg_last_xact_replay_timestamp()) * 1000000)::bigint end"
-      ", current_database(), (select system_identifier::text from pg_control_system()), " + cache + ", " + last;
+      ", current_database(), (select system_identifier::text from pg_control_system())" + sequences;
   // Without a table's own parts the text is the same for every table.
   const PgResult r = integer ? on.exec(sql, {table.source_table->quoted(), table.cursor}) : on.exec_prepared(sql, {});
   HorizonReading out;
