@@ -56,6 +56,18 @@ std::string fingerprint_fields(const FingerprintColumn& c) {
 
 }  // namespace
 
+std::vector<FingerprintColumn> fingerprint_columns(const std::vector<std::string>& names,
+                                                   const std::vector<ColumnShape>& source,
+                                                   const std::vector<ColumnShape>& target) {
+  std::vector<FingerprintColumn> out;
+  for (const std::string& name : names) {
+    const ColumnShape* in_source = find_column(source, name);
+    const ColumnShape* in_target = find_column(target, name);
+    out.push_back(FingerprintColumn{name, in_source ? in_source->type : "", in_target ? in_target->type : ""});
+  }
+  return out;
+}
+
 FingerprintHash fingerprint_hash(const FingerprintColumn& column) {
   const Rule* rule = rule_for(column);
   return rule ? rule->hash : FingerprintHash::Text;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sql/column_shape.h"
 #include "core/text/sql_identifier.h"
 
 namespace tidemark {
@@ -18,6 +19,12 @@ struct FingerprintColumn {
   std::string source_type;
   std::string target_type;
 };
+
+// Each of `names` with its type in `source` and in `target` (the two
+// sides' catalogs), empty where a side has no such column.
+std::vector<FingerprintColumn> fingerprint_columns(const std::vector<std::string>& names,
+                                                   const std::vector<ColumnShape>& source,
+                                                   const std::vector<ColumnShape>& target);
 
 // How a column's value enters its row's hash. Hashing a value by its
 // type's own hash function skips turning it into text, but is exact only

@@ -62,16 +62,9 @@ std::vector<FingerprintColumn> hashed_columns(PgConnection& target, const TableC
       "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = $1::regclass"
       " AND a.attnum > 0 AND NOT a.attisdropped",
       {table.target_table.quoted()});
-  std::map<std::string, std::string> in_target;
-  for (int i = 0; i < types.rows(); ++i) in_target[types.text(i, 0)] = types.text(i, 1);
-  std::vector<FingerprintColumn> out;
-  for (const std::string& name : source.columns) {
-    const ColumnShape* in_source = find_column(source.catalog, name);
-    const auto found = in_target.find(name);
-    out.push_back(FingerprintColumn{name, in_source ? in_source->type : "",
-                                    found == in_target.end() ? "" : found->second});
-  }
-  return out;
+  std::vector<ColumnShape> in_target;
+  for (int i = 0; i < types.rows(); ++i) in_target.push_back(ColumnShape{types.text(i, 0), types.text(i, 1)});
+  return fingerprint_columns(source.columns, source.catalog, in_target);
 }
 
 // Names the first `most` keys that differ between the sides among the

@@ -57,12 +57,7 @@ constexpr std::size_t kBlockBytes = std::size_t{64} << 20;
 std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const SourceTable& source) {
   const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
   const LoadStatements sql = build_load_statements(table, source.columns, std::nullopt, format, source.kind, source.catalog);
-  std::vector<FingerprintColumn> columns;
-  for (const std::string& name : source.columns) {
-    const ColumnShape* in_source = find_column(source.catalog, name);
-    const ColumnShape* in_target = find_column(copy_types_.columns, name);
-    columns.push_back(FingerprintColumn{name, in_source ? in_source->type : "", in_target ? in_target->type : ""});
-  }
+  const std::vector<FingerprintColumn> columns = fingerprint_columns(source.columns, source.catalog, copy_types_.columns);
   const bool hash_record = hash_record_between(source_.server_major_version(), target_.server_major_version());
 
   SnapshotWrite out;

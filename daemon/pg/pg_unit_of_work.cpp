@@ -178,12 +178,7 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
                                     ChunkCounts& counts, SnapshotWrite& snapshot) {
   PgConnection& from = source_.connection();
   const bool hash_record = hash_record_between(from.server_major_version(), target_.server_major_version());
-  std::vector<FingerprintColumn> columns;
-  for (const std::string& name : source.columns) {
-    const ColumnShape* in_source = find_column(source.catalog, name);
-    const ColumnShape* in_target = find_column(copy_types_.columns, name);
-    columns.push_back(FingerprintColumn{name, in_source ? in_source->type : "", in_target ? in_target->type : ""});
-  }
+  const std::vector<FingerprintColumn> columns = fingerprint_columns(source.columns, source.catalog, copy_types_.columns);
   // In one source transaction, as a snapshot's COPY: the table's lock,
   // then the clock, then the fingerprint, whose statement snapshot comes
   // after the clock. Both sides count at once.
