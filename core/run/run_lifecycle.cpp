@@ -100,6 +100,7 @@ bool RunLifecycle::open(bool wait) {
     watermark_is_snapshot_ = opened->watermark->snapshot;
   }
   loaded_columns_ = opened->loaded_columns;
+  snapshot_horizon_ = opened->snapshot_horizon;
   summary_.watermark_after = summary_.watermark_before;  // until a step commits
   return true;
 }

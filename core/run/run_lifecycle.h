@@ -38,6 +38,8 @@ class RunLifecycle {
   RunSummary& summary() { return summary_; }
   // The table's schema snapshot, as open() read it.
   const std::optional<std::vector<ColumnShape>>& loaded_columns() const { return loaded_columns_; }
+  // Where the table's last snapshot left each side, as open() read it.
+  const std::optional<SnapshotHorizon>& snapshot_horizon() const { return snapshot_horizon_; }
   // The stored watermark was written by a snapshot run (StoredWatermark::snapshot).
   bool watermark_is_snapshot() const { return watermark_is_snapshot_; }
 
@@ -57,6 +59,7 @@ class RunLifecycle {
   // A failure found once the row was open: finish() records it.
   std::optional<Error> failed_open_;
   std::optional<std::vector<ColumnShape>> loaded_columns_;
+  std::optional<SnapshotHorizon> snapshot_horizon_;
   bool watermark_is_snapshot_ = false;
   bool opened_ = false;
   bool finished_ = false;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/config/config_model.h"
+#include "core/diff/recent_rows.h"
 #include "core/diff/row_diff.h"
 #include "core/sql/copy_format.h"
 #include "core/sql/relation_kind.h"
@@ -57,6 +58,9 @@ struct OpenedRun {
   // The columns the table's last successful load loaded (its schema
   // snapshot, core/run/schema_drift.h); nothing when none is stored.
   std::optional<std::vector<ColumnShape>> loaded_columns;
+  // Where the table's last snapshot left each side (a snapshot table's;
+  // nothing when none is stored): the hint of its next diff's first look.
+  std::optional<SnapshotHorizon> snapshot_horizon;
 };
 
 // What a run row records when it starts. A partition's run has its
@@ -278,6 +282,8 @@ struct StepRecord {
   std::optional<ReconcileCounts> reconcile;  // added to the run row's reconcile counts
   // Stored as the table's schema snapshot, replacing the one before.
   std::optional<std::vector<ColumnShape>> loaded_columns;
+  // Stored as the table's snapshot horizon, replacing the one before.
+  std::optional<SnapshotHorizon> snapshot_horizon;
 };
 
 // What recording a step found. It is written (all of it) only when the
@@ -293,16 +299,21 @@ struct StepRecorded {
 // the rows deleted among them, and the source's clock when it was read,
 // no later than the snapshot it read.
 // How it found what changed: both fingerprints equal (nothing to do), the
-// row diff (only what differs crossed), or the whole table crossed (a
-// first load, or a diff that gave up: `whole_because` says why).
-enum class SnapshotPath { Unchanged, Diffed, Whole };
+// rows written since the previous snapshot (they explained the whole
+// difference, core/diff/recent_rows.h), the row diff (only what differs
+// crossed), or the whole table crossed (a first load, or a diff that gave
+// up: `whole_because` says why).
+enum class SnapshotPath { Unchanged, Recent, Diffed, Whole };
 struct SnapshotWrite {
   ChunkCounts counts;
   std::int64_t deleted = 0;
   CursorValue taken_at;
   SnapshotPath path = SnapshotPath::Whole;
-  RowDiffCounts diff;  // Diffed, or a Whole that gave up: what the diff counted
+  RowDiffCounts diff;  // Recent, Diffed, or a Whole that gave up: what the diff counted
   std::string whole_because;
+  // Where this snapshot left each side, for the next one; nothing when the
+  // servers cannot tell (before PostgreSQL 14) or the path read none.
+  std::optional<SnapshotHorizon> horizon;
 };
 
 // What one batch of reconcile changed: the target rows it deleted or
@@ -355,7 +366,10 @@ class UnitOfWork {
   // inserts the new rows, updates the changed ones, deletes those whose key
   // the source lacks; unchanged rows are not rewritten. Fails like
   // write_chunk.
-  virtual Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source) = 0;
+  // `since`: where the table's previous snapshot left each side, a hint
+  // that can make a changed table cheaper and never less exact.
+  virtual Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source,
+                                              const std::optional<SnapshotHorizon>& since) = 0;
   // Replaces one partition: deletes the target's rows in the window and
   // inserts the query's rows (run on the source with $1 = lo, $2 = hi),
   // each of which must lie in the window. Touches nothing outside it.

@@ -57,13 +57,16 @@ Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const
 
 Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, const SourceTable& source,
                                       const std::optional<CursorValue>& expected, StepRecord record,
-                                      const TargetChanges& changes) {
+                                      const TargetChanges& changes, const std::optional<SnapshotHorizon>& since) {
   if (record.window || record.move) std::abort();  // a snapshot has no window; its move comes from its read
   const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
   if (const Status changed = change_target(*work, table, source, changes); !changed) return changed.failure();
-  const auto written = work->replace_table(table, source);
+  // A target changed here (columns added) differs from what the horizon
+  // saw: the hint is left out, and the fingerprints decide alone.
+  const auto written = work->replace_table(table, source, changes.empty() ? since : std::nullopt);
   if (!written) return written.failure();
   record.counts = written->counts;
+  record.snapshot_horizon = written->horizon;
   record.move = WatermarkMove{expected, written->taken_at, /*snapshot=*/true};
   if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
   return written;

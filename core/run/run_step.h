@@ -28,10 +28,12 @@ Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const
 
 // Makes the target equal to one snapshot of the source table (after
 // `changes`), then records it, moving the watermark from `expected` to
-// the snapshot's source clock.
+// the snapshot's source clock and storing where the snapshot left each
+// side; `since` is where the previous one left them.
 Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, const SourceTable& source,
                                       const std::optional<CursorValue>& expected, StepRecord record,
-                                      const TargetChanges& changes = {});
+                                      const TargetChanges& changes = {},
+                                      const std::optional<SnapshotHorizon>& since = std::nullopt);
 
 // Replaces one partition and marks it done (record.partition_done).
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,

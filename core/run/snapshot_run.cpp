@@ -12,6 +12,9 @@ std::string snapshot_path_text(const SnapshotWrite& write) {
   const RowDiffCounts& d = write.diff;
   switch (write.path) {
     case SnapshotPath::Unchanged: return "unchanged";
+    case SnapshotPath::Recent:
+      return "diff of the rows written since the last snapshot: " + std::to_string(d.changed) + " changed, " +
+             std::to_string(d.missing) + " missing, " + std::to_string(d.gone) + " gone";
     case SnapshotPath::Diffed:
       return "diff: " + std::to_string(d.changed) + " changed, " + std::to_string(d.missing) + " missing, " +
              std::to_string(d.gone) + " gone";
@@ -24,12 +27,14 @@ RunSummary SnapshotRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Snapshot) std::abort();
   RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
   const Status outcome = run.open(/*wait=*/false)
-                             ? run_locked(run.loaded_columns(), run.watermark_is_snapshot(), run.summary())
+                             ? run_locked(run.loaded_columns(), run.snapshot_horizon(), run.watermark_is_snapshot(),
+                                          run.summary())
                              : ok_status();
   return run.finish(outcome, run_.cancel.cancelled());
 }
 
-Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, bool snapshot_watermark,
+Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded,
+                               const std::optional<SnapshotHorizon>& since, bool snapshot_watermark,
                                RunSummary& summary) {
   // A cursor's watermark, left by an earlier mode of this table: the
   // compare-and-set keeps a watermark's kind, and a cursor value is no
@@ -52,7 +57,8 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
   record.run = summary.run;
   record.loaded_columns = columns->snapshot;
   const auto written =
-      commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record, columns->first_step);
+      commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record, columns->first_step,
+                      since);
   if (!written) return written.failure();
   note_first_step(columns->first_step, summary);
   summary.watermark_after = written->taken_at;

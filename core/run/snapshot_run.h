@@ -23,10 +23,11 @@ class SnapshotRun {
 
  private:
   // The part under the lock, its run row open; fills `summary`. `loaded`
-  // is the table's schema snapshot; `snapshot_watermark`, whether the
-  // stored watermark is a snapshot's time.
-  Status run_locked(const std::optional<std::vector<ColumnShape>>& loaded, bool snapshot_watermark,
-                    RunSummary& summary);
+  // is the table's schema snapshot; `since`, where its last snapshot left
+  // each side; `snapshot_watermark`, whether the stored watermark is a
+  // snapshot's time.
+  Status run_locked(const std::optional<std::vector<ColumnShape>>& loaded, const std::optional<SnapshotHorizon>& since,
+                    bool snapshot_watermark, RunSummary& summary);
 
   const RunContext run_;  // references only: the run owns none of it
 };

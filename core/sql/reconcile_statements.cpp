@@ -168,13 +168,17 @@ std::string delete_keys_statement(const TableConfig& table, const std::vector<Ke
          key_record(table.key, key_types) + ") WHERE " + key_match(table.key, key_types, "t", "d");
 }
 
+std::string rows_of_keys_from(const TableConfig& table, const QualifiedName& name,
+                              const std::vector<KeyColumnType>& key_types) {
+  return "(SELECT s.* FROM json_to_recordset($1::json) AS d(" + key_record(table.key, key_types) + ") JOIN " +
+         name.quoted() + " s ON " + key_match(table.key, key_types, "s", "d") + ") tm_keyed";
+}
+
 std::string rows_of_keys_statement(const TableConfig& table, const std::vector<std::string>& columns,
                                    const std::vector<KeyColumnType>& key_types) {
   std::string cols;
-  for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + std::string("s.") + quote_identifier(c);
-  // The keys drive the join: each finds its row through the key's index.
-  return "SELECT " + cols + " FROM json_to_recordset($1::json) AS d(" + key_record(table.key, key_types) + ") JOIN " +
-         table.source_table->quoted() + " s ON " + key_match(table.key, key_types, "s", "d");
+  for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + quote_identifier(c);
+  return "SELECT " + cols + " FROM " + rows_of_keys_from(table, *table.source_table, key_types);
 }
 
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,

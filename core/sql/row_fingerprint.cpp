@@ -90,10 +90,13 @@ std::string mixed_row_hash_sql(const std::vector<FingerprintColumn>& columns, bo
 }
 
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
-                            bool hash_record) {
+                            bool hash_record, bool with_horizon) {
   const std::string mixed = mixed_row_hash_sql(columns, hash_record);
   const std::string combined = hash_record ? "bit_xor(" + mixed + ")" : "sum(" + mixed + ")";
-  return "SELECT count(*), coalesce(" + combined + ", 0)::text FROM " + table.quoted();
+  const std::string horizon =
+      with_horizon ? ", pg_snapshot_xmin(pg_current_snapshot())::text, pg_snapshot_xmax(pg_current_snapshot())::text"
+                   : "";
+  return "SELECT count(*), coalesce(" + combined + ", 0)::text" + horizon + " FROM " + table.quoted();
 }
 
 }  // namespace tidemark

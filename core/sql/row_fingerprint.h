@@ -60,9 +60,11 @@ std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool has
 // to mix it, the rows combined with bit_xor.
 // Before 14: each row's text hashed, combined with a sum. Two tables that
 // give the same hold the same rows but with a chance of 2^-64, the bar
-// reconcile's buckets hold as well.
+// reconcile's buckets hold as well. With `with_horizon` (PostgreSQL 13
+// and later), two more columns: the statement's snapshot's xmin and xmax
+// (core/diff/recent_rows.h).
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
-                            bool hash_record);
+                            bool hash_record, bool with_horizon = false);
 
 // One row's hash mixed so that rows can be combined with bit_xor (the
 // record's hash combines its fields linearly): the fingerprint's term,

@@ -16,8 +16,10 @@ const FingerprintColumn& key_column(const std::vector<FingerprintColumn>& column
   return *found;
 }
 
-std::string side(const QualifiedName& table, const std::vector<FingerprintColumn>& keys,
-                 const std::vector<KeyOrder>& order, const std::string& hash, const std::string& where) {
+// SELECT each key column as the diff reads it and `hash` FROM `from`,
+// in the diff's key order.
+std::string ordered_select(const std::string& from, const std::vector<FingerprintColumn>& keys,
+                           const std::vector<KeyOrder>& order, const std::string& hash, const std::string& where) {
   std::string select;
   std::string order_by;
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -27,8 +29,25 @@ std::string side(const QualifiedName& table, const std::vector<FingerprintColumn
     select += (order[i] == KeyOrder::Integer ? name + "::bigint" : name + "::text") + ", ";
     order_by += (i ? ", " : "") + (own_order ? name : name + "::text COLLATE \"C\"");
   }
-  return "COPY (SELECT " + select + hash + " FROM " + table.quoted() + (where.empty() ? "" : " WHERE " + where) +
-         " ORDER BY " + order_by + ") TO STDOUT (FORMAT binary)";
+  return "SELECT " + select + hash + " FROM " + from + (where.empty() ? "" : " WHERE " + where) + " ORDER BY " +
+         order_by;
+}
+
+std::string side(const QualifiedName& table, const std::vector<FingerprintColumn>& keys,
+                 const std::vector<KeyOrder>& order, const std::string& hash, const std::string& where) {
+  return "COPY (" + ordered_select(table.quoted(), keys, order, hash, where) + ") TO STDOUT (FORMAT binary)";
+}
+
+// The table's key columns among `columns`, and each one's KeyOrder.
+std::vector<FingerprintColumn> key_columns(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                           std::vector<KeyOrder>& order) {
+  std::vector<FingerprintColumn> keys;
+  for (const std::string& k : table.key) {
+    const FingerprintColumn& c = key_column(columns, k);
+    order.push_back(key_order(c));
+    keys.push_back(c);
+  }
+  return keys;
 }
 
 }  // namespace
@@ -39,13 +58,8 @@ KeyOrder key_order(const FingerprintColumn& column) {
 
 RowHashStatements row_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
                                       bool hash_record, const std::string& where) {
-  std::vector<FingerprintColumn> keys;
   RowHashStatements out;
-  for (const std::string& k : table.key) {
-    const FingerprintColumn& c = key_column(columns, k);
-    out.order.push_back(key_order(c));
-    keys.push_back(c);
-  }
+  const std::vector<FingerprintColumn> keys = key_columns(table, columns, out.order);
   const std::string hash = row_hash_sql(columns, hash_record);
   out.source = side(*table.source_table, keys, out.order, hash, where);
   out.target = side(table.target_table, keys, out.order, hash, where);
@@ -117,6 +131,37 @@ RowHashStatements row_hash_statements_in(const TableConfig& table, const std::ve
   out.order = {KeyOrder::Integer};
   out.source = rows_in_side(*table.source_table, key, hash, blocks, which, null_block);
   out.target = rows_in_side(table.target_table, key, hash, blocks, which, null_block);
+  return out;
+}
+
+RowHashStatements recent_key_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                        const SnapshotHorizon& since, std::int64_t most) {
+  RowHashStatements out;
+  const std::vector<FingerprintColumn> keys = key_columns(table, columns, out.order);
+  std::string names;
+  for (const FingerprintColumn& k : keys) names += (names.empty() ? "" : ", ") + quote_identifier(k.name);
+  // age() counts back from the current transaction id, the same for both
+  // sides of the comparison: an xmin at or after the horizon is no older.
+  // The limit sits inside, so that the scan stops there and the sort
+  // takes only what it found.
+  const auto recent = [&](const QualifiedName& table_name, std::int64_t horizon) {
+    const std::string from = "(SELECT " + names + " FROM " + table_name.quoted() + " WHERE age(xmin) <= age('" +
+                             std::to_string(xid32(horizon)) + "'::xid) LIMIT " + std::to_string(most) + ") tm_recent";
+    return "COPY (" + ordered_select(from, keys, out.order, "0::bigint", {}) + ") TO STDOUT (FORMAT binary)";
+  };
+  out.source = recent(*table.source_table, since.source);
+  out.target = recent(table.target_table, since.target);
+  return out;
+}
+
+RowHashStatements keyed_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                        bool hash_record, const std::vector<KeyColumnType>& source_keys,
+                                        const std::vector<KeyColumnType>& target_keys) {
+  RowHashStatements out;
+  const std::vector<FingerprintColumn> keys = key_columns(table, columns, out.order);
+  const std::string mixed = mixed_row_hash_sql(columns, hash_record);
+  out.source = ordered_select(rows_of_keys_from(table, *table.source_table, source_keys), keys, out.order, mixed, {});
+  out.target = ordered_select(rows_of_keys_from(table, table.target_table, target_keys), keys, out.order, mixed, {});
   return out;
 }
 

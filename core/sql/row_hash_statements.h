@@ -9,7 +9,9 @@
 
 #include "core/config/config_model.h"
 #include "core/diff/key_blocks.h"
+#include "core/diff/recent_rows.h"
 #include "core/diff/row_hash_stream.h"
+#include "core/sql/reconcile_statements.h"
 #include "core/sql/row_fingerprint.h"
 
 namespace tidemark {
@@ -60,5 +62,20 @@ RowHashStatements block_statements(const TableConfig& table, const std::vector<F
 RowHashStatements row_hash_statements_in(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
                                          bool hash_record, const KeyBlocks& blocks,
                                          const std::vector<std::int64_t>& which, bool null_block);
+
+// The first look at a changed table (core/diff/recent_rows.h): on each
+// side, the keys of at most `most` rows written since that side's horizon
+// in `since`, as row hash streams whose hash is 0. A scan that hashes
+// nothing: the rows' xmin is tested, only the rows that pass are read.
+RowHashStatements recent_key_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                        const SnapshotHorizon& since, std::int64_t most);
+
+// On each side, $1 = keys_json of keys read as that side's `*_keys`: the
+// rows of those keys as (key columns, mixed row hash: the fingerprint's
+// term), in key order. Plain SELECTs, not COPY (which binds no
+// parameters); the key columns as the COPY streams send them, in text.
+RowHashStatements keyed_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                        bool hash_record, const std::vector<KeyColumnType>& source_keys,
+                                        const std::vector<KeyColumnType>& target_keys);
 
 }  // namespace tidemark

@@ -178,6 +178,20 @@ alter table tidemark.runs
   add column unseen_changes bigint;
 create index runs_changes on tidemark.runs (pipeline, table_name, run_id desc) where source_changes is not null;
 )SQL"},
+      // Where a snapshot table's last snapshot left each side: the oldest
+      // transaction still running on the source and on the target
+      // (pg_snapshot_xmin). Rows written since have an xmin at or after
+      // it, which the next snapshot's diff looks at first.
+      {14, "snapshot tables: where each side's last snapshot stood", R"SQL(
+create table tidemark.snapshot_horizons (
+  pipeline    text not null,
+  table_name  text not null,
+  source_xmin bigint not null,
+  target_xmin bigint not null,
+  run_id      bigint not null,
+  primary key (pipeline, table_name)
+);
+)SQL"},
   };
   return migrations;
 }

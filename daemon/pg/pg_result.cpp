@@ -11,6 +11,10 @@ void PgResult::Clear::operator()(pg_result* result) const { PQclear(result); }
 int PgResult::rows() const { return PQntuples(result_.get()); }
 bool PgResult::is_null(int row, int column) const { return PQgetisnull(result_.get(), row, column) != 0; }
 std::string PgResult::text(int row, int column) const { return PQgetvalue(result_.get(), row, column); }
+std::string_view PgResult::view(int row, int column) const {
+  return std::string_view(PQgetvalue(result_.get(), row, column),
+                          static_cast<std::size_t>(PQgetlength(result_.get(), row, column)));
+}
 int PgResult::columns() const { return PQnfields(result_.get()); }
 std::string PgResult::column_name(int column) const { return PQfname(result_.get(), column); }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "daemon/pg/pg_error.h"
 
@@ -18,6 +19,8 @@ class PgResult {
   int rows() const;
   bool is_null(int row, int column) const;
   std::string text(int row, int column) const;
+  // The value's text in place, valid while this result lives.
+  std::string_view view(int row, int column) const;
   std::optional<std::string> optional_text(int row, int column) const;
   std::int64_t integer(int row, int column) const;  // requires a non-null integer
   bool boolean(int row, int column) const { return text(row, column) == "t"; }

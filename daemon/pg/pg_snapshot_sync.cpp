@@ -3,12 +3,14 @@
 #include <algorithm>
 
 #include "core/diff/key_blocks.h"
+#include "core/diff/recent_rows.h"
 #include "core/diff/row_diff.h"
 #include "core/run/schema_drift.h"
 #include "core/sql/load_statements.h"
 #include "core/sql/reconcile_statements.h"
 #include "core/sql/row_fingerprint.h"
 #include "core/sql/row_hash_statements.h"
+#include "daemon/pg/pg_keyed_hash_stream.h"
 #include "daemon/pg/pg_row_hash_stream.h"
 
 namespace tidemark {
@@ -52,9 +54,99 @@ constexpr std::int64_t kMostBlocksShare = 4;
 // The first level's differing blocks held at most (8 bytes each and a tag).
 constexpr std::size_t kBlockBytes = std::size_t{64} << 20;
 
+// A side's fingerprint from fingerprint_sql's answer.
+TableFingerprint fingerprint_of(const PgResult& answer) {
+  return TableFingerprint{std::stoll(answer.text(0, 0)), static_cast<std::uint64_t>(std::stoll(answer.text(0, 1)))};
+}
+
+// Each key column as `catalog` has it, NULL in some key of `keys` or not.
+std::vector<KeyColumnType> key_types(const TableConfig& table, const std::vector<ColumnShape>& catalog,
+                                     const KeyList& keys) {
+  std::vector<KeyColumnType> out;
+  for (std::size_t i = 0; i < table.key.size(); ++i) {
+    const ColumnShape* column = find_column(catalog, table.key[i]);
+    if (column == nullptr) {
+      throw PgError::in_query("key column " + table.key[i] + " is missing from the source or the target");
+    }
+    out.push_back(KeyColumnType{column->type, keys.holds_null(i)});
+  }
+  return out;
+}
+
 }  // namespace
 
-std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const SourceTable& source) {
+std::optional<RowDiff> PgSnapshotSync::diff_recent(const TableConfig& table, const SourceTable& source,
+                                                   const std::vector<FingerprintColumn>& columns,
+                                                   const SnapshotHorizon& since, const TableFingerprint& theirs,
+                                                   const TableFingerprint& ours) {
+  const std::int64_t rows = std::max(theirs.rows, ours.rows);
+  const std::int64_t most = recent_keys_limit(rows);
+  const RowHashStatements recent = recent_key_statements(table, columns, since, most + 1);
+  const auto keys = [&] {
+    PgRowHashStream from_source(source_, recent.source, recent.order, cancel_);
+    PgRowHashStream from_target(target_, recent.target, recent.order, cancel_);
+    return union_keys(from_source, from_target, recent.order, static_cast<std::size_t>(most));
+  }();
+  if (!keys) throw_error(keys.failure());
+  if (!*keys) return std::nullopt;
+  const KeyList& recent_keys = **keys;
+  const RowHashStatements keyed =
+      keyed_hash_statements(table, columns, /*hash_record=*/true, key_types(table, source.catalog, recent_keys),
+                            key_types(table, copy_types_.columns, recent_keys));
+  PgKeyedHashStream source_rows(source_, keyed.source, recent_keys, table.key, keyed.order, kKeysPerStatement, cancel_);
+  PgKeyedHashStream target_rows(target_, keyed.target, recent_keys, table.key, keyed.order, kKeysPerStatement, cancel_);
+  HashTally source_tally(source_rows);
+  HashTally target_tally(target_rows);
+  auto diffed = diff_rows(source_tally, target_tally, keyed.order, row_diff_limits(rows));
+  if (!diffed) throw_error(diffed.failure());
+  if (!diffed->gave_up.empty() || !recent_rows_explain(theirs, ours, source_tally, target_tally)) return std::nullopt;
+  return std::move(*diffed);
+}
+
+RowDiff PgSnapshotSync::diff_all(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                 bool hash_record, std::int64_t rows) {
+  RowHashStatements hashes = row_hash_statements(table, columns, hash_record);
+  std::optional<KeyBlocks> blocks;
+  if (hashes.order == std::vector<KeyOrder>{KeyOrder::Integer}) {
+    // A table keyed by one integer column is compared block by block
+    // first: only the rows of the blocks that differ are hashed one by
+    // one and cross. The key's range comes from its index.
+    source_.send(key_range_statement(*table.source_table, table.key[0]), {});
+    target_.send(key_range_statement(table.target_table, table.key[0]), {});
+    const PgResult source_range = source_.finish(&cancel_);
+    const PgResult target_range = target_.finish(&cancel_);
+    blocks = key_range_blocks(source_range, target_range, rows);
+  }
+  if (blocks) {
+    const RowHashStatements by_block = block_statements(table, columns, hash_record, *blocks);
+    const auto blocks_diffed = [&] {
+      PgRowHashStream from_source(source_, by_block.source, by_block.order, cancel_, /*counted=*/true);
+      PgRowHashStream from_target(target_, by_block.target, by_block.order, cancel_, /*counted=*/true);
+      return diff_rows(from_source, from_target, by_block.order, RowDiffLimits{blocks->count + 1, kBlockBytes});
+    }();
+    if (!blocks_diffed) throw_error(blocks_diffed.failure());
+    bool null_block = false;
+    const std::vector<std::int64_t> which = differing_blocks(blocks_diffed->fetch, blocks_diffed->gone, null_block);
+    // Blocks that all agree, against fingerprints that did not, leave
+    // the rows' own comparison to say what differs; so do more than a
+    // quarter of the blocks, which the whole stream reads for less than
+    // a range of the index each.
+    const bool few = static_cast<std::int64_t>(which.size()) <= blocks->count / kMostBlocksShare;
+    if (blocks_diffed->gave_up.empty() && (!which.empty() || null_block) && few) {
+      hashes = row_hash_statements_in(table, columns, hash_record, *blocks, which, null_block);
+    }
+  }
+  auto diffed = [&] {
+    PgRowHashStream from_source(source_, hashes.source, hashes.order, cancel_);
+    PgRowHashStream from_target(target_, hashes.target, hashes.order, cancel_);
+    return diff_rows(from_source, from_target, hashes.order, row_diff_limits(rows));
+  }();
+  if (!diffed) throw_error(diffed.failure());
+  return std::move(*diffed);
+}
+
+std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const SourceTable& source,
+                                                 const std::optional<SnapshotHorizon>& since) {
   const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
   const LoadStatements sql = build_load_statements(table, source.columns, std::nullopt, format, source.kind, source.catalog);
   const std::vector<FingerprintColumn> columns = fingerprint_columns(source.columns, source.catalog, copy_types_.columns);
@@ -86,63 +178,39 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     }
 
     // Both sides count and fingerprint at once: the cheapest look, and
-    // the one an unchanged table ends with.
-    source_.send(fingerprint_sql(*table.source_table, columns, hash_record), {});
-    target_.send(fingerprint_sql(table.target_table, columns, hash_record), {});
+    // the one an unchanged table ends with. Where both servers hash rows
+    // as records (14 and later), the same statements say where each
+    // side's snapshot stands, for the next snapshot's first look.
+    const bool horizons = hash_record;
+    source_.send(fingerprint_sql(*table.source_table, columns, hash_record, horizons), {});
+    target_.send(fingerprint_sql(table.target_table, columns, hash_record, horizons), {});
     const PgResult theirs = source_.finish(&cancel_);
     const PgResult ours = target_.finish(&cancel_);
-    const std::int64_t source_rows = std::stoll(theirs.text(0, 0));
-    const std::int64_t target_rows = std::stoll(ours.text(0, 0));
-    if (source_rows == target_rows && theirs.text(0, 1) == ours.text(0, 1)) {
+    const TableFingerprint source_print = fingerprint_of(theirs);
+    const TableFingerprint target_print = fingerprint_of(ours);
+    if (horizons) out.horizon = SnapshotHorizon{std::stoll(theirs.text(0, 2)), std::stoll(ours.text(0, 2))};
+    if (source_print.rows == target_print.rows && theirs.text(0, 1) == ours.text(0, 1)) {
       source_.exec("COMMIT");
-      out.counts.rows_read = source_rows;
+      out.counts.rows_read = source_print.rows;
       out.path = SnapshotPath::Unchanged;
       return out;
     }
     source_.exec(kRowDiffPlanSettings);
     target_.exec(kRowDiffPlanSettings);
-    RowHashStatements hashes = row_hash_statements(table, columns, hash_record);
-    std::optional<KeyBlocks> blocks;
-    if (hashes.order == std::vector<KeyOrder>{KeyOrder::Integer}) {
-      // A table keyed by one integer column is compared block by block
-      // first: only the rows of the blocks that differ are hashed one by
-      // one and cross. The key's range comes from its index.
-      source_.send(key_range_statement(*table.source_table, table.key[0]), {});
-      target_.send(key_range_statement(table.target_table, table.key[0]), {});
-      const PgResult source_range = source_.finish(&cancel_);
-      const PgResult target_range = target_.finish(&cancel_);
-      blocks = key_range_blocks(source_range, target_range, std::max(source_rows, target_rows));
+    // First the rows written since the previous snapshot, where the rows
+    // have an xmin to tell them by (a table's, not a view's or a foreign
+    // table's) and both sides' horizons still tell it.
+    std::optional<RowDiff> recent;
+    const bool xmin = source.kind == RelationKind::Table || source.kind == RelationKind::MaterializedView;
+    if (horizons && xmin && since && horizon_usable(since->source, std::stoll(theirs.text(0, 3))) &&
+        horizon_usable(since->target, std::stoll(ours.text(0, 3)))) {
+      recent = diff_recent(table, source, columns, *since, source_print, target_print);
     }
-    if (blocks) {
-      const RowHashStatements by_block = block_statements(table, columns, hash_record, *blocks);
-      const auto blocks_diffed = [&] {
-        PgRowHashStream from_source(source_, by_block.source, by_block.order, cancel_, /*counted=*/true);
-        PgRowHashStream from_target(target_, by_block.target, by_block.order, cancel_, /*counted=*/true);
-        return diff_rows(from_source, from_target, by_block.order, RowDiffLimits{blocks->count + 1, kBlockBytes});
-      }();
-      if (!blocks_diffed) throw_error(blocks_diffed.failure());
-      bool null_block = false;
-      const std::vector<std::int64_t> which = differing_blocks(blocks_diffed->fetch, blocks_diffed->gone, null_block);
-      // Blocks that all agree, against fingerprints that did not, leave
-      // the rows' own comparison to say what differs; so do more than a
-      // quarter of the blocks, which the whole stream reads for less than
-      // a range of the index each.
-      const bool few = static_cast<std::int64_t>(which.size()) <= blocks->count / kMostBlocksShare;
-      if (blocks_diffed->gave_up.empty() && (!which.empty() || null_block) && few) {
-        hashes = row_hash_statements_in(table, columns, hash_record, *blocks, which, null_block);
-      }
-    }
-    const std::int64_t rows = std::max(source_rows, target_rows);
-    const auto diffed = [&] {
-      PgRowHashStream from_source(source_, hashes.source, hashes.order, cancel_);
-      PgRowHashStream from_target(target_, hashes.target, hashes.order, cancel_);
-      return diff_rows(from_source, from_target, hashes.order, row_diff_limits(rows));
-    }();
-    if (!diffed) throw_error(diffed.failure());
-    const RowDiff& diff = *diffed;
+    const RowDiff diff =
+        recent ? std::move(*recent) : diff_all(table, columns, hash_record, std::max(source_print.rows, target_print.rows));
     out.diff = diff.counts;
     out.whole_because = diff.gave_up;
-    out.path = diff.gave_up.empty() ? SnapshotPath::Diffed : SnapshotPath::Whole;
+    out.path = !diff.gave_up.empty() ? SnapshotPath::Whole : recent ? SnapshotPath::Recent : SnapshotPath::Diffed;
 
     std::int64_t upserted = 0;
     if (!diff.gave_up.empty()) {
@@ -163,17 +231,8 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     } else {
       // Each key column as each side's catalog has it: the target's for
       // the keys to delete, the source's for those to copy.
-      std::vector<KeyColumnType> source_keys;
-      std::vector<KeyColumnType> target_keys;
-      for (std::size_t i = 0; i < table.key.size(); ++i) {
-        const ColumnShape* in_source = find_column(source.catalog, table.key[i]);
-        const ColumnShape* in_target = find_column(copy_types_.columns, table.key[i]);
-        if (in_source == nullptr || in_target == nullptr) {
-          throw PgError::in_query("key column " + table.key[i] + " is missing from the source or the target");
-        }
-        source_keys.push_back(KeyColumnType{in_source->type, diff.fetch.holds_null(i)});
-        target_keys.push_back(KeyColumnType{in_target->type, diff.gone.holds_null(i)});
-      }
+      const std::vector<KeyColumnType> source_keys = key_types(table, source.catalog, diff.fetch);
+      const std::vector<KeyColumnType> target_keys = key_types(table, copy_types_.columns, diff.gone);
       KeyList::Cursor at;
       const std::string delete_keys = delete_keys_statement(table, target_keys);
       for (std::string keys; !(keys = diff.gone.next_json(at, table.key, kKeysPerStatement)).empty();) {
@@ -191,7 +250,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
         }
         upserted = target_.exec(sql.upsert, cancel_).affected();
       }
-      out.counts.rows_read = source_rows;
+      out.counts.rows_read = source_print.rows;
     }
     source_.exec("COMMIT");
     out.counts.rows_written = upserted + out.deleted;

@@ -1,7 +1,9 @@
 // A snapshot run's write into a target that already holds rows: the
 // target made equal to one source snapshot at the cost of what changed.
-// Both sides' fingerprints first (equal: nothing to do); else the row
-// diff (core/diff/row_diff.h) over both sides' (key, row hash) streams,
+// Both sides' fingerprints first (equal: nothing to do); then the rows
+// written since the previous snapshot, which explain the difference when
+// nothing else changed; else the row diff (core/diff/row_diff.h) over
+// both sides' (key, row hash) streams,
 // and only the missing, changed and gone rows are copied or deleted; a
 // diff that gives up crosses the whole table instead, in the same
 // snapshot. Made by PgUnitOfWork for one call, on its thread, inside its
@@ -10,9 +12,12 @@
 
 #include <optional>
 
+#include "core/diff/recent_rows.h"
+#include "core/diff/row_diff.h"
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
 #include "core/sql/copy_format.h"
+#include "core/sql/row_fingerprint.h"
 #include "daemon/pg/pg_connection.h"
 
 namespace tidemark {
@@ -27,9 +32,23 @@ class PgSnapshotSync {
   // Nothing when the source table cannot be locked by this role (LOCK
   // TABLE wants a grant on the whole table, where a column grant serves a
   // SELECT): the caller then takes the path that needs no LOCK TABLE.
-  std::optional<SnapshotWrite> run(const TableConfig& table, const SourceTable& source);
+  // `since`: where the previous snapshot left each side, whose rows
+  // written since are looked at first (core/diff/recent_rows.h).
+  std::optional<SnapshotWrite> run(const TableConfig& table, const SourceTable& source,
+                                   const std::optional<SnapshotHorizon>& since);
 
  private:
+  // The diff of the keys of the rows written on either side since
+  // `since`; nothing when they are too many or do not explain the
+  // difference between the fingerprints.
+  std::optional<RowDiff> diff_recent(const TableConfig& table, const SourceTable& source,
+                                     const std::vector<FingerprintColumn>& columns, const SnapshotHorizon& since,
+                                     const TableFingerprint& theirs, const TableFingerprint& ours);
+  // The diff of every row (the key's blocks first, where one integer
+  // column is the key); `rows`, the larger side's count.
+  RowDiff diff_all(const TableConfig& table, const std::vector<FingerprintColumn>& columns, bool hash_record,
+                   std::int64_t rows);
+
   PgConnection& source_;
   PgConnection& target_;
   const TargetCopyTypes& copy_types_;

@@ -139,8 +139,10 @@ started as (
   values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7, to_timestamp($8::bigint))
   returning run_id)
 select (select run_id from started), (select count(*) from abandoned), value, value_type,
-       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2)
+       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2),
+       h.source_xmin, h.target_xmin
 from (select 1) one left join stored on true
+  left join tidemark.snapshot_horizons h on h.pipeline = $1 and h.table_name = $2 and $6::text is null
 )SQL",
                                         {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
                                          host_, std::to_string(::getpid()), window_text(start.window, &Window::lo),
@@ -160,6 +162,7 @@ from (select 1) one left join stored on true
       }
     }
     if (!r.is_null(0, 4)) out.loaded_columns = columns_from_json(r.text(0, 4));
+    if (!r.is_null(0, 5)) out.snapshot_horizon = SnapshotHorizon{r.integer(0, 5), r.integer(0, 6)};
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -221,7 +224,12 @@ shape as (
   insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
   select $1, $2, $16::text::jsonb, now(), $5 where $16::text is not null and (select ok from written)
   on conflict (pipeline, table_name) do update
-  set columns = excluded.columns, changed_at = now(), run_id = excluded.run_id)
+  set columns = excluded.columns, changed_at = now(), run_id = excluded.run_id),
+horizon as (
+  insert into tidemark.snapshot_horizons (pipeline, table_name, source_xmin, target_xmin, run_id)
+  select $1, $2, $20, $21, $5 where $20::bigint is not null and (select ok from written)
+  on conflict (pipeline, table_name) do update
+  set source_xmin = excluded.source_xmin, target_xmin = excluded.target_xmin, run_id = excluded.run_id)
 select (select held from lock), (select ok from written)
 )SQL",
                                {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
@@ -240,7 +248,13 @@ select (select held from lock), (select ok from written)
                                 step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->missing))
                                                : std::nullopt,
                                 step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->changed))
-                                               : std::nullopt});
+                                               : std::nullopt,
+                                step.snapshot_horizon
+                                    ? std::optional<std::string>(std::to_string(step.snapshot_horizon->source))
+                                    : std::nullopt,
+                                step.snapshot_horizon
+                                    ? std::optional<std::string>(std::to_string(step.snapshot_horizon->target))
+                                    : std::nullopt});
     StepRecorded out;
     out.lock_held = r.boolean(0, 0);
     out.written = r.boolean(0, 1);

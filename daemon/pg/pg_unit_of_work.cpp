@@ -154,14 +154,15 @@ Result<ChunkCounts> PgUnitOfWork::write_chunk(const TableConfig& table, const So
   return in_target_transaction([&] { return load_rows(table, source, window, nullptr); });
 }
 
-Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, const SourceTable& source) {
+Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, const SourceTable& source,
+                                                  const std::optional<SnapshotHorizon>& since) {
   SnapshotWrite out;
   const auto counts = in_target_transaction([&] {
     // A target that holds rows gets what changed; an empty one, a first
     // load, takes the rows straight from COPY.
     if (target_.exec(build_load_statements(table, source.columns, std::nullopt).target_is_empty).boolean(0, 0)) {
       out.whole_because = "the target is empty";
-    } else if (auto synced = PgSnapshotSync(source_.connection(), target_, copy_types_, cancel_).run(table, source)) {
+    } else if (auto synced = PgSnapshotSync(source_.connection(), target_, copy_types_, cancel_).run(table, source, since)) {
       out = *synced;
       return out.counts;
     } else {

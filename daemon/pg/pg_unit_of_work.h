@@ -44,7 +44,8 @@ class PgUnitOfWork final : public UnitOfWork {
   Status create_table(const TableConfig& table, const SourceTable& source) override;
   Status add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) override;
   Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
-  Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source) override;
+  Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source,
+                                      const std::optional<SnapshotHorizon>& since) override;
   Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) override;
   Result<ReconcileWrite> reconcile(const TableConfig& table, const SourceTable& source,
                                  const ReconcileFix& fix) override;

@@ -25,7 +25,10 @@ class UnreachableWork final : public UnitOfWork {
   Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
     return Error{error_};
   }
-  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&) override { return Error{error_}; }
+  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&,
+                                      const std::optional<SnapshotHorizon>&) override {
+    return Error{error_};
+  }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
   Result<ReconcileWrite> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
     return Error{error_};

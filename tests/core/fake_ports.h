@@ -37,6 +37,7 @@ class FakeState final : public StateStore {
   std::set<Instant> partition_locks;            // partitions this run holds
   std::map<Instant, std::pair<Instant, std::string>> partitions;  // lo -> (hi, status)
   std::optional<std::vector<ColumnShape>> loaded_columns;  // the schema snapshot
+  std::optional<SnapshotHorizon> snapshot_horizon;
 
   Result<bool> lock(const RunLock& lock, bool) override {
     if (lock.partition) {
@@ -78,6 +79,7 @@ class FakeState final : public StateStore {
       out.watermark = StoredWatermark{*watermark, watermark_snapshot};
     }
     if (!start.window) out.loaded_columns = loaded_columns;
+    if (!start.window) out.snapshot_horizon = snapshot_horizon;
     runs.push_back({start, std::nullopt});
     out.run = static_cast<RunId>(runs.size());
     return out;
@@ -255,6 +257,10 @@ class FakeTarget final : public Target {
   int fail_at_chunk = -1;                     // 0-based; -1: never
   CancelToken* cancel_after_first = nullptr;  // cancelled once the first chunk commits
   std::vector<Window> chunks;
+  // Each snapshot's hint (replace_table's `since`), and the horizon the
+  // next snapshot leaves: the fake's snapshots count up from 100.
+  std::vector<std::optional<SnapshotHorizon>> snapshot_hints;
+  std::int64_t next_horizon = 100;
   std::vector<TimeWindow> partitions_written;
   std::optional<Instant> fail_partition;  // lo of a partition whose write fails
   // Called between a step's write and its record: a test plays another
@@ -331,11 +337,15 @@ class FakeUnitOfWork final : public UnitOfWork {
     return counts;
   }
   // The source's rows become the target's, at the source's clock (`now`).
-  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&) override {
+  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&,
+                                      const std::optional<SnapshotHorizon>& since) override {
     const int index = static_cast<int>(target_.chunks.size());
     target_.chunks.push_back(Window{});
+    target_.snapshot_hints.push_back(since);
     if (index == target_.fail_at_chunk) return Error{"injected failure"};
     SnapshotWrite out;
+    out.horizon = SnapshotHorizon{target_.next_horizon, target_.next_horizon + 1};
+    target_.next_horizon += 10;
     std::map<std::int64_t, std::int64_t> next;
     for (const FakeRow& r : target_.source_.rows) {
       ++out.counts.rows_read;
@@ -409,6 +419,7 @@ class FakeUnitOfWork final : public UnitOfWork {
       state.watermark_snapshot = record_->move->snapshot;
     }
     if (record_->loaded_columns) state.loaded_columns = record_->loaded_columns;
+    if (record_->snapshot_horizon) state.snapshot_horizon = record_->snapshot_horizon;
     if (creating_) {
       target_.missing = false;
       target_.columns = *creating_;

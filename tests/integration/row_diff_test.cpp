@@ -36,6 +36,10 @@ struct Case {
   const char* change;   // what the application does in the source next
   const char* order;    // ORDER BY of the comparison (its columns' text as the target holds them)
   std::int64_t written;  // rows the second run writes (upserted + deleted)
+  // The change deletes a key or changes one (which deletes the old key):
+  // no row is left to be recent for it, so the first look cannot explain
+  // the difference and the whole diff runs.
+  bool removes_key = false;
 };
 
 const Case kCases[] = {
@@ -66,22 +70,22 @@ const Case kCases[] = {
      "name, n", "values ('a', 1, 1), ('a', 10, 1), ('a', 2, 1), ('b b', 1, 1), ('é', 1, 1), ('Z', 1, 1)",
      "update t set v = 2 where name = 'a' and n = 10; update t set n = 3 where name = 'b b';"
      " delete from t where name = 'Z'; insert into t values ('', 0, 0)",
-     "name collate \"C\", n", 5},
+     "name collate \"C\", n", 5, true},
     {"a text key whose collation sorts otherwise than bytes", "(code text collate \"und-x-icu\" primary key, v int)",
      "code", "values ('a', 1), ('B', 1), ('é', 1), ('Z', 1), ('b', 1), ('10', 1), ('9', 1)",
      "update t set v = 2 where code in ('B', 'é', '9'); delete from t where code = 'a'; insert into t values ('A', 1)", "code",
-     5},
+     5, true},
     {"bigint keys beyond 32 bits and negative", "(id bigint primary key, v int)", "id",
      "values (-4294967296, 1), (1, 1), (4294967297, 1), (9223372036854775807, 1)",
      "update t set v = 2 where id in (-4294967296, 4294967297); delete from t where id = 1;"
-     " insert into t values (-9223372036854775808, 1)", "id", 4},
+     " insert into t values (-9223372036854775808, 1)", "id", 4, true},
     {"uuid keys in their own order", "(id uuid primary key, v int)", "id",
      "select md5(g::text)::uuid, g from generate_series(1, 50) g",
      "update t set v = -v where v % 7 = 0; delete from t where v = 11; insert into t values ('00000000-0000-0000-0000-000000000000', 0)",
-     "id", 9},
+     "id", 9, true},
     {"a timestamptz key", "(at timestamptz primary key, v int)", "at",
      "select timestamptz '2026-01-01 00:00:00+00' + g * interval '1 hour', g from generate_series(1, 20) g",
-     "update t set v = 0 where v < 3; update t set at = at + interval '1 microsecond' where v = 10", "at", 4},
+     "update t set v = 0 where v < 3; update t set at = at + interval '1 microsecond' where v = 10", "at", 4, true},
 };
 
 std::string pipeline(const Case& c) {
@@ -149,6 +153,130 @@ TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only
     CHECK(third.summary.snapshot_path == "unchanged");
     CHECK(third.summary.rows_written == 0);
   }
+}
+
+TEST_CASE("row diff: the rows written since the last snapshot are its first look, for each hostile schema") {
+  for (const Case& c : kCases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    PgTestEnv env;
+    for (PgConnection* side : {&env.source(), &env.target()}) {
+      side->exec("create collation ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);"
+                 "create type mood as enum ('sad', 'happy')");
+    }
+    env.source().exec(std::string("create table public.t ") + c.columns + "; insert into public.t " + c.rows);
+    env.target().exec(std::string("create schema raw; create table raw.t ") + c.columns);
+    testing::TableRuns runs(env, env.config(pipeline(c)));
+    REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+    // An unchanged run leaves where each side's snapshot stood.
+    REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
+    if (name.rfind("an enum", 0) == 0) {
+      for (PgConnection* side : {&env.source(), &env.target()}) side->exec("alter type mood rename value 'sad' to 'blue'");
+    }
+    if (*c.change) env.source().exec(std::string("set search_path = public; ") + c.change);
+    const TimedSummary changed = runs.run("p", "t");
+    REQUIRE_MESSAGE(changed.summary.status == RunStatus::Success, changed.summary.error);
+    const std::string path = changed.summary.snapshot_path;
+    if (c.written == 0) {
+      CHECK(path == "unchanged");
+    } else if (c.removes_key) {
+      CHECK_MESSAGE(path.rfind("diff: ", 0) == 0, path);
+    } else {
+      CHECK_MESSAGE(path.rfind("diff of the rows written since the last snapshot: ", 0) == 0, path);
+    }
+    CHECK(rows(env.target(), "raw.t", c.order) == rows(env.source(), "public.t", c.order));
+    CHECK_MESSAGE(changed.summary.rows_written == c.written, path);
+    const TimedSummary after = runs.run("p", "t");
+    REQUIRE(after.summary.status == RunStatus::Success);
+    CHECK(after.summary.snapshot_path == "unchanged");
+  }
+}
+
+TEST_CASE("row diff: a horizon that is wrong costs the whole diff, never a row") {
+  struct Wrong {
+    const char* what;
+    const char* source_xmin;  // SQL on the source for the stored horizon
+  };
+  const Wrong cases[] = {
+      {"after the rows that changed: the recent rows miss them and do not explain the difference",
+       "select pg_current_xact_id()::text"},
+      {"ahead of the server (another server's, or one restored from an older copy): not used", "select '1000000000000'"},
+      {"from long ago: every row is recent, past the limit", "select '3'"},
+  };
+  for (const Wrong& c : cases) {
+    CAPTURE(c.what);
+    LoadedTable t(5000);
+    REQUIRE(t.runs.run("p", "t").summary.snapshot_path == "unchanged");
+    t.env.source().exec("update public.t set v = -v where id % 100 = 1");
+    const std::string xmin = PgTestEnv::rows(t.env.source(), c.source_xmin)[0];
+    t.env.target().exec("update tidemark.snapshot_horizons set source_xmin = " + xmin);
+    const TimedSummary r = t.runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == "diff: 50 changed, 0 missing, 0 gone");
+    CHECK(t.target_is_source());
+  }
+}
+
+TEST_CASE("row diff: the recent rows explain updates and inserts; anything else is left to the whole diff") {
+  LoadedTable t(5000);
+  PgTestEnv& env = t.env;
+  REQUIRE(t.runs.run("p", "t").summary.snapshot_path == "unchanged");
+  const std::string recent = "diff of the rows written since the last snapshot: ";
+  SUBCASE("an enum value renamed changes rows without writing them") {
+    // The target holds the labels as text, so that it can take the new one.
+    env.source().exec("create type mood as enum ('sad', 'happy'); alter table public.t add column m mood default 'sad'");
+    env.target().exec("alter table raw.t add column m text default 'sad'");
+    env.source().exec("update public.t set m = 'happy' where id % 2 = 0");
+    env.target().exec("update raw.t set m = 'happy' where id % 2 = 0");
+    REQUIRE(t.runs.run("p", "t").summary.status == RunStatus::Success);
+    REQUIRE(t.runs.run("p", "t").summary.snapshot_path == "unchanged");
+    env.source().exec("alter type mood rename value 'sad' to 'blue'");
+    const TimedSummary r = t.runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == "diff: 2500 changed, 0 missing, 0 gone");
+    CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t where m = 'blue'")[0] == "2500");
+    CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t where m = 'sad'")[0] == "0");
+  }
+  SUBCASE("a target row changed by hand is a recent row of the target") {
+    env.target().exec("update raw.t set v = 0 where id in (7, 4000); insert into raw.t values (9000, 1)");
+    const TimedSummary r = t.runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == recent + "2 changed, 0 missing, 1 gone");
+  }
+  SUBCASE("updates and inserts only: the recent rows explain it all") {
+    env.source().exec("update public.t set v = -v where id % 100 = 1; insert into public.t values (6000, 6), (-1, 1)");
+    const TimedSummary r = t.runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == recent + "50 changed, 2 missing, 0 gone");
+    CHECK(r.summary.rows_written == 52);
+  }
+  SUBCASE("a delete beside the updates: the whole diff finds it") {
+    env.source().exec("update public.t set v = -v where id % 100 = 1; delete from public.t where id = 2");
+    const TimedSummary r = t.runs.run("p", "t");
+    REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+    CHECK(r.summary.snapshot_path == "diff: 50 changed, 0 missing, 1 gone");
+  }
+  CHECK(t.target_is_source());
+  const TimedSummary again = t.runs.run("p", "t");
+  CHECK(again.summary.snapshot_path == "unchanged");
+}
+
+TEST_CASE("row diff: a partitioned source table's recent rows are found in its partitions") {
+  PgTestEnv env;
+  env.source().exec("create table public.t (id int primary key, v int) partition by range (id);"
+                    " create table public.t_lo partition of public.t for values from (minvalue) to (1000);"
+                    " create table public.t_hi partition of public.t for values from (1000) to (maxvalue);"
+                    " insert into public.t select g, g from generate_series(1, 3000) g");
+  env.target().exec("create schema raw; create table raw.t (id int primary key, v int)");
+  testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
+  REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+  REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  // A row moved across partitions is a delete and an insert of the same key.
+  env.source().exec("update public.t set v = 0 where id in (5, 2500); update public.t set id = 999 where id = 999");
+  const TimedSummary r = runs.run("p", "t");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 2 changed, 0 missing, 0 gone");
+  CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
 }
 
 TEST_CASE("row diff: a source truncated and refilled while the diff waits for its lock is read refilled") {
@@ -230,9 +358,11 @@ TEST_CASE("row diff: an integer key that may be NULL (NULLS NOT DISTINCT) has a 
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 0 changed, 0 missing, 1 gone");
     env.source().exec("insert into public.t values (null, 'again')");
+    // That run left a horizon: the new row is found as a recent one, its
+    // NULL key matched NULL-safely.
     r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
-    CHECK(r.summary.snapshot_path == "diff: 0 changed, 1 missing, 0 gone");
+    CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 0 changed, 1 missing, 0 gone");
   }
   CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
 }

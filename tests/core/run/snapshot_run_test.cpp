@@ -53,6 +53,31 @@ TEST_CASE("snapshot: a first run copies the table and sets the watermark to the 
   CHECK_FALSE(h.state.locked);
 }
 
+TEST_CASE("snapshot: where a snapshot left each side is stored with it and is the next snapshot's hint") {
+  Harness h;
+  h.source.rows = {{1, 10}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  REQUIRE(h.state.snapshot_horizon);
+  CHECK(h.state.snapshot_horizon->source == 100);
+  CHECK(h.state.snapshot_horizon->target == 101);
+  h.source.rows = {{1, 11}};
+  REQUIRE(h.run().status == RunStatus::Success);
+  REQUIRE(h.target.snapshot_hints.size() == 2);
+  CHECK_FALSE(h.target.snapshot_hints[0]);
+  REQUIRE(h.target.snapshot_hints[1]);
+  CHECK(h.target.snapshot_hints[1]->source == 100);
+  CHECK(h.state.snapshot_horizon->source == 110);
+  SUBCASE("a snapshot that fails stores nothing: the next one has the hint of the last that committed") {
+    h.target.fail_at_chunk = 2;
+    CHECK(h.run().status == RunStatus::Failed);
+    CHECK(h.state.snapshot_horizon->source == 110);
+    h.target.fail_at_chunk = -1;
+    REQUIRE(h.run().status == RunStatus::Success);
+    REQUIRE(h.target.snapshot_hints.size() == 4);
+    CHECK(h.target.snapshot_hints[3]->source == 110);
+  }
+}
+
 TEST_CASE("snapshot: new, changed and gone rows are written; unchanged ones are not") {
   Harness h;
   h.source.rows = {{1, 10}, {2, 20}, {3, 30}};
