@@ -116,26 +116,41 @@ struct LoadedTable {
   bool target_is_source() { return rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"); }
 };
 
-}  // namespace
-
-TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only what differs") {
-  for (const Case& c : kCases) {
-    const std::string name = c.name;
-    CAPTURE(name);
-    PgTestEnv env;
+// A case's table in the source, holding its first rows, and an empty one
+// in the target, with the collation and enum the cases use on both sides.
+struct HostileTable {
+  PgTestEnv env;
+  testing::TableRuns runs;
+  explicit HostileTable(const Case& c) : runs(made(env, c), env.config(pipeline(c))) {}
+  static PgTestEnv& made(PgTestEnv& env, const Case& c) {
     for (PgConnection* side : {&env.source(), &env.target()}) {
       side->exec("create collation ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);"
                  "create type mood as enum ('sad', 'happy')");
     }
     env.source().exec(std::string("create table public.t ") + c.columns + "; insert into public.t " + c.rows);
     env.target().exec(std::string("create schema raw; create table raw.t ") + c.columns);
-    testing::TableRuns runs(env, env.config(pipeline(c)));
+    return env;
+  }
+  // The enum's case renames a label on both sides, which writes no row.
+  void rename_if_enum_case(const Case& c) {
+    if (std::string(c.name).rfind("an enum", 0) != 0) return;
+    for (PgConnection* side : {&env.source(), &env.target()}) side->exec("alter type mood rename value 'sad' to 'blue'");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only what differs") {
+  for (const Case& c : kCases) {
+    const std::string name = c.name;
+    CAPTURE(name);
+    HostileTable h(c);
+    PgTestEnv& env = h.env;
+    testing::TableRuns& runs = h.runs;
     const TimedSummary first = runs.run("p", "t");
     REQUIRE_MESSAGE(first.summary.status == RunStatus::Success, first.summary.error);
     CHECK(first.summary.snapshot_path == "whole: the target is empty");
-    if (name.rfind("an enum", 0) == 0) {
-      for (PgConnection* side : {&env.source(), &env.target()}) side->exec("alter type mood rename value 'sad' to 'blue'");
-    }
+    h.rename_if_enum_case(c);
     // One row the target lost, so that the fingerprints differ even where
     // the change alone would not make them.
     env.target().exec("delete from raw.t where ctid = (select min(ctid) from raw.t)");
@@ -159,20 +174,13 @@ TEST_CASE("row diff: the rows written since the last snapshot are its first look
   for (const Case& c : kCases) {
     const std::string name = c.name;
     CAPTURE(name);
-    PgTestEnv env;
-    for (PgConnection* side : {&env.source(), &env.target()}) {
-      side->exec("create collation ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);"
-                 "create type mood as enum ('sad', 'happy')");
-    }
-    env.source().exec(std::string("create table public.t ") + c.columns + "; insert into public.t " + c.rows);
-    env.target().exec(std::string("create schema raw; create table raw.t ") + c.columns);
-    testing::TableRuns runs(env, env.config(pipeline(c)));
+    HostileTable h(c);
+    PgTestEnv& env = h.env;
+    testing::TableRuns& runs = h.runs;
     REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
     // An unchanged run leaves where each side's snapshot stood.
     REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
-    if (name.rfind("an enum", 0) == 0) {
-      for (PgConnection* side : {&env.source(), &env.target()}) side->exec("alter type mood rename value 'sad' to 'blue'");
-    }
+    h.rename_if_enum_case(c);
     if (*c.change) env.source().exec(std::string("set search_path = public; ") + c.change);
     const TimedSummary changed = runs.run("p", "t");
     REQUIRE_MESSAGE(changed.summary.status == RunStatus::Success, changed.summary.error);
