@@ -744,3 +744,35 @@ TEST_CASE("regression: a standby's horizon reading was to be shared by runs whos
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a snapshot read from a hot standby looks first at the rows replayed since its last snapshot") {
+  PgTestEnv env;
+  env.source().exec("create table public.events (id int primary key, v int);"
+                    " insert into public.events select g, g from generate_series(1, 3000) g");
+  env.target().exec("create table public.events (id int primary key, v int)");
+  const std::string replica = standby_dsn(PgTestEnv::rows(env.source(), "select current_database()")[0]);
+  const std::unique_ptr<PgConnection> standby = await_standby(replica);
+  env.add_connection("replica", "dsn: \"" + replica + "\"");
+  testing::TableRuns runs(env, env.config("pipeline: app\nsource: replica\ntarget: target\nschedule: \"* * * * *\"\n"
+                                          "tables:\n  - name: events\n    mode: snapshot\n"
+                                          "    source_table: public.events\n    target_table: public.events\n"
+                                          "    key: [id]\n"));
+  REQUIRE(runs.run("app", "events").summary.status == RunStatus::Success);
+  REQUIRE(runs.run("app", "events").summary.snapshot_path == "unchanged");
+  env.source().exec("update public.events set v = -v where id % 300 = 0; insert into public.events values (5000, 5)");
+  bool replayed = false;
+  for (int i = 0; i < 300 && !replayed; ++i) {
+    replayed = PgTestEnv::rows(*standby, "select count(*) from public.events where v < 0 or id = 5000")[0] == "11";
+    if (!replayed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(replayed);
+  const TimedSummary r = runs.run("app", "events");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 10 changed, 1 missing, 0 gone");
+  CHECK(PgTestEnv::rows(env.target(), "select count(*), sum(v) from public.events") ==
+        PgTestEnv::rows(env.source(), "select count(*), sum(v) from public.events"));
+}
+
+}  // namespace tidemark
