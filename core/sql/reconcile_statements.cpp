@@ -169,8 +169,10 @@ std::string delete_keys_statement(const TableConfig& table, const std::vector<Ke
 }
 
 std::string rows_of_keys_from(const TableConfig& table, const QualifiedName& name,
-                              const std::vector<KeyColumnType>& key_types) {
-  return "(SELECT s.* FROM json_to_recordset($1::json) AS d(" + key_record(table.key, key_types) + ") JOIN " +
+                              const std::vector<std::string>& columns, const std::vector<KeyColumnType>& key_types) {
+  std::string cols;
+  for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + std::string("s.") + quote_identifier(c);
+  return "(SELECT " + cols + " FROM json_to_recordset($1::json) AS d(" + key_record(table.key, key_types) + ") JOIN " +
          name.quoted() + " s ON " + key_match(table.key, key_types, "s", "d") + ") tm_keyed";
 }
 
@@ -178,7 +180,7 @@ std::string rows_of_keys_statement(const TableConfig& table, const std::vector<s
                                    const std::vector<KeyColumnType>& key_types) {
   std::string cols;
   for (const std::string& c : columns) cols += (cols.empty() ? "" : ", ") + quote_identifier(c);
-  return "SELECT " + cols + " FROM " + rows_of_keys_from(table, *table.source_table, key_types);
+  return "SELECT " + cols + " FROM " + rows_of_keys_from(table, *table.source_table, columns, key_types);
 }
 
 ReconcileStatements reconcile_statements(const TableConfig& table, const std::vector<std::string>& columns,

@@ -66,11 +66,12 @@ bool keys_hold_null(const std::vector<KeyRow>& keys, std::size_t column);
 std::string held_keys(const TableConfig& table, const QualifiedName& name, const std::vector<KeyColumnType>& key_types,
                       const std::string& mark_column = {});
 
-// A FROM item over `name` (either side's table): its rows whose key is
-// in $1 = keys_json, read as `key_types`, each found through the key's
-// index (the keys drive the join).
+// A FROM item over `name` (either side's table): the `columns` of its
+// rows whose key is in $1 = keys_json, read as `key_types`, each found
+// through the key's index (the keys drive the join). Only those columns
+// are read, which a role granted SELECT on them alone may read.
 std::string rows_of_keys_from(const TableConfig& table, const QualifiedName& name,
-                              const std::vector<KeyColumnType>& key_types);
+                              const std::vector<std::string>& columns, const std::vector<KeyColumnType>& key_types);
 
 // On the target, $1 = keys_json: deletes the rows of those keys, each key
 // column read as its type in `key_types`.

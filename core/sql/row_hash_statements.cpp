@@ -142,11 +142,15 @@ RowHashStatements recent_key_statements(const TableConfig& table, const std::vec
   for (const FingerprintColumn& k : keys) names += (names.empty() ? "" : ", ") + quote_identifier(k.name);
   // age() counts back from the current transaction id, the same for both
   // sides of the comparison: an xmin at or after the horizon is no older.
-  // The limit sits inside, so that the scan stops there and the sort
-  // takes only what it found.
+  // A row frozen long ago keeps its xmin, whose age wraps below 0 once
+  // 2^31 transactions have passed: not recent. The horizon's age is a
+  // subquery, computed once (age() is only stable). The limit sits
+  // inside, so that the scan stops there and the sort takes only what it
+  // found.
   const auto recent = [&](const QualifiedName& table_name, std::int64_t horizon) {
-    const std::string from = "(SELECT " + names + " FROM " + table_name.quoted() + " WHERE age(xmin) <= age('" +
-                             std::to_string(xid32(horizon)) + "'::xid) LIMIT " + std::to_string(most) + ") tm_recent";
+    const std::string from = "(SELECT " + names + " FROM " + table_name.quoted() +
+                             " WHERE age(xmin) BETWEEN 0 AND (SELECT age('" + std::to_string(xid32(horizon)) +
+                             "'::xid)) LIMIT " + std::to_string(most) + ") tm_recent";
     return "COPY (" + ordered_select(from, keys, out.order, "0::bigint", {}) + ") TO STDOUT (FORMAT binary)";
   };
   out.source = recent(*table.source_table, since.source);
@@ -155,13 +159,17 @@ RowHashStatements recent_key_statements(const TableConfig& table, const std::vec
 }
 
 RowHashStatements keyed_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
-                                        bool hash_record, const std::vector<KeyColumnType>& source_keys,
+                                        const std::vector<KeyColumnType>& source_keys,
                                         const std::vector<KeyColumnType>& target_keys) {
   RowHashStatements out;
   const std::vector<FingerprintColumn> keys = key_columns(table, columns, out.order);
-  const std::string mixed = mixed_row_hash_sql(columns, hash_record);
-  out.source = ordered_select(rows_of_keys_from(table, *table.source_table, source_keys), keys, out.order, mixed, {});
-  out.target = ordered_select(rows_of_keys_from(table, table.target_table, target_keys), keys, out.order, mixed, {});
+  const std::string mixed = mixed_row_hash_sql(columns, /*hash_record=*/true);
+  std::vector<std::string> names;
+  for (const FingerprintColumn& c : columns) names.push_back(c.name);
+  out.source =
+      ordered_select(rows_of_keys_from(table, *table.source_table, names, source_keys), keys, out.order, mixed, {});
+  out.target =
+      ordered_select(rows_of_keys_from(table, table.target_table, names, target_keys), keys, out.order, mixed, {});
   return out;
 }
 

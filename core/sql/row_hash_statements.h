@@ -72,10 +72,11 @@ RowHashStatements recent_key_statements(const TableConfig& table, const std::vec
 
 // On each side, $1 = keys_json of keys read as that side's `*_keys`: the
 // rows of those keys as (key columns, mixed row hash: the fingerprint's
-// term), in key order. Plain SELECTs, not COPY (which binds no
-// parameters); the key columns as the COPY streams send them, in text.
+// term where rows are hashed as records), in key order. Plain SELECTs,
+// not COPY (which binds no parameters); the key columns as the COPY
+// streams send them, in text.
 RowHashStatements keyed_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
-                                        bool hash_record, const std::vector<KeyColumnType>& source_keys,
+                                        const std::vector<KeyColumnType>& source_keys,
                                         const std::vector<KeyColumnType>& target_keys);
 
 }  // namespace tidemark

@@ -54,9 +54,25 @@ constexpr std::int64_t kMostBlocksShare = 4;
 // The first level's differing blocks held at most (8 bytes each and a tag).
 constexpr std::size_t kBlockBytes = std::size_t{64} << 20;
 
-// A side's fingerprint from fingerprint_sql's answer.
-TableFingerprint fingerprint_of(const PgResult& answer) {
-  return TableFingerprint{std::stoll(answer.text(0, 0)), static_cast<std::uint64_t>(std::stoll(answer.text(0, 1)))};
+// A side's fingerprint from fingerprint_sql's answer, where rows are
+// hashed as records (`hash_record`): before 14 the hashes are summed, a
+// numeric that no 64 bits hold, and only its text is compared.
+TableFingerprint fingerprint_of(const PgResult& answer, bool hash_record) {
+  TableFingerprint out{std::stoll(answer.text(0, 0)), 0};
+  if (hash_record) out.combined = static_cast<std::uint64_t>(std::stoll(answer.text(0, 1)));
+  return out;
+}
+
+// Whether the first look can be taken on `table`'s key: each key column of
+// one type on both sides (a key read as the other side's type could fail
+// to parse there, where the whole diff sends each side's keys to it
+// alone).
+bool same_key_types(const TableConfig& table, const std::vector<FingerprintColumn>& columns) {
+  for (const std::string& k : table.key) {
+    const auto c = std::find_if(columns.begin(), columns.end(), [&](const FingerprintColumn& f) { return f.name == k; });
+    if (c == columns.end() || c->source_type.empty() || c->source_type != c->target_type) return false;
+  }
+  return true;
 }
 
 // Each key column as `catalog` has it, NULL in some key of `keys` or not.
@@ -90,8 +106,13 @@ std::optional<RowDiff> PgSnapshotSync::diff_recent(const TableConfig& table, con
   if (!keys) throw_error(keys.failure());
   if (!*keys) return std::nullopt;
   const KeyList& recent_keys = **keys;
+  // A NULL key is matched with IS NOT DISTINCT FROM, which no index
+  // serves: every batch would scan the table once per key.
+  for (std::size_t i = 0; i < table.key.size(); ++i) {
+    if (recent_keys.holds_null(i)) return std::nullopt;
+  }
   const RowHashStatements keyed =
-      keyed_hash_statements(table, columns, /*hash_record=*/true, key_types(table, source.catalog, recent_keys),
+      keyed_hash_statements(table, columns, key_types(table, source.catalog, recent_keys),
                             key_types(table, copy_types_.columns, recent_keys));
   PgKeyedHashStream source_rows(source_, keyed.source, recent_keys, table.key, keyed.order, kKeysPerStatement, cancel_);
   PgKeyedHashStream target_rows(target_, keyed.target, recent_keys, table.key, keyed.order, kKeysPerStatement, cancel_);
@@ -186,8 +207,8 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     target_.send(fingerprint_sql(table.target_table, columns, hash_record, horizons), {});
     const PgResult theirs = source_.finish(&cancel_);
     const PgResult ours = target_.finish(&cancel_);
-    const TableFingerprint source_print = fingerprint_of(theirs);
-    const TableFingerprint target_print = fingerprint_of(ours);
+    const TableFingerprint source_print = fingerprint_of(theirs, hash_record);
+    const TableFingerprint target_print = fingerprint_of(ours, hash_record);
     if (horizons) out.horizon = SnapshotHorizon{std::stoll(theirs.text(0, 2)), std::stoll(ours.text(0, 2))};
     if (source_print.rows == target_print.rows && theirs.text(0, 1) == ours.text(0, 1)) {
       source_.exec("COMMIT");
@@ -199,10 +220,12 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     target_.exec(kRowDiffPlanSettings);
     // First the rows written since the previous snapshot, where the rows
     // have an xmin to tell them by (a table's, not a view's or a foreign
-    // table's) and both sides' horizons still tell it.
+    // table's), the key is of one type on both sides and both sides'
+    // horizons still tell them.
     std::optional<RowDiff> recent;
     const bool xmin = source.kind == RelationKind::Table || source.kind == RelationKind::MaterializedView;
-    if (horizons && xmin && since && horizon_usable(since->source, std::stoll(theirs.text(0, 3))) &&
+    if (horizons && xmin && since && same_key_types(table, columns) &&
+        horizon_usable(since->source, std::stoll(theirs.text(0, 3))) &&
         horizon_usable(since->target, std::stoll(ours.text(0, 3)))) {
       recent = diff_recent(table, source, columns, *since, source_print, target_print);
     }

@@ -269,6 +269,25 @@ TEST_CASE("row diff: the recent rows explain updates and inserts; anything else 
   CHECK(again.summary.snapshot_path == "unchanged");
 }
 
+TEST_CASE("regression: a key of another type on each side failed every first look on a target key the source's type cannot hold") {
+  // The first look reads the target's recent keys on the source too, as
+  // the source's type: 5000000000 is no integer. It is now taken only for
+  // keys of one type on both sides.
+  PgTestEnv env;
+  env.source().exec("create table public.t (id integer primary key, v int);"
+                    " insert into public.t select g, g from generate_series(1, 3000) g");
+  env.target().exec("create schema raw; create table raw.t (id bigint primary key, v int)");
+  testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
+  REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
+  REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  env.target().exec("insert into raw.t values (5000000000, 1)");
+  env.source().exec("update public.t set v = 0 where id = 7");
+  const TimedSummary r = runs.run("p", "t");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.snapshot_path == "diff: 1 changed, 0 missing, 1 gone");
+  CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+}
+
 TEST_CASE("row diff: a partitioned source table's recent rows are found in its partitions") {
   PgTestEnv env;
   env.source().exec("create table public.t (id int primary key, v int) partition by range (id);"
@@ -366,11 +385,12 @@ TEST_CASE("row diff: an integer key that may be NULL (NULLS NOT DISTINCT) has a 
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 0 changed, 0 missing, 1 gone");
     env.source().exec("insert into public.t values (null, 'again')");
-    // That run left a horizon: the new row is found as a recent one, its
-    // NULL key matched NULL-safely.
+    // That run left a horizon, but a recent NULL key leaves the first look
+    // to the whole diff: it would be matched by IS NOT DISTINCT FROM,
+    // which no index serves.
     r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
-    CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 0 changed, 1 missing, 0 gone");
+    CHECK(r.summary.snapshot_path == "diff: 0 changed, 1 missing, 0 gone");
   }
   CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
 }
