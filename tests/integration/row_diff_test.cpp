@@ -99,20 +99,28 @@ std::vector<std::string> rows(PgConnection& c, const std::string& table, const c
   return PgTestEnv::rows(c, "select t::text from " + table + " t order by " + order);
 }
 
-// public.t (id int primary key, v int) holding ids 1 to `rows`, loaded
-// once into raw.t by a first run.
+// public.t (id int primary key, v int) holding ids 1 to `rows` (or the
+// tables given), loaded once into raw.t by a first run.
 struct LoadedTable {
   PgTestEnv env;
   testing::TableRuns runs;
-  explicit LoadedTable(int rows) : runs(made(env, rows), env.config(pipeline(Case{"", "", "id", "", "", "id", 0}))) {
+  explicit LoadedTable(int rows)
+      : LoadedTable("create table public.t (id int primary key, v int); insert into public.t select g, g from "
+                    "generate_series(1, " + std::to_string(rows) + ") g",
+                    "create table raw.t (id int primary key, v int)") {}
+  // `source` and `target`: SQL that makes public.t and raw.t.
+  LoadedTable(const std::string& source, const std::string& target)
+      : runs(made(env, source, target), env.config(pipeline(Case{"", "", "id", "", "", "id", 0}))) {
     REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
   }
-  static PgTestEnv& made(PgTestEnv& env, int rows) {
-    env.source().exec("create table public.t (id int primary key, v int); insert into public.t select g, g from "
-                      "generate_series(1, " + std::to_string(rows) + ") g");
-    env.target().exec("create schema raw; create table raw.t (id int primary key, v int)");
+  static PgTestEnv& made(PgTestEnv& env, const std::string& source, const std::string& target) {
+    env.source().exec(source);
+    env.target().exec("create schema raw; " + target);
     return env;
   }
+  // One more run, which finds nothing changed and leaves where each
+  // side's snapshot stood: the next run's first look has its horizon.
+  void settle() { REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged"); }
   bool target_is_source() { return rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"); }
 };
 
@@ -214,7 +222,7 @@ TEST_CASE("row diff: a horizon that is wrong costs the whole diff, never a row")
   for (const Wrong& c : cases) {
     CAPTURE(c.what);
     LoadedTable t(5000);
-    REQUIRE(t.runs.run("p", "t").summary.snapshot_path == "unchanged");
+    t.settle();
     t.env.source().exec("update public.t set v = -v where id % 100 = 1");
     const std::string xmin = PgTestEnv::rows(t.env.source(), c.source_xmin)[0];
     t.env.target().exec("update tidemark.snapshot_horizons set source_xmin = " + xmin);
@@ -228,7 +236,7 @@ TEST_CASE("row diff: a horizon that is wrong costs the whole diff, never a row")
 TEST_CASE("row diff: the recent rows explain updates and inserts; anything else is left to the whole diff") {
   LoadedTable t(5000);
   PgTestEnv& env = t.env;
-  REQUIRE(t.runs.run("p", "t").summary.snapshot_path == "unchanged");
+  t.settle();
   const std::string recent = "diff of the rows written since the last snapshot: ";
   SUBCASE("an enum value renamed changes rows without writing them") {
     // The target holds the labels as text, so that it can take the new one.
@@ -237,7 +245,7 @@ TEST_CASE("row diff: the recent rows explain updates and inserts; anything else 
     env.source().exec("update public.t set m = 'happy' where id % 2 = 0");
     env.target().exec("update raw.t set m = 'happy' where id % 2 = 0");
     REQUIRE(t.runs.run("p", "t").summary.status == RunStatus::Success);
-    REQUIRE(t.runs.run("p", "t").summary.snapshot_path == "unchanged");
+    t.settle();
     env.source().exec("alter type mood rename value 'sad' to 'blue'");
     const TimedSummary r = t.runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
@@ -273,37 +281,31 @@ TEST_CASE("regression: a key of another type on each side failed every first loo
   // The first look reads the target's recent keys on the source too, as
   // the source's type: 5000000000 is no integer. It is now taken only for
   // keys of one type on both sides.
-  PgTestEnv env;
-  env.source().exec("create table public.t (id integer primary key, v int);"
-                    " insert into public.t select g, g from generate_series(1, 3000) g");
-  env.target().exec("create schema raw; create table raw.t (id bigint primary key, v int)");
-  testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
-  REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
-  REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
-  env.target().exec("insert into raw.t values (5000000000, 1)");
-  env.source().exec("update public.t set v = 0 where id = 7");
-  const TimedSummary r = runs.run("p", "t");
+  LoadedTable t("create table public.t (id integer primary key, v int);"
+                " insert into public.t select g, g from generate_series(1, 3000) g",
+                "create table raw.t (id bigint primary key, v int)");
+  t.settle();
+  t.env.target().exec("insert into raw.t values (5000000000, 1)");
+  t.env.source().exec("update public.t set v = 0 where id = 7");
+  const TimedSummary r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff: 1 changed, 0 missing, 1 gone");
-  CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+  CHECK(t.target_is_source());
 }
 
 TEST_CASE("row diff: a partitioned source table's recent rows are found in its partitions") {
-  PgTestEnv env;
-  env.source().exec("create table public.t (id int primary key, v int) partition by range (id);"
-                    " create table public.t_lo partition of public.t for values from (minvalue) to (1000);"
-                    " create table public.t_hi partition of public.t for values from (1000) to (maxvalue);"
-                    " insert into public.t select g, g from generate_series(1, 3000) g");
-  env.target().exec("create schema raw; create table raw.t (id int primary key, v int)");
-  testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
-  REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
-  REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  LoadedTable t("create table public.t (id int primary key, v int) partition by range (id);"
+                " create table public.t_lo partition of public.t for values from (minvalue) to (1000);"
+                " create table public.t_hi partition of public.t for values from (1000) to (maxvalue);"
+                " insert into public.t select g, g from generate_series(1, 3000) g",
+                "create table raw.t (id int primary key, v int)");
+  t.settle();
   // A row moved across partitions is a delete and an insert of the same key.
-  env.source().exec("update public.t set v = 0 where id in (5, 2500); update public.t set id = 999 where id = 999");
-  const TimedSummary r = runs.run("p", "t");
+  t.env.source().exec("update public.t set v = 0 where id in (5, 2500); update public.t set id = 999 where id = 999");
+  const TimedSummary r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 2 changed, 0 missing, 0 gone");
-  CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
+  CHECK(t.target_is_source());
 }
 
 TEST_CASE("row diff: a source truncated and refilled while the diff waits for its lock is read refilled") {
