@@ -11,7 +11,8 @@ namespace {
 
 struct Endpoint {
   std::string dsn;
-  std::string key;  // name, DSN and kind: a reload that changes a DSN gets new sessions
+  KeepaliveTimes keepalives;
+  std::string key;  // name, DSN, kind and lease: a reload that changes one gets new sessions
 };
 
 Endpoint resolve(const Config& config, const std::string& name, SessionKind kind) {
@@ -20,12 +21,14 @@ Endpoint resolve(const Config& config, const std::string& name, SessionKind kind
   const std::string base_dir = std::filesystem::path(config.daemon.file).parent_path().string();
   Endpoint t;
   t.dsn = resolve_dsn(*connection, base_dir);
-  t.key = name + '\n' + t.dsn + '\n' + (kind == SessionKind::Source ? "source" : "read-write");
+  t.keepalives = KeepaliveTimes::for_lease(config.daemon.fleet.lease);
+  t.key = name + '\n' + t.dsn + '\n' + (kind == SessionKind::Source ? "source" : "read-write") + '\n' +
+          std::to_string(config.daemon.fleet.lease.count());
   return t;
 }
 
-std::unique_ptr<PgConnection> open(const std::string& dsn, const std::string& name, SessionKind kind) {
-  auto connection = std::make_unique<PgConnection>(dsn, name);
+std::unique_ptr<PgConnection> open(const Endpoint& endpoint, const std::string& name, SessionKind kind) {
+  auto connection = std::make_unique<PgConnection>(endpoint.dsn, name, endpoint.keepalives);
   if (kind == SessionKind::Source) make_read_only_source(*connection);
   return connection;
 }
@@ -80,7 +83,7 @@ PooledConnection ConnectionPool::acquire(const Config& config, const std::string
     } catch (const PgError&) {
     }
   }
-  auto fresh = open(target.dsn, name, kind);
+  auto fresh = open(target, name, kind);
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     ++opened_;
@@ -136,7 +139,7 @@ std::size_t ConnectionPool::opened() const {
 
 PooledConnection open_session(const Config& config, const std::string& name, SessionKind kind) {
   const Endpoint target = resolve(config, name, kind);
-  return PooledConnection(nullptr, target.key, open(target.dsn, name, kind));
+  return PooledConnection(nullptr, target.key, open(target, name, kind));
 }
 
 }  // namespace tidemark

@@ -41,6 +41,48 @@ std::vector<const char*> param_values(const PgParams& params) {
   return values;
 }
 
+// The server's end of the session probes as this end does, with the
+// values the session was opened with (the DSN's own, when it set any), so
+// that a client that vanished (its host lost, its packets dropped) loses
+// its session, and the locks it holds, within the same time:
+// - keepalives, for a session left idle or waiting for the client;
+// - tcp_user_timeout at the same bound, for a reply left unacknowledged
+//   (keepalives do not probe while data is in flight). It also ends a
+//   live client's session whose window stays closed that long: a source
+//   session and a diff's streams lift it (pg_source.cpp,
+//   kRowDiffPlanSettings);
+// - client_connection_check_interval (PostgreSQL 14 on), for a statement
+//   still running or waiting for a lock: it ends once the socket is dead.
+// Over a Unix socket the server ignores the TCP settings.
+std::string server_keepalives(PGconn* conn) {
+  std::string enabled = "1";
+  long idle = -1, interval = -1, count = -1;
+  const auto seconds = [](const char* value) {
+    // libpq took the value; only plain digits go into the statement.
+    const std::string text = value;
+    if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos) return -1L;
+    return std::stol(text);
+  };
+  PQconninfoOption* options = PQconninfo(conn);
+  for (PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o) {
+    if (o->val == nullptr) continue;
+    const std::string keyword = o->keyword;
+    if (keyword == "keepalives") enabled = o->val;
+    if (keyword == "keepalives_idle") idle = seconds(o->val);
+    if (keyword == "keepalives_interval") interval = seconds(o->val);
+    if (keyword == "keepalives_count") count = seconds(o->val);
+  }
+  PQconninfoFree(options);
+  if (enabled == "0" || idle <= 0 || interval <= 0 || count <= 0) return {};
+  const long dead_after = idle + interval * count;
+  std::string sql = "; SET tcp_keepalives_idle = " + std::to_string(idle) +
+                    "; SET tcp_keepalives_interval = " + std::to_string(interval) +
+                    "; SET tcp_keepalives_count = " + std::to_string(count) +
+                    "; SET tcp_user_timeout = " + std::to_string(dead_after * 1000);
+  if (PQserverVersion(conn) >= 140000) sql += "; SET client_connection_check_interval = " + std::to_string(interval * 1000);
+  return sql;
+}
+
 std::string first_line(const std::string& sql) {
   const std::string line = sql.substr(0, sql.find('\n'));
   return line.size() > 80 ? line.substr(0, 77) + "..." : line;
@@ -48,11 +90,19 @@ std::string first_line(const std::string& sql) {
 
 }  // namespace
 
-PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(std::move(label)) {
-  // Defaults first: a later keyword (the expanded DSN) overrides them.
+PgConnection::PgConnection(const std::string& dsn, std::string label, const KeepaliveTimes& keepalives)
+    : label_(std::move(label)) {
+  // Defaults first: a later keyword (the expanded DSN) overrides them. The
+  // user timeout bounds a wait on a server that vanished while this end
+  // was sending; it is no shorter because it also ends a stream the server
+  // stopped reading for that long (a live server held up by a lock).
+  const std::string idle = std::to_string(keepalives.idle.count());
+  const std::string interval = std::to_string(keepalives.interval.count());
+  const std::string count = std::to_string(keepalives.count);
   const char* const keywords[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
                                   "keepalives_count", "tcp_user_timeout", "application_name", "dbname", nullptr};
-  const char* const values[] = {"10", "1", "30", "10", "3", "60000", "tidemark", dsn.c_str(), nullptr};
+  const char* const values[] = {"10", "1", idle.c_str(), interval.c_str(), count.c_str(), "60000", "tidemark",
+                                dsn.c_str(), nullptr};
   conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) {
@@ -63,10 +113,10 @@ PgConnection::PgConnection(const std::string& dsn, std::string label) : label_(s
   }
   // Server notices ("schema already exists, skipping") are not for the user.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
+  session_settings_ = kPinnedSessionSettings + server_keepalives(conn_);
   try {
     // The last statement's answer: which server process runs the session.
-    direct_ = exec(std::string(kPinnedSessionSettings) + "; SELECT pg_backend_pid()").integer(0, 0) ==
-              PQbackendPID(conn_);
+    direct_ = exec(session_settings_ + "; SELECT pg_backend_pid()").integer(0, 0) == PQbackendPID(conn_);
     own_time_zone_ = reported("TimeZone");
   } catch (const PgError&) {
     PQfinish(conn_);
@@ -470,7 +520,7 @@ void PgConnection::reset(const std::string& then) {
   static const std::string kDiscard =
       "CLOSE ALL; SET SESSION AUTHORIZATION DEFAULT; RESET ALL; DEALLOCATE ALL; UNLISTEN *;"
       " SELECT pg_advisory_unlock_all(); DISCARD PLANS; DISCARD TEMP; DISCARD SEQUENCES; ";
-  exec(kDiscard + kPinnedSessionSettings + (then.empty() ? std::string() : "; " + then));
+  exec(kDiscard + session_settings_ + (then.empty() ? std::string() : "; " + then));
   prepared_.clear();
   needs_reset_ = false;
 }

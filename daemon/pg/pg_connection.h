@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/config/config_model.h"
+#include "core/fleet/keepalive_times.h"
 #include "core/result.h"
 #include "daemon/pg/pg_error.h"
 #include "daemon/pg/pg_result.h"
@@ -57,11 +59,16 @@ extern const char* const kPinnedSessionSettings;
 
 class PgConnection {
  public:
-  // Connects with TCP keepalives and a connect timeout, which the DSN may
-  // override, and pins kPinnedSessionSettings. `label` (a connection name)
-  // appears in errors; the DSN never does, so no password can leak.
-  // Throws PgError.
-  PgConnection(const std::string& dsn, std::string label);
+  // Connects with a connect timeout and TCP keepalives, which the DSN may
+  // override, and pins kPinnedSessionSettings. The server's end of the
+  // session gives up on this end as this end gives up on it (keepalives,
+  // user timeout, client connection checks; set again on every reset), so
+  // that a vanished client's session, and the locks it holds, end within
+  // `keepalives.dead_after()` of its last word.
+  // `label` (a connection name) appears in errors; the DSN never does, so
+  // no password can leak. Throws PgError.
+  PgConnection(const std::string& dsn, std::string label,
+               const KeepaliveTimes& keepalives = KeepaliveTimes::for_lease(FleetConfig{}.lease));
   ~PgConnection();
   PgConnection(const PgConnection&) = delete;
   PgConnection& operator=(const PgConnection&) = delete;
@@ -124,7 +131,7 @@ class PgConnection {
 
   // Wipes whatever an earlier user left on the session (what DISCARD ALL
   // wipes: locks, temp tables, prepared statements, settings) and pins
-  // kPinnedSessionSettings again, then runs `then` (more settings), all in
+  // the session's pinned settings again, then runs `then` (more settings), all in
   // one round trip. Throws PgError.
   void reset(const std::string& then = {});
   // Whether the session may hold something a later user must not inherit
@@ -195,6 +202,8 @@ class PgConnection {
   // The server process runs this session itself (no pooler between):
   // statements prepared on it stay there.
   bool direct_ = false;
+  // kPinnedSessionSettings and the server's keepalives, in one string.
+  std::string session_settings_;
   std::string own_time_zone_;  // as the server reported it at connect: the database's, the role's or the DSN's
   std::unordered_map<std::string, std::string> prepared_;  // statement text -> its name on this session
 };

@@ -182,8 +182,11 @@ std::string sequence_readings_sql(const std::string& table, const std::string& c
 }
 
 std::string read_only_source_settings() {
+  // A source session holds no lock, and its COPY waits while the target
+  // takes the rows: the server must not take that wait, a closed window,
+  // for a vanished client (tcp_user_timeout counts it).
   return std::string("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY; SET application_name = '") +
-         kReadOnlySourceApplication + "'; SET row_security = off";
+         kReadOnlySourceApplication + "'; SET row_security = off; SET tcp_user_timeout = 0";
 }
 
 void make_read_only_source(PgConnection& connection) { connection.exec(read_only_source_settings()); }

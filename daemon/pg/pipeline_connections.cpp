@@ -11,7 +11,8 @@ std::unique_ptr<PgConnection> connect_to(const Config& config, const std::string
   const ConnectionConfig* connection = config.daemon.find_connection(connection_name);
   if (connection == nullptr) throw std::runtime_error("no connection named " + connection_name);
   const std::string base_dir = std::filesystem::path(config.daemon.file).parent_path().string();
-  return std::make_unique<PgConnection>(resolve_dsn(*connection, base_dir), connection_name);
+  return std::make_unique<PgConnection>(resolve_dsn(*connection, base_dir), connection_name,
+                                        KeepaliveTimes::for_lease(config.daemon.fleet.lease));
 }
 
 std::unique_ptr<PgConnection> connect_to_source(const Config& config, const std::string& connection_name) {

@@ -7,7 +7,7 @@ TIDEMARK_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Debian packages the build, the tests and the demo need (podman, runc and
 # debootstrap: the container image test; openssl: the metrics TLS test's
-# certificates).
+# certificates; iproute2 and iptables: the faults suite's namespaces).
 TIDEMARK_PACKAGES=(
   build-essential cmake pkg-config shellcheck
   libboost-dev libboost-system-dev libpq-dev libyaml-cpp-dev
@@ -16,7 +16,7 @@ TIDEMARK_PACKAGES=(
   libssl-dev libcrypt-dev openssl
   tzdata postgresql postgresql-client pgbouncer prometheus curl jq python3
   debootstrap systemd-container groff-base podman runc
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev iproute2 iptables
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

@@ -1,7 +1,9 @@
 // PgConnection when its server session is killed (pg_terminate_backend):
 // every later statement fails, loudly and as a transient error, and no new
 // session is opened behind the caller's back, so a session advisory lock
-// or an open transaction can never be lost without an error.
+// or an open transaction can never be lost without an error. And the
+// other way round: the server's end of every session is told to probe a
+// client that vanished, so that its locks do not outlive it for hours.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -124,4 +126,35 @@ TEST_CASE("a COPY whose source session is killed midway fails, and the target's 
   CHECK(sessions_of_this_test(env.target()) == "0");
 }
 
+namespace {
+
+// Where each keepalive setting of the server's end of `session` came from.
+std::vector<std::string> keepalive_sources(PgConnection& session) {
+  return PgTestEnv::rows(session,
+                         "select name || '=' || source from pg_settings where name like 'tcp_keepalives_%' "
+                         "or name in ('tcp_user_timeout', 'client_connection_check_interval') order by name");
+}
+
+const std::vector<std::string> kSetBySession = {
+    "client_connection_check_interval=session", "tcp_keepalives_count=session", "tcp_keepalives_idle=session",
+    "tcp_keepalives_interval=session", "tcp_user_timeout=session"};
+
+TEST_CASE("every session tells the server to probe it as it probes the server, and again after a reset") {
+  // The test's server listens on a Unix socket, where the server reads
+  // these settings as 0: where they came from is what can be seen here
+  // (the faults suite, tests/integration/faults/, sees them work over TCP).
+  PgConnection session(testing::test_dsn("postgres"), "keepalives", KeepaliveTimes::for_lease(std::chrono::seconds(9)));
+  CHECK(keepalive_sources(session) == kSetBySession);
+  session.reset();
+  CHECK(keepalive_sources(session) == kSetBySession);
+
+  // A DSN that turns keepalives off leaves the server's as they were.
+  PgConnection off(testing::test_dsn("postgres") + " keepalives=0", "no keepalives");
+  CHECK(keepalive_sources(off) ==
+        std::vector<std::string>{"client_connection_check_interval=default", "tcp_keepalives_count=default",
+                                 "tcp_keepalives_idle=default", "tcp_keepalives_interval=default",
+                                 "tcp_user_timeout=default"});
+}
+
+}  // namespace
 }  // namespace tidemark

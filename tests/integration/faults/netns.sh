@@ -1,0 +1,83 @@
+# shellcheck shell=bash
+# For the faults suite (source it after ../lib.sh): a network namespace of
+# the test's own, with a PostgreSQL server of its own inside, so that the
+# test can drop packets (iptables in that namespace) between the server
+# and some of its clients while nothing outside the namespace changes.
+# The namespace lives as long as the process holding it: everything is
+# gone when the test exits, Ctrl-C included.
+#
+# Inside, 127.0.0.1 and 127.0.0.2 both reach the server on port 5432: a
+# client told to use 127.0.0.2 can be cut off (ns_cut 127.0.0.2) while the
+# others go on. The test itself reaches the server over its Unix socket,
+# which no packet filter touches.
+
+ns_holder=""
+ns_server_dir=""
+
+# faults_setup NAME: as root (exit 77, skipped, otherwise), $work a fresh
+# folder, the namespace and its server started; all of it gone on exit.
+faults_setup() {
+  [ "$(id -u)" -eq 0 ] || { echo "skipped: a network namespace and iptables need root"; exit 77; }
+  work=$(mktemp -d "/tmp/tidemark-$1.XXXXXX")
+  trap ns_stop EXIT
+  ns_start
+}
+
+# ns_start: the namespace (loopback up) and the server in it (trust auth,
+# socket in $work/server, $work being the test's scratch folder). Sets
+# PGHOST/PGPORT/PGUSER for the test's psql.
+ns_start() {
+  : "${work:?set work to the scratch folder first}"
+  unshare --net sleep infinity &
+  ns_holder=$!
+  eventually 5 test -e "/proc/$ns_holder/ns/net"
+  # unshare execs sleep in the new namespace: wait until it has.
+  eventually 5 bash -c "[ \"\$(readlink /proc/$ns_holder/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]"
+  in_ns ip link set lo up
+  ns_server_dir=$work/server
+  mkdir -p "$ns_server_dir"
+  chmod 755 "$work" "$ns_server_dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$ns_server_dir"
+  as_pg_owner "$(pg_bin)/initdb" -D "$ns_server_dir/data" -U postgres --auth=trust --no-sync \
+    >"$ns_server_dir/initdb.log" 2>&1 || { cat "$ns_server_dir/initdb.log" >&2; return 1; }
+  echo "host all all 127.0.0.0/8 trust" >>"$ns_server_dir/data/pg_hba.conf"
+  in_ns runuser -u postgres -- "$(pg_bin)/pg_ctl" -D "$ns_server_dir/data" -l "$ns_server_dir/server.log" -w -t 60 \
+    start -o "-k $ns_server_dir -p 5432 -c listen_addresses='127.0.0.1,127.0.0.2' -c fsync=off" >/dev/null ||
+    { cat "$ns_server_dir/server.log" >&2; return 1; }
+  export PGHOST=$ns_server_dir PGPORT=5432 PGUSER=postgres
+}
+
+# in_ns COMMAND...: runs COMMAND inside the namespace.
+in_ns() { nsenter --net="/proc/$ns_holder/ns/net" "$@"; }
+# ns_spawn LOG COMMAND...: starts COMMAND inside the namespace in the
+# background, its output in LOG; sets $spawned to its pid (nsenter execs
+# COMMAND, so that is COMMAND's own pid), stopped on exit.
+ns_spawn() {
+  local log=$1
+  shift
+  nsenter --net="/proc/$ns_holder/ns/net" "$@" >"$log" 2>&1 &
+  spawned=$!
+  pids+=("$spawned")
+}
+
+# ns_cut ADDRESS: every packet to or from ADDRESS is dropped, silently, as
+# when a host vanishes. ns_heal ADDRESS undoes it.
+ns_cut() {
+  in_ns iptables -I INPUT -d "$1" -j DROP
+  in_ns iptables -I INPUT -s "$1" -j DROP
+}
+ns_heal() {
+  in_ns iptables -D INPUT -d "$1" -j DROP
+  in_ns iptables -D INPUT -s "$1" -j DROP
+}
+
+ns_stop() {
+  local pid
+  for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  if [ -n "$ns_server_dir" ] && [ -f "$ns_server_dir/data/postmaster.pid" ]; then
+    as_pg_owner "$(pg_bin)/pg_ctl" -D "$ns_server_dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  fi
+  [ -n "$ns_holder" ] && kill -9 "$ns_holder" 2>/dev/null
+  wait 2>/dev/null || true
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$work"
+}
