@@ -1,10 +1,11 @@
 # shellcheck shell=bash
-# For the faults suite (source it after ../lib.sh): a network namespace of
-# the test's own, with a PostgreSQL server of its own inside, so that the
-# test can drop packets (iptables in that namespace) between the server
-# and some of its clients while nothing outside the namespace changes.
-# The namespace lives as long as the process holding it: everything is
-# gone when the test exits, Ctrl-C included.
+# For the faults suite (source it after ../lib.sh): a network and a mount
+# namespace of the test's own, with a PostgreSQL server of its own inside,
+# so that the test can drop packets (iptables in that namespace) between
+# the server and some of its clients, or give it a small disk (a tmpfs
+# mounted in that namespace), while nothing outside changes. The
+# namespaces live as long as the processes in them: everything is gone
+# when the test exits, Ctrl-C included.
 #
 # Inside, 127.0.0.1 and 127.0.0.2 both reach the server on port 5432: a
 # client told to use 127.0.0.2 can be cut off (ns_cut 127.0.0.2) while the
@@ -28,7 +29,7 @@ faults_setup() {
 # PGHOST/PGPORT/PGUSER for the test's psql.
 ns_start() {
   : "${work:?set work to the scratch folder first}"
-  unshare --net sleep infinity &
+  unshare --net --mount --propagation private sleep infinity &
   ns_holder=$!
   eventually 5 test -e "/proc/$ns_holder/ns/net"
   # unshare execs sleep in the new namespace: wait until it has.
@@ -48,14 +49,14 @@ ns_start() {
 }
 
 # in_ns COMMAND...: runs COMMAND inside the namespace.
-in_ns() { nsenter --net="/proc/$ns_holder/ns/net" "$@"; }
+in_ns() { nsenter --net="/proc/$ns_holder/ns/net" --mount="/proc/$ns_holder/ns/mnt" --wd="$PWD" "$@"; }
 # ns_spawn LOG COMMAND...: starts COMMAND inside the namespace in the
 # background, its output in LOG; sets $spawned to its pid (nsenter execs
 # COMMAND, so that is COMMAND's own pid), stopped on exit.
 ns_spawn() {
   local log=$1
   shift
-  nsenter --net="/proc/$ns_holder/ns/net" "$@" >"$log" 2>&1 &
+  nsenter --net="/proc/$ns_holder/ns/net" --mount="/proc/$ns_holder/ns/mnt" --wd="$PWD" "$@" >"$log" 2>&1 &
   spawned=$!
   pids+=("$spawned")
 }
@@ -70,6 +71,15 @@ ns_heal() {
   in_ns iptables -D INPUT -d "$1" -j DROP
   in_ns iptables -D INPUT -s "$1" -j DROP
 }
+
+# ns_disk DIR SIZE: a tmpfs of SIZE (as mount takes it: 2m) at DIR, owned
+# by the server's user, seen only inside the namespace; ns_disk_grow DIR
+# SIZE gives it more room.
+ns_disk() {
+  mkdir -p "$1"
+  in_ns mount -t tmpfs -o "size=$2,mode=700,uid=$(id -u postgres),gid=$(id -g postgres)" tmpfs "$1"
+}
+ns_disk_grow() { in_ns mount -o "remount,size=$2" "$1"; }
 
 ns_stop() {
   local pid
