@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Faults: the daemon's sessions killed and cancelled under it. While a
+# writer changes two tables that `serve` loads every second: for 20 s a
+# random tidemark session is terminated or has its statement cancelled
+# every 0.1 to 0.3 s (one at work, when one is); then every tidemark
+# session at once, three times;
+# then t1's target table is locked out for 8 s (t2 goes on meanwhile).
+# The daemon never dies, both tables run again within 10 s of each fault
+# ending, no lock is left behind, and once the writer stops each target
+# equals its source.
+# Usage: sessions_test.sh TIDEMARK_BINARY
+# shellcheck source-path=SCRIPTDIR
+set -euo pipefail
+source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/netns.sh"
+tidemark=$1
+faults_setup sessions
+
+psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "create database source" -c "create database target"
+for t in t1 t2; do
+  psql -X -q -v ON_ERROR_STOP=1 -d source -c \
+    "create table $t (id int primary key, n int not null default 0,
+                      updated_at timestamptz not null default clock_timestamp());
+     create function ${t}_stamp() returns trigger language plpgsql as
+       \$\$begin new.updated_at := clock_timestamp(); return new; end\$\$;
+     create trigger ${t}_stamp before update on $t for each row execute function ${t}_stamp();
+     insert into $t (id) select generate_series(1, 20000)"
+  psql -X -q -v ON_ERROR_STOP=1 -d target -c \
+    "create table $t (id int primary key, n int not null, updated_at timestamptz not null)"
+done
+# t1 is read through a view that takes 0.3 s a statement, so that its runs
+# spend most of their time in a statement, where a fault hits them.
+psql -X -q -v ON_ERROR_STOP=1 -d source -c \
+  "create view slow_t1 as select * from t1 where (select pg_sleep(0.3)) is not null"
+mkdir -p "$work/pipelines"
+cat >"$work/tidemark.yaml" <<YAML
+state: target
+connections:
+  source: { dsn: "host=127.0.0.1 port=5432 dbname=source application_name=tidemark_faults" }
+  target: { dsn: "host=127.0.0.1 port=5432 dbname=target application_name=tidemark_faults" }
+pipelines_dir: pipelines
+metrics: { listen: "127.0.0.1:19468" }
+YAML
+cat >"$work/pipelines/shop.yaml" <<YAML
+pipeline: shop
+source: source
+target: target
+schedule: "* * * * * *"
+tables:
+  - { name: t1, source_table: slow_t1, target_table: t1, key: [id], cursor: updated_at }
+  - { name: t2, source_table: t2, target_table: t2, key: [id], cursor: updated_at }
+YAML
+
+writer() {
+  while [ ! -e "$work/stop-writer" ]; do
+    psql -X -q -d source -c "update t1 set n = n + 1 where id between 1 + (random() * 15000)::int and 5000 + (random() * 15000)::int;
+                             insert into t2 (id) select coalesce(max(id), 0) + 1 from t2" >/dev/null
+    sleep 0.05
+  done
+}
+writer &
+writer_pid=$!
+pids+=("$writer_pid")
+ns_spawn "$work/serve.log" "$tidemark" serve --config "$work/tidemark.yaml"
+serve_pid=$spawned
+
+q() { psql -X -At -d target -c "$1" 2>/dev/null; }
+ran_since() {  # ran_since EPOCH [TABLES]: the tables (both by default) have a successful run started after EPOCH
+  test "$(q "select count(distinct table_name) from tidemark.runs
+              where status = 'success' and started_at > to_timestamp($1) and table_name like '${2:-%}'")" = "${3:-2}"
+}
+# tidemark's sessions: on the target, and on the source, where its read-only
+# sessions name themselves.
+ours="(application_name = 'tidemark_faults' or application_name like 'tidemark (read-only source)%')"
+check "both tables run" eventually 20 ran_since "$EPOCHREALTIME"
+
+# Random terminations and cancels for 20 s.
+faults=0
+busy=0
+deadline=$((SECONDS + 20))
+while [ $SECONDS -lt $deadline ]; do
+  action=$([ $((RANDOM % 2)) = 0 ] && echo pg_terminate_backend || echo pg_cancel_backend)
+  state=$(q "select state from (select state, $action(pid) from pg_stat_activity where $ours
+                                 order by state = 'idle', random() limit 1) s")
+  [ -n "$state" ] && faults=$((faults + 1))
+  [ -n "$state" ] && [ "$state" != idle ] && busy=$((busy + 1))
+  sleep "0.$((1 + RANDOM % 3))"
+done
+ended=$EPOCHREALTIME
+check "random faults: ${faults} sessions hit, the daemon still up" kill -0 "$serve_pid"
+check "random faults: both tables run again within 10 s" eventually 10 ran_since "$ended"
+failures=$(grep -c "failed (transient)" "$work/serve.log" || true)
+
+# Every session at once, three times.
+for _ in 1 2 3; do
+  q "select count(pg_terminate_backend(pid)) from pg_stat_activity where $ours" >/dev/null
+  sleep 1
+done
+ended=$EPOCHREALTIME
+check "every session at once: the daemon still up" kill -0 "$serve_pid"
+check "every session at once: both tables run again within 10 s" eventually 10 ran_since "$ended"
+
+# t1's target locked out for 8 s: t2 goes on.
+psql -X -q -d target -c "begin" -c "lock table t1" -c "select pg_sleep(8)" >/dev/null &
+locker=$!
+locked=$EPOCHREALTIME
+sleep 1
+check "lockout: t2 goes on while t1's table is locked" eventually 6 ran_since "$locked" t2 1
+wait "$locker"
+ended=$EPOCHREALTIME
+check "lockout: t1 runs again within 10 s of its table's release" eventually 10 ran_since "$ended" t1 1
+
+touch "$work/stop-writer"
+wait "$writer_pid"
+stopped=$EPOCHREALTIME
+covered() {
+  test "$(q "select count(*) from tidemark.watermarks where value::timestamptz > to_timestamp($1)")" = 2
+}
+check "after the writer stops, both watermarks pass its last write" eventually 20 covered "$stopped"
+for t in t1 t2; do
+  digest() { psql -X -At -d "$1" -c "select count(*), md5(string_agg(id || ' ' || n || ' ' || updated_at, ',' order by id)) from $t"; }
+  check "target $t equals the source" test "$(digest target)" = "$(digest source)"
+done
+kill -TERM "$serve_pid"
+check "SIGTERM: the daemon exits 0" wait "$serve_pid"
+check "no advisory lock is left behind" test "$(q "select count(*) from pg_locks where locktype = 'advisory'")" = 0
+check "no run is left running" test "$(q "select count(*) from tidemark.runs where status = 'running'")" = 0
+echo "figures: ${faults} sessions terminated or cancelled in 20 s (${busy} in a statement or a transaction;" \
+  "${failures} runs failed as transient and were run again), then every session three times, then a lockout of 8 s"
+
+if [ "$failed" -gt 0 ]; then
+  grep -v "skipped the firing" "$work/serve.log" | tail -n 30 >&2 || true
+fi
+report
