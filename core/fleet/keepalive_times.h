@@ -1,7 +1,8 @@
-// How long each end of a session waits on a peer that stopped answering
-// (TCP keepalives: silence before the first probe, probe interval, probes
-// unanswered), derived from the fleet's lease. The table's lock lives on
-// a session: the server ends a vanished member's sessions, and so its
+// How long a server waits on a tidemark session whose client stopped
+// answering (TCP keepalives: silence before the first probe, probe
+// interval, probes unanswered; the user timeout and connection checks
+// follow), derived from the fleet's lease. The table's lock lives on a
+// session: the server ends a vanished member's sessions, and so its
 // locks, within about two leases. A value type; any thread.
 #pragma once
 

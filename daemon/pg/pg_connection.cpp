@@ -2,6 +2,8 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
+#include <limits>
 #include <type_traits>
 
 #include <poll.h>
@@ -51,10 +53,11 @@ std::vector<const char*> param_values(const PgParams& params) {
 //   live client's session whose window stays closed that long: a source
 //   session and a diff's streams lift it (pg_source.cpp,
 //   kRowDiffPlanSettings);
-// - client_connection_check_interval (PostgreSQL 14 on), for a statement
+// - client_connection_check_interval (PostgreSQL 14 on, where the server's
+//   platform can tell a closed socket: `check_interval`), for a statement
 //   still running or waiting for a lock: it ends once the socket is dead.
 // Over a Unix socket the server ignores the TCP settings.
-std::string server_keepalives(PGconn* conn) {
+std::string server_keepalives(PGconn* conn, bool check_interval) {
   std::string enabled = "1";
   long idle = -1, interval = -1, count = -1;
   const auto seconds = [](const char* value) {
@@ -74,17 +77,25 @@ std::string server_keepalives(PGconn* conn) {
   }
   PQconninfoFree(options);
   if (enabled == "0" || idle <= 0 || interval <= 0 || count <= 0) return {};
-  const long dead_after = idle + interval * count;
+  // Milliseconds, within the server's integer settings (a DSN may ask for
+  // more than they hold).
+  constexpr long kMostMillis = std::numeric_limits<int>::max();
+  const long dead_after_ms = std::min((idle + interval * count) * 1000, kMostMillis);
   std::string sql = "; SET tcp_keepalives_idle = " + std::to_string(idle) +
                     "; SET tcp_keepalives_interval = " + std::to_string(interval) +
                     "; SET tcp_keepalives_count = " + std::to_string(count) +
-                    "; SET tcp_user_timeout = " + std::to_string(dead_after * 1000);
-  if (PQserverVersion(conn) >= 140000) sql += "; SET client_connection_check_interval = " + std::to_string(interval * 1000);
+                    "; SET tcp_user_timeout = " + std::to_string(dead_after_ms);
+  if (check_interval && PQserverVersion(conn) >= 140000) {
+    sql += "; SET client_connection_check_interval = " + std::to_string(std::min(interval * 1000, kMostMillis));
+  }
   return sql;
 }
 
+// What an error calls a statement: its first line that says something
+// (many statements' text opens with a line break).
 std::string first_line(const std::string& sql) {
-  const std::string line = sql.substr(0, sql.find('\n'));
+  const std::size_t start = std::min(sql.find_first_not_of(" \t\r\n"), sql.size());
+  const std::string line = sql.substr(start, sql.find('\n', start) - start);
   return line.size() > 80 ? line.substr(0, 77) + "..." : line;
 }
 
@@ -113,10 +124,21 @@ PgConnection::PgConnection(const std::string& dsn, std::string label, const Keep
   }
   // Server notices ("schema already exists, skipping") are not for the user.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
-  session_settings_ = kPinnedSessionSettings + server_keepalives(conn_);
   try {
     // The last statement's answer: which server process runs the session.
-    direct_ = exec(session_settings_ + "; SELECT pg_backend_pid()").integer(0, 0) == PQbackendPID(conn_);
+    const auto pin = [&](bool check_interval) {
+      session_settings_ = kPinnedSessionSettings + server_keepalives(conn_, check_interval);
+      direct_ = exec(session_settings_ + "; SELECT pg_backend_pid()").integer(0, 0) == PQbackendPID(conn_);
+    };
+    try {
+      pin(/*check_interval=*/true);
+    } catch (const PgError& e) {
+      // A server whose platform cannot tell a closed socket refuses any
+      // interval but 0 (invalid_parameter_value): pinned without it.
+      if (e.sqlstate() != "22023") throw;
+      pin(/*check_interval=*/false);
+    }
+    needs_reset_ = false;  // nothing of the refused statement stayed: it ran as one transaction
     own_time_zone_ = reported("TimeZone");
   } catch (const PgError&) {
     PQfinish(conn_);

@@ -61,7 +61,7 @@ class PgConnection {
  public:
   // Connects with a connect timeout and TCP keepalives, which the DSN may
   // override, and pins kPinnedSessionSettings. The server's end of the
-  // session gives up on this end as this end gives up on it (keepalives,
+  // session is told to give up on this end after `keepalives` (keepalives,
   // user timeout, client connection checks; set again on every reset), so
   // that a vanished client's session, and the locks it holds, end within
   // `keepalives.dead_after()` of its last word.

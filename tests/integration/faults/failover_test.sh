@@ -15,6 +15,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 tidemark=$1
+[ "$(id -u)" -eq 0 ] || { echo "skipped: the servers run as the postgres user, which needs root"; exit 77; }
 work=$(mktemp -d /tmp/tidemark-failover.XXXXXX)
 chmod 755 "$work"
 servers=()

@@ -19,6 +19,8 @@ ns_server_dir=""
 # folder, the namespace and its server started; all of it gone on exit.
 faults_setup() {
   [ "$(id -u)" -eq 0 ] || { echo "skipped: a network namespace and iptables need root"; exit 77; }
+  unshare --net --mount true 2>/dev/null ||
+    { echo "skipped: this machine refuses new network and mount namespaces (a container without the privilege)"; exit 77; }
   work=$(mktemp -d "/tmp/tidemark-$1.XXXXXX")
   trap ns_stop EXIT
   ns_start
@@ -31,8 +33,7 @@ ns_start() {
   : "${work:?set work to the scratch folder first}"
   unshare --net --mount --propagation private sleep infinity &
   ns_holder=$!
-  eventually 5 test -e "/proc/$ns_holder/ns/net"
-  # unshare execs sleep in the new namespace: wait until it has.
+  # unshare execs sleep in the new namespaces: wait until it has.
   eventually 5 bash -c "[ \"\$(readlink /proc/$ns_holder/ns/net)\" != \"\$(readlink /proc/self/ns/net)\" ]"
   in_ns ip link set lo up
   ns_server_dir=$work/server

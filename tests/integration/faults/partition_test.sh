@@ -2,10 +2,9 @@
 # Faults: a network partition between the daemon and its databases. A
 # writer keeps changing two tables while `serve` loads them every second;
 # then every packet between the daemon and the server is dropped for 20 s
-# (iptables in the test's own namespace). The daemon stays up, and once
-# the network is back
-# both tables run again within 15 s; after the writer stops, each target
-# equals its source.
+# (iptables in the test's own namespace). The daemon stays up, once the
+# network is back both tables run again within 25 s, and after the writer
+# stops each target equals its source.
 # Usage: partition_test.sh TIDEMARK_BINARY
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
@@ -79,7 +78,10 @@ check "and still answers /healthz" in_ns curl -sf -o /dev/null http://127.0.0.1:
 cut_for=$(seconds_since "$cut")
 ns_heal 127.0.0.2
 healed=$EPOCHREALTIME
-check "within 15 s of the network's return both tables run again" eventually 15 ran_since "$healed"
+# A statement sent into the partition is retransmitted with a doubling
+# backoff: its next try after the network's return, whose reset ends the
+# run holding it, may be 13 s away.
+check "within 25 s of the network's return both tables run again" eventually 25 ran_since "$healed"
 resumed=$(seconds_since "$healed")
 check "and /readyz says it is ready" eventually 10 ready 200
 

@@ -101,10 +101,21 @@ check "every session at once: the daemon still up" kill -0 "$serve_pid"
 check "every session at once: both tables run again within 10 s" eventually 10 ran_since "$ended"
 
 # t1's target locked out for 8 s: t2 goes on.
-psql -X -q -d target -c "begin" -c "lock table t1" -c "select pg_sleep(8)" >/dev/null &
+psql -X -q -d target -c "set application_name = 'lockout'" -c "begin" -c "lock table t1" \
+  -c "select pg_sleep(8)" >/dev/null &
 locker=$!
+pids+=("$locker")
+held() {
+  test "$(q "select count(*) from pg_locks l join pg_stat_activity a using (pid)
+              where a.application_name = 'lockout' and l.relation = 't1'::regclass and l.granted")" = 1
+}
+check "lockout: the test holds t1's table" eventually 5 held
 locked=$EPOCHREALTIME
-sleep 1
+t1_waits() {  # a run of t1 waits for its table
+  test "$(q "select count(*) from pg_locks l join pg_stat_activity a using (pid)
+              where a.application_name = 'tidemark_faults' and l.relation = 't1'::regclass and not l.granted")" -ge 1
+}
+check "lockout: t1's run waits for its table" eventually 5 t1_waits
 check "lockout: t2 goes on while t1's table is locked" eventually 6 ran_since "$locked" t2 1
 wait "$locker"
 ended=$EPOCHREALTIME
