@@ -107,26 +107,23 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       if (queue_.remove(key.table, key.kind)) events_.queue_length(queue_.waiting());
     } else if (!had && has) {
       ++gained;
-      // What this member skipped while its lease was in doubt, unless a
-      // run since (another member's) shows the firing was run.
-      bool missed = state.skipped_while_lapsed;
+      TableHistory history;
       if (last_starts) {
         const auto last = last_starts->find(key);
         if (last != last_starts->end()) {
-          missed = missed_firing(*state.pipeline, *state.table, last->second, now, key.kind);
-          if (missed) events_.catching_up(key.table, last->second);
-        } else if (state.skipped_while_joining && !state.added_since_view) {
-          missed = true;  // it never ran, here or elsewhere
+          history = {TableHistory::Answer::Ran, last->second};
+        } else {
+          history.answer = state.added_since_view ? TableHistory::Answer::NotAsked : TableHistory::Answer::NeverRan;
         }
       }
-      if (missed) arm(key, now, catch_up);
+      if (catch_up_on_gain(state.skipped, history, *state.pipeline, *state.table, key.kind, now)) {
+        if (history.last_started) events_.catching_up(key.table, *history.last_started);
+        arm(key, now, catch_up);
+      }
     }
     // Kept through views that decide nothing (none, or not settled yet)
     // until this member owns the table again or another member does.
-    if (has || (view.settled() && !view.picks(key.table))) {
-      state.skipped_while_lapsed = false;
-      state.skipped_while_joining = false;
-    }
+    if (has || (view.settled() && !view.picks(key.table))) state.skipped = SkippedFiring::None;
     state.added_since_view = false;
   }
   view_ = std::move(view);
@@ -272,7 +269,7 @@ void TableScheduler::disarm(const JobKey& key) {
 
 void TableScheduler::arm_next_regular(const JobKey& key, Instant after) {
   TableState& state = tables_.at(key);
-  state.next_regular = job_schedule(*state.table, key.kind).next_after(after, *state.pipeline->zone);
+  state.next_regular = next_firing(*state.pipeline, *state.table, after, key.kind);
   if (state.next_regular) {
     arm(key, *state.next_regular, RunTrigger::Schedule);
   } else {
@@ -304,11 +301,11 @@ bool TableScheduler::owned_at_firing(const JobKey& key) {
   if (view_.owns(key.table, mono)) return true;
   TableState& state = tables_.at(key);
   if (view_.lapsed(mono) && view_.picks(key.table)) {
-    state.skipped_while_lapsed = true;
+    state.skipped = SkippedFiring::LeaseLapsed;
     if (!lapse_reported_) events_.lease_lapsed();
     lapse_reported_ = true;
   } else if (!view_.settled()) {
-    state.skipped_while_joining = true;
+    state.skipped = std::max(state.skipped, SkippedFiring::Undecided);
   }
   return false;
 }

@@ -27,6 +27,7 @@
 #include "core/config/config_model.h"
 #include "core/fleet/fleet_view.h"
 #include "core/run/run_observer.h"
+#include "core/schedule/catch_up.h"
 #include "core/schedule/run_queue.h"
 #include "core/schedule/scheduler_ports.h"
 #include "core/time/time_types.h"
@@ -104,12 +105,9 @@ class TableScheduler {
     std::optional<Deadline> armed;  // the one firing this table waits for
     int failures = 0;               // in a row, for the backoff
     bool failed_permanently = false;
-    // A firing this member skipped because its lease had lapsed by its own
-    // clock: the database's lease still held, so no other member ran it.
-    bool skipped_while_lapsed = false;
-    // A firing skipped while no view decided whose it was (joining, or
-    // after the lease ended): another member may have run it.
-    bool skipped_while_joining = false;
+    // Why this member let a firing pass unrun (catch_up.h), until an owner
+    // that can run it is settled.
+    SkippedFiring skipped = SkippedFiring::None;
     // Added by a reload since the last view: `last_starts` read for the
     // next view may not have asked about it, so their silence says nothing.
     bool added_since_view = false;
