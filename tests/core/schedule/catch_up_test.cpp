@@ -4,27 +4,13 @@
 
 #include <algorithm>
 
-#include "core/config/config_parser.h"
-#include "core/time/instant_text.h"
+#include "schedule_test_config.h"
 
 namespace tidemark {
 namespace {
 
-Instant at(const char* text) { return *parse_instant(text); }
-
-Config hourly_config() {
-  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
-  const auto config = parse_config(*daemon.value, {{"p.yaml", R"(pipeline: p
-source: w
-target: w
-schedule: "0 * * * *"
-tables:
-  - { name: t, source_table: s.t, target_table: r.t, key: [id], cursor: id }
-)"}});
-  REQUIRE(config.value);
-  return *config.value;
-}
-
+using testing::at;
+using testing::hourly_config;
 using Answer = TableHistory::Answer;
 
 TEST_CASE("catch-up on gaining a table: each case the fleet's fixes pinned") {

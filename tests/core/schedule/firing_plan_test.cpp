@@ -1,29 +1,12 @@
 #include <doctest/doctest.h>
 
-#include "core/config/config_parser.h"
 #include "core/schedule/firing_plan.h"
-#include "core/time/instant_text.h"
+#include "schedule_test_config.h"
 
 namespace tidemark {
-namespace {
 
-Instant at(const char* text) { return *parse_instant(text); }
-
-Config hourly_config() {
-  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
-  const auto config = parse_config(*daemon.value, {{"p.yaml", R"(pipeline: p
-source: w
-target: w
-schedule: "0 * * * *"
-timezone: Europe/Berlin
-tables:
-  - { name: t, source_table: s.t, target_table: r.t, key: [id], cursor: id }
-)"}});
-  REQUIRE(config.value);
-  return *config.value;
-}
-
-}  // namespace
+using testing::at;
+using testing::hourly_config;
 
 TEST_CASE("missed firings: once at start-up, and only for tables that have run before") {
   const Config config = hourly_config();

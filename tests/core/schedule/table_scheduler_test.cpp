@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "core/config/config_parser.h"
-#include "core/time/instant_text.h"
 #include "fake_scheduler_ports.h"
+#include "schedule_test_config.h"
 
 namespace tidemark {
 namespace {
 
-Instant at(const std::string& text) { return *parse_instant(text); }
+using testing::at;
+using testing::config_of_pipeline;
 
 struct TableLine {
   std::string name;
@@ -23,15 +23,12 @@ struct TableLine {
 
 // One pipeline `p` in `zone` with a table per line, each on its own schedule.
 std::shared_ptr<const Config> config_of(const std::vector<TableLine>& tables, const std::string& zone = "UTC") {
-  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
   std::string text = "pipeline: p\nsource: w\ntarget: w\ntimezone: " + zone + "\ntables:\n";
   for (const TableLine& t : tables) {
     text += "  - { name: " + t.name + ", source_table: s." + t.name + ", target_table: r." + t.name +
             ", key: [id], cursor: id, schedule: \"" + t.schedule + "\" }\n";
   }
-  auto config = parse_config(*daemon.value, {{"p.yaml", text}});
-  REQUIRE(config.value);
-  return std::make_shared<const Config>(std::move(*config.value));
+  return std::make_shared<const Config>(config_of_pipeline(text));
 }
 
 // When each run of `table` was due, as text, and with which trigger.
@@ -370,15 +367,12 @@ namespace {
 
 // A table `t` loaded every 10 minutes and reconciled daily at 03:00.
 std::shared_ptr<const Config> reconciled_config(const std::string& reconcile = "0 3 * * *") {
-  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
   const std::string text =
       "pipeline: p\nsource: w\ntarget: w\ntables:\n"
       "  - { name: t, source_table: s.t, target_table: r.t, key: [id], cursor: id, schedule: \"*/10 * * * *\",\n"
       "      deletes: { reconcile: \"" + reconcile + "\" } }\n"
       "  - { name: u, source_table: s.u, target_table: r.u, key: [id], cursor: id, schedule: \"*/10 * * * *\" }\n";
-  auto config = parse_config(*daemon.value, {{"p.yaml", text}});
-  REQUIRE(config.value);
-  return std::make_shared<const Config>(std::move(*config.value));
+  return std::make_shared<const Config>(config_of_pipeline(text));
 }
 
 std::vector<std::string> reconciles_of(const FakeLauncher& launcher, const std::string& table) {

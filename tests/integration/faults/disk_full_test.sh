@@ -27,14 +27,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d target \
   -c "create table t2 (id int primary key, v text not null, updated_at timestamptz not null)"
 
 mkdir -p "$work/pipelines"
-cat >"$work/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=127.0.0.1 port=5432 dbname=source" }
-  target: { dsn: "host=127.0.0.1 port=5432 dbname=target" }
-pipelines_dir: pipelines
-metrics: { listen: "127.0.0.1:19467" }
-YAML
+ns_daemon_config "$work/tidemark.yaml" 127.0.0.1 "" 'metrics: { listen: "127.0.0.1:19467" }'
 cat >"$work/pipelines/shop.yaml" <<YAML
 pipeline: shop
 source: source

@@ -14,6 +14,7 @@
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
+source "$(dirname "$0")/workload.sh"
 tidemark=$1
 [ "$(id -u)" -eq 0 ] || { echo "skipped: the servers run as the postgres user, which needs root"; exit 77; }
 work=$(mktemp -d /tmp/tidemark-failover.XXXXXX)
@@ -49,56 +50,25 @@ pair() {
     -c "select pg_reload_conf()" -c "create database $1" >/dev/null
 }
 dsn() { echo "host=$work/$1-1,$work/$1-2 port=5432 user=postgres dbname=$1 target_session_attrs=read-write connect_timeout=2"; }
-on() { local d=$1; shift; psql -X -At -d "$(dsn "$d")" "$@" 2>/dev/null; }
 
 pair shop
 pair warehouse
-for t in t1 t2; do
-  on shop -q -v ON_ERROR_STOP=1 -c \
-    "create table $t (id int primary key, n int not null default 0,
-                      updated_at timestamptz not null default clock_timestamp());
-     create function ${t}_stamp() returns trigger language plpgsql as
-       \$\$begin new.updated_at := clock_timestamp(); return new; end\$\$;
-     create trigger ${t}_stamp before update on $t for each row execute function ${t}_stamp();
-     insert into $t (id) select generate_series(1, 1000)"
-  on warehouse -q -v ON_ERROR_STOP=1 -c "create table $t (id int primary key, n int not null, updated_at timestamptz not null)"
-done
-mkdir -p "$work/pipelines"
+target=$(dsn warehouse)
+stamped_tables "$(dsn shop)" "$target" 1000
 cat >"$work/tidemark.yaml" <<YAML
 state: warehouse
 connections:
   shop: { dsn: "$(dsn shop)" }
-  warehouse: { dsn: "$(dsn warehouse)" }
+  warehouse: { dsn: "$target" }
 pipelines_dir: pipelines
 metrics: { listen: "127.0.0.1:$(free_port)" }
 YAML
-cat >"$work/pipelines/shop.yaml" <<YAML
-pipeline: shop
-source: shop
-target: warehouse
-schedule: "* * * * * *"
-tables:
-  - { name: t1, source_table: t1, target_table: t1, key: [id], cursor: updated_at }
-  - { name: t2, source_table: t2, target_table: t2, key: [id], cursor: updated_at }
-YAML
-
-writer() {  # changes both tables on whichever server is the shop's primary
-  while [ ! -e "$work/stop-writer" ]; do
-    on shop -q -c "update t1 set n = n + 1 where id = 1 + (random() * 999)::int;
-                   insert into t2 (id) select coalesce(max(id), 0) + 1 from t2" >/dev/null || true
-    sleep 0.05
-  done
-}
-writer &
-writer_pid=$!
-pids+=("$writer_pid")
+every_second_pipeline shop warehouse
+# The writer follows the shop's primary, as the DSN leads it.
+start_writer "$(dsn shop)" 1000
 "$tidemark" serve --config "$work/tidemark.yaml" >"$work/serve.log" 2>&1 &
 pids+=("$!")
 
-ran_since() {  # ran_since EPOCH: both tables have a successful run that started after EPOCH
-  test "$(on warehouse -c "select count(distinct table_name) from tidemark.runs
-                            where status = 'success' and started_at > to_timestamp($1)")" = 2
-}
 started=$EPOCHREALTIME
 check "both tables run" eventually 20 ran_since "$started"
 
@@ -126,25 +96,17 @@ for side in warehouse shop; do
   took[$side]=$(seconds_since "$promoted")
 done
 
-touch "$work/stop-writer"
-wait "$writer_pid"
-stopped=$EPOCHREALTIME
-covered() {
-  test "$(on warehouse -c "select count(*) from tidemark.watermarks where value::timestamptz > to_timestamp($1)")" = 2
-}
-check "after the writer stops, both watermarks pass its last write" eventually 30 covered "$stopped"
-for t in t1 t2; do
-  digest() { on "$1" -c "select count(*), md5(string_agg(id || ' ' || n || ' ' || updated_at, ',' order by id)) from $t"; }
-  check "target $t equals the source" test "$(digest warehouse)" = "$(digest shop)"
-done
+stop_writer
+check "after the writer stops, both watermarks pass its last write" eventually 30 covered "$EPOCHREALTIME"
+targets_equal_sources "$(dsn shop)"
 
 # Every success the log reported is in the history that survived.
 reported=$(grep -o 'success run [0-9]*' "$work/serve.log" | awk '{ print $3 }' | sort -n | tr '\n' ',' | sed 's/,$//')
 check "every run the log reported as a success is in the new primary's history" test \
-  "$(on warehouse -c "select count(*) from tidemark.runs where status = 'success' and run_id in ($reported)")" = \
+  "$(state_query "select count(*) from tidemark.runs where status = 'success' and run_id in ($reported)")" = \
   "$(tr ',' '\n' <<<"$reported" | wc -l)"
 check "each success started from the watermark the one before it left (none lost, none twice)" test \
-  "$(on warehouse -c "select count(*) from (select watermark_before, lag(watermark_after) over w as previous
+  "$(state_query "select count(*) from (select watermark_before, lag(watermark_after) over w as previous
                                                from tidemark.runs where status = 'success'
                                                window w as (partition by table_name order by run_id)) r
                        where previous is not null and watermark_before is distinct from previous")" = 0

@@ -82,6 +82,21 @@ ns_disk() {
 }
 ns_disk_grow() { in_ns mount -o "remount,size=$2" "$1"; }
 
+# ns_daemon_config FILE ADDRESS [DSN_EXTRA [MORE]]: a daemon file whose
+# connections `source` and `target` reach the databases of those names on
+# the namespace's server at ADDRESS (the state in the target), DSN_EXTRA
+# added to both DSNs, MORE (metrics, fleet, log: YAML lines) after them.
+ns_daemon_config() {
+  cat >"$1" <<YAML
+state: target
+connections:
+  source: { dsn: "host=$2 port=5432 dbname=source ${3:-}" }
+  target: { dsn: "host=$2 port=5432 dbname=target ${3:-}" }
+pipelines_dir: pipelines
+${4:-}
+YAML
+}
+
 ns_stop() {
   local pid
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done

@@ -10,61 +10,21 @@
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
 source "$(dirname "$0")/netns.sh"
+source "$(dirname "$0")/workload.sh"
 tidemark=$1
 faults_setup partition
 
 psql -X -q -v ON_ERROR_STOP=1 -d postgres -c "create database source" -c "create database target"
-for t in t1 t2; do
-  psql -X -q -v ON_ERROR_STOP=1 -d source -c \
-    "create table $t (id int primary key, n int not null default 0,
-                      updated_at timestamptz not null default clock_timestamp());
-     create function ${t}_stamp() returns trigger language plpgsql as
-       \$\$begin new.updated_at := clock_timestamp(); return new; end\$\$;
-     create trigger ${t}_stamp before update on $t for each row execute function ${t}_stamp();
-     insert into $t (id) select generate_series(1, 1000)"
-  psql -X -q -v ON_ERROR_STOP=1 -d target -c \
-    "create table $t (id int primary key, n int not null, updated_at timestamptz not null)"
-done
-mkdir -p "$work/pipelines"
-cat >"$work/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=127.0.0.2 port=5432 dbname=source" }
-  target: { dsn: "host=127.0.0.2 port=5432 dbname=target" }
-pipelines_dir: pipelines
-metrics: { listen: "127.0.0.1:19466" }
-log: { level: info }
-YAML
-cat >"$work/pipelines/shop.yaml" <<YAML
-pipeline: shop
-source: source
-target: target
-schedule: "* * * * * *"
-tables:
-  - { name: t1, source_table: t1, target_table: t1, key: [id], cursor: updated_at }
-  - { name: t2, source_table: t2, target_table: t2, key: [id], cursor: updated_at }
-YAML
-
-# The writer: over the Unix socket, which the partition leaves alone.
-writer() {
-  while [ ! -e "$work/stop-writer" ]; do
-    psql -X -q -d source -c "update t1 set n = n + 1 where id = 1 + (random() * 999)::int;
-                             insert into t2 (id) select coalesce(max(id), 0) + 1 from t2" >/dev/null
-    sleep 0.05
-  done
-}
-writer &
-writer_pid=$!
-pids+=("$writer_pid")
+target=dbname=target
+stamped_tables dbname=source "$target" 1000
+ns_daemon_config "$work/tidemark.yaml" 127.0.0.2 "" 'metrics: { listen: "127.0.0.1:19466" }'
+every_second_pipeline source target
+# The writer goes over the Unix socket, which the partition leaves alone.
+start_writer dbname=source 1000
 
 ns_spawn "$work/serve.log" "$tidemark" serve --config "$work/tidemark.yaml"
 serve_pid=$spawned
 ready() { test "$(in_ns curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:19466/readyz)" = "$1"; }
-q() { psql -X -At -d target -c "$1" 2>/dev/null; }
-ran_since() {  # ran_since EPOCH: both tables have a successful run that started after EPOCH
-  test "$(q "select count(distinct table_name) from tidemark.runs
-              where status = 'success' and started_at > to_timestamp($1)")" = 2
-}
 started=$EPOCHREALTIME
 check "both tables run" eventually 20 ran_since "$started"
 
@@ -85,17 +45,9 @@ check "within 25 s of the network's return both tables run again" eventually 25 
 resumed=$(seconds_since "$healed")
 check "and /readyz says it is ready" eventually 10 ready 200
 
-touch "$work/stop-writer"
-wait "$writer_pid"
-stopped=$EPOCHREALTIME
-covered() {  # covered EPOCH: both watermarks are past EPOCH
-  test "$(q "select count(*) from tidemark.watermarks where value::timestamptz > to_timestamp($1)")" = 2
-}
-check "after the writer stops, both watermarks pass its last write" eventually 20 covered "$stopped"
-for t in t1 t2; do
-  digest() { psql -X -At -d "$1" -c "select count(*), md5(string_agg(id || ' ' || n || ' ' || updated_at, ',' order by id)) from $t"; }
-  check "target $t equals the source" test "$(digest target)" = "$(digest source)"
-done
+stop_writer
+check "after the writer stops, both watermarks pass its last write" eventually 20 covered "$EPOCHREALTIME"
+targets_equal_sources dbname=source
 echo "figures: cut off for ${cut_for} s; both tables ran again ${resumed} s after the network came back"
 
 if [ "$failed" -gt 0 ]; then

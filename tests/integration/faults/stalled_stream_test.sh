@@ -34,14 +34,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d target -c \
    update t set v = 'changed' where right(id, 3) = '000'"
 
 mkdir -p "$work/pipelines"
-cat >"$work/tidemark.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=127.0.0.1 port=5432 dbname=source" }
-  target: { dsn: "host=127.0.0.1 port=5432 dbname=target" }
-pipelines_dir: pipelines
-fleet: { lease: 3s }
-YAML
+ns_daemon_config "$work/tidemark.yaml" 127.0.0.1 "" "fleet: { lease: 3s }"
 cat >"$work/pipelines/shop.yaml" <<YAML
 pipeline: shop
 source: source

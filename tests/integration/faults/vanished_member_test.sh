@@ -26,16 +26,9 @@ done
 
 # Member N reaches the databases at ADDRESS and serves metrics on PORT.
 member_config() {  # member_config N ADDRESS PORT
-  cat >"$work/member$1.yaml" <<YAML
-state: target
-connections:
-  source: { dsn: "host=$2 port=5432 dbname=source connect_timeout=2 application_name=member_$1" }
-  target: { dsn: "host=$2 port=5432 dbname=target connect_timeout=2 application_name=member_$1" }
-pipelines_dir: pipelines
-metrics: { listen: "127.0.0.1:$3" }
-fleet: { lease: 3s }
-log: { level: info }
-YAML
+  ns_daemon_config "$work/member$1.yaml" "$2" "connect_timeout=2 application_name=member_$1" \
+    "metrics: { listen: \"127.0.0.1:$3\" }
+fleet: { lease: 3s }"
 }
 mkdir -p "$work/pipelines"
 cat >"$work/pipelines/shop.yaml" <<YAML
