@@ -44,16 +44,19 @@ const char* table_mode_name(TableMode mode) {
   std::abort();
 }
 
-std::vector<std::string> Config::tables_sharing_target(const PipelineConfig& pipeline, const TableConfig& table) const {
-  std::vector<std::string> out;
+std::optional<std::string> Config::whole_target_conflict(const PipelineConfig& pipeline, const TableConfig& table,
+                                                         const std::string& job) const {
+  std::string others;
   for (const PipelineConfig& p : pipelines) {
     if (p.target != pipeline.target) continue;
     for (const TableConfig& t : p.tables) {
       if (&t == &table || !may_be_same_table(t.target_table, table.target_table)) continue;
-      out.push_back(p.name + "." + t.name);
+      others += (others.empty() ? "" : ", ") + p.name + "." + t.name;
     }
   }
-  return out;
+  if (others.empty()) return std::nullopt;
+  return "target table " + table.target_table.display() + " is also loaded by " + others + ": " + job +
+         " would delete their rows as gone from this table's source";
 }
 
 }  // namespace tidemark

@@ -213,11 +213,14 @@ struct Config {
   std::vector<PipelineConfig> pipelines;  // sorted by name
 
   const PipelineConfig* find_pipeline(const std::string& wanted) const;
-  // The other tables ("pipeline.table") that load, or may load, into the
-  // same target table as `table` of `pipeline` (shards): a reconcile of
-  // `table` would delete their rows as gone from its source. An
-  // unqualified name counts as the same as a qualified one of that name.
-  std::vector<std::string> tables_sharing_target(const PipelineConfig& pipeline, const TableConfig& table) const;
+  // Why `job` ("a reconcile", "a snapshot run"), which makes the whole
+  // target table of `table` equal to its source, must not run: the other
+  // tables that load, or may load, into that target table (shards), whose
+  // rows it would delete as gone from this table's source, named. Nothing
+  // when the target table is its own. An unqualified name counts as the
+  // same as a qualified one of that name.
+  std::optional<std::string> whole_target_conflict(const PipelineConfig& pipeline, const TableConfig& table,
+                                                   const std::string& job) const;
 };
 
 }  // namespace tidemark

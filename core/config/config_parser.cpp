@@ -198,18 +198,14 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
     for (const TableConfig& t : p.tables) {
       const bool snapshot = t.mode == TableMode::Snapshot;
       if (!snapshot && !t.deletes) continue;
-      const std::vector<std::string> shared = config.tables_sharing_target(p, t);
-      if (shared.empty()) continue;
-      std::string others;
-      for (const std::string& name : shared) others += (others.empty() ? "" : ", ") + name;
+      const std::optional<std::string> conflict =
+          config.whole_target_conflict(p, t, snapshot ? "a snapshot run" : "a reconcile");
+      if (!conflict) continue;
       const SourceLocation& where = snapshot ? t.mode_location : t.deletes->location;
-      out.errors.push_back(ConfigError{
-          where.file, where.line, where.column, snapshot ? t.mode_key_path : t.deletes->key_path,
-          "target table " + t.target_table.display() + " is also loaded by " + others + ": " +
-              (snapshot ? "a snapshot run would delete their rows as gone from this table's source; mode: snapshot "
-                          "needs a target table of its own"
-                        : "a reconcile would delete their rows as gone from this table's source; deletes: needs a "
-                          "target table of its own")});
+      out.errors.push_back(ConfigError{where.file, where.line, where.column,
+                                       snapshot ? t.mode_key_path : t.deletes->key_path,
+                                       *conflict + (snapshot ? "; mode: snapshot needs a target table of its own"
+                                                             : "; deletes: needs a target table of its own")});
     }
   }
   std::sort(config.pipelines.begin(), config.pipelines.end(),

@@ -48,8 +48,7 @@ RunEnd run_end(const RunSummary& summary) {
   end.rows_read = summary.rows_read;
   end.rows_written = summary.rows_written;
   end.error = summary.error;
-  // A cancelled run was stopped by a shutdown: another would have gone on.
-  end.error_kind = summary.status == RunStatus::Failed ? summary.error_kind : ErrorKind::Transient;
+  end.error_kind = failure_kind(summary);
   end.horizon = summary.horizon;
   end.reconcile = summary.reconcile;
   end.changes = summary.changes;

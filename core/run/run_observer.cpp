@@ -12,4 +12,8 @@ std::string_view run_status_name(RunStatus status) {
   return "?";
 }
 
+ErrorKind failure_kind(const RunSummary& summary) {
+  return summary.status == RunStatus::Cancelled ? ErrorKind::Transient : summary.error_kind;
+}
+
 }  // namespace tidemark

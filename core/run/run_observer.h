@@ -47,6 +47,11 @@ struct RunSummary {
   std::optional<ChangeCount> changes;
 };
 
+// Whether a run that did not succeed can succeed when tried again (a
+// failed run's error kind). A cancelled run counts as transient: it was
+// stopped by a shutdown, and another would have gone on.
+ErrorKind failure_kind(const RunSummary& summary);
+
 class RunObserver {
  public:
   virtual ~RunObserver() = default;

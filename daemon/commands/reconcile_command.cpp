@@ -54,13 +54,8 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
     // A table without deletes: may share its target table with other
     // tables (the configuration refuses that only beside deletes:); its
     // reconcile would delete their rows as gone from its own source.
-    const std::vector<std::string> shared = config->tables_sharing_target(*pipeline, *table);
-    if (!shared.empty()) {
-      std::string others;
-      for (const std::string& name : shared) others += (others.empty() ? "" : ", ") + name;
-      err << "tidemark reconcile: target table " << table->target_table.display() << " of " << pipeline->name << "."
-          << table->name << " is also loaded by " << others
-          << ": a reconcile would delete their rows as gone from this table's source\n";
+    if (const auto conflict = config->whole_target_conflict(*pipeline, *table, "a reconcile")) {
+      err << "tidemark reconcile: " << pipeline->name << "." << table->name << ": " << *conflict << "\n";
       return kExitUsage;
     }
     tables.push_back(table);

@@ -162,13 +162,14 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
       break;
     case RunStatus::SkippedLocked: s->skipped_locked.add(1); break;
     case RunStatus::Failed:
-      (summary.error_kind == ErrorKind::Permanent ? s->runs_failed_permanent : s->runs_failed_transient).add(1);
+    case RunStatus::Cancelled: {
+      const bool permanent = failure_kind(summary) == ErrorKind::Permanent;
+      (permanent ? s->runs_failed_permanent : s->runs_failed_transient).add(1);
       // A transient failure says nothing of whether the permanent cause is
       // gone: the table stays flagged until a run succeeds.
-      if (summary.error_kind == ErrorKind::Permanent) s->failed_permanently.set(1);
+      if (permanent) s->failed_permanently.set(1);
       break;
-    // Stopped by a shutdown: another run would have gone on.
-    case RunStatus::Cancelled: s->runs_failed_transient.add(1); break;
+    }
   }
   s->rows_written.add(static_cast<double>(summary.rows_written));
   // A watched run counted them; a successful one that did not is a table
