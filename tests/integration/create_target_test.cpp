@@ -6,6 +6,7 @@
 // validate beforehand.
 #include <doctest/doctest.h>
 
+#include <future>
 #include <thread>
 
 #include "core/watermark/safe_horizon.h"
@@ -197,15 +198,29 @@ TEST_CASE("regression: two first runs creating one schema and type at once both 
   testing::TableRuns first(env, config);
   testing::TableRuns second(env, config);
   TimedSummary a;
+  std::promise<void> a_holds;
+  bool b_waited = false;
+  bool held = false;
   std::thread slow([&] {
-    // Holds its schema and type uncommitted while the other run starts.
-    a = first.run("p", "a", RunTrigger::Manual, [](ChunkStep step) {
-      if (step == ChunkStep::BeforeTargetWrite) std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    // Holds its schema and type uncommitted until the other run waits for them.
+    PgConnection watch(env.dsn("target"), "watch");
+    a = first.run("p", "a", RunTrigger::Manual, [&](ChunkStep step) {
+      if (step != ChunkStep::BeforeTargetWrite || held) return;
+      held = true;
+      a_holds.set_value();
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!b_waited && std::chrono::steady_clock::now() < deadline) {
+        b_waited = PgTestEnv::rows(watch, "select count(*) > 0 from pg_stat_activity "
+                                          "where datname = current_database() and wait_event_type = 'Lock'") ==
+                   Rows{"t"};
+        if (!b_waited) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
     });
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  a_holds.get_future().wait();
   const TimedSummary b = second.run("p", "b");
   slow.join();
+  CHECK(b_waited);  // the race was run: b met a's uncommitted schema
   CHECK_MESSAGE(a.summary.status == RunStatus::Success, a.summary.error);
   CHECK_MESSAGE(b.summary.status == RunStatus::Success, b.summary.error);
   CHECK(PgTestEnv::rows(env.target(), "select (select m::text from fresh.a) || (select m::text from fresh.b)") ==
