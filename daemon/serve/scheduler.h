@@ -2,7 +2,9 @@
 // firing, retry, catch-up, reload and stop) wired to the wall clock, one
 // Asio timer on the event loop, the bounded worker pool that runs tables
 // (never on the loop thread) and the metrics and log. Owned by `serve`;
-// every method must be called on the loop thread.
+// every method must be called on the loop thread (checked: LoopThread),
+// which is the thread that makes it; the alarm's and the runs' ends come
+// back to it on the loop.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -15,6 +17,7 @@
 #include "core/schedule/table_scheduler.h"
 #include "daemon/serve/fleet_gate.h"
 #include "daemon/serve/loop_alarm.h"
+#include "daemon/serve/loop_thread.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/scheduler_reporter.h"
 #include "daemon/serve/state_monitor.h"
@@ -45,9 +48,10 @@ class Scheduler {
   // posted to the loop once none is left (or they were left behind).
   void stop(std::chrono::seconds grace, std::function<void()> done);
 
-  std::size_t in_flight() const { return tables_.in_flight(); }
+  std::size_t in_flight() const;
 
  private:
+  LoopThread loop_thread_;  // every entry into tables_ is checked against it
   boost::asio::io_context& loop_;
   WallClock clock_;
   SchedulerReporter reporter_;
