@@ -1,5 +1,5 @@
 // The step before an incremental run or a cursor backfill writes anything:
-// the source's columns against the table's schema snapshot and the
+// the source's columns against the table's loaded columns and the
 // target's (core/run/schema_drift.h), read through the ports, with the
 // outcome in the run's summary. Stateless; on the run's thread.
 #pragma once

@@ -178,7 +178,7 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
   }
   if (summary.chunks == 0) {
     // No rows: the watermark may still move, and a target to create is
-    // created all the same (with the schema snapshot it is made from).
+    // created all the same (with the loaded columns it is made from).
     const auto next = plan.watermark_without_chunks();
     const bool moves = next && next != watermark;
     const bool create = columns.first_step.create;

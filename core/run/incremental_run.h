@@ -22,7 +22,7 @@ class IncrementalRun {
 
  private:
   // The part that runs under the lock, its run row open; fills `summary`.
-  // `loaded` is the table's schema snapshot.
+  // `loaded`: the table's loaded columns.
   Status run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary);
   // hi from the source's safe horizon (core/watermark/safe_horizon.h),
   // its integer samples kept in the state; records the horizon in the

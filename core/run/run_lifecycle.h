@@ -36,7 +36,7 @@ class RunLifecycle {
 
   // The run's figures so far; the run fills them in as it goes.
   RunSummary& summary() { return summary_; }
-  // The table's schema snapshot, as open() read it.
+  // The table's loaded columns, as open() read it.
   const std::optional<std::vector<ColumnShape>>& loaded_columns() const { return loaded_columns_; }
   // Where the table's last snapshot left each side, as open() read it.
   const std::optional<SnapshotHorizon>& snapshot_horizon() const { return snapshot_horizon_; }

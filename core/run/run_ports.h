@@ -139,7 +139,7 @@ class StateStore {
   // A run's first step, as one: marks the `running` rows the lock covers
   // failed (abandoned: the lock proves none is alive; a partition's lock
   // covers the rows of its window only), reads the watermark and the
-  // table's schema snapshot, and inserts
+  // table's loaded columns, and inserts
   // the `running` row, committed at once so it is visible during the run.
   // Requires the lock.
   virtual Result<OpenedRun> open_run(const RunStart& start) = 0;
@@ -280,7 +280,7 @@ struct StepRecord {
   std::optional<WatermarkMove> move;
   bool partition_done = false;  // marks lock.partition done by this run
   std::optional<ReconcileCounts> reconcile;  // added to the run row's reconcile counts
-  // Stored as the table's schema snapshot, replacing the one before.
+  // Stored as the table's loaded columns, replacing those before.
   std::optional<std::vector<ColumnShape>> loaded_columns;
   // Stored as the table's snapshot horizon, replacing the one before.
   std::optional<SnapshotHorizon> snapshot_horizon;

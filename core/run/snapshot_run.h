@@ -23,7 +23,7 @@ class SnapshotRun {
 
  private:
   // The part under the lock, its run row open; fills `summary`. `loaded`
-  // is the table's schema snapshot; `since`, where its last snapshot left
+  // is the table's loaded columns; `since`, where its last snapshot left
   // each side; `snapshot_watermark`, whether the stored watermark is a
   // snapshot's time.
   Status run_locked(const std::optional<std::vector<ColumnShape>>& loaded, const std::optional<SnapshotHorizon>& since,

@@ -24,7 +24,7 @@ std::optional<std::string> window_text(const std::optional<Window>& window, Curs
   return cursor_to_text((*window).*bound);
 }
 
-// A schema snapshot as stored: [{"name": ..., "type": ...}, ...] in order.
+// The loaded columns as stored: [{"name": ..., "type": ...}, ...] in order.
 std::optional<std::string> columns_json(const std::optional<std::vector<ColumnShape>>& columns) {
   if (!columns) return std::nullopt;
   nlohmann::json out = nlohmann::json::array();

@@ -106,7 +106,7 @@ Result<bool> StateReader::schema_exists() {
   }
 }
 
-Result<StateSnapshot> StateReader::table_states(const std::vector<TableKey>& tables) {
+Result<TableStatesReading> StateReader::table_states(const std::vector<TableKey>& tables) {
   try {
     const nlohmann::json asked = asked_tables(tables);
     // The left join from one row keeps the clock when no table is asked.
@@ -164,7 +164,7 @@ left join lateral (select status, error, finished_at from tidemark.runs r
 order by a.position
 )SQL",
                                         {asked.dump()});
-    StateSnapshot out;
+    TableStatesReading out;
     out.now = std::stod(r.text(0, 18));
     for (int i = 0; i < r.rows(); ++i) {
       if (r.is_null(i, 0)) continue;  // the clock's row when no table was asked

@@ -105,7 +105,7 @@ struct TableState {
 // Every asked table's state, and the state database's clock read in the
 // same statement, so that ages are measured on the clock the state was
 // written with.
-struct StateSnapshot {
+struct TableStatesReading {
   double now = 0;  // Unix seconds
   std::vector<TableState> tables;  // in the order asked
 };
@@ -172,7 +172,7 @@ class StateReader {
   // since their last success, not the length of the history. One state
   // per table asked, in the order asked. Requires the schema. Fails when
   // the query does.
-  Result<StateSnapshot> table_states(const std::vector<TableKey>& tables);
+  Result<TableStatesReading> table_states(const std::vector<TableKey>& tables);
   // One statement, a few index probes a table: what a load changed of
   // each table's gauges (TableMoves), for the tables that have just run.
   Result<MovesSnapshot> table_moves(const std::vector<TableKey>& tables);

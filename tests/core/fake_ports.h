@@ -36,7 +36,7 @@ class FakeState final : public StateStore {
   std::set<Instant> partition_locks_elsewhere;  // partitions a "backfill" holds
   std::set<Instant> partition_locks;            // partitions this run holds
   std::map<Instant, std::pair<Instant, std::string>> partitions;  // lo -> (hi, status)
-  std::optional<std::vector<ColumnShape>> loaded_columns;  // the schema snapshot
+  std::optional<std::vector<ColumnShape>> loaded_columns;  // the columns the table loads
   std::optional<SnapshotHorizon> snapshot_horizon;
 
   Result<bool> lock(const RunLock& lock, bool) override {
