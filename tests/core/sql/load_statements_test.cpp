@@ -18,7 +18,8 @@ TEST_CASE("load statements quote every identifier and use a half-open window") {
   CHECK(s.upsert ==
         "INSERT INTO \"raw\".\"orders\" AS t (\"order_id\", \"status\", \"Updated At\") SELECT \"order_id\", "
         "\"status\", \"Updated At\" FROM \"tidemark_stage\" ON CONFLICT (\"order_id\") DO UPDATE SET \"order_id\" = "
-        "EXCLUDED.\"order_id\", \"status\" = EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE NOT "
+        "EXCLUDED.\"order_id\", \"status\" = EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE "
+        "t.\"Updated At\" IS DISTINCT FROM EXCLUDED.\"Updated At\" OR NOT "
         "record_image_eq(ROW(t.\"order_id\", t.\"status\", t.\"Updated At\"), ROW(EXCLUDED.\"order_id\", "
         "EXCLUDED.\"status\", EXCLUDED.\"Updated At\"))");
   CHECK(s.copy_out.find("BETWEEN") == std::string::npos);
@@ -110,6 +111,23 @@ TEST_CASE("a snapshot reads the whole table, reads the source's clock and delete
   CHECK(chunk.source_clock.empty());
   CHECK(chunk.delete_gone.empty());
   CHECK(chunk.clear_target.empty());
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("the upsert compares a row's whole image only where its cursor stayed, and only a loaded cursor") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("s.t");
+  t.target_table = *QualifiedName::parse("r.t");
+  t.key = {"id"};
+  t.cursor = "at";
+  const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
+  CHECK(build_load_statements(t, {"id", "v", "at"}, w).upsert.find(
+            "WHERE t.\"at\" IS DISTINCT FROM EXCLUDED.\"at\" OR NOT record_image_eq(") != std::string::npos);
+  // `columns:` leaves the cursor out: the image alone decides.
+  CHECK(build_load_statements(t, {"id", "v"}, w).upsert.find("WHERE NOT record_image_eq(") != std::string::npos);
 }
 
 }  // namespace tidemark
