@@ -62,9 +62,13 @@ struct LoadStatements {
 // lock_source). The cursor's index answers both.
 std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type);
 
+// `target_catalog`, the target's columns: where the cursor's target column
+// is of a type whose `=` is equality of images, the upsert tests it before
+// comparing the whole row's image (without it, only the image).
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                      const std::optional<Window>& window, CopyFormat format = CopyFormat::Text,
                                      RelationKind kind = RelationKind::Table,
-                                     const std::vector<ColumnShape>& source_catalog = {});
+                                     const std::vector<ColumnShape>& source_catalog = {},
+                                     const std::vector<ColumnShape>& target_catalog = {});
 
 }  // namespace tidemark

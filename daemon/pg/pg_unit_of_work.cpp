@@ -208,7 +208,8 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
 ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable& source,
                                     const std::optional<Window>& window, SnapshotWrite* snapshot) {
   const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
-  const LoadStatements sql = build_load_statements(table, source.columns, window, format, source.kind, source.catalog);
+  const LoadStatements sql =
+      build_load_statements(table, source.columns, window, format, source.kind, source.catalog, copy_types_.columns);
   // A snapshot of a table the target already holds, row for row, moves
   // nothing: both sides' fingerprints are read first, at once, and only
   // when they differ does every row cross.
@@ -346,7 +347,8 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
       reconcile_statements(table, source.columns, fix.mark_column, fix.watermark, key_types);
   // The stage and the upsert are the load's own, so a row copied again is
   // written exactly as a load writes it (and its mark cleared).
-  const LoadStatements load = build_load_statements(table, source.columns, Window{fix.watermark, fix.watermark});
+  const LoadStatements load = build_load_statements(table, source.columns, Window{fix.watermark, fix.watermark},
+                                                    CopyFormat::Text, RelationKind::Table, {}, copy_types_.columns);
   std::int64_t changed = 0;
   const auto done = in_target_transaction([&] {
     if (!fix.gone.empty()) {

@@ -272,6 +272,29 @@ tables:
   CHECK(PgTestEnv::rows(env.target(), "select doc::text from docs where id = 3")[0] == "{\"changed\": true}");
 }
 
+TEST_CASE("regression: a cursor loaded into a target column without = (json) re-reads through the upsert") {
+  // The upsert tested the cursor with IS DISTINCT FROM before the row's
+  // image: json has no =, so every run after the first load failed for good.
+  PgTestEnv env;
+  env.source().exec("create table public.docs (id int primary key, note text, v bigint not null);"
+                    "insert into docs select g, 'n' || g, g from generate_series(1, 5) g");
+  env.target().exec("create table public.docs (id int primary key, note text, v json)");
+  const auto config = env.config(R"(pipeline: docs
+source: source
+target: target
+schedule: "@hourly"
+tables:
+  - { name: docs, source_table: docs, target_table: docs, key: [id], cursor: v, lookback: 10 }
+)");
+  testing::TableRuns runs(env, config);
+  REQUIRE(runs.run("docs", "docs").summary.status == RunStatus::Success);
+  env.source().exec("update docs set note = 'changed' where id = 3");
+  const TimedSummary again = runs.run("docs", "docs");
+  REQUIRE_MESSAGE(again.summary.status == RunStatus::Success, again.summary.error);
+  CHECK(again.summary.rows_written == 1);  // only the changed one is rewritten
+  CHECK(PgTestEnv::rows(env.target(), "select note from docs where id = 3")[0] == "changed");
+}
+
 TEST_CASE("a change that = calls no change (1.0 to 1.00, a case change under a case-blind collation) is written") {
   PgTestEnv env;
   const char* collation = "create collation blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false)";

@@ -18,8 +18,7 @@ TEST_CASE("load statements quote every identifier and use a half-open window") {
   CHECK(s.upsert ==
         "INSERT INTO \"raw\".\"orders\" AS t (\"order_id\", \"status\", \"Updated At\") SELECT \"order_id\", "
         "\"status\", \"Updated At\" FROM \"tidemark_stage\" ON CONFLICT (\"order_id\") DO UPDATE SET \"order_id\" = "
-        "EXCLUDED.\"order_id\", \"status\" = EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE "
-        "t.\"Updated At\" IS DISTINCT FROM EXCLUDED.\"Updated At\" OR NOT "
+        "EXCLUDED.\"order_id\", \"status\" = EXCLUDED.\"status\", \"Updated At\" = EXCLUDED.\"Updated At\" WHERE NOT "
         "record_image_eq(ROW(t.\"order_id\", t.\"status\", t.\"Updated At\"), ROW(EXCLUDED.\"order_id\", "
         "EXCLUDED.\"status\", EXCLUDED.\"Updated At\"))");
   CHECK(s.copy_out.find("BETWEEN") == std::string::npos);
@@ -117,17 +116,42 @@ TEST_CASE("a snapshot reads the whole table, reads the source's clock and delete
 
 namespace tidemark {
 
-TEST_CASE("the upsert compares a row's whole image only where its cursor stayed, and only a loaded cursor") {
+TEST_CASE("the upsert compares a row's whole image only where its cursor stayed, if its type allows") {
   TableConfig t;
   t.source_table = *QualifiedName::parse("s.t");
   t.target_table = *QualifiedName::parse("r.t");
   t.key = {"id"};
   t.cursor = "at";
   const Window w{CursorValue{CursorType::Integer, 0}, CursorValue{CursorType::Integer, 1}};
-  CHECK(build_load_statements(t, {"id", "v", "at"}, w).upsert.find(
-            "WHERE t.\"at\" IS DISTINCT FROM EXCLUDED.\"at\" OR NOT record_image_eq(") != std::string::npos);
-  // `columns:` leaves the cursor out: the image alone decides.
-  CHECK(build_load_statements(t, {"id", "v"}, w).upsert.find("WHERE NOT record_image_eq(") != std::string::npos);
+  const auto upsert = [&](const std::vector<std::string>& columns, const std::string& target_cursor_type) {
+    const std::vector<ColumnShape> target = {{"id", "bigint"}, {"v", "text"}, {"at", target_cursor_type}};
+    return build_load_statements(t, columns, w, CopyFormat::Text, RelationKind::Table, {}, target).upsert;
+  };
+  const std::string cursor_first = "WHERE t.\"at\" IS DISTINCT FROM EXCLUDED.\"at\" OR NOT record_image_eq(";
+  const std::string image_alone = "WHERE NOT record_image_eq(";
+  struct Case {
+    const char* target_type;
+    bool cursor_first;
+  };
+  const Case cases[] = {
+      {"timestamp with time zone", true}, {"timestamp(3) with time zone", true}, {"timestamp without time zone", true},
+      {"timestamp(0) without time zone", true}, {"date", true}, {"bigint", true}, {"integer", true},
+      {"smallint", true},
+      // No `=` (a cursor's text fills them all the same), or one that is not identity.
+      {"json", false}, {"xml", false}, {"numeric", false}, {"text", false}, {"timestamp_like", false},
+      {"timestamptz_domain", false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.target_type);
+    const std::string s = upsert({"id", "v", "at"}, c.target_type);
+    CHECK(s.find(c.cursor_first ? cursor_first : image_alone) != std::string::npos);
+  }
+  // `columns:` leaves the cursor out, or no target columns are known: the image alone decides.
+  CHECK(upsert({"id", "v"}, "bigint").find(image_alone) != std::string::npos);
+  CHECK(build_load_statements(t, {"id", "v", "at"}, w).upsert.find(image_alone) != std::string::npos);
+  // A cursor that is the key never moves on a conflict.
+  t.key = {"at"};
+  CHECK(upsert({"id", "v", "at"}, "bigint").find(image_alone) != std::string::npos);
 }
 
 }  // namespace tidemark
