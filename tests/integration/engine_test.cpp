@@ -248,12 +248,11 @@ tables:
   CHECK(PgTestEnv::rows(env.state(), "select value, value_type from tidemark.watermarks")[0] == "11|integer");
 }
 
-TEST_CASE("types without an equality operator (json, point) re-read through the upsert") {
-  PgTestEnv env;
-  const char* ddl = "(id int primary key, doc json, at point, v bigint not null)";
-  env.source().exec(std::string("create table public.docs ") + ddl +
-                    "; insert into docs select g, json_build_object('g', g), point(g, g), g from generate_series(1, 5) g");
-  env.target().exec(std::string("create table public.docs ") + ddl);
+namespace {
+
+// Loads public.docs (cursor v, a lookback that re-reads every row),
+// applies `change` to the source and loads again: that second run.
+TimedSummary reload_after(PgTestEnv& env, const std::string& change) {
   const auto config = env.config(R"(pipeline: docs
 source: source
 target: target
@@ -263,8 +262,19 @@ tables:
 )");
   testing::TableRuns runs(env, config);
   REQUIRE(runs.run("docs", "docs").summary.status == RunStatus::Success);
-  env.source().exec("update docs set doc = '{\"changed\": true}' where id = 3");
-  const TimedSummary again = runs.run("docs", "docs");
+  env.source().exec(change);
+  return runs.run("docs", "docs");
+}
+
+}  // namespace
+
+TEST_CASE("types without an equality operator (json, point) re-read through the upsert") {
+  PgTestEnv env;
+  const char* ddl = "(id int primary key, doc json, at point, v bigint not null)";
+  env.source().exec(std::string("create table public.docs ") + ddl +
+                    "; insert into docs select g, json_build_object('g', g), point(g, g), g from generate_series(1, 5) g");
+  env.target().exec(std::string("create table public.docs ") + ddl);
+  const TimedSummary again = reload_after(env, "update docs set doc = '{\"changed\": true}' where id = 3");
   INFO(again.summary.error);
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK(again.summary.rows_read == 5);     // the lookback re-reads every row
@@ -279,17 +289,7 @@ TEST_CASE("regression: a cursor loaded into a target column without = (json) re-
   env.source().exec("create table public.docs (id int primary key, note text, v bigint not null);"
                     "insert into docs select g, 'n' || g, g from generate_series(1, 5) g");
   env.target().exec("create table public.docs (id int primary key, note text, v json)");
-  const auto config = env.config(R"(pipeline: docs
-source: source
-target: target
-schedule: "@hourly"
-tables:
-  - { name: docs, source_table: docs, target_table: docs, key: [id], cursor: v, lookback: 10 }
-)");
-  testing::TableRuns runs(env, config);
-  REQUIRE(runs.run("docs", "docs").summary.status == RunStatus::Success);
-  env.source().exec("update docs set note = 'changed' where id = 3");
-  const TimedSummary again = runs.run("docs", "docs");
+  const TimedSummary again = reload_after(env, "update docs set note = 'changed' where id = 3");
   REQUIRE_MESSAGE(again.summary.status == RunStatus::Success, again.summary.error);
   CHECK(again.summary.rows_written == 1);  // only the changed one is rewritten
   CHECK(PgTestEnv::rows(env.target(), "select note from docs where id = 3")[0] == "changed");
