@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/text/sql_identifier.h"
+#include "core/watermark/cursor_value.h"
 
 namespace tidemark {
 namespace {
@@ -29,26 +30,6 @@ std::string window_probe_statement(const TableConfig& table, const std::optional
          " IS NULL), count(*) FILTER (WHERE " + infinite + ") FROM " + source + " WHERE " + cursor + " IS NULL OR " +
          infinite + ") n";
 }
-
-namespace {
-
-// The built-in types a cursor may have (format_type's spelling), whose `=`
-// holds exactly when the two values' images are equal.
-bool equality_is_identity(const std::string& type) {
-  if (type == "date" || type == "smallint" || type == "integer" || type == "bigint") return true;
-  for (const char* zone : {" with time zone", " without time zone"}) {
-    const std::string suffix = zone;
-    if (type.size() < suffix.size() || type.compare(type.size() - suffix.size(), suffix.size(), suffix) != 0) continue;
-    const std::string head = type.substr(0, type.size() - suffix.size());
-    if (head == "timestamp") return true;
-    if (head.size() == 12 && head.rfind("timestamp(", 0) == 0 && head[11] == ')' && head[10] >= '0' && head[10] <= '6') {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                      const std::optional<Window>& window, CopyFormat format, RelationKind kind,
@@ -120,12 +101,12 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
     // A row whose cursor moved has changed, so the whole row's image is
     // compared only where the cursor stayed, as in a re-read row: on rows
     // that changed, that comparison was about 7 % of the upsert
-    // (docs/benchmarks.md). Only for a target column whose `=` is equality
-    // of images (a json or xml column, which a cursor's text also fills,
-    // has no `=` at all), and not for a cursor that is the key (it never
-    // moves on a conflict).
+    // (docs/benchmarks.md). Only for a target column of a cursor type, whose
+    // `=` is equality of images (a json or xml column, which a cursor's text
+    // also fills, has no `=` at all), and not for a cursor that is the key
+    // (it never moves on a conflict).
     const ColumnShape* target_cursor = table.cursor.empty() ? nullptr : find_column(target_catalog, table.cursor);
-    if (target_cursor && equality_is_identity(target_cursor->type) &&
+    if (target_cursor && cursor_type_from_postgres(target_cursor->type).ok() &&
         std::find(written.begin(), written.end(), table.cursor) != written.end() &&
         std::find(table.key.begin(), table.key.end(), table.cursor) == table.key.end()) {
       const std::string cursor = quote_identifier(table.cursor);

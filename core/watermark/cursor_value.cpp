@@ -1,5 +1,7 @@
 #include "core/watermark/cursor_value.h"
 
+#include <utility>
+
 #include <charconv>
 #include <limits>
 
@@ -73,11 +75,15 @@ Result<CursorType> cursor_type_from_name(std::string_view name) {
 }
 
 Result<CursorType> cursor_type_from_postgres(std::string_view format_type) {
-  if (format_type.rfind("timestamp", 0) == 0) {
-    return format_type.find("with time zone") != std::string_view::npos &&
-                   format_type.find("without time zone") == std::string_view::npos
-               ? CursorType::TimestampTz
-               : CursorType::Timestamp;
+  // The built-in spellings only, "timestamp(3) with time zone" included: a
+  // domain or a type of another name (a "timestamp_like") is none of them.
+  for (const auto& [zone, type] : {std::pair<std::string_view, CursorType>{" with time zone", CursorType::TimestampTz},
+                                   {" without time zone", CursorType::Timestamp}}) {
+    if (format_type.size() <= zone.size() || format_type.substr(format_type.size() - zone.size()) != zone) continue;
+    const std::string_view head = format_type.substr(0, format_type.size() - zone.size());
+    const bool precision = head.size() == 12 && head.substr(0, 10) == "timestamp(" && head[10] >= '0' &&
+                           head[10] <= '6' && head[11] == ')';
+    if (head == "timestamp" || precision) return type;
   }
   if (format_type == "date") return CursorType::Date;
   if (format_type == "integer" || format_type == "bigint" || format_type == "smallint") return CursorType::Integer;

@@ -30,7 +30,9 @@ struct CursorValue {
 std::string_view cursor_type_name(CursorType type);
 Result<CursorType> cursor_type_from_name(std::string_view name);
 
-// Maps PostgreSQL's format_type() of a column; fails for any other type.
+// Maps PostgreSQL's format_type() of a column of a built-in cursor type;
+// fails for any other type. Each of them has an `=` that holds exactly when
+// the two values' images are equal.
 Result<CursorType> cursor_type_from_postgres(std::string_view format_type);
 
 // The fractional-second digits a timestamp column keeps, from its

@@ -56,8 +56,14 @@ TEST_CASE("cursor types from PostgreSQL's format_type") {
   CHECK(*cursor_type_from_postgres("date") == CursorType::Date);
   CHECK(*cursor_type_from_postgres("bigint") == CursorType::Integer);
   CHECK(*cursor_type_from_postgres("integer") == CursorType::Integer);
+  CHECK(*cursor_type_from_postgres("timestamp(0) without time zone") == CursorType::Timestamp);
+  CHECK(*cursor_type_from_postgres("smallint") == CursorType::Integer);
   CHECK_FALSE(cursor_type_from_postgres("text").ok());
   CHECK_FALSE(cursor_type_from_postgres("numeric").ok());
+  // Only the built-in spellings: a type named like one is not one.
+  CHECK_FALSE(cursor_type_from_postgres("timestamp_like").ok());
+  CHECK_FALSE(cursor_type_from_postgres("timestamptz_domain").ok());
+  CHECK_FALSE(cursor_type_from_postgres("timestamp(12) with time zone").ok());
 }
 
 TEST_CASE("lookback and max_window arithmetic fits the cursor type") {
