@@ -25,16 +25,17 @@ RunSummary IncrementalRun::execute(RunTrigger trigger) {
   return run.finish(outcome, run_.cancel.cancelled());
 }
 
-Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
+Result<IncrementalPlan> IncrementalRun::plan(const std::optional<std::vector<ColumnShape>>& loaded,
+                                             RunSummary& summary) {
   const auto source_table = run_.source.inspect(run_.table);
   if (!source_table) return source_table.failure();
   // Before anything is read or written: a run that would load other
   // columns than the table loaded stops here (core/run/schema_drift.h),
   // a retyped cursor included.
-  const auto columns = check_columns(run_, *source_table, loaded, summary);
+  auto columns = check_columns(run_, *source_table, loaded, summary);
   if (!columns) return columns.failure();
   if (watches_changes(run_.table, *source_table)) {
-    if (const Status watched = watch_changes(summary); !watched) return watched;
+    if (const Status watched = watch_changes(summary); !watched) return watched.failure();
   }
   const CursorType type = source_table->cursor_type;
   if (summary.watermark_before && summary.watermark_before->type != type) {
@@ -60,28 +61,43 @@ Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>&
     if (!lo) return lo.failure();
     input.source_min = *lo;
   }
-  const auto plan = WindowPlan::make(input);
-  if (!plan) return plan.failure();
-  summary.range = plan->range();
-  const auto probe = run_.source.probe(run_.table, *source_table, plan->range());
+  const auto windows = WindowPlan::make(input);
+  if (!windows) return windows.failure();
+  summary.range = windows->range();
+  const bool first_step =
+      columns->snapshot || columns->first_step.create || !columns->first_step.append.empty();
+  return IncrementalPlan{std::move(*columns), *windows, input.initial, first_step};
+}
+
+std::optional<WatermarkMove> IncrementalRun::move_without_rows(const WindowPlan& windows,
+                                                               const std::optional<CursorValue>& watermark) {
+  const auto next = windows.watermark_without_chunks();
+  if (!next || next == watermark) return std::nullopt;
+  return WatermarkMove{watermark, *next};
+}
+
+Status IncrementalRun::run_locked(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary) {
+  const auto planned = plan(loaded, summary);
+  if (!planned) return planned.failure();
+  const auto probe = run_.source.probe(run_.table, planned->columns.source, planned->windows.range());
   if (!probe) return probe.failure();
   summary.horizon.null_cursor_rows = probe->null_cursor_rows;
   summary.horizon.infinite_cursor_rows = probe->infinite_cursor_rows;
   // A range without rows moves the watermark without a chunk, the target
   // untouched, unless the first step has columns to settle, which it
   // does with its rows or without.
-  const bool first_step = columns->snapshot || columns->first_step.create || !columns->first_step.append.empty();
   // A column appended now would hold NULL for good in every row loaded
   // before it: the first chunk reads those rows again too, from the
   // lowest cursor (or the initial), and its upsert fills the column by key.
   std::optional<CursorValue> refill_from;
-  if (!columns->first_step.append.empty() && input.watermark) {
-    const auto lowest = run_.source.lower_bound(run_.table, type);
+  if (!planned->columns.first_step.append.empty() && summary.watermark_before) {
+    const auto lowest = run_.source.lower_bound(run_.table, planned->columns.source.cursor_type);
     if (!lowest) return lowest.failure();
     refill_from = *lowest;
-    if (refill_from && input.initial && *refill_from < *input.initial) refill_from = input.initial;
+    if (refill_from && planned->initial && *refill_from < *planned->initial) refill_from = planned->initial;
   }
-  return load_chunks(*columns, *plan, /*read=*/probe->has_rows || first_step, refill_from, summary);
+  return load_chunks(planned->columns, planned->windows, /*read=*/probe->has_rows || planned->first_step,
+                     refill_from, summary);
 }
 
 Status IncrementalRun::watch_changes(RunSummary& summary) {
@@ -179,14 +195,13 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
   if (summary.chunks == 0) {
     // No rows: the watermark may still move, and a target to create is
     // created all the same (with the loaded columns it is made from).
-    const auto next = plan.watermark_without_chunks();
-    const bool moves = next && next != watermark;
+    const auto move = move_without_rows(plan, watermark);
     const bool create = columns.first_step.create;
-    if (moves || create) {
+    if (move || create) {
       StepRecord record;
       record.lock = RunLock{summary.table, std::nullopt};
       record.run = summary.run;
-      if (moves) record.move = WatermarkMove{watermark, *next};
+      record.move = move;
       if (create) record.loaded_columns = columns.snapshot;
       const TargetChanges changes = create ? columns.first_step : TargetChanges{};
       if (const Status committed = commit_record(run_.target, run_.table, columns.source, record, changes);
@@ -194,7 +209,7 @@ Status IncrementalRun::load_chunks(const ColumnPlan& columns, const WindowPlan& 
         return committed;
       }
       note_first_step(changes, summary);
-      if (moves) summary.watermark_after = next;
+      if (move) summary.watermark_after = move->next;
     }
   }
   return ok_status();

@@ -12,6 +12,16 @@
 
 namespace tidemark {
 
+// What a run decided under its lock before reading a row.
+struct IncrementalPlan {
+  ColumnPlan columns;
+  WindowPlan windows;
+  std::optional<CursorValue> initial;  // the table's initial:, read as its cursor's type
+  // The first step has columns to settle (a target to create, columns to
+  // append, loaded columns to store): it commits with rows or without.
+  bool first_step = false;
+};
+
 class IncrementalRun {
  public:
   explicit IncrementalRun(const RunContext& context) : run_(context) {}
@@ -19,6 +29,17 @@ class IncrementalRun {
   // Requires table.mode == Incremental. Reports the summary to the
   // observer before returning it.
   RunSummary execute(RunTrigger trigger);
+
+  // Under the table's lock, with `summary.watermark_before` read: checks
+  // the columns (`loaded`: the table's loaded columns), reads the safe
+  // horizon and plans the windows, recording in `summary` what it found.
+  // Reads no row. A batch of runs (core/run/load_batch.h) plans with it.
+  Result<IncrementalPlan> plan(const std::optional<std::vector<ColumnShape>>& loaded, RunSummary& summary);
+  // Where a run whose range held no row moves the watermark from
+  // `watermark` (a window with nothing in it still teaches it a later hi);
+  // nothing when it stays.
+  static std::optional<WatermarkMove> move_without_rows(const WindowPlan& windows,
+                                                        const std::optional<CursorValue>& watermark);
 
  private:
   // The part that runs under the lock, its run row open; fills `summary`.

@@ -39,7 +39,8 @@ void conclude(RunSummary& summary, const Status& outcome, bool cancelled) {
   summary.error_kind = outcome.error_kind();
 }
 
-// The run row's closing record for a concluded summary.
+}  // namespace
+
 RunEnd run_end(const RunSummary& summary) {
   RunEnd end;
   end.success = summary.status == RunStatus::Success;
@@ -55,8 +56,6 @@ RunEnd run_end(const RunSummary& summary) {
   if (summary.schema_drift) end.schema_drift = *summary.schema_drift ? summary.schema_changes : std::string();
   return end;
 }
-
-}  // namespace
 
 RunLifecycle::RunLifecycle(StateStore& state, RunObserver& observer, RunLock lock, RunTrigger trigger, RunRow row)
     : state_(state), observer_(observer), lock_(state, std::move(lock)), trigger_(trigger), row_(row) {

@@ -17,6 +17,9 @@ namespace tidemark {
 // orders its partitions, each a run with a row of its own.
 enum class RunRow { Kept, None };
 
+// The run row's closing record for a concluded summary.
+RunEnd run_end(const RunSummary& summary);
+
 class RunLifecycle {
  public:
   RunLifecycle(StateStore& state, RunObserver& observer, RunLock lock, RunTrigger trigger,

@@ -127,6 +127,40 @@ struct RunLock {
 // The lock's advisory-lock key (core/run/table_key.h).
 std::int64_t run_lock_key(const RunLock& lock);
 
+// A compare-and-set of the watermark: from `expected` (nothing: no
+// watermark yet) to `next`.
+struct WatermarkMove {
+  std::optional<CursorValue> expected;
+  CursorValue next;
+  bool snapshot = false;  // `next` is a snapshot's time (StoredWatermark::snapshot); so is `expected`, if any
+};
+
+// What a batch of runs (core/run/load_batch.h) read of its tables' state
+// at once: what open_run reads of each, in order, without a run row (run
+// 0, abandoned 0), and when, by the state database's clock.
+struct TablesRead {
+  SourceMicros at = 0;
+  std::vector<OpenedRun> tables;
+};
+
+// A run a batch found nothing to load for, recorded whole: its row,
+// started at `started` (the state database's clock) and ended now, and
+// its watermark's move, if any.
+struct QuietRun {
+  RunStart start;
+  std::optional<Instant> scheduled;  // the firing it ran for
+  SourceMicros started = 0;
+  std::optional<WatermarkMove> move;
+  RunEnd end;
+};
+
+// How a quiet run was recorded: written only while its lock was held and
+// its watermark where the batch found it; its run row's id when it was.
+struct QuietRunRecorded {
+  bool written = false;
+  RunId run = 0;
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
@@ -145,6 +179,19 @@ class StateStore {
   virtual Result<OpenedRun> open_run(const RunStart& start) = 0;
   // Records the end of the run; best effort on an already failing path.
   virtual Status finish_run(RunId run, const RunEnd& end) = 0;
+
+  // A batch's locks, taken without waiting in one go: for each, whether it
+  // was taken (false: held elsewhere, or, in a fleet, no longer this
+  // member's table). A failure leaves none held.
+  virtual Result<std::vector<bool>> try_lock_all(const std::vector<RunLock>& locks) = 0;
+  // Releases them, as unlock() each.
+  virtual void unlock_all(const std::vector<RunLock>& locks) = 0;
+  // What open_run reads of each table, writing nothing. Requires the locks.
+  virtual Result<TablesRead> read_tables(const std::vector<TableKey>& tables) = 0;
+  // Records each run whole in one transaction, each conditional on its own
+  // lock and watermark (as StepRecord's are), and marks the rows its lock
+  // proves abandoned, as open_run does. One result per run, in order.
+  virtual Result<std::vector<QuietRunRecorded>> record_quiet_runs(const std::vector<QuietRun>& runs) = 0;
   // The stored watermark, read without writing anything (reconcile's dry
   // run); nothing when none is stored.
   virtual Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) = 0;
@@ -237,6 +284,14 @@ class Source {
   // truncated meanwhile is seen as it was left, never as empty.
   virtual Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                                     const std::optional<Window>& range) = 0;
+  // probe() of many tables of this source, in order; by default one by
+  // one, a database may ask them all in one statement.
+  struct ProbeAsk {
+    const TableConfig* table = nullptr;
+    const SourceTable* source = nullptr;
+    std::optional<Window> range;
+  };
+  virtual Result<std::vector<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks);
   // Updates and deletes of the table (its partitions' included) that the
   // source's statistics counted since they were last reset; nothing when
   // it keeps none for it (a view, a foreign table). Reads no row.
@@ -260,14 +315,6 @@ struct PartitionRequest {
   std::string lo_local;
   std::string hi_local;
   bool hourly = false;
-};
-
-// A compare-and-set of the watermark: from `expected` (nothing: no
-// watermark yet) to `next`.
-struct WatermarkMove {
-  std::optional<CursorValue> expected;
-  CursorValue next;
-  bool snapshot = false;  // `next` is a snapshot's time (StoredWatermark::snapshot); so is `expected`, if any
 };
 
 // What one step of a run records beside the rows it wrote.

@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/config/config_model.h"
 #include "core/schedule/run_queue.h"
@@ -60,6 +61,10 @@ class RunLauncher {
   // calls TableScheduler::run_finished with its summary, on the
   // scheduler's thread, never from inside launch().
   virtual void launch(const RunOrder& order) = 0;
+  // Starts the loads of one pipeline's incremental tables together on one
+  // worker (TableScheduler::kBatchLimit at most): each ends through
+  // run_finished, or through run_alone when it needs a run of its own.
+  virtual void launch_batch(const std::vector<RunOrder>& orders) = 0;
   // Asks every run in flight to stop (between chunks or COPY rows); each
   // still reports through run_finished when it ends.
   virtual void cancel_all() = 0;

@@ -322,8 +322,51 @@ void TableScheduler::launch_next(std::optional<Firing> next) {
 }
 
 void TableScheduler::launch(const Firing& firing) {
-  const TableState& state = tables_.at({firing.table.pipeline, firing.table.table, firing.kind});
-  launcher_.launch(RunOrder{firing, config_, state.pipeline, state.table});
+  const JobKey key{firing.table, firing.kind};
+  const TableState& state = tables_.at(key);
+  const RunOrder first{firing, config_, state.pipeline, state.table};
+  if (!batchable(firing)) {
+    launcher_.launch(first);
+    return;
+  }
+  // Firings that wait while this one starts would each take a worker of
+  // their own; those of the same pipeline share this one, where a batch
+  // asks the source about all of them at once.
+  std::vector<RunOrder> batch{first};
+  const auto along = [&](const Firing& f) { return f.table.pipeline == firing.table.pipeline && batchable(f); };
+  for (const Firing& taken : queue_.take_along(key, along, kBatchLimit - 1)) {
+    const JobKey taken_key{taken.table, taken.kind};
+    if (!owned_at_firing(taken_key)) {
+      queue_.finished(taken.table, taken.kind);  // the worker stays busy with the rest
+      continue;
+    }
+    const TableState& s = tables_.at(taken_key);
+    batch.push_back(RunOrder{taken, config_, s.pipeline, s.table});
+  }
+  if (batch.size() == 1) {
+    launcher_.launch(first);
+    return;
+  }
+  events_.queue_length(queue_.waiting());
+  launcher_.launch_batch(batch);
+}
+
+bool TableScheduler::batchable(const Firing& firing) const {
+  if (firing.kind != JobKind::Load || firing.alone) return false;
+  const auto it = tables_.find(JobKey{firing.table, firing.kind});
+  return it != tables_.end() && it->second.table->mode == TableMode::Incremental;
+}
+
+void TableScheduler::run_alone(const Firing& firing) {
+  const JobKey key{firing.table, firing.kind};
+  if (phase_ != StopPhase::Running || tables_.count(key) == 0) {
+    // Stopping, or a reload removed the table: nothing more of it runs.
+    launch_next(queue_.finished(firing.table, firing.kind));
+    if (phase_ != StopPhase::Running) maybe_done();
+    return;
+  }
+  launch_next(queue_.wait_again(firing));
+  events_.queue_length(queue_.waiting());
 }
 
 void TableScheduler::set_alarm() {

@@ -88,6 +88,13 @@ class TableScheduler {
   // Requires a run of `table` in flight (aborts otherwise: the launcher
   // reported a run it never got).
   void run_finished(const TableKey& table, const RunSummary& summary, JobKind kind = JobKind::Load);
+  // A batch could not finish the run of `firing` (it found rows to load,
+  // or anything else a run of its own decides): it waits again, in its
+  // place, for a worker of its own. Requires it in flight.
+  void run_alone(const Firing& firing);
+
+  // The most firings one worker takes on together (RunLauncher::launch_batch).
+  static constexpr std::size_t kBatchLimit = 200;
 
   std::size_t in_flight() const { return queue_.running(); }
   std::size_t waiting() const { return queue_.waiting(); }
@@ -123,7 +130,11 @@ class TableScheduler {
   // Starts `next` and, when this member no longer owns it, frees its
   // worker for the next waiting firing instead.
   void launch_next(std::optional<Firing> next);
+  // Starts `firing`, with the waiting firings a batch can take along.
   void launch(const Firing& firing);
+  // Whether a batch may take the firing: a load of an incremental table
+  // that was not sent back by one.
+  bool batchable(const Firing& firing) const;
   // Whether this member fires the job now; notes a firing it skipped while
   // its lease had lapsed or no view decided whose the firing was.
   bool owned_at_firing(const JobKey& key);

@@ -8,12 +8,17 @@ namespace tidemark {
 template <typename T>
 Result<T> CatalogCache::answer(std::map<std::string, Entry<T>>& entries, PgConnection& connection,
                                const QualifiedName& relation, const std::string& config,
-                               const std::function<Result<T>()>& read) {
+                               const std::function<Result<T>()>& read, const RelationVersions* versions) {
   std::optional<std::string> version;
-  try {
-    version = relation_version(connection, relation);
-  } catch (const PgError& e) {
-    return e.as_error();
+  const auto known = versions != nullptr ? versions->find(relation.quoted()) : RelationVersions::const_iterator();
+  if (versions != nullptr && known != versions->end()) {
+    version = known->second;
+  } else {
+    try {
+      version = relation_version(connection, relation);
+    } catch (const PgError& e) {
+      return e.as_error();
+    }
   }
   if (!version) return read();
   const std::string where = connection.endpoint() + '\n' + relation.quoted() + '\n' + config;
@@ -35,13 +40,15 @@ Result<T> CatalogCache::answer(std::map<std::string, Entry<T>>& entries, PgConne
 }
 
 Result<SourceTable> CatalogCache::source(PgConnection& connection, const QualifiedName& relation,
-                                         const std::string& config, const std::function<Result<SourceTable>()>& read) {
-  return answer(sources_, connection, relation, config, read);
+                                         const std::string& config, const std::function<Result<SourceTable>()>& read,
+                                         const RelationVersions* versions) {
+  return answer(sources_, connection, relation, config, read, versions);
 }
 
 Result<TargetTable> CatalogCache::target(PgConnection& connection, const QualifiedName& relation,
-                                         const std::function<Result<TargetTable>()>& read) {
-  return answer(targets_, connection, relation, {}, read);
+                                         const std::function<Result<TargetTable>()>& read,
+                                         const RelationVersions* versions) {
+  return answer(targets_, connection, relation, {}, read, versions);
 }
 
 }  // namespace tidemark

@@ -14,6 +14,7 @@
 
 #include "core/run/run_ports.h"
 #include "core/text/sql_identifier.h"
+#include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {
 
@@ -27,10 +28,14 @@ class CatalogCache {
   // version (relation_catalog.h) is the one it was read at and it is
   // younger than kKeepFor, else `read()`'s, kept when it succeeds. A
   // relation that is not there is read every time: read() says so.
+  // `versions`, when it names the relation, is its version as read a
+  // moment ago (a batch reads its tables' at once), asked for no more.
   Result<SourceTable> source(PgConnection& connection, const QualifiedName& relation, const std::string& config,
-                             const std::function<Result<SourceTable>()>& read);
+                             const std::function<Result<SourceTable>()>& read,
+                             const RelationVersions* versions = nullptr);
   Result<TargetTable> target(PgConnection& connection, const QualifiedName& relation,
-                             const std::function<Result<TargetTable>()>& read);
+                             const std::function<Result<TargetTable>()>& read,
+                             const RelationVersions* versions = nullptr);
 
   // An entry is read afresh at least this often, should a change slip
   // past the version (one no catalog row shows).
@@ -45,7 +50,8 @@ class CatalogCache {
   };
   template <typename T>
   Result<T> answer(std::map<std::string, Entry<T>>& entries, PgConnection& connection, const QualifiedName& relation,
-                   const std::string& config, const std::function<Result<T>()>& read);
+                   const std::string& config, const std::function<Result<T>()>& read,
+                   const RelationVersions* versions);
 
   std::mutex mutex_;
   std::map<std::string, Entry<SourceTable>> sources_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -69,7 +70,18 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
   if (shared_ == nullptr) return read_table(table);
   // What the answer depends on besides the catalogs.
   const std::string config = table.cursor + '\n' + joined(table.columns) + '\n' + joined(table.key);
-  return shared_->catalogs.source(connection_, *table.source_table, config, [&] { return read_table(table); });
+  return shared_->catalogs.source(connection_, *table.source_table, config, [&] { return read_table(table); },
+                                  versions_ ? &*versions_ : nullptr);
+}
+
+void PgSource::read_versions(const std::vector<const TableConfig*>& tables) {
+  std::vector<QualifiedName> relations;
+  for (const TableConfig* t : tables) relations.push_back(*t->source_table);
+  try {
+    versions_ = relation_versions(connection_, relations);
+  } catch (const PgError&) {
+    versions_.reset();  // each inspect() asks on its own, and fails there if it must
+  }
 }
 
 Result<SourceTable> PgSource::read_table(const TableConfig& table) {
@@ -407,18 +419,46 @@ Result<std::optional<std::int64_t>> PgSource::count_changes(const TableConfig& t
   }
 }
 
+namespace {
+
+std::string probe_sql(const TableConfig& table, const SourceTable& source, const std::optional<Window>& range) {
+  // A foreign table's every look is a query on its remote server: its
+  // range is read, not looked at first.
+  const bool ask = range && source.kind != RelationKind::ForeignTable;
+  return window_probe_statement(table, ask ? range : std::nullopt, source.cursor_type);
+}
+
+// Row `row` of a probe's answer, its columns from `first` on.
+WindowProbe probe_of(const PgResult& r, int row, int first) {
+  WindowProbe out;
+  out.has_rows = r.boolean(row, first);
+  out.null_cursor_rows = r.integer(row, first + 1);
+  out.infinite_cursor_rows = r.integer(row, first + 2);
+  return out;
+}
+
+}  // namespace
+
 Result<WindowProbe> PgSource::probe(const TableConfig& table, const SourceTable& source,
                                     const std::optional<Window>& range) {
   try {
-    // A foreign table's every look is a query on its remote server: its
-    // range is read, not looked at first.
-    const bool ask = range && source.kind != RelationKind::ForeignTable;
-    const PgResult r =
-        connection_.exec(window_probe_statement(table, ask ? range : std::nullopt, source.cursor_type));
-    WindowProbe out;
-    out.has_rows = r.boolean(0, 0);
-    out.null_cursor_rows = r.integer(0, 1);
-    out.infinite_cursor_rows = r.integer(0, 2);
+    return probe_of(connection_.exec(probe_sql(table, source, range)), 0, 0);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>& asks) {
+  std::string sql;
+  for (std::size_t i = 0; i < asks.size(); ++i) {
+    sql += (i == 0 ? "SELECT " : " UNION ALL SELECT ") + std::to_string(i) + ", p.* FROM (" +
+           probe_sql(*asks[i].table, *asks[i].source, asks[i].range) + ") p";
+  }
+  try {
+    const PgResult r = connection_.exec(sql + " ORDER BY 1");
+    if (r.rows() != static_cast<int>(asks.size())) std::abort();  // one row per probe
+    std::vector<WindowProbe> out;
+    for (int row = 0; row < r.rows(); ++row) out.push_back(probe_of(r, row, 1));
     return out;
   } catch (const PgError& e) {
     return e.as_error();

@@ -59,6 +59,10 @@ class PgSource final : public Source {
       : connection_(connection), warn_(std::move(warn)), primary_(primary), shared_(shared) {}
 
   Result<SourceTable> inspect(const TableConfig& table) override;
+  // Reads the catalog versions of `tables`' source tables in one statement,
+  // which inspect() then takes instead of asking for each (a batch of runs);
+  // when that fails, inspect() asks for each as before.
+  void read_versions(const std::vector<const TableConfig*>& tables);
   Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type,
                                       std::optional<SourceMicros> shared_after) override;
   Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
@@ -66,6 +70,8 @@ class PgSource final : public Source {
   Result<std::optional<std::int64_t>> count_changes(const TableConfig& table) override;
   Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                             const std::optional<Window>& range) override;
+  // Every probe in one statement, which takes every table's lock before its snapshot.
+  Result<std::vector<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks) override;
 
   PgConnection& connection() { return connection_; }
 
@@ -100,6 +106,7 @@ class PgSource final : public Source {
   std::function<void(const std::string&)> warn_;
   PrimaryLink primary_;
   SharedReads* shared_;
+  std::optional<RelationVersions> versions_;  // read_versions()'s
 };
 
 }  // namespace tidemark

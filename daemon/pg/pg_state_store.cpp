@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 namespace tidemark {
@@ -43,6 +44,36 @@ std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& tex
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;
   }
+}
+
+// What open_run and read_tables read of `table`, from row `row` of `r`:
+// columns 2 and 3 its watermark's value and value_type, 4 its loaded
+// columns, 5 and 6 its snapshot horizon.
+OpenedRun opened_table(const PgResult& r, int row, const TableKey& table) {
+  OpenedRun out;
+  if (!r.is_null(row, 2)) {
+    const auto value = cursor_from_stored(r.text(row, 3), r.text(row, 2));
+    if (value) {
+      out.watermark = StoredWatermark{*value, r.text(row, 3) == kSnapshotValueType};
+    } else {
+      out.unreadable_watermark = "stored watermark of " + table.display() + ": " + value.error();
+    }
+  }
+  if (!r.is_null(row, 4)) out.loaded_columns = columns_from_json(r.text(row, 4));
+  if (!r.is_null(row, 5)) out.snapshot_horizon = SnapshotHorizon{r.integer(row, 5), r.integer(row, 6)};
+  return out;
+}
+
+// Many values as one parameter: a json array, which no value can break out of.
+template <typename T>
+std::string json_array(const std::vector<T>& values) {
+  return nlohmann::json(values).dump();
+}
+
+std::vector<std::string> lock_keys(const std::vector<RunLock>& locks) {
+  std::vector<std::string> keys;
+  for (const RunLock& l : locks) keys.push_back(std::to_string(run_lock_key(l)));
+  return keys;
 }
 
 }  // namespace
@@ -150,19 +181,9 @@ from (select 1) one left join stored on true
                                          firing_ ? std::optional<std::string>(std::to_string(
                                                        firing_->time_since_epoch().count()))
                                                  : std::nullopt});
-    OpenedRun out;
+    OpenedRun out = opened_table(r, 0, table);
     out.run = r.integer(0, 0);
     out.abandoned = static_cast<int>(r.integer(0, 1));
-    if (!r.is_null(0, 2)) {
-      const auto value = cursor_from_stored(r.text(0, 3), r.text(0, 2));
-      if (value) {
-        out.watermark = StoredWatermark{*value, r.text(0, 3) == kSnapshotValueType};
-      } else {
-        out.unreadable_watermark = "stored watermark of " + table.display() + ": " + value.error();
-      }
-    }
-    if (!r.is_null(0, 4)) out.loaded_columns = columns_from_json(r.text(0, 4));
-    if (!r.is_null(0, 5)) out.snapshot_horizon = SnapshotHorizon{r.integer(0, 5), r.integer(0, 6)};
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -268,6 +289,170 @@ select (select held from lock), (select ok from written)
         const auto found = cursor_from_stored(stored.text(0, 1), stored.text(0, 0));
         if (found) out.found = *found;
       }
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<bool>> PgStateStore::try_lock_all(const std::vector<RunLock>& locks) {
+  std::vector<bool> taken;
+  try {
+    const PgResult r = connection_.exec_prepared(
+        "select pg_try_advisory_lock(k.key::bigint), pg_backend_pid()"
+        " from jsonb_array_elements_text($1::jsonb) with ordinality k(key, n) order by k.n",
+        {json_array(lock_keys(locks))});
+    if (r.rows() != static_cast<int>(locks.size())) std::abort();  // one row per lock asked
+    std::vector<RunLock> not_ours;
+    for (std::size_t i = 0; i < locks.size(); ++i) {
+      const int row = static_cast<int>(i);
+      bool held = r.boolean(row, 0);
+      if (held) holder_pid_[run_lock_key(locks[i])] = static_cast<int>(r.integer(row, 1));
+      // As lock(): a table this member no longer owns is not run here.
+      if (held && still_owner_ && !still_owner_(locks[i].table)) {
+        not_ours.push_back(locks[i]);
+        held = false;
+      }
+      taken.push_back(held);
+    }
+    if (!not_ours.empty()) unlock_all(not_ours);
+    return taken;
+  } catch (const PgError& e) {
+    // Locks a failed statement took would outlive it on the session.
+    connection_.poison();
+    return e.as_error();
+  }
+}
+
+void PgStateStore::unlock_all(const std::vector<RunLock>& locks) {
+  for (const RunLock& l : locks) holder_pid_.erase(run_lock_key(l));
+  try {
+    connection_.rollback_quietly();
+    const PgResult r = connection_.exec_prepared(
+        "select coalesce(bool_and(pg_advisory_unlock(k.key::bigint)), true)"
+        " from jsonb_array_elements_text($1::jsonb) k(key)",
+        {json_array(lock_keys(locks))});
+    // As unlock(): a lock that was not released must not stay on a pooled session.
+    if (!r.boolean(0, 0)) connection_.poison();
+  } catch (const PgError&) {
+    connection_.poison();
+  }
+}
+
+Result<TablesRead> PgStateStore::read_tables(const std::vector<TableKey>& tables) {
+  nlohmann::json asked = nlohmann::json::array();
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    asked.push_back({{"n", i}, {"pipeline", tables[i].pipeline}, {"table_name", tables[i].table}});
+  }
+  try {
+    // The columns opened_table() reads, as open_run's.
+    const PgResult r = connection_.exec_prepared(R"SQL(
+select t.n, 0, w.value, w.value_type, l.columns::text, h.source_xmin, h.target_xmin,
+       (extract(epoch from now()) * 1000000)::bigint
+from jsonb_to_recordset($1::jsonb) as t(n int, pipeline text, table_name text)
+  left join tidemark.watermarks w on w.pipeline = t.pipeline and w.table_name = t.table_name
+  left join tidemark.loaded_columns l on l.pipeline = t.pipeline and l.table_name = t.table_name
+  left join tidemark.snapshot_horizons h on h.pipeline = t.pipeline and h.table_name = t.table_name
+order by t.n
+)SQL",
+                                                 {asked.dump()});
+    if (r.rows() != static_cast<int>(tables.size())) std::abort();  // one row per table asked
+    TablesRead out;
+    for (int row = 0; row < r.rows(); ++row) {
+      out.tables.push_back(opened_table(r, row, tables[static_cast<std::size_t>(row)]));
+      out.at = r.integer(row, 7);
+    }
+    return out;
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
+
+Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std::vector<QuietRun>& runs) {
+  nlohmann::json asked = nlohmann::json::array();
+  const auto text_or_null = [](const std::optional<std::string>& t) { return t ? nlohmann::json(*t) : nlohmann::json(); };
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const QuietRun& q = runs[i];
+    const TableKey& table = q.start.table;
+    const auto held = holder_pid_.find(run_lock_key(RunLock{table, std::nullopt}));
+    const RunEnd& end = q.end;
+    nlohmann::json row = {
+        {"n", i},
+        {"pipeline", table.pipeline},
+        {"table_name", table.table},
+        {"trigger", std::string(run_trigger_name(q.start.trigger))},
+        {"scheduled", q.scheduled ? nlohmann::json(q.scheduled->time_since_epoch().count()) : nlohmann::json()},
+        {"started", q.started},
+        {"holder", held != holder_pid_.end() ? held->second : 0},
+        {"expected", text_or_null(q.move ? optional_cursor_text(q.move->expected) : std::nullopt)},
+        {"next", text_or_null(q.move ? optional_cursor_text(q.move->next) : std::nullopt)},
+        {"value_type", q.move ? nlohmann::json(std::string(cursor_type_name(q.move->next.type))) : nlohmann::json()},
+        {"window_lo", text_or_null(window_text(end.window, &Window::lo))},
+        {"window_hi", text_or_null(window_text(end.window, &Window::hi))},
+        {"watermark_after", text_or_null(optional_cursor_text(end.watermark_after))},
+        {"lag", end.horizon.lag_seconds ? nlohmann::json(*end.horizon.lag_seconds) : nlohmann::json()},
+        {"held_by", end.horizon.held_by},
+        {"ahead", end.horizon.watermark_ahead},
+        {"null_rows", end.horizon.null_cursor_rows ? nlohmann::json(*end.horizon.null_cursor_rows) : nlohmann::json()},
+        {"infinite_rows",
+         end.horizon.infinite_cursor_rows ? nlohmann::json(*end.horizon.infinite_cursor_rows) : nlohmann::json()},
+        {"drift", text_or_null(end.schema_drift)},
+        {"source_changes", end.changes ? nlohmann::json(end.changes->counted) : nlohmann::json()},
+        {"unseen", end.changes ? nlohmann::json(end.changes->unseen) : nlohmann::json()},
+    };
+    if (q.move && q.move->snapshot) std::abort();  // a batch runs incremental tables only
+    asked.push_back(row);
+  }
+  try {
+    // One statement, all or nothing; each run written only while its lock
+    // is held by this session's process and its watermark is where the
+    // batch found it, as record_step writes a step. The watermark it
+    // started from is the one it expected: a batch runs tables with one.
+    const PgResult r = connection_.exec_prepared(R"SQL(
+with asked as (
+  select a.*, nextval(pg_get_serial_sequence('tidemark.runs', 'run_id')) as run_id, pg_backend_pid() = a.holder as held
+  from jsonb_to_recordset($1::jsonb) as a(n int, pipeline text, table_name text, trigger text, scheduled bigint,
+       started bigint, holder int, expected text, next text, value_type text, window_lo text, window_hi text,
+       watermark_after text, lag double precision, held_by text, ahead boolean, null_rows bigint,
+       infinite_rows bigint, drift text, source_changes bigint, unseen bigint)),
+moved as (
+  update tidemark.watermarks w set value = a.next, value_type = a.value_type, updated_at = now(),
+         last_run_id = a.run_id, moved_at = case when w.value is distinct from a.next then now() else w.moved_at end
+  from asked a
+  where a.held and a.next is not null and w.pipeline = a.pipeline and w.table_name = a.table_name
+        and w.value = a.expected and w.value_type = a.value_type
+  returning a.n),
+judged as (
+  select a.*, a.held and (a.next is null or a.n in (select n from moved)) as ok from asked a),
+abandoned as (
+  update tidemark.runs r set status = 'failed', finished_at = now(), error_kind = 'transient',
+         error = 'abandoned: found running by a later run that holds the lock'
+  from judged j
+  where j.ok and r.pipeline = j.pipeline and r.table_name = j.table_name and r.status = 'running'
+  returning 1),
+written as (
+  insert into tidemark.runs (run_id, pipeline, table_name, trigger, watermark_before, status, host, pid,
+                             scheduled_for, started_at, finished_at, window_lo, window_hi, watermark_after,
+                             rows_read, rows_written, horizon_lag_seconds, horizon_held_by, watermark_ahead,
+                             null_cursor_rows, infinite_cursor_rows, schema_drift, source_changes, unseen_changes)
+  select j.run_id, j.pipeline, j.table_name, j.trigger,
+         (select w.value from tidemark.watermarks w where w.pipeline = j.pipeline and w.table_name = j.table_name),
+         'success', $2, $3, to_timestamp(j.scheduled), 'epoch'::timestamptz + j.started * interval '1 microsecond',
+         now(), j.window_lo, j.window_hi, j.watermark_after, 0, 0, j.lag, nullif(j.held_by, ''), j.ahead,
+         j.null_rows, j.infinite_rows, j.drift, j.source_changes, j.unseen
+  from judged j where j.ok
+  returning 1)
+select n, ok, run_id from judged order by n
+)SQL",
+                                                 {asked.dump(), host_, std::to_string(::getpid())});
+    if (r.rows() != static_cast<int>(runs.size())) std::abort();  // one row per run asked
+    std::vector<QuietRunRecorded> out;
+    for (int row = 0; row < r.rows(); ++row) {
+      QuietRunRecorded recorded;
+      recorded.written = r.boolean(row, 1);
+      if (recorded.written) recorded.run = r.integer(row, 2);
+      out.push_back(recorded);
     }
     return out;
   } catch (const PgError& e) {

@@ -53,6 +53,10 @@ class PgStateStore final : public StateStore {
   void unlock(const RunLock& lock) override;
   Result<OpenedRun> open_run(const RunStart& start) override;
   Status finish_run(RunId run, const RunEnd& end) override;
+  Result<std::vector<bool>> try_lock_all(const std::vector<RunLock>& locks) override;
+  void unlock_all(const std::vector<RunLock>& locks) override;
+  Result<TablesRead> read_tables(const std::vector<TableKey>& tables) override;
+  Result<std::vector<QuietRunRecorded>> record_quiet_runs(const std::vector<QuietRun>& runs) override;
   Result<std::vector<CursorSample>> read_cursor_samples(const TableKey& table, const std::string& source) override;
   Result<std::optional<ChangeCount>> last_change_count(const TableKey& table) override;
   Status save_cursor_samples(const TableKey& table, const std::string& source,

@@ -15,7 +15,18 @@ Result<TargetTable> PgTarget::check(const TableConfig& table) {
 
 Result<TargetTable> PgTarget::find_table(const TableConfig& table) {
   if (catalog_ == nullptr) return read_table(table);
-  return catalog_->target(target_, table.target_table, [&] { return read_table(table); });
+  return catalog_->target(target_, table.target_table, [&] { return read_table(table); },
+                          versions_ ? &*versions_ : nullptr);
+}
+
+void PgTarget::read_versions(const std::vector<const TableConfig*>& tables) {
+  std::vector<QualifiedName> relations;
+  for (const TableConfig* t : tables) relations.push_back(t->target_table);
+  try {
+    versions_ = relation_versions(target_, relations);
+  } catch (const PgError&) {
+    versions_.reset();  // each check() asks on its own, and fails there if it must
+  }
 }
 
 Result<TargetTable> PgTarget::read_table(const TableConfig& table) {

@@ -31,6 +31,8 @@ class PgTarget final : public Target {
   // binary when both sides have the same built-in types and server major
   // version, else text.
   Result<TargetTable> check(const TableConfig& table) override;
+  // As PgSource::read_versions, for check(): the target tables' versions.
+  void read_versions(const std::vector<const TableConfig*>& tables);
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
   // The COPY format of a chunk of `source`'s columns, after check().
@@ -51,6 +53,7 @@ class PgTarget final : public Target {
   PgStateStore& state_;
   const CancelToken& cancel_;
   CatalogCache* catalog_;
+  std::optional<RelationVersions> versions_;  // read_versions()'s
   std::function<void(ChunkStep)> fault_hook_;
   TargetCopyTypes copy_types_;  // from the last check()
 };

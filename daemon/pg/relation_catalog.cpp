@@ -8,10 +8,12 @@ namespace tidemark {
 
 namespace {
 
-const char* const kRelationVersionSql =
-    // Each part a lookup by the relation's oid that an index of its
-    // catalog answers; a partitioned table's partitions only for one.
-    "select c.oid::text || '.' || c.xmin::text || '.' || c.relfilenode::text"
+// The version of the relation `relation` (an SQL expression of type
+// regclass) names, as a query of one row; none when it is not there.
+std::string relation_version_sql(const std::string& relation) {
+  // Each part a lookup by the relation's oid that an index of its
+  // catalog answers; a partitioned table's partitions only for one.
+  return "select c.oid::text || '.' || c.xmin::text || '.' || c.relfilenode::text"
     " || '|' || coalesce((select string_agg(a.attnum::text || '.' || a.xmin::text || '.'"
     " || (select t.xmin::text from pg_type t where t.oid = a.atttypid), ',' order by a.attnum)"
     " from pg_attribute a where a.attrelid = c.oid and a.attnum > 0), '')"
@@ -27,14 +29,29 @@ const char* const kRelationVersionSql =
     " || '|' || case when c.relkind = 'p' then coalesce((select string_agg(p.relid::text || ':' || coalesce("
     "(select string_agg(g.oid::text || '.' || g.xmin::text, ',' order by g.oid) from pg_trigger g"
     " where g.tgrelid = p.relid), ''), ',' order by p.relid) from pg_partition_tree(c.oid) p), '') else '' end"
-    " from pg_class c where c.oid = to_regclass($1)";
+    " from pg_class c where c.oid = " + relation;
+}
 
 }  // namespace
 
 std::optional<std::string> relation_version(PgConnection& connection, const QualifiedName& relation) {
-  const PgResult r = connection.exec_prepared(kRelationVersionSql, {relation.quoted()});
+  const PgResult r = connection.exec_prepared(relation_version_sql("to_regclass($1)"), {relation.quoted()});
   if (r.rows() != 1 || r.is_null(0, 0)) return std::nullopt;
   return r.text(0, 0);
+}
+
+RelationVersions relation_versions(PgConnection& connection, const std::vector<QualifiedName>& relations) {
+  std::vector<std::string> names;
+  for (const QualifiedName& relation : relations) names.push_back(relation.quoted());
+  const PgResult r = connection.exec_prepared(
+      "select asked.name, (" + relation_version_sql("to_regclass(asked.name)") +
+          ") from jsonb_array_elements_text($1::jsonb) asked(name)",
+      {nlohmann::json(names).dump()});
+  RelationVersions out;
+  for (int row = 0; row < r.rows(); ++row) {
+    out[r.text(row, 0)] = r.is_null(row, 1) ? std::nullopt : std::optional<std::string>(r.text(row, 1));
+  }
+  return out;
 }
 
 std::string unique_indexes_sql(const std::string& relation, int server_major) {

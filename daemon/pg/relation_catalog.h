@@ -5,6 +5,7 @@
 // PgTarget::check. Pure functions; thread-safe.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +45,9 @@ std::vector<RowTrigger> parse_row_triggers(const std::string& json);
 // subscriptions. One short statement; nothing when no such relation is
 // visible. Throws PgError.
 std::optional<std::string> relation_version(PgConnection& connection, const QualifiedName& relation);
+
+// The versions of many relations in one statement, by QualifiedName::quoted().
+using RelationVersions = std::map<std::string, std::optional<std::string>>;
+RelationVersions relation_versions(PgConnection& connection, const std::vector<QualifiedName>& relations);
 
 }  // namespace tidemark

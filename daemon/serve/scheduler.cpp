@@ -12,6 +12,10 @@ Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, St
                 [this](const TableKey& table, const RunSummary& summary, JobKind kind) {
                   loop_thread_.check("Scheduler: a run's end");
                   tables_.run_finished(table, summary, kind);
+                },
+                [this](const Firing& firing) {
+                  loop_thread_.check("Scheduler: a batch's run handed back");
+                  tables_.run_alone(firing);
                 }),
       alarm_(loop,
              [this] {

@@ -118,6 +118,35 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
   return out;
 }
 
+std::vector<std::optional<TimedSummary>> TableRunner::run_batch(const PipelineConfig& pipeline,
+                                                                const std::vector<BatchMember>& members,
+                                                                const CancelToken& cancel) {
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<std::optional<TimedSummary>> out(members.size());
+  PipelineConnections connections(pool_, shared_);
+  try {
+    connections.open_state(*config_);
+    connections.open_data(*config_, pipeline);
+  } catch (const std::exception&) {
+    return out;
+  }
+  PgRunPorts ports(connections, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
+  ports.state.set_ownership_check(still_owner_);
+  std::vector<const TableConfig*> tables;
+  for (const BatchMember& m : members) tables.push_back(m.table);
+  ports.source.read_versions(tables);
+  ports.target.read_versions(tables);
+  const auto summaries = LoadBatch(pipeline, ports.state, ports.source, ports.target, observer_, cancel).execute(members);
+  const auto elapsed =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (!summaries[i]) continue;
+    out[i] = TimedSummary{*summaries[i], elapsed};
+    if (log_runs_) spdlog::info("{} (in a batch of {})", describe_run(*out[i]), members.size());
+  }
+  return out;
+}
+
 ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const TableConfig& table,
                                        const ReconcileRequest& request, const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();

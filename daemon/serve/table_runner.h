@@ -8,9 +8,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "core/reconcile/reconcile_run.h"
 #include "core/run/cancel_token.h"
+#include "core/run/load_batch.h"
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
 #include "daemon/pg/shared_reads.h"
@@ -37,6 +40,15 @@ class TableRunner {
   // could be reached).
   TimedSummary run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
                    const CancelToken& cancel);
+
+  // The loads of one pipeline's incremental tables fired together, as a
+  // batch (core/run/load_batch.h): for each member, in order, its run's
+  // summary, logged, with the batch's duration; or nothing: it is to run
+  // on its own, with run() (also when a database could not be reached:
+  // a run of its own records that).
+  std::vector<std::optional<TimedSummary>> run_batch(const PipelineConfig& pipeline,
+                                                     const std::vector<BatchMember>& members,
+                                                     const CancelToken& cancel);
 
   // A reconcile of an incremental table (core/reconcile/reconcile_run.h)
   // on the same sessions a run takes. Never throws for database trouble:

@@ -14,12 +14,13 @@ constexpr std::chrono::seconds kIdleSessionTimeout{90};
 }  // namespace
 
 WorkerLauncher::WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
-                               const FleetGate& gate, std::size_t workers, Finished on_finished)
+                               const FleetGate& gate, std::size_t workers, Finished on_finished, Alone on_alone)
     : loop_(loop),
       metrics_(metrics),
       monitor_(monitor),
       gate_(gate),
       on_finished_(std::move(on_finished)),
+      on_alone_(std::move(on_alone)),
       sessions_(workers, kIdleSessionTimeout),
       pool_(workers) {}
 
@@ -62,6 +63,41 @@ void WorkerLauncher::launch(const RunOrder& order) {
     boost::asio::post(loop_, [this, key, table = order.firing.table, summary = result.summary] {
       running_.erase(key);
       on_finished_(table, summary, JobKind::Load);
+    });
+  });
+}
+
+void WorkerLauncher::launch_batch(const std::vector<RunOrder>& orders) {
+  // One cancel token for the batch: cancelling any of its runs stops it.
+  auto cancel = std::make_shared<CancelToken>();
+  for (const RunOrder& order : orders) running_[JobKey{order.firing.table, order.firing.kind}] = cancel;
+  boost::asio::post(pool_, [this, orders, cancel] {
+    const auto started = std::chrono::system_clock::now();
+    std::vector<BatchMember> members;
+    for (const RunOrder& order : orders) {
+      members.push_back(BatchMember{order.table, order.firing.trigger, order.firing.scheduled});
+    }
+    TableRunner runner(orders.front().config, metrics_, &sessions_, &shared_reads_);
+    runner.set_ownership_check([this](const TableKey& table) { return gate_.owns(table); });
+    const auto results = runner.run_batch(*orders.front().pipeline, members, *cancel);
+    for (std::size_t i = 0; i < orders.size(); ++i) {
+      if (!results[i]) continue;
+      const Firing& firing = orders[i].firing;
+      metrics_.run_started(firing.table,
+                           started - std::chrono::system_clock::time_point(firing.scheduled.time_since_epoch()));
+      metrics_.run_ended(firing.table, results[i]->duration);
+      monitor_.poke(firing.table, /*reconcile=*/false);
+    }
+    boost::asio::post(loop_, [this, orders, results] {
+      for (std::size_t i = 0; i < orders.size(); ++i) {
+        const Firing& firing = orders[i].firing;
+        running_.erase(JobKey{firing.table, firing.kind});
+        if (results[i]) {
+          on_finished_(firing.table, results[i]->summary, JobKind::Load);
+        } else {
+          on_alone_(firing);
+        }
+      }
     });
   });
 }

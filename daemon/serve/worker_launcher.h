@@ -28,18 +28,21 @@ namespace tidemark {
 class WorkerLauncher final : public RunLauncher {
  public:
   using Finished = std::function<void(const TableKey&, const RunSummary&, JobKind)>;
+  using Alone = std::function<void(const Firing&)>;
 
   // `workers` threads and as many idle sessions per database. `on_finished`
-  // is called on the loop thread when a run ends. The loop, metrics and
+  // is called on the loop thread when a run ends, `on_alone` when a batch
+  // hands a run back (TableScheduler::run_alone). The loop, metrics and
   // monitor must outlive the launcher.
   // A run starts only while `gate` says this member owns its table, checked
   // once the run holds the table's lock; `gate` must outlive the launcher.
   WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
-                 const FleetGate& gate, std::size_t workers, Finished on_finished);
+                 const FleetGate& gate, std::size_t workers, Finished on_finished, Alone on_alone);
   // Cancels the runs still going and waits for the workers to end.
   ~WorkerLauncher() override;
 
   void launch(const RunOrder& order) override;
+  void launch_batch(const std::vector<RunOrder>& orders) override;
   void cancel_all() override;
 
  private:
@@ -50,6 +53,7 @@ class WorkerLauncher final : public RunLauncher {
   StateMonitor& monitor_;
   const FleetGate& gate_;
   Finished on_finished_;
+  Alone on_alone_;
   ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
   SharedReads shared_reads_;  // likewise
   boost::asio::thread_pool pool_;

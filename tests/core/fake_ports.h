@@ -90,6 +90,54 @@ class FakeState final : public StateStore {
     runs.at(static_cast<std::size_t>(run - 1)).end = end;
     return ok_status();
   }
+  Result<std::vector<bool>> try_lock_all(const std::vector<RunLock>& locks) override {
+    std::vector<bool> out;
+    for (const RunLock& l : locks) out.push_back(*lock(l, false));
+    return out;
+  }
+  void unlock_all(const std::vector<RunLock>& locks) override {
+    for (const RunLock& l : locks) unlock(l);
+  }
+  SourceMicros read_at = 0;  // the state's clock, as read_tables reads it
+  Result<TablesRead> read_tables(const std::vector<TableKey>& tables) override {
+    if (!fail_open.empty()) return Error{fail_open};
+    TablesRead out;
+    out.at = read_at;
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+      OpenedRun table;
+      if (!unreadable_watermark.empty()) {
+        table.unreadable_watermark = unreadable_watermark;
+      } else if (watermark) {
+        table.watermark = StoredWatermark{*watermark, watermark_snapshot};
+      }
+      table.loaded_columns = loaded_columns;
+      table.snapshot_horizon = snapshot_horizon;
+      out.tables.push_back(table);
+    }
+    return out;
+  }
+  std::vector<QuietRun> quiet_runs;  // every quiet run written, as asked
+  Result<std::vector<QuietRunRecorded>> record_quiet_runs(const std::vector<QuietRun>& asked) override {
+    std::vector<QuietRunRecorded> out;
+    for (const QuietRun& q : asked) {
+      // The compare-and-set, under the lock, as StepRecord's.
+      if (!locked || (q.move && watermark != q.move->expected)) {
+        out.emplace_back();
+        continue;
+      }
+      for (auto& r : runs) {
+        if (!r.end) {
+          r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt, std::nullopt};
+          ++abandoned_marked;
+        }
+      }
+      if (q.move) watermark = q.move->next;
+      runs.push_back({q.start, q.end});
+      quiet_runs.push_back(q);
+      out.push_back(QuietRunRecorded{true, static_cast<RunId>(runs.size())});
+    }
+    return out;
+  }
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey&) override {
     if (!fail_open.empty()) return Error{fail_open};
     if (!watermark) return std::optional<StoredWatermark>();

@@ -69,12 +69,17 @@ class FakeLauncher final : public RunLauncher {
   std::vector<RunOrder> launched;  // every run started, in order
   std::map<std::string, RunOrder> running;  // by table name ("name reconcile" for a reconcile)
   std::size_t most_running = 0;
+  std::vector<std::size_t> batches;  // the size of every batch launched, in order
   int cancel_requests = 0;
 
   void launch(const RunOrder& order) override {
     launched.push_back(order);
     running[order.firing.table.table + (order.firing.kind == JobKind::Reconcile ? " reconcile" : "")] = order;
     most_running = std::max(most_running, running.size());
+  }
+  void launch_batch(const std::vector<RunOrder>& orders) override {
+    batches.push_back(orders.size());
+    for (const RunOrder& order : orders) launch(order);
   }
   void cancel_all() override { ++cancel_requests; }
 };
@@ -151,6 +156,15 @@ struct SimulatedScheduler {
     const JobKind job = it->second.firing.kind;
     launcher.running.erase(it);
     scheduler.run_finished(summary.table, summary, job);
+  }
+
+  // A batch hands the run of `table` back: it waits for a worker of its own.
+  void send_alone(const std::string& table) {
+    const auto it = launcher.running.find(table);
+    REQUIRE(it != launcher.running.end());
+    const Firing firing = it->second.firing;
+    launcher.running.erase(it);
+    scheduler.run_alone(firing);
   }
 };
 

@@ -165,6 +165,12 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
       return std::vector<Instant>{};
     }
     Status mark_partition_failed(const TableKey&, const TimeWindow&, RunId) override { return ok_status(); }
+    Result<std::vector<bool>> try_lock_all(const std::vector<RunLock>&) override { return Error{"unused"}; }
+    void unlock_all(const std::vector<RunLock>&) override {}
+    Result<TablesRead> read_tables(const std::vector<TableKey>&) override { return Error{"unused"}; }
+    Result<std::vector<QuietRunRecorded>> record_quiet_runs(const std::vector<QuietRun>&) override {
+      return Error{"unused"};
+    }
   } unreachable;
   const RunSummary s =
       PartitionRun(RunContext{h.pipeline, h.table, unreachable, h.source, h.target, h.observer, h.cancel})

@@ -350,14 +350,82 @@ TEST_CASE("a full worker pool queues firings and starts them oldest first") {
   sim.advance_to(at("2026-01-01T10:00:30Z"));
   sim.finish("a", RunStatus::Success);
   CHECK(launches_of(sim.launcher, "d") == std::vector<std::string>{"2026-01-01T10:00:10Z schedule"});
-  CHECK(launches_of(sim.launcher, "c").empty());
-  sim.advance_to(at("2026-01-01T10:00:31Z"));
-  sim.finish("b", RunStatus::Success);
-  // It keeps the time it was due, so the metrics see how long it waited.
+  // c waits for a load of the same pipeline: it goes along on d's worker,
+  // keeping the time it was due, so the metrics see how long it waited.
   CHECK(launches_of(sim.launcher, "c") == std::vector<std::string>{"2026-01-01T10:00:20Z schedule"});
+  CHECK(sim.launcher.batches == std::vector<std::size_t>{2});
   CHECK(sim.events.queue_lengths == std::vector<std::size_t>{1, 2, 1, 0});
-  CHECK(sim.launcher.most_running == 2);
+  CHECK(sim.launcher.most_running == 3);  // on two workers
+  sim.finish("b", RunStatus::Success);
+  sim.finish("d", RunStatus::Success);
+  sim.finish("c", RunStatus::Success);
+  CHECK(sim.scheduler.in_flight() == 0);
   CHECK(sim.events.overruns.empty());
+}
+
+TEST_CASE("a batch takes the waiting loads of its own pipeline; one it hands back waits for a worker of its own") {
+  const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x } }\n"});
+  const auto pipeline = [](const std::string& name, const std::vector<std::string>& tables) {
+    std::string text = "pipeline: " + name + "\nsource: w\ntarget: w\nschedule: \"0 0 10 * * *\"\ntables:\n";
+    for (const std::string& t : tables) {
+      text += "  - { name: " + t + ", source_table: s." + t + ", target_table: " + name + "." + t +
+              ", key: [id], cursor: id }\n";
+    }
+    return ConfigText{name + ".yaml", text};
+  };
+  auto parsed = parse_config(*daemon.value, {pipeline("p", {"a", "b", "c"}), pipeline("q", {"x"})});
+  REQUIRE(parsed.value);
+  SimulatedScheduler sim(1, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(std::make_shared<const Config>(std::move(*parsed.value)), {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  REQUIRE(sim.launcher.launched.size() == 1);  // the one worker: the others wait
+  const std::string first = sim.launcher.launched[0].firing.table.table;
+  CHECK(sim.scheduler.waiting() == 3);
+  sim.finish(first, RunStatus::Success);
+  // The next firing takes the other waiting load of its pipeline along,
+  // not q's.
+  REQUIRE(sim.launcher.batches == std::vector<std::size_t>{2});
+  CHECK(sim.launcher.running.size() == 2);
+  CHECK(sim.launcher.running.count("x") == 0);
+  CHECK(sim.scheduler.waiting() == 1);
+  std::vector<std::string> in_batch;
+  for (const auto& [table, order] : sim.launcher.running) in_batch.push_back(table);
+  // The first finishes in the batch; the second is handed back and waits,
+  // in its place by the time it was due: behind x, which arrived first.
+  sim.finish(in_batch[0], RunStatus::Success);
+  CHECK(sim.scheduler.in_flight() == 1);
+  sim.send_alone(in_batch[1]);
+  REQUIRE(sim.launcher.running.size() == 1);
+  CHECK(sim.launcher.running.count("x") == 1);
+  CHECK(sim.scheduler.waiting() == 1);
+  sim.finish("x", RunStatus::Success);
+  // Alone now, on its own worker, as due at 10:00:00.
+  REQUIRE(sim.launcher.running.count(in_batch[1]) == 1);
+  CHECK(sim.launcher.running.at(in_batch[1]).firing.alone);
+  CHECK(launches_of(sim.launcher, in_batch[1]) ==
+        std::vector<std::string>{"2026-01-01T10:00:00Z schedule", "2026-01-01T10:00:00Z schedule"});
+  CHECK(sim.launcher.batches.size() == 1);
+  sim.finish(in_batch[1], RunStatus::Success);
+  CHECK(sim.scheduler.in_flight() == 0);
+  CHECK(sim.scheduler.waiting() == 0);
+}
+
+TEST_CASE("a batch's run handed back while stopping is dropped, not run") {
+  SimulatedScheduler sim(1, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config_of({{"a", "0 0 10 * * *"}, {"b", "0 0 10 * * *"}, {"c", "0 0 10 * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  sim.finish(sim.launcher.launched[0].firing.table.table, RunStatus::Success);
+  REQUIRE(sim.launcher.batches == std::vector<std::size_t>{2});
+  int done = 0;
+  sim.scheduler.stop(std::chrono::seconds(30), [&] { ++done; });
+  std::vector<std::string> in_batch;
+  for (const auto& [table, order] : sim.launcher.running) in_batch.push_back(table);
+  sim.send_alone(in_batch[0]);
+  CHECK(done == 0);
+  CHECK(sim.launcher.launched.size() == 3);  // nothing started again
+  sim.finish(in_batch[1], RunStatus::Success);
+  CHECK(done == 1);
+  CHECK(sim.scheduler.in_flight() == 0);
 }
 
 }  // namespace tidemark
