@@ -189,8 +189,10 @@ class StateStore {
   // What open_run reads of each table, writing nothing. Requires the locks.
   virtual Result<TablesRead> read_tables(const std::vector<TableKey>& tables) = 0;
   // Records each run whole in one transaction, each conditional on its own
-  // lock and watermark (as StepRecord's are), and marks the rows its lock
-  // proves abandoned, as open_run does. One result per run, in order.
+  // lock and watermark (as StepRecord's are; a move from no watermark is
+  // never written: a batch runs tables that have one), and marks the rows
+  // its lock proves abandoned, as open_run does. One result per run, in
+  // order.
   virtual Result<std::vector<QuietRunRecorded>> record_quiet_runs(const std::vector<QuietRun>& runs) = 0;
   // The stored watermark, read without writing anything (reconcile's dry
   // run); nothing when none is stored.

@@ -121,7 +121,7 @@ class FakeState final : public StateStore {
     std::vector<QuietRunRecorded> out;
     for (const QuietRun& q : asked) {
       // The compare-and-set, under the lock, as StepRecord's.
-      if (!locked || (q.move && watermark != q.move->expected)) {
+      if (!locked || (q.move && (!q.move->expected || watermark != q.move->expected))) {
         out.emplace_back();
         continue;
       }

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "compare_and_set_contract.h"
+#include "quiet_runs_contract.h"
 #include "core/run/cancel_token.h"
 #include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/state_schema.h"
@@ -27,6 +28,7 @@ TEST_CASE("the compare-and-set contract: the PostgreSQL state store") {
     PgRunPorts ports(connections, cancel);
     contract::check_compare_and_set({ports.state, ports.target, TableKey{"p", "t"}}, /*snapshot=*/false);
     contract::check_compare_and_set({ports.state, ports.target, TableKey{"p", "u"}}, /*snapshot=*/true);
+    contract::check_quiet_runs({ports.state, ports.target, TableKey{"p", "v"}});
   }
 }
 

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "compare_and_set_contract.h"
+#include "quiet_runs_contract.h"
 #include "fake_ports.h"
 
 namespace tidemark {
@@ -15,6 +16,13 @@ TEST_CASE("the compare-and-set contract: the fake state store") {
     FakeTarget target(source, state);
     contract::check_compare_and_set({state, target, TableKey{"p", "t"}}, snapshot);
   }
+}
+
+TEST_CASE("the quiet runs contract: the fake state store") {
+  FakeSource source;
+  FakeState state;
+  FakeTarget target(source, state);
+  contract::check_quiet_runs({state, target, TableKey{"p", "t"}});
 }
 
 }  // namespace tidemark
