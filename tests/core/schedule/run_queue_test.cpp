@@ -76,4 +76,42 @@ TEST_CASE("a reload drops the waiting firing of a removed table; stopping drops 
   CHECK_FALSE(q.finished(TableKey{"p", "a"}));  // nothing starts after a stop
 }
 
+TEST_CASE("a worker takes waiting firings along; it is free once each of them finished or went back to wait") {
+  RunQueue q(2);
+  REQUIRE(q.offer(firing("lead", "2026-01-01T00:00:00Z")) == RunQueue::Offer::Start);
+  REQUIRE(q.offer(firing("other", "2026-01-01T00:00:00Z")) == RunQueue::Offer::Start);
+  for (const char* t : {"a", "x", "b", "c"}) REQUIRE(q.offer(firing(t, "2026-01-01T00:00:01Z")) == RunQueue::Offer::Queued);
+  const auto taken =
+      q.take_along(JobKey{TableKey{"p", "lead"}}, [](const Firing& f) { return f.table.table != "x"; }, 2);
+  REQUIRE(taken.size() == 2);  // the limit
+  CHECK(taken[0].table.table == "a");
+  CHECK(taken[1].table.table == "b");
+  CHECK(q.running() == 4);
+  CHECK(q.busy() == 2);
+  CHECK(q.waiting() == 2);
+  CHECK(q.offer(firing("a", "2026-01-01T00:00:02Z")) == RunQueue::Offer::Overrun);  // running, in the batch
+  // The batch's runs end one by one; its worker is free only after the last.
+  CHECK_FALSE(q.finished(TableKey{"p", "lead"}));
+  CHECK_FALSE(q.finished(TableKey{"p", "a"}));
+  CHECK(q.busy() == 2);
+  // b goes back to wait: its worker is now free, and the oldest waiting
+  // firing, x, takes it; b keeps its place by the time it was due.
+  const auto next = q.wait_again(firing("b", "2026-01-01T00:00:01Z"));
+  REQUIRE(next);
+  CHECK(next->table.table == "x");
+  CHECK(q.busy() == 2);
+  CHECK(q.waiting() == 2);
+  const auto after_x = q.finished(TableKey{"p", "x"});
+  REQUIRE(after_x);
+  CHECK(after_x->table.table == "c");  // arrived before b went back
+  const auto after_c = q.finished(TableKey{"p", "c"});
+  REQUIRE(after_c);
+  CHECK(after_c->table.table == "b");
+  CHECK(after_c->alone);  // never taken along again
+  CHECK_FALSE(q.finished(TableKey{"p", "b"}));
+  CHECK_FALSE(q.finished(TableKey{"p", "other"}));
+  CHECK(q.running() == 0);
+  CHECK(q.busy() == 0);
+}
+
 }  // namespace tidemark
