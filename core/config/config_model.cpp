@@ -1,7 +1,5 @@
 #include "core/config/config_model.h"
 
-#include <cstdlib>
-
 #include <algorithm>
 
 namespace tidemark {
@@ -33,15 +31,6 @@ const TableConfig* PipelineConfig::find_table(const std::string& wanted) const {
 
 const PipelineConfig* Config::find_pipeline(const std::string& wanted) const {
   return find_named(pipelines, wanted);
-}
-
-const char* table_mode_name(TableMode mode) {
-  switch (mode) {
-    case TableMode::Incremental: return "incremental";
-    case TableMode::Partition: return "partition";
-    case TableMode::Snapshot: return "snapshot";
-  }
-  std::abort();
 }
 
 std::optional<std::string> Config::whole_target_conflict(const PipelineConfig& pipeline, const TableConfig& table,

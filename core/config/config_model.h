@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/config/table_modes.h"
 #include "core/time/cron_schedule.h"
 #include "core/watermark/cursor_value.h"
 #include "core/time/partition_calendar.h"
@@ -129,18 +130,6 @@ struct DaemonConfig {
   // nullptr when no connection has that name.
   const ConnectionConfig* find_connection(const std::string& wanted) const;
 };
-
-// incremental: rows newer than the watermark, by cursor; partition: a
-// query's rows, one time partition at a time; snapshot: the whole table,
-// made equal to one source snapshot each run.
-enum class TableMode { Incremental, Partition, Snapshot };
-
-// "incremental", "partition" or "snapshot", as the configuration spells it.
-const char* table_mode_name(TableMode mode);
-
-// Incremental and snapshot tables read a source table, keyed; a partition
-// table runs a query.
-inline bool reads_source_table(TableMode mode) { return mode != TableMode::Partition; }
 
 // What an incremental run does when the source's columns no longer match
 // what the table loads (docs/drift-and-deletes.md).

@@ -9,6 +9,7 @@
 
 #include "core/config/config_reader.h"
 #include "core/config/config_schema.h"
+#include "core/config/table_modes.h"
 
 namespace tidemark {
 namespace {
@@ -191,21 +192,22 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
     if (out.errors.size() == errors_before) config.pipelines.push_back(std::move(pipeline));
   }
   // A reconcile compares its source with the whole target table, and a
-  // snapshot run makes the whole target table equal to its source: where
-  // several tables load into one target table (shards), either would
-  // delete the others' rows as gone from its own source.
+  // run of some modes makes the whole target table equal to its source:
+  // where several tables load into one target table (shards), either
+  // would delete the others' rows as gone from its own source.
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
-      const bool snapshot = t.mode == TableMode::Snapshot;
-      if (!snapshot && !t.deletes) continue;
+      const bool whole = table_mode(t.mode).replaces_whole_target;
+      if (!whole && !t.deletes) continue;
+      const std::string mode = table_mode_name(t.mode);
       const std::optional<std::string> conflict =
-          config.whole_target_conflict(p, t, snapshot ? "a snapshot run" : "a reconcile");
+          config.whole_target_conflict(p, t, whole ? "a " + mode + " run" : "a reconcile");
       if (!conflict) continue;
-      const SourceLocation& where = snapshot ? t.mode_location : t.deletes->location;
+      const SourceLocation& where = whole ? t.mode_location : t.deletes->location;
       out.errors.push_back(ConfigError{where.file, where.line, where.column,
-                                       snapshot ? t.mode_key_path : t.deletes->key_path,
-                                       *conflict + (snapshot ? "; mode: snapshot needs a target table of its own"
-                                                             : "; deletes: needs a target table of its own")});
+                                       whole ? t.mode_key_path : t.deletes->key_path,
+                                       *conflict + (whole ? "; mode: " + mode + " needs a target table of its own"
+                                                          : "; deletes: needs a target table of its own")});
     }
   }
   std::sort(config.pipelines.begin(), config.pipelines.end(),

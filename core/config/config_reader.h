@@ -35,8 +35,8 @@ struct KeySpec {
   Presence presence;
   // YAML text read in place of a missing optional key; empty: no default.
   std::string_view default_yaml;
-  std::string_view type;
-  std::string_view description;
+  std::string type;
+  std::string description;
   FieldReader<Model> read;
 };
 

@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "core/config/table_modes.h"
 #include "core/time/cron_schedule.h"
 #include "core/time/duration.h"
 
@@ -17,7 +18,7 @@ namespace {
 
 using std::chrono::seconds;
 
-constexpr std::string_view kDurationType = "duration: 30s, 15m, 2h, 1d";
+constexpr const char* kDurationType = "duration: 30s, 15m, 2h, 1d";
 
 // ---- scalar readers that exist only for one key ----
 
@@ -101,79 +102,87 @@ std::optional<MetricsConfig> read_listen(ConfigReader& r, const YAML::Node& node
   return out;
 }
 
-// Marks a key that a table of the other mode must not have.
-void reject_key(ConfigReader& r, const YAML::Node& table, const char* key, const char* why) {
-  const YAML::Node value = table[key];
+// Marks a key that a table of its mode must not have.
+void reject_key(ConfigReader& r, const YAML::Node& table, std::string_view key, const std::string& why) {
+  const YAML::Node value = table[std::string(key)];
   if (!value.IsDefined()) return;
-  ConfigReader::Scope scope(r, key);
+  ConfigReader::Scope scope(r, std::string(key));
   r.error(value, why);
 }
 
-void require_key(ConfigReader& r, const YAML::Node& table, const char* key, const char* why) {
-  if (table[key].IsDefined()) return;
-  r.error(table, std::string("missing required key \"") + key + "\": " + why);
+void require_key(ConfigReader& r, const YAML::Node& table, std::string_view key, std::string_view why) {
+  if (table[std::string(key)].IsDefined()) return;
+  r.error(table, "missing required key \"" + std::string(key) + "\": " + std::string(why));
 }
 
 void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
-  if (t.mode == TableMode::Snapshot) {
-    require_key(r, node, "source_table", "a snapshot table reads a source table whole");
-    require_key(r, node, "key", "a snapshot table matches source and target rows on its key columns");
-    reject_key(r, node, "partition", "only for mode: partition");
-    reject_key(r, node, "query", "only for mode: partition (snapshot tables read source_table)");
-    for (const char* key : {"cursor", "lookback", "max_window", "initial"}) {
-      reject_key(r, node, key, "only for mode: incremental (a snapshot run reads the whole table, no cursor)");
-    }
-    reject_key(r, node, "deletes",
-               "only for mode: incremental (a snapshot run deletes the rows gone from the source itself)");
+  for (const ModeKey& k : table_mode(t.mode).keys) {
+    if (!k.required_because.empty()) require_key(r, node, k.key, k.required_because);
   }
-  if (reads_source_table(t.mode)) {
-    if (t.mode == TableMode::Incremental) {
-      require_key(r, node, "source_table", "an incremental table reads from a source table");
-      require_key(r, node, "key", "an incremental table upserts on its key columns");
-      require_key(r, node, "cursor", "an incremental table needs a cursor column to read changes by");
-      reject_key(r, node, "partition", "only for mode: partition");
-      reject_key(r, node, "query", "only for mode: partition (incremental tables read source_table)");
-    }
-    if (!t.columns.empty()) {
-      for (const std::string& k : t.key) {
-        if (std::find(t.columns.begin(), t.columns.end(), k) == t.columns.end()) {
-          ConfigReader::Scope scope(r, "columns");
-          r.error(node["columns"], "key column \"" + k + "\" must be one of the columns");
-        }
-      }
-      if (!t.cursor.empty() && std::find(t.columns.begin(), t.columns.end(), t.cursor) == t.columns.end()) {
+  for (const std::string_view key : mode_keys()) {
+    if (const auto why = refused_key(t.mode, key)) reject_key(r, node, key, *why);
+  }
+  if (takes_key(t.mode, "columns") && !t.columns.empty()) {
+    for (const std::string& k : t.key) {
+      if (std::find(t.columns.begin(), t.columns.end(), k) == t.columns.end()) {
         ConfigReader::Scope scope(r, "columns");
-        r.error(node["columns"], "cursor column \"" + t.cursor + "\" must be one of the columns");
+        r.error(node["columns"], "key column \"" + k + "\" must be one of the columns");
       }
     }
-    // The mark is the target's own column: a loaded column would be
-    // overwritten by every load, and a key or cursor cannot be a mark.
-    if (t.deletes && !t.deletes->mark_column.empty()) {
-      const std::string& mark = t.deletes->mark_column;
-      const bool loaded = std::find(t.columns.begin(), t.columns.end(), mark) != t.columns.end() ||
-                          std::find(t.key.begin(), t.key.end(), mark) != t.key.end() || t.cursor == mark;
-      if (loaded) {
-        ConfigReader::Scope deletes(r, "deletes");
-        ConfigReader::Scope scope(r, "mark_column");
-        r.error(node["deletes"]["mark_column"], "mark_column \"" + mark +
-                                                    "\" is a loaded column (key, cursor or columns); it must be a "
-                                                    "target column of its own");
-      }
-    }
-  } else {
-    require_key(r, node, "partition", "a partition table needs partition: {column, unit}");
-    require_key(r, node, "query", "a partition table is defined by a query over $1 (lo) and $2 (hi)");
-    for (const char* key : {"source_table", "key", "cursor", "columns", "lookback", "max_window", "on_schema_change",
-                            "deletes", "create_target"}) {
-      reject_key(r, node, key, "only for mode: incremental (a partition table is replaced whole)");
-    }
-    if (!t.query.empty() &&
-        (!std::regex_search(t.query, std::regex(R"(\$1(?![0-9]))")) ||
-         !std::regex_search(t.query, std::regex(R"(\$2(?![0-9]))")))) {
-      ConfigReader::Scope scope(r, "query");
-      r.error(node["query"], "the query must use $1 (window lo) and $2 (window hi) to select one partition");
+    if (!t.cursor.empty() && std::find(t.columns.begin(), t.columns.end(), t.cursor) == t.columns.end()) {
+      ConfigReader::Scope scope(r, "columns");
+      r.error(node["columns"], "cursor column \"" + t.cursor + "\" must be one of the columns");
     }
   }
+  // The mark is the target's own column: a loaded column would be
+  // overwritten by every load, and a key or cursor cannot be a mark.
+  if (takes_key(t.mode, "deletes") && t.deletes && !t.deletes->mark_column.empty()) {
+    const std::string& mark = t.deletes->mark_column;
+    const bool loaded = std::find(t.columns.begin(), t.columns.end(), mark) != t.columns.end() ||
+                        std::find(t.key.begin(), t.key.end(), mark) != t.key.end() || t.cursor == mark;
+    if (loaded) {
+      ConfigReader::Scope deletes(r, "deletes");
+      ConfigReader::Scope scope(r, "mark_column");
+      r.error(node["deletes"]["mark_column"], "mark_column \"" + mark +
+                                                  "\" is a loaded column (key, cursor or columns); it must be a "
+                                                  "target column of its own");
+    }
+  }
+  if (takes_key(t.mode, "query") && !t.query.empty() &&
+      (!std::regex_search(t.query, std::regex(R"(\$1(?![0-9]))")) ||
+       !std::regex_search(t.query, std::regex(R"(\$2(?![0-9]))")))) {
+    ConfigReader::Scope scope(r, "query");
+    r.error(node["query"], "the query must use $1 (window lo) and $2 (window hi) to select one partition");
+  }
+}
+
+// A table key's meaning, led by the modes that take it when it is a
+// mode's own: "incremental and snapshot (required): the table read".
+std::string table_key_meaning(std::string_view key, std::string_view meaning) {
+  if (std::find(mode_keys().begin(), mode_keys().end(), key) == mode_keys().end()) return std::string(meaning);
+  return key_modes_text(key) + ": " + std::string(meaning);
+}
+
+std::optional<TableMode> read_table_mode(ConfigReader& r, const YAML::Node& node) {
+  std::vector<std::pair<std::string_view, TableMode>> choices;
+  for (const TableModeSpec& m : table_modes()) choices.emplace_back(m.name, m.mode);
+  return read_enum<TableMode>(r, node, choices);
+}
+
+std::string table_mode_names() {
+  std::string out;
+  for (const TableModeSpec& m : table_modes()) out += (out.empty() ? "" : " | ") + std::string(m.name);
+  return out;
+}
+
+std::string table_mode_meaning() {
+  std::string out = "how the table is loaded";
+  const char* separator = ": ";
+  for (const TableModeSpec& m : table_modes()) {
+    out += separator + std::string(m.name) + ", " + std::string(m.loads);
+    separator = "; ";
+  }
+  return out;
 }
 
 }  // namespace
@@ -595,49 +604,46 @@ const MapSchema<TableConfig>& table_schema() {
                t.location = r.location(n);
              }
            }},
-          {"mode", Presence::Optional, "incremental", "incremental | partition | snapshot",
-           "how the table is loaded: rows past a cursor, a query per time partition, or the whole table made equal "
-           "to one source snapshot each run (for tables without a cursor)",
+          {"mode", Presence::Optional, table_mode_name(TableMode::Incremental), table_mode_names(),
+           table_mode_meaning(),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              t.mode_location = r.location(n);
              t.mode_key_path = r.path();
-             if (auto v = read_enum<TableMode>(r, n,
-                                               {{"incremental", TableMode::Incremental},
-                                                {"partition", TableMode::Partition},
-                                                {"snapshot", TableMode::Snapshot}})) {
-               t.mode = *v;
-             }
+             if (auto v = read_table_mode(r, n)) t.mode = *v;
            }},
           {"source_table", Presence::Optional, "", "table name",
-           "incremental and snapshot (required): the table read, e.g. public.orders",
+           table_key_meaning("source_table", "the table read, e.g. public.orders"),
            into(&TableConfig::source_table, read_table_name)},
           {"target_table", Presence::Required, "", "table name",
            "the table written; it must exist (several tables may share one)",
            into(&TableConfig::target_table, read_table_name)},
           {"columns", Presence::Optional, "", "list of columns",
-           "incremental and snapshot: columns copied; default every source column",
+           table_key_meaning("columns", "columns copied; default every source column"),
            into(&TableConfig::columns, read_column_list)},
           {"on_schema_change", Presence::Optional, "fail", "fail | append_new_columns",
-           "incremental and snapshot: when the source's columns change, fail the run before it writes, or add new source "
-           "columns to the target (nullable) and load them; dropped or retyped columns fail either way",
+           table_key_meaning("on_schema_change",
+                             "when the source's columns change, fail the run before it writes, or add new "
+                             "source columns to the target (nullable) and load them; dropped or retyped columns "
+                             "fail either way"),
            into(&TableConfig::on_schema_change, [](ConfigReader& r, const YAML::Node& n) {
              return read_enum<SchemaChangePolicy>(
                  r, n, {{"fail", SchemaChangePolicy::Fail}, {"append_new_columns", SchemaChangePolicy::AppendNewColumns}});
            })},
           {"key", Presence::Optional, "", "list of columns",
-           "incremental and snapshot (required): the upsert key, which a snapshot also matches deletes on",
+           table_key_meaning("key", "the upsert key, which a snapshot also matches deletes on"),
            into(&TableConfig::key, read_column_list)},
-          {"cursor", Presence::Optional, "", "column", "incremental (required): timestamptz, timestamp, date or integer column",
+          {"cursor", Presence::Optional, "", "column",
+           table_key_meaning("cursor", "timestamptz, timestamp, date or integer column"),
            into(&TableConfig::cursor, read_column)},
           {"lookback", Presence::Optional, "0s", "duration, or a count for integer cursors",
-           "incremental: re-read this far below the watermark every run",
+           table_key_meaning("lookback", "re-read this far below the watermark every run"),
            into(&TableConfig::lookback, [](ConfigReader& r, const YAML::Node& n) { return read_cursor_span(r, n, true); })},
           {"max_window", Presence::Optional, "", "positive duration, or a count for integer cursors",
-           "incremental: split a longer window into chunks, each committed on its own",
+           table_key_meaning("max_window", "split a longer window into chunks, each committed on its own"),
            into(&TableConfig::max_window,
                 [](ConfigReader& r, const YAML::Node& n) { return read_cursor_span(r, n, false); })},
           {"initial", Presence::Optional, "", "ISO-8601 date/timestamp or integer",
-           "watermark (or first partition) when none is stored; default: full history",
+           table_key_meaning("initial", "watermark (or first partition) when none is stored; default: full history"),
            into(&TableConfig::initial, read_cursor_literal)},
           {"schedule", Presence::Optional, "", "cron expression", "overrides the pipeline's schedule",
            into(&TableConfig::schedule, read_schedule)},
@@ -646,18 +652,20 @@ const MapSchema<TableConfig>& table_schema() {
            into(&TableConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
              return read_duration(r, n, seconds(1));
            })},
-          {"partition", Presence::Optional, "", "map", "partition (required): {column, unit}",
+          {"partition", Presence::Optional, "", "map", table_key_meaning("partition", "{column, unit}"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              PartitionSpec p;
              r.read_map(n, partition_schema(), p);
              t.partition = p;
            }},
-          {"query", Presence::Optional, "", "SQL", "partition (required): rows of one partition; $1 = lo, $2 = hi",
+          {"query", Presence::Optional, "", "SQL",
+           table_key_meaning("query", "rows of one partition; $1 = lo, $2 = hi"),
            into(&TableConfig::query, read_string)},
           {"create_target", Presence::Optional, "", "true | false",
-           "incremental and snapshot: the first run creates the target table when it is missing (schema, the "
-           "source's columns and types in order, NOT NULL, a primary key on key; nothing else), in the transaction "
-           "of its first write; default: the pipeline's create_target",
+           table_key_meaning("create_target",
+                             "the first run creates the target table when it is missing (schema, the source's "
+                             "columns and types in order, NOT NULL, a primary key on key; nothing else), in the "
+                             "transaction of its first write; default: the pipeline's create_target"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              if (const auto v = read_bool(r, n)) {
                t.create_target = *v;
@@ -665,7 +673,8 @@ const MapSchema<TableConfig>& table_schema() {
              }
            }},
           {"deletes", Presence::Optional, "", "map",
-           "incremental: {reconcile, action, mark_column}: rows deleted in the source leave the target",
+           table_key_meaning("deletes",
+                             "{reconcile, action, mark_column}: rows deleted in the source leave the target"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              DeletesConfig d;
              d.location = r.location(n);
@@ -703,7 +712,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
              return read_duration(r, n, seconds(1));
            })},
           {"create_target", Presence::Optional, "false", "true | false",
-           "the default of create_target for its incremental and snapshot tables",
+           "the default of create_target for its " + key_modes_text("create_target") + " tables",
            into(&PipelineConfig::create_target, read_bool)},
           {"tables", Presence::Required, "", "list of 1 to 10000 tables", "the tables of this pipeline",
            [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
@@ -739,7 +748,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
             t.schedule = p.schedule;
           }
           if (t.stale_after.count() == 0) t.stale_after = p.stale_after;
-          if (!t.create_target_set && reads_source_table(t.mode)) t.create_target = p.create_target;
+          if (!t.create_target_set && takes_key(t.mode, "create_target")) t.create_target = p.create_target;
         }
       }};
   return schema;

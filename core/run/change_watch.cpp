@@ -1,10 +1,12 @@
 #include "core/run/change_watch.h"
 
+#include "core/config/table_modes.h"
+
 namespace tidemark {
 
 bool watches_changes(const TableConfig& table, const SourceTable& source) {
   const bool reconciled = table.deletes.has_value();  // its reconcile schedule is required
-  return table.mode == TableMode::Incremental && source.cursor_insert_only && !reconciled;
+  return table_mode(table.mode).reads_past_cursor && source.cursor_insert_only && !reconciled;
 }
 
 ChangeCount next_change_count(const std::optional<ChangeCount>& previous, std::int64_t counted) {

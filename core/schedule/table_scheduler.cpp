@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/config/table_modes.h"
 #include "core/schedule/firing_plan.h"
 
 namespace tidemark {
@@ -246,7 +247,7 @@ std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> TableSche
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       out[{p.name, t.name, JobKind::Load}] = {&p, &t};
-      if (t.mode == TableMode::Incremental && t.deletes && t.deletes->reconcile) {
+      if (table_mode(t.mode).reconcile == ReconcileBy::Keys && t.deletes && t.deletes->reconcile) {
         out[{p.name, t.name, JobKind::Reconcile}] = {&p, &t};
       }
     }
@@ -354,7 +355,7 @@ void TableScheduler::launch(const Firing& firing) {
 bool TableScheduler::batchable(const Firing& firing) const {
   if (firing.kind != JobKind::Load || firing.alone) return false;
   const auto it = tables_.find(JobKey{firing.table, firing.kind});
-  return it != tables_.end() && it->second.table->mode == TableMode::Incremental;
+  return it != tables_.end() && table_mode(it->second.table->mode).batches;
 }
 
 void TableScheduler::run_alone(const Firing& firing) {

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <set>
 
+#include "core/config/table_modes.h"
 #include "core/run/cursor_backfill.h"
 #include "core/time/instant_text.h"
 #include "core/watermark/partition_plan.h"
@@ -21,9 +22,9 @@
 namespace tidemark {
 namespace {
 
-int backfill_incremental(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
-                         const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
-                         std::ostream& out) {
+int backfill_cursor_range(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
+                          const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
+                          std::ostream& out) {
   PipelineConnections connections;
   connections.open_state(*config);
   connections.open_data(*config, pipeline);
@@ -125,18 +126,17 @@ int run_backfill(const ConfigPtr& config, const BackfillOptions& command_line, s
     err << "tidemark backfill: no table " << command_line.pipeline << "." << command_line.table << '\n';
     return kExitUsage;
   }
-  if (table->mode == TableMode::Snapshot) {
-    err << "tidemark backfill: " << pipeline->name << "." << table->name
-        << " is a snapshot table: every run reads it whole; run it now with tidemark run " << pipeline->name
-        << " --table " << table->name << '\n';
+  const TableModeSpec& mode = table_mode(table->mode);
+  if (mode.backfill == BackfillBy::Refused) {
+    err << mode_refusal("tidemark backfill", mode.mode, mode.backfill_refused, pipeline->name, table->name) << '\n';
     return kExitUsage;
   }
   if (const auto exit_code = prepare_state(*config, "backfill", err)) return *exit_code;
   CancelToken cancel;
   const InterruptScope interrupt(cancel);
   try {
-    if (table->mode == TableMode::Incremental) {
-      return backfill_incremental(config, *pipeline, *table, command_line, cancel, out);
+    if (mode.backfill == BackfillBy::Cursor) {
+      return backfill_cursor_range(config, *pipeline, *table, command_line, cancel, out);
     }
     return backfill_partitions(config, *pipeline, *table, command_line, cancel, out, err);
   } catch (const std::exception& e) {

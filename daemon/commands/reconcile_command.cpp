@@ -1,6 +1,7 @@
 #include <optional>
 #include <ostream>
 
+#include "core/config/table_modes.h"
 #include "core/run/cancel_token.h"
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/command_support.h"
@@ -32,7 +33,8 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
       err << "tidemark reconcile: pipeline " << pipeline->name << " has no table \"" << command_line.table << "\"\n";
       return kExitUsage;
     }
-    if (table->mode == TableMode::Partition) {
+    const TableModeSpec& mode = table_mode(table->mode);
+    if (mode.reconcile == ReconcileBy::Partitions) {
       // A partition is rewritten whole from its query, so there are no
       // keys to compare: every done partition is compared with what its
       // query returns now, and those that differ are named with the
@@ -45,10 +47,9 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
         return kExitFailure;
       }
     }
-    if (table->mode == TableMode::Snapshot) {
-      err << "tidemark reconcile: " << pipeline->name << "." << table->name
-          << " is a snapshot table: each of its runs deletes the rows gone from the source and copies the "
-             "missing ones; run it now with tidemark run\n";
+    if (mode.reconcile == ReconcileBy::Refused) {
+      err << mode_refusal("tidemark reconcile", mode.mode, mode.reconcile_refused, pipeline->name, table->name)
+          << '\n';
       return kExitUsage;
     }
     // A table without deletes: may share its target table with other

@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "core/config/table_modes.h"
 #include "core/watermark/cursor_value.h"
 #include "core/text/sql_identifier.h"
 #include "core/run/table_key.h"
@@ -51,15 +52,8 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     err << "tidemark rewind: no table " << command_line.pipeline << "." << command_line.table << '\n';
     return kExitUsage;
   }
-  if (table->mode == TableMode::Partition) {
-    err << "tidemark rewind: " << pipeline->name << "." << table->name
-        << " is a partition table; re-run its partitions with tidemark backfill\n";
-    return kExitUsage;
-  }
-  if (table->mode == TableMode::Snapshot) {
-    err << "tidemark rewind: " << pipeline->name << "." << table->name
-        << " is a snapshot table: every run reads it whole, whatever its watermark (the time of its last "
-           "snapshot); run it now with tidemark run\n";
+  if (const TableModeSpec& mode = table_mode(table->mode); !mode.rewind) {
+    err << mode_refusal("tidemark rewind", mode.mode, mode.rewind_refused, pipeline->name, table->name) << '\n';
     return kExitUsage;
   }
   if (const auto exit_code = prepare_state(*config, "rewind", err, /*migrate=*/false)) return *exit_code;

@@ -11,6 +11,7 @@
 
 #include "core/config/config_model.h"
 #include "core/config/dsn_mask.h"
+#include "core/config/table_modes.h"
 #include "core/time/duration.h"
 #include "core/time/instant_text.h"
 #include "daemon/commands/command_support.h"
@@ -44,19 +45,18 @@ std::string join(const std::vector<std::string>& items) {
 }
 
 void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& t, Instant now) {
-  if (t.mode == TableMode::Incremental) {
-    fmt::print(out, "  table {}: incremental {} -> {}, key [{}], cursor {}, lookback {}", t.name,
-               t.source_table ? t.source_table->display() : "?", t.target_table.display(), join(t.key), t.cursor,
-               describe_span(t.lookback));
-    if (t.max_window) fmt::print(out, ", max_window {}", describe_span(*t.max_window));
-  } else if (t.mode == TableMode::Snapshot) {
-    fmt::print(out, "  table {}: snapshot {} -> {}, key [{}]", t.name, t.source_table->display(),
-               t.target_table.display(), join(t.key));
-  } else {
+  // What the table's mode takes, in the order a reader follows a row:
+  // from where, to where, on which key, past which cursor.
+  fmt::print(out, "  table {}: {}", t.name, table_mode_name(t.mode));
+  if (t.partition) {
     static const char* const kUnits[] = {"hour", "day", "month"};
-    fmt::print(out, "  table {}: partition by {} of {} -> {}", t.name, kUnits[static_cast<int>(t.partition->unit)],
-               t.partition->column, t.target_table.display());
+    fmt::print(out, " by {} of {}", kUnits[static_cast<int>(t.partition->unit)], t.partition->column);
   }
+  if (t.source_table) fmt::print(out, " {}", t.source_table->display());
+  fmt::print(out, " -> {}", t.target_table.display());
+  if (!t.key.empty()) fmt::print(out, ", key [{}]", join(t.key));
+  if (!t.cursor.empty()) fmt::print(out, ", cursor {}, lookback {}", t.cursor, describe_span(t.lookback));
+  if (t.max_window) fmt::print(out, ", max_window {}", describe_span(*t.max_window));
   if (t.on_schema_change == SchemaChangePolicy::AppendNewColumns) fmt::print(out, ", on_schema_change append_new_columns");
   if (t.initial) fmt::print(out, ", initial {}", *t.initial);
   fmt::print(out, ", schedule \"{}\"\n    next:", t.schedule->expression());
@@ -136,7 +136,7 @@ std::vector<std::pair<std::string, std::string>> tables_without_lookback(const C
   for (const PipelineConfig& p : config.pipelines) {
     if (p.source != source) continue;
     for (const TableConfig& t : p.tables) {
-      if (t.mode == TableMode::Incremental && t.lookback.is_zero() && t.source_table) {
+      if (table_mode(t.mode).reads_past_cursor && t.lookback.is_zero() && t.source_table) {
         out.emplace_back(t.source_table->quoted(), t.cursor);
       }
     }
@@ -220,7 +220,7 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
     const HorizonSource& horizon = horizons.at(p.source);
     if (!probe.unreachable.empty() || !horizon.probe->unreachable.empty() || !horizon.broken.empty()) continue;
     for (const TableConfig& t : p.tables) {
-      if (t.mode != TableMode::Incremental || !t.lookback.is_zero()) continue;
+      if (!table_mode(t.mode).reads_past_cursor || !t.lookback.is_zero()) continue;
       std::string why;
       if (!horizon.probe->sees_all_sessions) {
         why = "the role of " + (horizon.name == p.source ? "source " + p.source : "the primary: " + horizon.name +

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "core/config/table_modes.h"
 #include "core/diff/row_diff.h"
 #include "core/run/cancel_token.h"
 #include "core/run/partition_writer.h"
@@ -175,16 +176,17 @@ int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::
   try {
     for (const TableConfig& table : pipeline->tables) {
       if (!command_line.table.empty() && table.name != command_line.table) continue;
-      if (table.mode == TableMode::Snapshot) {
-        // Its days are not a cursor's: nothing to compare day by day.
-        fmt::print(out, "{}.{}: a snapshot table, not verified (each run makes its target equal to the source)\n",
-                   pipeline->name, table.name);
-        continue;
+      const TableModeSpec& mode = table_mode(table.mode);
+      switch (mode.verify) {
+        case VerifyBy::Skipped:
+          fmt::print(out, "{}.{}: a {} table, not verified ({})\n", pipeline->name, table.name, mode.name,
+                     mode.verify_skipped);
+          break;
+        case VerifyBy::Partitions:
+          all_ok = compare_partitions(*config, *pipeline, table, kPartitionsVerified, out) && all_ok;
+          break;
+        case VerifyBy::Days: all_ok = verify_table(*config, *pipeline, table, command_line.keys, out) && all_ok; break;
       }
-      const bool table_ok = table.mode == TableMode::Partition
-                                ? compare_partitions(*config, *pipeline, table, kPartitionsVerified, out)
-                                : verify_table(*config, *pipeline, table, command_line.keys, out);
-      all_ok = table_ok && all_ok;
     }
   } catch (const std::exception& e) {
     err << "tidemark verify: " << e.what() << '\n';

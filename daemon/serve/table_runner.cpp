@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "core/run/incremental_run.h"
-#include "core/run/snapshot_run.h"
-#include "core/run/partition_run.h"
+#include "core/config/table_modes.h"
+#include "core/run/table_run.h"
 #include "core/sql/row_fingerprint.h"
 #include "daemon/pg/pg_run_ports.h"
 #include "daemon/pg/pipeline_connections.h"
@@ -85,18 +84,12 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
     std::string unreachable;
     try {
       connections.open_data(*config_, pipeline);
-      if (table.mode == TableMode::Partition) connections.use_pipeline_time_zone(pipeline);
+      if (table_mode(table.mode).in_pipeline_time_zone) connections.use_pipeline_time_zone(pipeline);
     } catch (const std::exception& e) {
       unreachable = e.what();
     }
     const auto execute = [&](Source& source, Target& target) {
-      const RunContext context{pipeline, table, state, source, target, observer_, cancel};
-      switch (table.mode) {
-        case TableMode::Partition: return PartitionRun(context).execute(trigger);
-        case TableMode::Snapshot: return SnapshotRun(context).execute(trigger);
-        case TableMode::Incremental: break;
-      }
-      return IncrementalRun(context).execute(trigger);
+      return run_table(RunContext{pipeline, table, state, source, target, observer_, cancel}, trigger);
     };
     if (!unreachable.empty()) {
       UnreachableDatabase missing(unreachable);

@@ -142,7 +142,8 @@ tables:
     target_table: mart.daily
     deletes: { reconcile: "0 3 * * *" }
 )",
-     11, 14, "tables[0].deletes", "only for mode: incremental"},
+     11, 14, "tables[0].deletes",
+     "only for mode: incremental (a partition table is replaced whole from its query)"},
     {"unknown top-level key", R"(pipeline: p
 source: shop
 target: warehouse
@@ -443,7 +444,7 @@ tables:
     cursor: updated_at
     query: select 1
 )",
-     11, 12, "tables[0].query", "only for mode: partition"},
+     11, 12, "tables[0].query", "only for mode: partition (incremental tables read source_table)"},
     {"unknown on_schema_change", R"(pipeline: p
 source: shop
 target: warehouse
@@ -469,7 +470,7 @@ tables:
     target_table: mart.daily
     on_schema_change: append_new_columns
 )",
-     11, 23, "tables[0].on_schema_change", "only for mode: incremental"},
+     11, 23, "tables[0].on_schema_change", "only for mode: incremental or snapshot"},
     {"key on a partition table", R"(pipeline: p
 source: shop
 target: warehouse
@@ -482,7 +483,7 @@ tables:
     target_table: mart.daily
     key: [day]
 )",
-     11, 10, "tables[0].key", "only for mode: incremental"},
+     11, 10, "tables[0].key", "only for mode: incremental or snapshot"},
     {"columns without the key column", R"(pipeline: p
 source: shop
 target: warehouse
@@ -1024,7 +1025,7 @@ tables:
   REQUIRE(refused.size() == 2);
   CHECK(refused[0].key_path == "tables[0].create_target");
   CHECK(refused[0].message == "\"yes\" is not true or false");
-  CHECK(refused[1].message.find("only for mode: incremental") == 0);
+  CHECK(refused[1].message.find("only for mode: incremental or snapshot") == 0);
 }
 
 TEST_CASE("integer cursors take counts for lookback and max_window") {
