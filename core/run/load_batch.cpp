@@ -51,6 +51,10 @@ std::vector<std::optional<RunSummary>> LoadBatch::execute(const std::vector<Batc
     state_.unlock_all(held_locks);
     return out;
   }
+  std::vector<const TableConfig*> held_configs;
+  for (const std::size_t i : held) held_configs.push_back(members[i].table);
+  source_.about_to_inspect(held_configs);
+  target_.about_to_check(held_configs);
   std::vector<Candidate> candidates;
   for (std::size_t k = 0; k < held.size() && !cancel_.cancelled(); ++k) {
     const std::size_t i = held[k];
@@ -71,16 +75,16 @@ std::vector<std::optional<RunSummary>> LoadBatch::execute(const std::vector<Batc
   for (const Candidate& c : candidates) {
     asks.push_back(Source::ProbeAsk{members[c.member].table, &c.plan.columns.source, c.plan.windows.range()});
   }
-  const auto probes = asks.empty() ? Result<std::vector<WindowProbe>>(std::vector<WindowProbe>{})
-                                   : source_.probe_all(asks);
-  if (!probes || cancel_.cancelled()) {
+  const auto probes = asks.empty() ? std::vector<Result<WindowProbe>>{} : source_.probe_all(asks);
+  if (cancel_.cancelled()) {
     state_.unlock_all(held_locks);
     return out;
   }
   std::vector<QuietRun> quiet;
   std::vector<Candidate*> quiet_candidates;
   for (std::size_t c = 0; c < candidates.size(); ++c) {
-    const WindowProbe& probe = (*probes)[c];
+    if (!probes[c]) continue;  // its own run fails it, or finds it can go on
+    const WindowProbe& probe = *probes[c];
     Candidate& candidate = candidates[c];
     // Rows to load: its own run loads them. Without a range there is
     // nothing to load (the probe answers has_rows when it was not asked).

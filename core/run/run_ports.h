@@ -264,6 +264,9 @@ class Source {
   // column is missing; a configured column that is missing is for the
   // run to judge (core/run/schema_drift.h): it may have been dropped.
   virtual Result<SourceTable> inspect(const TableConfig& table) = 0;
+  // `tables` are about to be inspected, under their locks (a batch of
+  // runs): a database may read what it needs of all of them at once.
+  virtual void about_to_inspect(const std::vector<const TableConfig*>& /*tables*/) {}
   // What the safe horizon is decided from (core/safe_horizon.h): the
   // source's clock, for integer cursors max(cursor) read just before it,
   // and the oldest transaction still open that may write. On a standby
@@ -286,14 +289,15 @@ class Source {
   // truncated meanwhile is seen as it was left, never as empty.
   virtual Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                                     const std::optional<Window>& range) = 0;
-  // probe() of many tables of this source, in order; by default one by
-  // one, a database may ask them all in one statement.
+  // probe() of many tables of this source, each with its own outcome, in
+  // order; by default one by one, a database may ask them all in one
+  // statement.
   struct ProbeAsk {
     const TableConfig* table = nullptr;
     const SourceTable* source = nullptr;
     std::optional<Window> range;
   };
-  virtual Result<std::vector<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks);
+  virtual std::vector<Result<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks);
   // Updates and deletes of the table (its partitions' included) that the
   // source's statistics counted since they were last reset; nothing when
   // it keeps none for it (a view, a foreign table). Reads no row.
@@ -447,6 +451,8 @@ class Target {
   // does not exist (TargetTable::exists). Whether it can take the loads is core's to say
   // (core/run/schema_drift.h, core/run/target_fit.h).
   virtual Result<TargetTable> check(const TableConfig& table) = 0;
+  // As Source::about_to_inspect, for check().
+  virtual void about_to_check(const std::vector<const TableConfig*>& /*tables*/) {}
   // A new unit of work under `lock`, which the run holds; nothing is sent
   // until it is used. Rows it writes are written under the lock too (on
   // the target itself when the state lives elsewhere), so that a run that

@@ -355,7 +355,9 @@ void TableScheduler::launch(const Firing& firing) {
 bool TableScheduler::batchable(const Firing& firing) const {
   if (firing.kind != JobKind::Load || firing.alone) return false;
   const auto it = tables_.find(JobKey{firing.table, firing.kind});
-  return it != tables_.end() && table_mode(it->second.table->mode).batches;
+  // With a lookback a window always reaches back over rows loaded before:
+  // its table would be handed back nearly every time.
+  return it != tables_.end() && table_mode(it->second.table->mode).batches && it->second.table->lookback.is_zero();
 }
 
 void TableScheduler::run_alone(const Firing& firing) {

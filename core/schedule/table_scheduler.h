@@ -94,7 +94,7 @@ class TableScheduler {
   void run_alone(const Firing& firing);
 
   // The most firings one worker takes on together (RunLauncher::launch_batch).
-  static constexpr std::size_t kBatchLimit = 200;
+  static constexpr std::size_t kBatchLimit = 100;
 
   std::size_t in_flight() const { return queue_.running(); }
   std::size_t waiting() const { return queue_.waiting(); }
@@ -132,8 +132,8 @@ class TableScheduler {
   void launch_next(std::optional<Firing> next);
   // Starts `firing`, with the waiting firings a batch can take along.
   void launch(const Firing& firing);
-  // Whether a batch may take the firing: a load of an incremental table
-  // that was not sent back by one.
+  // Whether a batch may take the firing: a load of a table whose mode
+  // batches, without a lookback, that was not sent back by one.
   bool batchable(const Firing& firing) const;
   // Whether this member fires the job now; notes a firing it skipped while
   // its lease had lapsed or no view decided whose the firing was.

@@ -9,27 +9,33 @@ template <typename T>
 Result<T> CatalogCache::answer(std::map<std::string, Entry<T>>& entries, PgConnection& connection,
                                const QualifiedName& relation, const std::string& config,
                                const std::function<Result<T>()>& read, const RelationVersions* versions) {
-  std::optional<std::string> version;
-  const auto known = versions != nullptr ? versions->find(relation.quoted()) : RelationVersions::const_iterator();
-  if (versions != nullptr && known != versions->end()) {
-    version = known->second;
-  } else {
-    try {
-      version = relation_version(connection, relation);
-    } catch (const PgError& e) {
-      return e.as_error();
-    }
-  }
-  if (!version) return read();
   const std::string where = connection.endpoint() + '\n' + relation.quoted() + '\n' + config;
-  {
+  const auto kept = [&](const std::string& version) -> std::optional<T> {
     const std::lock_guard<std::mutex> lock(mutex_);
     const auto it = entries.find(where);
-    if (it != entries.end() && it->second.version == *version &&
+    if (it != entries.end() && it->second.version == version &&
         std::chrono::steady_clock::now() - it->second.read <= kKeepFor) {
       return it->second.value;
     }
+    return std::nullopt;
+  };
+  // A version read a moment ago for many relations at once finds the kept
+  // answer; anything else (a miss, a change) is settled by a version read
+  // now, so that a fresh answer is never kept under an older version.
+  if (versions != nullptr) {
+    const auto known = versions->find(relation.quoted());
+    if (known != versions->end() && known->second) {
+      if (auto answer = kept(*known->second)) return *std::move(answer);
+    }
   }
+  std::optional<std::string> version;
+  try {
+    version = relation_version(connection, relation);
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+  if (!version) return read();
+  if (auto answer = kept(*version)) return *std::move(answer);
   // Read outside the lock: other workers' tables need not wait for it.
   auto answer = read();
   if (answer) {

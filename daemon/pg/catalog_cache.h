@@ -29,7 +29,8 @@ class CatalogCache {
   // younger than kKeepFor, else `read()`'s, kept when it succeeds. A
   // relation that is not there is read every time: read() says so.
   // `versions`, when it names the relation, is its version as read a
-  // moment ago (a batch reads its tables' at once), asked for no more.
+  // moment ago (a batch reads its tables' at once): an answer kept at
+  // that version is returned without asking; otherwise it is asked.
   Result<SourceTable> source(PgConnection& connection, const QualifiedName& relation, const std::string& config,
                              const std::function<Result<SourceTable>()>& read,
                              const RelationVersions* versions = nullptr);

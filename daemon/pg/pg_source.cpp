@@ -74,7 +74,7 @@ Result<SourceTable> PgSource::inspect(const TableConfig& table) {
                                   versions_ ? &*versions_ : nullptr);
 }
 
-void PgSource::read_versions(const std::vector<const TableConfig*>& tables) {
+void PgSource::about_to_inspect(const std::vector<const TableConfig*>& tables) {
   std::vector<QualifiedName> relations;
   for (const TableConfig* t : tables) relations.push_back(*t->source_table);
   try {
@@ -448,20 +448,29 @@ Result<WindowProbe> PgSource::probe(const TableConfig& table, const SourceTable&
   }
 }
 
-Result<std::vector<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>& asks) {
+std::vector<Result<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>& asks) {
   std::string sql;
   for (std::size_t i = 0; i < asks.size(); ++i) {
     sql += (i == 0 ? "SELECT " : " UNION ALL SELECT ") + std::to_string(i) + ", p.* FROM (" +
            probe_sql(*asks[i].table, *asks[i].source, asks[i].range) + ") p";
   }
   try {
+    // The statement holds every table's lock until it ends: waiting long
+    // for one of them would hold up the others' DDL, and behind it their
+    // writers. It waits a moment at most.
+    connection_.exec("BEGIN");
+    connection_.exec("SET LOCAL lock_timeout = '1s'");
     const PgResult r = connection_.exec(sql + " ORDER BY 1");
+    connection_.exec("COMMIT");
     if (r.rows() != static_cast<int>(asks.size())) std::abort();  // one row per probe
-    std::vector<WindowProbe> out;
-    for (int row = 0; row < r.rows(); ++row) out.push_back(probe_of(r, row, 1));
+    std::vector<Result<WindowProbe>> out;
+    for (int row = 0; row < r.rows(); ++row) out.emplace_back(probe_of(r, row, 1));
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
+  } catch (const PgError&) {
+    connection_.rollback_quietly();
+    // A table whose lock is taken, or whose look fails: each is asked on
+    // its own, as its run would ask, and one failing fails only its own.
+    return Source::probe_all(asks);
   }
 }
 

@@ -60,9 +60,9 @@ class PgSource final : public Source {
 
   Result<SourceTable> inspect(const TableConfig& table) override;
   // Reads the catalog versions of `tables`' source tables in one statement,
-  // which inspect() then takes instead of asking for each (a batch of runs);
-  // when that fails, inspect() asks for each as before.
-  void read_versions(const std::vector<const TableConfig*>& tables);
+  // which inspect() then takes instead of asking for each; when that
+  // fails, inspect() asks for each as before.
+  void about_to_inspect(const std::vector<const TableConfig*>& tables) override;
   Result<HorizonReading> read_horizon(const TableConfig& table, CursorType type,
                                       std::optional<SourceMicros> shared_after) override;
   Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
@@ -71,7 +71,7 @@ class PgSource final : public Source {
   Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                             const std::optional<Window>& range) override;
   // Every probe in one statement, which takes every table's lock before its snapshot.
-  Result<std::vector<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks) override;
+  std::vector<Result<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks) override;
 
   PgConnection& connection() { return connection_; }
 

@@ -19,7 +19,7 @@ Result<TargetTable> PgTarget::find_table(const TableConfig& table) {
                           versions_ ? &*versions_ : nullptr);
 }
 
-void PgTarget::read_versions(const std::vector<const TableConfig*>& tables) {
+void PgTarget::about_to_check(const std::vector<const TableConfig*>& tables) {
   std::vector<QualifiedName> relations;
   for (const TableConfig* t : tables) relations.push_back(t->target_table);
   try {

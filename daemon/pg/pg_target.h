@@ -31,8 +31,8 @@ class PgTarget final : public Target {
   // binary when both sides have the same built-in types and server major
   // version, else text.
   Result<TargetTable> check(const TableConfig& table) override;
-  // As PgSource::read_versions, for check(): the target tables' versions.
-  void read_versions(const std::vector<const TableConfig*>& tables);
+  // As PgSource::about_to_inspect, for check(): the target tables' versions.
+  void about_to_check(const std::vector<const TableConfig*>& tables) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
 
   // The COPY format of a chunk of `source`'s columns, after check().

@@ -205,6 +205,11 @@ void MetricsRegistry::run_ended(const TableKey& table, std::chrono::duration<dou
   if (PipelineSeries* p = pipeline(table.pipeline)) p->duration.observe(duration.count());
 }
 
+void MetricsRegistry::in_progress(const TableKey& table, bool in_progress) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (TableSeries* s = find(table)) s->in_progress.set(in_progress ? 1 : 0);
+}
+
 void MetricsRegistry::run_skipped(const TableKey& table, SkipReason reason) {
   const std::lock_guard<std::mutex> lock(mutex_);
   TableSeries* s = find(table);

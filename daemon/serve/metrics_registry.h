@@ -55,6 +55,9 @@ class MetricsRegistry final : public RunObserver {
 
   void run_started(const TableKey& table, std::chrono::duration<double> start_delay);
   void run_ended(const TableKey& table, std::chrono::duration<double> duration);
+  // A batch's tables are in progress from its start; each that it hands
+  // back, to run on its own, is not any more (its own run says when it is).
+  void in_progress(const TableKey& table, bool in_progress);
   void run_skipped(const TableKey& table, SkipReason reason);
   // How many firings wait for a free worker.
   void set_queued(std::size_t waiting);

@@ -125,10 +125,6 @@ std::vector<std::optional<TimedSummary>> TableRunner::run_batch(const PipelineCo
   }
   PgRunPorts ports(connections, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
   ports.state.set_ownership_check(still_owner_);
-  std::vector<const TableConfig*> tables;
-  for (const BatchMember& m : members) tables.push_back(m.table);
-  ports.source.read_versions(tables);
-  ports.target.read_versions(tables);
   const auto summaries = LoadBatch(pipeline, ports.state, ports.source, ports.target, observer_, cancel).execute(members);
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);

@@ -76,13 +76,18 @@ void WorkerLauncher::launch_batch(const std::vector<RunOrder>& orders) {
     std::vector<BatchMember> members;
     for (const RunOrder& order : orders) {
       members.push_back(BatchMember{order.table, order.firing.trigger, order.firing.scheduled});
+      metrics_.in_progress(order.firing.table, true);
     }
     TableRunner runner(orders.front().config, metrics_, &sessions_, &shared_reads_);
     runner.set_ownership_check([this](const TableKey& table) { return gate_.owns(table); });
     const auto results = runner.run_batch(*orders.front().pipeline, members, *cancel);
     for (std::size_t i = 0; i < orders.size(); ++i) {
-      if (!results[i]) continue;
       const Firing& firing = orders[i].firing;
+      if (!results[i]) {
+        metrics_.in_progress(firing.table, false);
+        continue;
+      }
+      // Every run of the batch started with it and ended with it.
       metrics_.run_started(firing.table,
                            started - std::chrono::system_clock::time_point(firing.scheduled.time_since_epoch()));
       metrics_.run_ended(firing.table, results[i]->duration);

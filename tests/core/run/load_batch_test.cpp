@@ -113,14 +113,16 @@ class RoutedSource final : public Source {
     return of(t).lower_bound(t, type);
   }
   Result<WindowProbe> probe(const TableConfig& t, const SourceTable& s, const std::optional<Window>& range) override {
+    if (t.name == fail_probe_of) return Error{"permission denied for table src_" + t.name};
     return of(t).probe(t, s, range);
   }
   Result<std::optional<std::int64_t>> count_changes(const TableConfig& t) override { return of(t).count_changes(t); }
-  Result<std::vector<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks) override {
+  std::vector<Result<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks) override {
     ++probe_calls;
     if (on_probe) on_probe();
     return Source::probe_all(asks);
   }
+  std::string fail_probe_of;  // this table's look fails
 
  private:
   FakeSource& of(const TableConfig& t) { return tables_.at(t.name)->source; }
@@ -251,6 +253,46 @@ TEST_CASE("a watermark moved between the batch's read and its record is not reco
   CHECK(b["a"].state.quiet_runs.empty());
   REQUIRE(out[1]);
   CHECK(b["b"].state.watermark == at(2'000));
+  CHECK(b.none_locked());
+}
+
+TEST_CASE("a run whose lock was lost before the batch recorded it is not recorded: it is handed back") {
+  Batch b({"a", "b"});
+  b["a"].first_run();
+  b["b"].first_run();
+  for (const char* name : {"a", "b"}) b[name].source.hi = 2'000;
+  b.state.before_record = [&] { b["a"].state.locked = false; };  // its session gone, and the lock with it
+  const auto out = b.run({"a", "b"});
+  CHECK_FALSE(out[0]);
+  CHECK(b["a"].state.watermark == at(1'000));
+  REQUIRE(out[1]);
+  CHECK(out[1]->status == RunStatus::Success);
+}
+
+TEST_CASE("a table whose look at the source fails is handed back alone; the others finish") {
+  Batch b({"a", "b"});
+  b["a"].first_run();
+  b["b"].first_run();
+  for (const char* name : {"a", "b"}) b[name].source.hi = 2'000;
+  b.source.fail_probe_of = "a";
+  const auto out = b.run({"a", "b"});
+  CHECK_FALSE(out[0]);
+  REQUIRE(out[1]);
+  CHECK(b["b"].state.watermark == at(2'000));
+  CHECK(b.none_locked());
+}
+
+TEST_CASE("a table whose watermark is a snapshot's or unreadable is handed back: its own run fails it, saying why") {
+  Batch b({"snap", "bad", "ok"});
+  for (const char* name : {"snap", "bad", "ok"}) b[name].first_run();
+  b["snap"].state.watermark_snapshot = true;
+  b["bad"].state.unreadable_watermark = "stored watermark of p.bad: not a timestamptz";
+  const int looked = b["snap"].source.probes + b["bad"].source.probes;
+  const auto out = b.run({"snap", "bad", "ok"});
+  CHECK_FALSE(out[0]);
+  CHECK_FALSE(out[1]);
+  REQUIRE(out[2]);
+  CHECK(b["snap"].source.probes + b["bad"].source.probes == looked);  // neither was looked at
   CHECK(b.none_locked());
 }
 

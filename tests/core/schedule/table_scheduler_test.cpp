@@ -410,6 +410,26 @@ TEST_CASE("a batch takes the waiting loads of its own pipeline; one it hands bac
   CHECK(sim.scheduler.waiting() == 0);
 }
 
+TEST_CASE("a batch's run handed back after a reload removed its table is dropped, not run") {
+  SimulatedScheduler sim(1, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config_of({{"a", "0 0 10 * * *"}, {"b", "0 0 10 * * *"}, {"c", "0 0 10 * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  sim.finish(sim.launcher.launched[0].firing.table.table, RunStatus::Success);
+  REQUIRE(sim.launcher.batches == std::vector<std::size_t>{2});
+  std::vector<std::string> in_batch;
+  for (const auto& [table, order] : sim.launcher.running) in_batch.push_back(table);
+  std::vector<TableLine> kept;
+  for (const char* t : {"a", "b", "c"}) {
+    if (t != in_batch[0]) kept.push_back({t, "0 0 10 * * *"});
+  }
+  sim.scheduler.reload(config_of(kept));
+  sim.send_alone(in_batch[0]);
+  CHECK(sim.launcher.launched.size() == 3);  // not started again
+  CHECK(sim.scheduler.waiting() == 0);
+  sim.finish(in_batch[1], RunStatus::Success);
+  CHECK(sim.scheduler.in_flight() == 0);
+}
+
 TEST_CASE("a batch's run handed back while stopping is dropped, not run") {
   SimulatedScheduler sim(1, at("2026-01-01T09:59:00Z"));
   sim.scheduler.start(config_of({{"a", "0 0 10 * * *"}, {"b", "0 0 10 * * *"}, {"c", "0 0 10 * * *"}}), {});
