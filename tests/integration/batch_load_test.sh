@@ -69,13 +69,7 @@ check "pgbench wrote without errors" wait "$writer"
 echo "pgbench: $(grep -h 'transactions actually processed' "$work/pgbench.log" || echo '? transactions')"
 sleep 2
 
-kill -TERM "$serve" 2>/dev/null || true
-serve_stopped() { ! kill -0 "$serve" 2>/dev/null; }
-check "serve stops on SIGTERM" eventually 40 serve_stopped
-serve_stopped || kill -9 "$serve" 2>/dev/null || true
-serve_status=0
-wait "$serve" || serve_status=$?
-check "serve exits 0 after SIGTERM" test "$serve_status" -eq 0
+stop_serve "$serve"
 locks=$(sql -d postgres -c "select count(*) from pg_locks where locktype = 'advisory'")
 check "no advisory lock outlives the daemon" test "$locks" -eq 0
 

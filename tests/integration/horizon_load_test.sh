@@ -142,13 +142,7 @@ for i in "${!tables[@]}"; do
 done
 sleep 2  # a last firing or two after the writers are done
 
-kill -TERM "$serve" 2>/dev/null || true
-serve_stopped() { ! kill -0 "$serve" 2>/dev/null; }
-check "serve stops on SIGTERM" eventually 40 serve_stopped
-serve_stopped || kill -9 "$serve" 2>/dev/null || true
-serve_status=0
-wait "$serve" || serve_status=$?
-check "serve exits 0 after SIGTERM" test "$serve_status" -eq 0
+stop_serve "$serve"
 
 # The daemon did the copying, so the claims below are about its runs: many
 # runs per table wrote rows and moved the watermark.

@@ -107,6 +107,18 @@ check() {  # check NAME COMMAND...: one assertion
   fi
 }
 
+# stop_serve PID: SIGTERM to a `tidemark serve` started by the test, which
+# must stop within 40 s and exit 0 (else it is killed).
+stop_serve() {
+  local serve=$1 status=0
+  kill -TERM "$serve" 2>/dev/null || true
+  serve_gone() { ! kill -0 "$serve" 2>/dev/null; }
+  check "serve stops on SIGTERM" eventually 40 serve_gone
+  serve_gone || kill -9 "$serve" 2>/dev/null || true
+  wait "$serve" || status=$?
+  check "serve exits 0 after SIGTERM" test "$status" -eq 0
+}
+
 # eventually SECONDS COMMAND...: retries COMMAND until it succeeds or time is up.
 eventually() {
   local deadline=$((SECONDS + $1))
