@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "daemon/pg/result_columns.h"
+#include "daemon/pg/runs_table.h"
+
 namespace tidemark {
 namespace {
 
@@ -47,20 +50,23 @@ std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& tex
 }
 
 // What open_run and read_tables read of `table`, from row `row` of `r`:
-// columns 2 and 3 its watermark's value and value_type, 4 its loaded
-// columns, 5 and 6 its snapshot horizon.
-OpenedRun opened_table(const PgResult& r, int row, const TableKey& table) {
+// its watermark's value and value_type, its loaded columns and its
+// snapshot horizon (source_xmin, target_xmin).
+OpenedRun opened_table(const PgResult& r, const ResultColumns& c, int row, const TableKey& table) {
   OpenedRun out;
-  if (!r.is_null(row, 2)) {
-    const auto value = cursor_from_stored(r.text(row, 3), r.text(row, 2));
-    if (value) {
-      out.watermark = StoredWatermark{*value, r.text(row, 3) == kSnapshotValueType};
+  const int value = c("value"), value_type = c("value_type"), columns = c("columns"), source_xmin = c("source_xmin");
+  if (!r.is_null(row, value)) {
+    const auto stored = cursor_from_stored(r.text(row, value_type), r.text(row, value));
+    if (stored) {
+      out.watermark = StoredWatermark{*stored, r.text(row, value_type) == kSnapshotValueType};
     } else {
-      out.unreadable_watermark = "stored watermark of " + table.display() + ": " + value.error();
+      out.unreadable_watermark = "stored watermark of " + table.display() + ": " + stored.error();
     }
   }
-  if (!r.is_null(row, 4)) out.loaded_columns = columns_from_json(r.text(row, 4));
-  if (!r.is_null(row, 5)) out.snapshot_horizon = SnapshotHorizon{r.integer(row, 5), r.integer(row, 6)};
+  if (!r.is_null(row, columns)) out.loaded_columns = columns_from_json(r.text(row, columns));
+  if (!r.is_null(row, source_xmin)) {
+    out.snapshot_horizon = SnapshotHorizon{r.integer(row, source_xmin), r.integer(row, c("target_xmin"))};
+  }
   return out;
 }
 
@@ -156,34 +162,36 @@ Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
     // lock proves dead only the runs of its own window, and a partition
     // has no watermark (one left from an incremental past is not its).
     const TableKey& table = start.table;
-    const PgResult r = connection_.exec_prepared(R"SQL(
+    static const std::string statement = run_row_sql(R"SQL(
 with abandoned as (
-  update tidemark.runs set status = 'failed', finished_at = now(), error_kind = 'transient',
+  update tidemark.runs set status = {failed}, finished_at = now(), error_kind = {transient},
          error = 'abandoned: found running by a later run that holds the lock'
-  where pipeline = $1 and table_name = $2 and status = 'running' and ($6::text is null or window_lo = $6)
+  where pipeline = $1 and table_name = $2 and status = {running} and ($6::text is null or window_lo = $6)
   returning 1),
 stored as (
   select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2 and $6::text is null),
 started as (
-  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi,
-                             scheduled_for)
-  values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7, to_timestamp($8::bigint))
+  insert into tidemark.runs (pipeline, table_name, trigger, kind, watermark_before, status, host, pid, window_lo,
+                             window_hi, scheduled_for)
+  values ($1, $2, $3, $9, (select value from stored), {running}, $4, $5, $6, $7, to_timestamp($8::bigint))
   returning run_id)
-select (select run_id from started), (select count(*) from abandoned), value, value_type,
-       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2),
+select (select run_id from started) as run_id, (select count(*) from abandoned) as abandoned, value, value_type,
+       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2) as columns,
        h.source_xmin, h.target_xmin
 from (select 1) one left join stored on true
   left join tidemark.snapshot_horizons h on h.pipeline = $1 and h.table_name = $2 and $6::text is null
-)SQL",
-                                        {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
-                                         host_, std::to_string(::getpid()), window_text(start.window, &Window::lo),
-                                         window_text(start.window, &Window::hi),
-                                         firing_ ? std::optional<std::string>(std::to_string(
-                                                       firing_->time_since_epoch().count()))
-                                                 : std::nullopt});
-    OpenedRun out = opened_table(r, 0, table);
-    out.run = r.integer(0, 0);
-    out.abandoned = static_cast<int>(r.integer(0, 1));
+)SQL");
+    const PgResult r = connection_.exec_prepared(
+        statement, {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)), host_,
+                    std::to_string(::getpid()), window_text(start.window, &Window::lo),
+                    window_text(start.window, &Window::hi),
+                    firing_ ? std::optional<std::string>(std::to_string(firing_->time_since_epoch().count()))
+                            : std::nullopt,
+                    std::string(job_kind_word(job_kind_of(start.trigger)))});
+    const ResultColumns c(r);
+    OpenedRun out = opened_table(r, c, 0, table);
+    out.run = r.integer(0, c("run_id"));
+    out.abandoned = static_cast<int>(r.integer(0, c("abandoned")));
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -348,8 +356,8 @@ Result<TablesRead> PgStateStore::read_tables(const std::vector<TableKey>& tables
   try {
     // The columns opened_table() reads, as open_run's.
     const PgResult r = connection_.exec_prepared(R"SQL(
-select t.n, 0, w.value, w.value_type, l.columns::text, h.source_xmin, h.target_xmin,
-       (extract(epoch from now()) * 1000000)::bigint
+select w.value, w.value_type, l.columns::text as columns, h.source_xmin, h.target_xmin,
+       (extract(epoch from now()) * 1000000)::bigint as now
 from jsonb_to_recordset($1::jsonb) as t(n int, pipeline text, table_name text)
   left join tidemark.watermarks w on w.pipeline = t.pipeline and w.table_name = t.table_name
   left join tidemark.loaded_columns l on l.pipeline = t.pipeline and l.table_name = t.table_name
@@ -358,10 +366,11 @@ order by t.n
 )SQL",
                                                  {asked.dump()});
     if (r.rows() != static_cast<int>(tables.size())) std::abort();  // one row per table asked
+    const ResultColumns c(r);
     TablesRead out;
     for (int row = 0; row < r.rows(); ++row) {
-      out.tables.push_back(opened_table(r, row, tables[static_cast<std::size_t>(row)]));
-      out.at = r.integer(row, 7);
+      out.tables.push_back(opened_table(r, c, row, tables[static_cast<std::size_t>(row)]));
+      out.at = r.integer(row, c("now"));
     }
     return out;
   } catch (const PgError& e) {
@@ -382,6 +391,7 @@ Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std:
         {"pipeline", table.pipeline},
         {"table_name", table.table},
         {"trigger", std::string(run_trigger_name(q.start.trigger))},
+        {"kind", std::string(job_kind_word(job_kind_of(q.start.trigger)))},
         {"scheduled", q.scheduled ? nlohmann::json(q.scheduled->time_since_epoch().count()) : nlohmann::json()},
         {"started", q.started},
         {"holder", held != holder_pid_.end() ? held->second : 0},
@@ -409,10 +419,11 @@ Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std:
     // is held by this session's process and its watermark is where the
     // batch found it, as record_step writes a step. The watermark it
     // started from is the one it expected: a batch runs tables with one.
-    const PgResult r = connection_.exec_prepared(R"SQL(
+    static const std::string statement = run_row_sql(R"SQL(
 with asked as (
   select a.*, nextval(pg_get_serial_sequence('tidemark.runs', 'run_id')) as run_id, pg_backend_pid() = a.holder as held
-  from jsonb_to_recordset($1::jsonb) as a(n int, pipeline text, table_name text, trigger text, scheduled bigint,
+  from jsonb_to_recordset($1::jsonb) as a(n int, pipeline text, table_name text, trigger text, kind text,
+       scheduled bigint,
        started bigint, holder int, expected text, next text, value_type text, window_lo text, window_hi text,
        watermark_after text, lag double precision, held_by text, ahead boolean, null_rows bigint,
        infinite_rows bigint, drift text, source_changes bigint, unseen bigint)),
@@ -426,32 +437,34 @@ moved as (
 judged as (
   select a.*, a.held and (a.next is null or a.n in (select n from moved)) as ok from asked a),
 abandoned as (
-  update tidemark.runs r set status = 'failed', finished_at = now(), error_kind = 'transient',
+  update tidemark.runs r set status = {failed}, finished_at = now(), error_kind = {transient},
          error = 'abandoned: found running by a later run that holds the lock'
   from judged j
-  where j.ok and r.pipeline = j.pipeline and r.table_name = j.table_name and r.status = 'running'
+  where j.ok and r.pipeline = j.pipeline and r.table_name = j.table_name and r.status = {running}
   returning 1),
 written as (
-  insert into tidemark.runs (run_id, pipeline, table_name, trigger, watermark_before, status, host, pid,
+  insert into tidemark.runs (run_id, pipeline, table_name, trigger, kind, watermark_before, status, host, pid,
                              scheduled_for, started_at, finished_at, window_lo, window_hi, watermark_after,
                              rows_read, rows_written, horizon_lag_seconds, horizon_held_by, watermark_ahead,
                              null_cursor_rows, infinite_cursor_rows, schema_drift, source_changes, unseen_changes)
-  select j.run_id, j.pipeline, j.table_name, j.trigger,
+  select j.run_id, j.pipeline, j.table_name, j.trigger, j.kind,
          (select w.value from tidemark.watermarks w where w.pipeline = j.pipeline and w.table_name = j.table_name),
-         'success', $2, $3, to_timestamp(j.scheduled), 'epoch'::timestamptz + j.started * interval '1 microsecond',
+         {success}, $2, $3, to_timestamp(j.scheduled), 'epoch'::timestamptz + j.started * interval '1 microsecond',
          now(), j.window_lo, j.window_hi, j.watermark_after, 0, 0, j.lag, nullif(j.held_by, ''), j.ahead,
          j.null_rows, j.infinite_rows, j.drift, j.source_changes, j.unseen
   from judged j where j.ok
   returning 1)
 select n, ok, run_id from judged order by n
-)SQL",
-                                                 {asked.dump(), host_, std::to_string(::getpid())});
+)SQL");
+    const PgResult r = connection_.exec_prepared(statement, {asked.dump(), host_, std::to_string(::getpid())});
     if (r.rows() != static_cast<int>(runs.size())) std::abort();  // one row per run asked
+    const ResultColumns c(r);
+    const int ok = c("ok"), run_id = c("run_id");
     std::vector<QuietRunRecorded> out;
     for (int row = 0; row < r.rows(); ++row) {
       QuietRunRecorded recorded;
-      recorded.written = r.boolean(row, 1);
-      if (recorded.written) recorded.run = r.integer(row, 2);
+      recorded.written = r.boolean(row, ok);
+      if (recorded.written) recorded.run = r.integer(row, run_id);
       out.push_back(recorded);
     }
     return out;
@@ -473,7 +486,8 @@ Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
         " infinite_cursor_rows = $17, rows_changed = coalesce($18::bigint, rows_changed),"
         " source_changes = $19, unseen_changes = $20"
         " where run_id = $1",
-        {std::to_string(run), std::string(end.success ? "success" : "failed"),
+        {std::to_string(run),
+         std::string(run_row_status_word(end.success ? RunRowStatus::Success : RunRowStatus::Failed)),
          end.success ? std::nullopt : std::optional<std::string>(end.error),
          end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
          end.window ? std::optional<std::string>(cursor_to_text(end.window->hi)) : std::nullopt,
@@ -503,15 +517,17 @@ Result<std::optional<ChangeCount>> PgStateStore::last_change_count(const TableKe
   try {
     // What was unseen is seen once a reconcile succeeded after it: that
     // reconcile copied the changed rows again and deleted the gone ones.
-    const PgResult r = connection_.exec_prepared(
+    static const std::string statement = run_row_sql(
         "select l.source_changes, case when exists (select 1 from tidemark.runs c where c.pipeline = $1"
-        " and c.table_name = $2 and c.trigger = 'reconcile' and c.status = 'success' and c.run_id > l.run_id)"
-        " then 0 else coalesce(l.unseen_changes, 0) end"
+        " and c.table_name = $2 and c.kind = {reconcile} and c.status = {success} and c.run_id > l.run_id)"
+        " then 0 else coalesce(l.unseen_changes, 0) end as unseen_changes"
         " from (select run_id, source_changes, unseen_changes from tidemark.runs where pipeline = $1"
-        " and table_name = $2 and source_changes is not null order by run_id desc limit 1) l",
-        {table.pipeline, table.table});
+        " and table_name = $2 and source_changes is not null order by run_id desc limit 1) l");
+    const PgResult r = connection_.exec_prepared(statement, {table.pipeline, table.table});
     if (r.rows() == 0) return std::optional<ChangeCount>();
-    return std::optional<ChangeCount>(ChangeCount{r.integer(0, 0), r.integer(0, 1)});
+    const ResultColumns c(r);
+    return std::optional<ChangeCount>(
+        ChangeCount{r.integer(0, c("source_changes")), r.integer(0, c("unseen_changes"))});
   } catch (const PgError& e) {
     return e.as_error();
   }
