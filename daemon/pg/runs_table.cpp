@@ -24,6 +24,48 @@ JobKind job_kind_of(RunTrigger trigger) {
   return trigger == RunTrigger::Reconcile ? JobKind::Reconcile : JobKind::Load;
 }
 
+namespace {
+
+std::optional<std::string> cursor_text(const std::optional<CursorValue>& value) {
+  if (!value) return std::nullopt;
+  return cursor_to_text(*value);
+}
+
+}  // namespace
+
+nlohmann::json run_start_columns(const RunStart& start) {
+  return {{"pipeline", start.table.pipeline},
+          {"table_name", start.table.table},
+          {"trigger", std::string(run_trigger_name(start.trigger))},
+          {"kind", std::string(job_kind_word(job_kind_of(start.trigger)))}};
+}
+
+nlohmann::json run_end_columns(const RunEnd& end) {
+  const std::optional<ReconcileCounts>& reconcile = end.reconcile;
+  const std::optional<ChangeCount>& changes = end.changes;
+  return {
+      {"status", std::string(run_row_status_word(end.success ? RunRowStatus::Success : RunRowStatus::Failed))},
+      {"error", end.success ? nlohmann::json() : nlohmann::json(end.error)},
+      {"error_kind", end.success ? nlohmann::json() : nlohmann::json(std::string(error_kind_name(end.error_kind)))},
+      {"window_lo", column_value(end.window ? cursor_text(end.window->lo) : std::nullopt)},
+      {"window_hi", column_value(end.window ? cursor_text(end.window->hi) : std::nullopt)},
+      {"watermark_after", column_value(cursor_text(end.watermark_after))},
+      {"rows_read", end.rows_read},
+      {"rows_written", end.rows_written},
+      {"horizon_lag_seconds", column_value(end.horizon.lag_seconds)},
+      {"horizon_held_by", end.horizon.held_by},
+      {"watermark_ahead", end.horizon.watermark_ahead},
+      {"null_cursor_rows", column_value(end.horizon.null_cursor_rows)},
+      {"infinite_cursor_rows", column_value(end.horizon.infinite_cursor_rows)},
+      {"schema_drift", column_value(end.schema_drift)},
+      {"rows_deleted", reconcile ? nlohmann::json(reconcile->deleted) : nlohmann::json()},
+      {"rows_missing", reconcile ? nlohmann::json(reconcile->missing) : nlohmann::json()},
+      {"rows_changed", reconcile ? nlohmann::json(reconcile->changed) : nlohmann::json()},
+      {"source_changes", changes ? nlohmann::json(changes->counted) : nlohmann::json()},
+      {"unseen_changes", changes ? nlohmann::json(changes->unseen) : nlohmann::json()},
+  };
+}
+
 std::string run_row_sql(std::string_view sql) {
   static const std::string word[] = {
       "'" + std::string(run_row_status_word(RunRowStatus::Running)) + "'",
@@ -33,13 +75,20 @@ std::string run_row_sql(std::string_view sql) {
       "'" + std::string(job_kind_word(JobKind::Reconcile)) + "'",
       "'" + std::string(error_kind_name(ErrorKind::Transient)) + "'",
   };
-  const std::array<std::pair<std::string_view, std::string_view>, 6> marks{{
+  const std::array<std::pair<std::string_view, std::string_view>, 8> marks{{
       {"{running}", word[0]},
       {"{success}", word[1]},
       {"{failed}", word[2]},
       {"{load}", word[3]},
       {"{reconcile}", word[4]},
       {"{transient}", word[5]},
+      {"{start_columns}", "pipeline text, table_name text, trigger text, kind text"},
+      {"{end_columns}",
+       "status text, error text, error_kind text, window_lo text, window_hi text, watermark_after text,"
+       " rows_read bigint, rows_written bigint, horizon_lag_seconds double precision, horizon_held_by text,"
+       " watermark_ahead boolean, null_cursor_rows bigint, infinite_cursor_rows bigint, schema_drift text,"
+       " rows_deleted bigint, rows_missing bigint, rows_changed bigint, source_changes bigint,"
+       " unseen_changes bigint"},
   }};
   std::string out;
   out.reserve(sql.size());

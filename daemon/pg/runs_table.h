@@ -1,10 +1,13 @@
 // tidemark.runs, one row per run: the one owner of what a row says. The
 // words its status, kind, trigger and error_kind columns hold, the kind a
 // run is recorded as, and the texts of the statements over the rows
-// (PgStateStore's, StateReader's) spelled with those words. Constants
-// and free functions; thread-safe.
+// (PgStateStore's, StateReader's) spelled with those words, and a run's
+// start and end as its columns by name. Constants and free functions;
+// thread-safe.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -25,11 +28,32 @@ JobKind job_kind_named(std::string_view word);
 // every other trigger fires a load.
 JobKind job_kind_of(RunTrigger trigger);
 
-// `sql` with each mark of a word replaced by that word as a quoted
-// literal: {running} {success} {failed} (status), {load} {reconcile}
-// (kind), {transient} (error_kind). Literals rather than parameters: a
-// partial index (`where status = 'success'`) serves only a statement that
-// names the same constant. Other text is left as it is.
+// A column's value that may be missing, as JSON: null when it is.
+template <typename T>
+nlohmann::json column_value(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+// A run's start and its end as the run row's columns, by name: one JSON
+// object each, which a statement reads with jsonb_to_record(set) and the
+// column list {start_columns} or {end_columns} (below). The start's:
+// pipeline, table_name, trigger, kind; the end's: status, error,
+// error_kind, window_lo, window_hi, watermark_after, rows_read,
+// rows_written, the horizon's (horizon_lag_seconds, horizon_held_by,
+// watermark_ahead, null_cursor_rows, infinite_cursor_rows),
+// schema_drift, a reconcile's rows_deleted, rows_missing and
+// rows_changed, a watched load's source_changes and unseen_changes.
+nlohmann::json run_start_columns(const RunStart& start);
+nlohmann::json run_end_columns(const RunEnd& end);
+
+// `sql` with each mark replaced: a word's by that word as a quoted
+// literal, {running} {success} {failed} (status), {load} {reconcile}
+// (kind), {transient} (error_kind); {start_columns} and {end_columns} by
+// the names and types of the columns of run_start_columns and
+// run_end_columns, for jsonb_to_record's column list. Literals rather
+// than parameters: a partial index (`where status = 'success'`) serves
+// only a statement that names the same constant. Other text is left as
+// it is.
 std::string run_row_sql(std::string_view sql);
 
 }  // namespace tidemark

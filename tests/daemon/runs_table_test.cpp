@@ -3,6 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace tidemark {
 
 TEST_CASE("a statement's word marks become the run row's words as literals, other braces stay") {
@@ -24,6 +28,60 @@ TEST_CASE("a run's kind: a reconcile's run is a reconcile, every other trigger f
   CHECK(run_row_status_word(RunRowStatus::Running) == "running");
   CHECK(run_row_status_word(RunRowStatus::Success) == "success");
   CHECK(run_row_status_word(RunRowStatus::Failed) == "failed");
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+// The names in a jsonb_to_record column list, "a text, b bigint" -> {a, b}.
+std::vector<std::string> column_names(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at < list.size()) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    const std::size_t first = list.find_first_not_of(' ', at);
+    out.push_back(list.substr(first, list.find(' ', first) - first));
+    at = comma + 1;
+  }
+  return out;
+}
+
+std::vector<std::string> keys(const nlohmann::json& object) {
+  std::vector<std::string> out;
+  for (const auto& [key, value] : object.items()) out.push_back(key);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a run's start and end as columns: each value has its column in the list a statement reads them with") {
+  RunEnd end;
+  end.success = false;
+  end.error = "boom";
+  end.error_kind = ErrorKind::Permanent;
+  end.reconcile = ReconcileCounts{1, 2, 3};
+  const nlohmann::json failed = run_end_columns(end);
+  CHECK(failed["status"] == "failed");
+  CHECK(failed["error"] == "boom");
+  CHECK(failed["error_kind"] == "permanent");
+  CHECK(failed["rows_missing"] == 2);
+  CHECK(failed["unseen_changes"].is_null());
+  RunEnd succeeded;
+  succeeded.success = true;
+  CHECK(run_end_columns(succeeded)["status"] == "success");
+  CHECK(run_end_columns(succeeded)["error_kind"].is_null());
+
+  for (const auto& [mark, columns] :
+       {std::pair<const char*, nlohmann::json>{"{end_columns}", failed},
+        {"{start_columns}", run_start_columns(RunStart{{"p", "t"}, RunTrigger::Reconcile, std::nullopt})}}) {
+    std::vector<std::string> listed = column_names(run_row_sql(mark));
+    std::sort(listed.begin(), listed.end());
+    CHECK(listed == keys(columns));
+  }
+  CHECK(run_start_columns(RunStart{{"p", "t"}, RunTrigger::Reconcile, std::nullopt})["kind"] == "reconcile");
 }
 
 }  // namespace tidemark
