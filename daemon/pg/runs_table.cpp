@@ -109,4 +109,37 @@ std::string run_row_sql(std::string_view sql) {
   return out;
 }
 
+const std::string& prune_batch_sql() {
+  // The next batch of runs by run_id after the last batch's, and of them
+  // those to remove: a run is removed only once a later run of the same
+  // trigger on its table has succeeded, and never while running or while
+  // a watermark or a partition names it as its writer. run_id follows
+  // started_at (both are set by the statement that inserts the run), so
+  // the pass ends at the first batch that reaches a run inside the
+  // retention. The lock's two-integer key ('tide' in ASCII, then 1 for
+  // pruning) lives apart from the tables' one-bigint run locks.
+  static const std::string statement = run_row_sql(R"SQL(
+with lock as (select pg_try_advisory_xact_lock(1953064037, 1) as held),
+batch as (
+  select r.run_id, r.pipeline, r.table_name, r.trigger, r.status, r.started_at
+  from tidemark.runs r, lock
+  where lock.held and r.run_id > $2::bigint
+  order by r.run_id
+  limit $3::bigint),
+doomed as (
+  select b.run_id from batch b
+  where b.started_at < now() - $1::interval and b.status <> {running}
+    and exists (select from tidemark.runs n
+                where n.pipeline = b.pipeline and n.table_name = b.table_name and n.status = {success}
+                      and n.trigger = b.trigger and n.run_id > b.run_id)
+    and not exists (select from tidemark.watermarks w where w.last_run_id = b.run_id)
+    and not exists (select from tidemark.partitions p where p.run_id = b.run_id)),
+gone as (delete from tidemark.runs d where d.run_id in (select run_id from doomed) returning 1)
+select (select held from lock) as held, (select count(*) from gone) as deleted,
+       coalesce((select max(run_id) from batch), 0) as last_run_id,
+       coalesce((select bool_or(started_at >= now() - $1::interval) from batch), true) as reached
+)SQL");
+  return statement;
+}
+
 }  // namespace tidemark

@@ -1,9 +1,8 @@
 // tidemark.runs, one row per run: the one owner of what a row says. The
 // words its status, kind, trigger and error_kind columns hold, the kind a
 // run is recorded as, and the texts of the statements over the rows
-// (PgStateStore's, StateReader's) spelled with those words, and a run's
-// start and end as its columns by name. Constants and free functions;
-// thread-safe.
+// (PgStateStore's, StateReader's, the history's pruning) spelled with
+// those words. Constants and free functions; thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -55,5 +54,13 @@ nlohmann::json run_end_columns(const RunEnd& end);
 // only a statement that names the same constant. Other text is left as
 // it is.
 std::string run_row_sql(std::string_view sql);
+
+// One batch of the history's pruning (RunHistoryPruner): $1 the retention
+// as an interval, $2 the last run_id of the batch before (0 at first),
+// $3 the batch's size in rows. Returns one row: held (this member took
+// the pruning lock), deleted (rows removed), last_run_id (the batch's
+// last run, 0 when it was empty) and reached (the batch reached a run
+// inside the retention, or the end).
+const std::string& prune_batch_sql();
 
 }  // namespace tidemark
