@@ -192,6 +192,24 @@ create table tidemark.snapshot_horizons (
   primary key (pipeline, table_name)
 );
 )SQL"},
+      // What a run is, apart from what fired it: 'load' or 'reconcile'
+      // (the job kinds), so that trigger keeps meaning only what fired it.
+      // Earlier rows take theirs from trigger. A row whose trigger is
+      // 'reconcile' must say it is one: a writer that knows no kind (a
+      // binary before this version, still running beside one after it)
+      // fails its reconcile's row instead of recording it as a load. The
+      // reads by kind get the indexes the reads by trigger had.
+      {15, "runs: the job kind of each run", R"SQL(
+alter table tidemark.runs
+  add column kind text not null default 'load' check (kind in ('load', 'reconcile'));
+update tidemark.runs set kind = 'reconcile' where trigger = 'reconcile';
+alter table tidemark.runs
+  add constraint runs_reconcile_kind check (kind = 'reconcile' or trigger is distinct from 'reconcile');
+create index runs_kind_latest on tidemark.runs (pipeline, table_name, kind, run_id desc);
+create index runs_kind_success on tidemark.runs (pipeline, table_name, kind, run_id desc) where status = 'success';
+drop index tidemark.runs_reconcile;
+drop index tidemark.runs_reconcile_latest;
+)SQL"},
   };
   return migrations;
 }

@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "daemon/pg/result_columns.h"
+#include "daemon/pg/runs_table.h"
+
 namespace tidemark {
 namespace {
 
@@ -47,20 +50,23 @@ std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& tex
 }
 
 // What open_run and read_tables read of `table`, from row `row` of `r`:
-// columns 2 and 3 its watermark's value and value_type, 4 its loaded
-// columns, 5 and 6 its snapshot horizon.
-OpenedRun opened_table(const PgResult& r, int row, const TableKey& table) {
+// its watermark's value and value_type, its loaded columns and its
+// snapshot horizon (source_xmin, target_xmin).
+OpenedRun opened_table(const PgResult& r, const ResultColumns& c, int row, const TableKey& table) {
   OpenedRun out;
-  if (!r.is_null(row, 2)) {
-    const auto value = cursor_from_stored(r.text(row, 3), r.text(row, 2));
-    if (value) {
-      out.watermark = StoredWatermark{*value, r.text(row, 3) == kSnapshotValueType};
+  const int value = c("value"), value_type = c("value_type"), columns = c("columns"), source_xmin = c("source_xmin");
+  if (!r.is_null(row, value)) {
+    const auto stored = cursor_from_stored(r.text(row, value_type), r.text(row, value));
+    if (stored) {
+      out.watermark = StoredWatermark{*stored, r.text(row, value_type) == kSnapshotValueType};
     } else {
-      out.unreadable_watermark = "stored watermark of " + table.display() + ": " + value.error();
+      out.unreadable_watermark = "stored watermark of " + table.display() + ": " + stored.error();
     }
   }
-  if (!r.is_null(row, 4)) out.loaded_columns = columns_from_json(r.text(row, 4));
-  if (!r.is_null(row, 5)) out.snapshot_horizon = SnapshotHorizon{r.integer(row, 5), r.integer(row, 6)};
+  if (!r.is_null(row, columns)) out.loaded_columns = columns_from_json(r.text(row, columns));
+  if (!r.is_null(row, source_xmin)) {
+    out.snapshot_horizon = SnapshotHorizon{r.integer(row, source_xmin), r.integer(row, c("target_xmin"))};
+  }
   return out;
 }
 
@@ -156,34 +162,36 @@ Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
     // lock proves dead only the runs of its own window, and a partition
     // has no watermark (one left from an incremental past is not its).
     const TableKey& table = start.table;
-    const PgResult r = connection_.exec_prepared(R"SQL(
+    static const std::string statement = run_row_sql(R"SQL(
 with abandoned as (
-  update tidemark.runs set status = 'failed', finished_at = now(), error_kind = 'transient',
+  update tidemark.runs set status = {failed}, finished_at = now(), error_kind = {transient},
          error = 'abandoned: found running by a later run that holds the lock'
-  where pipeline = $1 and table_name = $2 and status = 'running' and ($6::text is null or window_lo = $6)
+  where pipeline = $1 and table_name = $2 and status = {running} and ($6::text is null or window_lo = $6)
   returning 1),
 stored as (
   select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2 and $6::text is null),
 started as (
-  insert into tidemark.runs (pipeline, table_name, trigger, watermark_before, status, host, pid, window_lo, window_hi,
-                             scheduled_for)
-  values ($1, $2, $3, (select value from stored), 'running', $4, $5, $6, $7, to_timestamp($8::bigint))
+  insert into tidemark.runs (pipeline, table_name, trigger, kind, watermark_before, status, host, pid, window_lo,
+                             window_hi, scheduled_for)
+  select s.pipeline, s.table_name, s.trigger, s.kind, (select value from stored), {running}, $4, $5, $6, $7,
+         to_timestamp($8::bigint)
+  from jsonb_to_record($3::jsonb) as s({start_columns})
   returning run_id)
-select (select run_id from started), (select count(*) from abandoned), value, value_type,
-       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2),
+select (select run_id from started) as run_id, (select count(*) from abandoned) as abandoned, value, value_type,
+       (select columns::text from tidemark.loaded_columns where pipeline = $1 and table_name = $2) as columns,
        h.source_xmin, h.target_xmin
 from (select 1) one left join stored on true
   left join tidemark.snapshot_horizons h on h.pipeline = $1 and h.table_name = $2 and $6::text is null
-)SQL",
-                                        {table.pipeline, table.table, std::string(run_trigger_name(start.trigger)),
-                                         host_, std::to_string(::getpid()), window_text(start.window, &Window::lo),
-                                         window_text(start.window, &Window::hi),
-                                         firing_ ? std::optional<std::string>(std::to_string(
-                                                       firing_->time_since_epoch().count()))
-                                                 : std::nullopt});
-    OpenedRun out = opened_table(r, 0, table);
-    out.run = r.integer(0, 0);
-    out.abandoned = static_cast<int>(r.integer(0, 1));
+)SQL");
+    const PgResult r = connection_.exec_prepared(
+        statement, {table.pipeline, table.table, run_start_columns(start).dump(), host_, std::to_string(::getpid()),
+                    window_text(start.window, &Window::lo), window_text(start.window, &Window::hi),
+                    firing_ ? std::optional<std::string>(std::to_string(firing_->time_since_epoch().count()))
+                            : std::nullopt});
+    const ResultColumns c(r);
+    OpenedRun out = opened_table(r, c, 0, table);
+    out.run = r.integer(0, c("run_id"));
+    out.abandoned = static_cast<int>(r.integer(0, c("abandoned")));
     return out;
   } catch (const PgError& e) {
     return e.as_error();
@@ -202,83 +210,94 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   const auto held = holder_pid_.find(run_lock_key(step.lock));
   const int holder = held != holder_pid_.end() ? held->second : 0;  // 0: no process
   const char* mode = !step.move ? "none" : step.move->expected ? "update" : "insert";
-  const std::optional<CursorValue> next = step.move ? std::optional<CursorValue>(step.move->next) : std::nullopt;
-  const std::optional<CursorValue> expected = step.move ? step.move->expected : std::nullopt;
-  std::optional<std::string> done_lo;
-  std::optional<std::string> done_hi;
+  // Its values by name, as the statement reads them.
+  nlohmann::json fields = {
+      {"pipeline", step.lock.table.pipeline},
+      {"table_name", step.lock.table.table},
+      {"run_id", step.run},
+      {"holder", holder},
+      {"mode", mode},
+      {"expected", column_value(step.move ? optional_cursor_text(step.move->expected) : std::nullopt)},
+      {"next", column_value(step.move ? optional_cursor_text(step.move->next) : std::nullopt)},
+      {"value_type", step.move ? nlohmann::json(std::string(step.move->snapshot ? kSnapshotValueType
+                                                                                : cursor_type_name(step.move->next.type)))
+                               : nlohmann::json()},
+      {"window_lo", column_value(window_text(step.window, &Window::lo))},
+      {"window_hi", column_value(window_text(step.window, &Window::hi))},
+      {"rows_read", step.counts.rows_read},
+      {"rows_written", step.counts.rows_written},
+      {"rows_deleted", step.reconcile ? nlohmann::json(step.reconcile->deleted) : nlohmann::json()},
+      {"rows_missing", step.reconcile ? nlohmann::json(step.reconcile->missing) : nlohmann::json()},
+      {"rows_changed", step.reconcile ? nlohmann::json(step.reconcile->changed) : nlohmann::json()},
+      {"columns", column_value(columns_json(step.loaded_columns))},
+      {"source_xmin", step.snapshot_horizon ? nlohmann::json(step.snapshot_horizon->source) : nlohmann::json()},
+      {"target_xmin", step.snapshot_horizon ? nlohmann::json(step.snapshot_horizon->target) : nlohmann::json()},
+  };
   if (step.partition_done && step.lock.partition) {
-    done_lo = epoch_text(step.lock.partition->lo);
-    done_hi = epoch_text(step.lock.partition->hi);
+    fields["done_lo"] = unix_seconds(step.lock.partition->lo);
+    fields["done_hi"] = unix_seconds(step.lock.partition->hi);
   }
   try {
-    const PgResult r = tx.exec_prepared(R"SQL(
-with lock as (select pg_backend_pid() = $7::int as held),
+    static const std::string statement = run_row_sql(R"SQL(
+with s as (
+  select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
+       expected text, next text, value_type text, window_lo text, window_hi text, rows_read bigint,
+       rows_written bigint, rows_deleted bigint, rows_missing bigint, rows_changed bigint, done_lo bigint,
+       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint)),
+lock as (select pg_backend_pid() = s.holder as held from s),
 moved as (
-  update tidemark.watermarks set value = $3, value_type = $4, updated_at = now(), last_run_id = $5,
-         moved_at = case when value is distinct from $3 then now() else moved_at end
-  where $13 = 'update' and (select held from lock) and pipeline = $1 and table_name = $2 and value = $6
-        and value_type = $4
+  update tidemark.watermarks w set value = s.next, value_type = s.value_type, updated_at = now(),
+         last_run_id = s.run_id, moved_at = case when w.value is distinct from s.next then now() else w.moved_at end
+  from s
+  where s.mode = 'update' and (select held from lock) and w.pipeline = s.pipeline and w.table_name = s.table_name
+        and w.value = s.expected and w.value_type = s.value_type
   returning 1),
 created as (
   insert into tidemark.watermarks (pipeline, table_name, value, value_type, moved_at, updated_at, last_run_id)
-  select $1, $2, $3, $4, now(), now(), $5 where $13 = 'insert' and (select held from lock)
+  select s.pipeline, s.table_name, s.next, s.value_type, now(), now(), s.run_id from s
+  where s.mode = 'insert' and (select held from lock)
   on conflict do nothing
   returning 1),
 written as (
-  select (select held from lock) and ($13 = 'none' or exists (select 1 from moved) or exists (select 1 from created))
-         as ok),
+  select (select held from lock)
+         and ((select mode from s) = 'none' or exists (select 1 from moved) or exists (select 1 from created)) as ok),
 done as (
   insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)
-  select $1, $2, to_timestamp($14), to_timestamp($15), 'done', $5, now()
-  where $14::bigint is not null and (select ok from written)
+  select s.pipeline, s.table_name, to_timestamp(s.done_lo), to_timestamp(s.done_hi), 'done', s.run_id, now() from s
+  where s.done_lo is not null and (select ok from written)
   on conflict (pipeline, table_name, partition_lo) do update
   set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()),
 run as (
-  update tidemark.runs set window_lo = coalesce(window_lo, $8), window_hi = coalesce($9, window_hi),
-         watermark_after = coalesce($10, watermark_after), rows_read = rows_read + $11,
-         rows_written = rows_written + $12
-         , rows_deleted = case when $17::bigint is null then rows_deleted else coalesce(rows_deleted, 0) + $17 end
-         , rows_missing = case when $18::bigint is null then rows_missing else coalesce(rows_missing, 0) + $18 end
-         , rows_changed = case when $19::bigint is null then rows_changed else coalesce(rows_changed, 0) + $19 end
-  where run_id = $5 and (select ok from written)),
+  update tidemark.runs r set window_lo = coalesce(r.window_lo, s.window_lo), window_hi = coalesce(s.window_hi, r.window_hi),
+         watermark_after = coalesce(s.next, r.watermark_after), rows_read = r.rows_read + s.rows_read,
+         rows_written = r.rows_written + s.rows_written,
+         rows_deleted = case when s.rows_deleted is null then r.rows_deleted
+                             else coalesce(r.rows_deleted, 0) + s.rows_deleted end,
+         rows_missing = case when s.rows_missing is null then r.rows_missing
+                             else coalesce(r.rows_missing, 0) + s.rows_missing end,
+         rows_changed = case when s.rows_changed is null then r.rows_changed
+                             else coalesce(r.rows_changed, 0) + s.rows_changed end
+  from s
+  where r.run_id = s.run_id and (select ok from written)),
 shape as (
   insert into tidemark.loaded_columns (pipeline, table_name, columns, changed_at, run_id)
-  select $1, $2, $16::text::jsonb, now(), $5 where $16::text is not null and (select ok from written)
+  select s.pipeline, s.table_name, s.columns::jsonb, now(), s.run_id from s
+  where s.columns is not null and (select ok from written)
   on conflict (pipeline, table_name) do update
   set columns = excluded.columns, changed_at = now(), run_id = excluded.run_id),
 horizon as (
   insert into tidemark.snapshot_horizons (pipeline, table_name, source_xmin, target_xmin, run_id)
-  select $1, $2, $20, $21, $5 where $20::bigint is not null and (select ok from written)
+  select s.pipeline, s.table_name, s.source_xmin, s.target_xmin, s.run_id from s
+  where s.source_xmin is not null and (select ok from written)
   on conflict (pipeline, table_name) do update
   set source_xmin = excluded.source_xmin, target_xmin = excluded.target_xmin, run_id = excluded.run_id)
-select (select held from lock), (select ok from written)
-)SQL",
-                               {step.lock.table.pipeline, step.lock.table.table, optional_cursor_text(next),
-                                next ? std::optional<std::string>(step.move->snapshot
-                                                                      ? std::string(kSnapshotValueType)
-                                                                      : std::string(cursor_type_name(next->type)))
-                                     : std::nullopt,
-                                std::to_string(step.run), optional_cursor_text(expected),
-                                std::to_string(holder),
-                                window_text(step.window, &Window::lo), window_text(step.window, &Window::hi),
-                                optional_cursor_text(next), std::to_string(step.counts.rows_read),
-                                std::to_string(step.counts.rows_written), std::string(mode),
-                                done_lo, done_hi, columns_json(step.loaded_columns),
-                                step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->deleted))
-                                               : std::nullopt,
-                                step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->missing))
-                                               : std::nullopt,
-                                step.reconcile ? std::optional<std::string>(std::to_string(step.reconcile->changed))
-                                               : std::nullopt,
-                                step.snapshot_horizon
-                                    ? std::optional<std::string>(std::to_string(step.snapshot_horizon->source))
-                                    : std::nullopt,
-                                step.snapshot_horizon
-                                    ? std::optional<std::string>(std::to_string(step.snapshot_horizon->target))
-                                    : std::nullopt});
+select (select held from lock) as held, (select ok from written) as written
+)SQL");
+    const PgResult r = tx.exec_prepared(statement, {fields.dump()});
+    const ResultColumns c(r);
     StepRecorded out;
-    out.lock_held = r.boolean(0, 0);
-    out.written = r.boolean(0, 1);
+    out.lock_held = r.boolean(0, c("held"));
+    out.written = r.boolean(0, c("written"));
     if (out.lock_held && !out.written && step.move) {
       // What the other writer left, for the message: read again, since the
       // statement's snapshot predates the write that beat it.
@@ -348,8 +367,8 @@ Result<TablesRead> PgStateStore::read_tables(const std::vector<TableKey>& tables
   try {
     // The columns opened_table() reads, as open_run's.
     const PgResult r = connection_.exec_prepared(R"SQL(
-select t.n, 0, w.value, w.value_type, l.columns::text, h.source_xmin, h.target_xmin,
-       (extract(epoch from now()) * 1000000)::bigint
+select w.value, w.value_type, l.columns::text as columns, h.source_xmin, h.target_xmin,
+       (extract(epoch from now()) * 1000000)::bigint as now
 from jsonb_to_recordset($1::jsonb) as t(n int, pipeline text, table_name text)
   left join tidemark.watermarks w on w.pipeline = t.pipeline and w.table_name = t.table_name
   left join tidemark.loaded_columns l on l.pipeline = t.pipeline and l.table_name = t.table_name
@@ -358,10 +377,11 @@ order by t.n
 )SQL",
                                                  {asked.dump()});
     if (r.rows() != static_cast<int>(tables.size())) std::abort();  // one row per table asked
+    const ResultColumns c(r);
     TablesRead out;
     for (int row = 0; row < r.rows(); ++row) {
-      out.tables.push_back(opened_table(r, row, tables[static_cast<std::size_t>(row)]));
-      out.at = r.integer(row, 7);
+      out.tables.push_back(opened_table(r, c, row, tables[static_cast<std::size_t>(row)]));
+      out.at = r.integer(row, c("now"));
     }
     return out;
   } catch (const PgError& e) {
@@ -371,36 +391,20 @@ order by t.n
 
 Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std::vector<QuietRun>& runs) {
   nlohmann::json asked = nlohmann::json::array();
-  const auto text_or_null = [](const std::optional<std::string>& t) { return t ? nlohmann::json(*t) : nlohmann::json(); };
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const QuietRun& q = runs[i];
-    const TableKey& table = q.start.table;
-    const auto held = holder_pid_.find(run_lock_key(RunLock{table, std::nullopt}));
-    const RunEnd& end = q.end;
-    nlohmann::json row = {
+    const auto held = holder_pid_.find(run_lock_key(RunLock{q.start.table, std::nullopt}));
+    nlohmann::json row = run_start_columns(q.start);
+    row.update(run_end_columns(q.end));
+    row.update({
         {"n", i},
-        {"pipeline", table.pipeline},
-        {"table_name", table.table},
-        {"trigger", std::string(run_trigger_name(q.start.trigger))},
         {"scheduled", q.scheduled ? nlohmann::json(q.scheduled->time_since_epoch().count()) : nlohmann::json()},
         {"started", q.started},
         {"holder", held != holder_pid_.end() ? held->second : 0},
-        {"expected", text_or_null(q.move ? optional_cursor_text(q.move->expected) : std::nullopt)},
-        {"next", text_or_null(q.move ? optional_cursor_text(q.move->next) : std::nullopt)},
+        {"expected", column_value(q.move ? optional_cursor_text(q.move->expected) : std::nullopt)},
+        {"next", column_value(q.move ? optional_cursor_text(q.move->next) : std::nullopt)},
         {"value_type", q.move ? nlohmann::json(std::string(cursor_type_name(q.move->next.type))) : nlohmann::json()},
-        {"window_lo", text_or_null(window_text(end.window, &Window::lo))},
-        {"window_hi", text_or_null(window_text(end.window, &Window::hi))},
-        {"watermark_after", text_or_null(optional_cursor_text(end.watermark_after))},
-        {"lag", end.horizon.lag_seconds ? nlohmann::json(*end.horizon.lag_seconds) : nlohmann::json()},
-        {"held_by", end.horizon.held_by},
-        {"ahead", end.horizon.watermark_ahead},
-        {"null_rows", end.horizon.null_cursor_rows ? nlohmann::json(*end.horizon.null_cursor_rows) : nlohmann::json()},
-        {"infinite_rows",
-         end.horizon.infinite_cursor_rows ? nlohmann::json(*end.horizon.infinite_cursor_rows) : nlohmann::json()},
-        {"drift", text_or_null(end.schema_drift)},
-        {"source_changes", end.changes ? nlohmann::json(end.changes->counted) : nlohmann::json()},
-        {"unseen", end.changes ? nlohmann::json(end.changes->unseen) : nlohmann::json()},
-    };
+    });
     if (q.move && q.move->snapshot) std::abort();  // a batch runs incremental tables only
     asked.push_back(row);
   }
@@ -409,13 +413,11 @@ Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std:
     // is held by this session's process and its watermark is where the
     // batch found it, as record_step writes a step. The watermark it
     // started from is the one it expected: a batch runs tables with one.
-    const PgResult r = connection_.exec_prepared(R"SQL(
+    static const std::string statement = run_row_sql(R"SQL(
 with asked as (
   select a.*, nextval(pg_get_serial_sequence('tidemark.runs', 'run_id')) as run_id, pg_backend_pid() = a.holder as held
-  from jsonb_to_recordset($1::jsonb) as a(n int, pipeline text, table_name text, trigger text, scheduled bigint,
-       started bigint, holder int, expected text, next text, value_type text, window_lo text, window_hi text,
-       watermark_after text, lag double precision, held_by text, ahead boolean, null_rows bigint,
-       infinite_rows bigint, drift text, source_changes bigint, unseen bigint)),
+  from jsonb_to_recordset($1::jsonb) as a(n int, {start_columns}, {end_columns}, scheduled bigint, started bigint,
+       holder int, expected text, next text, value_type text)),
 moved as (
   update tidemark.watermarks w set value = a.next, value_type = a.value_type, updated_at = now(),
          last_run_id = a.run_id, moved_at = case when w.value is distinct from a.next then now() else w.moved_at end
@@ -426,32 +428,35 @@ moved as (
 judged as (
   select a.*, a.held and (a.next is null or a.n in (select n from moved)) as ok from asked a),
 abandoned as (
-  update tidemark.runs r set status = 'failed', finished_at = now(), error_kind = 'transient',
+  update tidemark.runs r set status = {failed}, finished_at = now(), error_kind = {transient},
          error = 'abandoned: found running by a later run that holds the lock'
   from judged j
-  where j.ok and r.pipeline = j.pipeline and r.table_name = j.table_name and r.status = 'running'
+  where j.ok and r.pipeline = j.pipeline and r.table_name = j.table_name and r.status = {running}
   returning 1),
 written as (
-  insert into tidemark.runs (run_id, pipeline, table_name, trigger, watermark_before, status, host, pid,
+  insert into tidemark.runs (run_id, pipeline, table_name, trigger, kind, watermark_before, status, host, pid,
                              scheduled_for, started_at, finished_at, window_lo, window_hi, watermark_after,
                              rows_read, rows_written, horizon_lag_seconds, horizon_held_by, watermark_ahead,
                              null_cursor_rows, infinite_cursor_rows, schema_drift, source_changes, unseen_changes)
-  select j.run_id, j.pipeline, j.table_name, j.trigger,
+  select j.run_id, j.pipeline, j.table_name, j.trigger, j.kind,
          (select w.value from tidemark.watermarks w where w.pipeline = j.pipeline and w.table_name = j.table_name),
-         'success', $2, $3, to_timestamp(j.scheduled), 'epoch'::timestamptz + j.started * interval '1 microsecond',
-         now(), j.window_lo, j.window_hi, j.watermark_after, 0, 0, j.lag, nullif(j.held_by, ''), j.ahead,
-         j.null_rows, j.infinite_rows, j.drift, j.source_changes, j.unseen
+         {success}, $2, $3, to_timestamp(j.scheduled), 'epoch'::timestamptz + j.started * interval '1 microsecond',
+         now(), j.window_lo, j.window_hi, j.watermark_after, 0, 0, j.horizon_lag_seconds, nullif(j.horizon_held_by, ''),
+         j.watermark_ahead, j.null_cursor_rows, j.infinite_cursor_rows, j.schema_drift, j.source_changes,
+         j.unseen_changes
   from judged j where j.ok
   returning 1)
 select n, ok, run_id from judged order by n
-)SQL",
-                                                 {asked.dump(), host_, std::to_string(::getpid())});
+)SQL");
+    const PgResult r = connection_.exec_prepared(statement, {asked.dump(), host_, std::to_string(::getpid())});
     if (r.rows() != static_cast<int>(runs.size())) std::abort();  // one row per run asked
+    const ResultColumns c(r);
+    const int ok = c("ok"), run_id = c("run_id");
     std::vector<QuietRunRecorded> out;
     for (int row = 0; row < r.rows(); ++row) {
       QuietRunRecorded recorded;
-      recorded.written = r.boolean(row, 1);
-      if (recorded.written) recorded.run = r.integer(row, 2);
+      recorded.written = r.boolean(row, ok);
+      if (recorded.written) recorded.run = r.integer(row, run_id);
       out.push_back(recorded);
     }
     return out;
@@ -463,36 +468,20 @@ select n, ok, run_id from judged order by n
 Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
   try {
     connection_.rollback_quietly();
-    connection_.exec_prepared(
-        "update tidemark.runs set status = $2, error = $3, finished_at = now(),"
-        " window_lo = coalesce($4, window_lo), window_hi = coalesce($5, window_hi),"
-        " watermark_after = coalesce($6, watermark_after), rows_read = $7, rows_written = $8,"
-        " horizon_lag_seconds = $9, horizon_held_by = nullif($10, ''), watermark_ahead = $11,"
-        " null_cursor_rows = $12, error_kind = $13, schema_drift = $14,"
-        " rows_deleted = coalesce($15::bigint, rows_deleted), rows_missing = coalesce($16::bigint, rows_missing),"
-        " infinite_cursor_rows = $17, rows_changed = coalesce($18::bigint, rows_changed),"
-        " source_changes = $19, unseen_changes = $20"
-        " where run_id = $1",
-        {std::to_string(run), std::string(end.success ? "success" : "failed"),
-         end.success ? std::nullopt : std::optional<std::string>(end.error),
-         end.window ? std::optional<std::string>(cursor_to_text(end.window->lo)) : std::nullopt,
-         end.window ? std::optional<std::string>(cursor_to_text(end.window->hi)) : std::nullopt,
-         optional_cursor_text(end.watermark_after), std::to_string(end.rows_read), std::to_string(end.rows_written),
-         end.horizon.lag_seconds ? std::optional<std::string>(std::to_string(*end.horizon.lag_seconds)) : std::nullopt,
-         end.horizon.held_by, std::string(end.horizon.watermark_ahead ? "true" : "false"),
-         end.horizon.null_cursor_rows ? std::optional<std::string>(std::to_string(*end.horizon.null_cursor_rows))
-                                      : std::nullopt,
-         end.success ? std::nullopt
-                     : std::optional<std::string>(error_kind_name(end.error_kind)),
-         end.schema_drift,
-         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->deleted)) : std::nullopt,
-         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->missing)) : std::nullopt,
-         end.horizon.infinite_cursor_rows
-             ? std::optional<std::string>(std::to_string(*end.horizon.infinite_cursor_rows))
-             : std::nullopt,
-         end.reconcile ? std::optional<std::string>(std::to_string(end.reconcile->changed)) : std::nullopt,
-         end.changes ? std::optional<std::string>(std::to_string(end.changes->counted)) : std::nullopt,
-         end.changes ? std::optional<std::string>(std::to_string(end.changes->unseen)) : std::nullopt});
+    static const std::string statement = run_row_sql(R"SQL(
+update tidemark.runs r set status = e.status, error = e.error, error_kind = e.error_kind, finished_at = now(),
+       window_lo = coalesce(e.window_lo, r.window_lo), window_hi = coalesce(e.window_hi, r.window_hi),
+       watermark_after = coalesce(e.watermark_after, r.watermark_after), rows_read = e.rows_read,
+       rows_written = e.rows_written, horizon_lag_seconds = e.horizon_lag_seconds,
+       horizon_held_by = nullif(e.horizon_held_by, ''), watermark_ahead = e.watermark_ahead,
+       null_cursor_rows = e.null_cursor_rows, infinite_cursor_rows = e.infinite_cursor_rows,
+       schema_drift = e.schema_drift, rows_deleted = coalesce(e.rows_deleted, r.rows_deleted),
+       rows_missing = coalesce(e.rows_missing, r.rows_missing), rows_changed = coalesce(e.rows_changed, r.rows_changed),
+       source_changes = e.source_changes, unseen_changes = e.unseen_changes
+from jsonb_to_record($2::jsonb) as e({end_columns})
+where r.run_id = $1
+)SQL");
+    connection_.exec_prepared(statement, {std::to_string(run), run_end_columns(end).dump()});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();
@@ -503,15 +492,17 @@ Result<std::optional<ChangeCount>> PgStateStore::last_change_count(const TableKe
   try {
     // What was unseen is seen once a reconcile succeeded after it: that
     // reconcile copied the changed rows again and deleted the gone ones.
-    const PgResult r = connection_.exec_prepared(
+    static const std::string statement = run_row_sql(
         "select l.source_changes, case when exists (select 1 from tidemark.runs c where c.pipeline = $1"
-        " and c.table_name = $2 and c.trigger = 'reconcile' and c.status = 'success' and c.run_id > l.run_id)"
-        " then 0 else coalesce(l.unseen_changes, 0) end"
+        " and c.table_name = $2 and c.kind = {reconcile} and c.status = {success} and c.run_id > l.run_id)"
+        " then 0 else coalesce(l.unseen_changes, 0) end as unseen_changes"
         " from (select run_id, source_changes, unseen_changes from tidemark.runs where pipeline = $1"
-        " and table_name = $2 and source_changes is not null order by run_id desc limit 1) l",
-        {table.pipeline, table.table});
+        " and table_name = $2 and source_changes is not null order by run_id desc limit 1) l");
+    const PgResult r = connection_.exec_prepared(statement, {table.pipeline, table.table});
     if (r.rows() == 0) return std::optional<ChangeCount>();
-    return std::optional<ChangeCount>(ChangeCount{r.integer(0, 0), r.integer(0, 1)});
+    const ResultColumns c(r);
+    return std::optional<ChangeCount>(
+        ChangeCount{r.integer(0, c("source_changes")), r.integer(0, c("unseen_changes"))});
   } catch (const PgError& e) {
     return e.as_error();
   }

@@ -30,8 +30,8 @@ class RunHistoryPruner {
 
   // One pass over the runs that started before now() - retention (the
   // state database's clock), oldest first. A run is removed only once a
-  // later run of the same kind (trigger) on the same table has succeeded,
-  // so each table keeps its last run and last success of each kind and
+  // later run of the same trigger on the same table has succeeded,
+  // so each table keeps its last run and last success of each trigger and
   // every failure since (its current failure streak); nor a run still
   // `running`, nor one a watermark or a partition names as its writer.
   // Watermark resets are never touched. Each batch takes a transaction

@@ -5,6 +5,8 @@
 
 #include "core/watermark/cursor_value.h"
 #include "core/time/instant_text.h"
+#include "daemon/pg/result_columns.h"
+#include "daemon/pg/runs_table.h"
 
 namespace tidemark {
 namespace {
@@ -116,22 +118,25 @@ Result<TableStatesReading> StateReader::table_states(const std::vector<TableKey>
     // so are a reconcile's counts (version 6). Reconciles are runs of
     // their own: the latest run, the last success and the failures are
     // the loads'.
-    const PgResult r = connection_.exec_prepared("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
-select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8,
-       l.run_id, l.status, extract(epoch from l.started_at)::float8, extract(epoch from l.finished_at)::float8,
-       l.rows_written, l.error,
-       f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows,
-       extract(epoch from s.finished_at)::float8,
-       extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
-       extract(epoch from now())::float8,
-       f.status, f.error, f.error_kind, x.failures, extract(epoch from x.since)::float8, f.schema_drift,
-       rc.rows_deleted, rc.rows_missing, extract(epoch from rc.finished_at)::float8,
-       rl.status, rl.error, extract(epoch from rl.finished_at)::float8, f.infinite_cursor_rows, rc.rows_changed,
-       case when f.run_id < coalesce(rc.run_id, 0) then 0 else f.unseen_changes end
+    static const std::string statement = run_row_sql("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
+select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8 as moved_at,
+       l.run_id as last_run_id, l.status as last_status, extract(epoch from l.started_at)::float8 as last_started_at,
+       extract(epoch from l.finished_at)::float8 as last_finished_at, l.rows_written as last_rows_written,
+       l.error as last_error,
+       f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows, f.infinite_cursor_rows,
+       extract(epoch from s.finished_at)::float8 as success_at,
+       extract(epoch from p.partition_hi)::float8 as partition_hi, extract(epoch from p.moved_at)::float8 as partition_moved_at,
+       extract(epoch from now())::float8 as now,
+       f.status as finished_status, f.error as finished_error, f.error_kind as finished_error_kind,
+       x.failures, extract(epoch from x.since)::float8 as failing_since, f.schema_drift,
+       rc.rows_deleted, rc.rows_missing, rc.rows_changed, extract(epoch from rc.finished_at)::float8 as reconciled_at,
+       rl.status as reconcile_status, rl.error as reconcile_error,
+       extract(epoch from rl.finished_at)::float8 as reconcile_finished_at,
+       case when f.run_id < coalesce(rc.run_id, 0) then 0 else f.unseen_changes end as unseen_changes
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger <> 'reconcile'
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {load}
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
                           status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
@@ -139,72 +144,90 @@ left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead,
                           (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows,
                           (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes, run_id
                    from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
-                         and r.trigger <> 'reconcile'
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
+                         and r.kind = {load}
                    order by run_id desc limit 1) f on true
 left join lateral (select run_id, finished_at from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
-                         and r.trigger <> 'reconcile'
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success}
+                         and r.kind = {load}
                    order by run_id desc limit 1) s on true
 left join lateral (select count(*) as failures, min(finished_at) as since from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'failed'
-                         and r.trigger <> 'reconcile' and r.run_id > coalesce(s.run_id, 0)) x on true
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {failed}
+                         and r.kind = {load} and r.run_id > coalesce(s.run_id, 0)) x on true
 left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_deleted,
                           (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing,
                           (to_jsonb(r) ->> 'rows_changed')::bigint as rows_changed, finished_at, run_id
                    from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
-                         and r.trigger = 'reconcile'
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success}
+                         and r.kind = {reconcile}
                    order by run_id desc limit 1) rc on true
 left join lateral (select status, error, finished_at from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> 'running'
-                         and r.trigger = 'reconcile'
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
+                         and r.kind = {reconcile}
                    order by run_id desc limit 1) rl on true
 )SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
-)SQL",
-                                        {asked.dump()});
+)SQL");
+    const PgResult r = connection_.exec_prepared(statement, {asked.dump()});
+    const ResultColumns c(r);
+    const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
+              value_type = c("value_type"), moved_at = c("moved_at"), partition_hi = c("partition_hi"),
+              partition_moved_at = c("partition_moved_at");
+    const int last_run_id = c("last_run_id"), last_status = c("last_status"), last_started_at = c("last_started_at"),
+              last_finished_at = c("last_finished_at"), last_rows_written = c("last_rows_written"),
+              last_error = c("last_error");
+    const int lag = c("horizon_lag_seconds"), held_by = c("horizon_held_by"), ahead = c("watermark_ahead"),
+              null_rows = c("null_cursor_rows"), infinite_rows = c("infinite_cursor_rows"), success_at = c("success_at");
+    const int finished_status = c("finished_status"), finished_error = c("finished_error"),
+              finished_error_kind = c("finished_error_kind"), failures = c("failures"),
+              failing_since = c("failing_since"), schema_drift = c("schema_drift"), unseen = c("unseen_changes");
+    const int rows_deleted = c("rows_deleted"), rows_missing = c("rows_missing"), rows_changed = c("rows_changed"),
+              reconciled_at = c("reconciled_at"), reconcile_status = c("reconcile_status"),
+              reconcile_error = c("reconcile_error"), reconcile_finished_at = c("reconcile_finished_at");
+    const std::string failed(run_row_status_word(RunRowStatus::Failed));
     TableStatesReading out;
-    out.now = std::stod(r.text(0, 18));
+    out.now = std::stod(r.text(0, c("now")));
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.is_null(i, 0)) continue;  // the clock's row when no table was asked
+      if (r.is_null(i, pipeline)) continue;  // the clock's row when no table was asked
       TableState s;
-      s.table = TableKey{r.text(i, 0), r.text(i, 1)};
-      apply_watermark(s, r.optional_text(i, 2), r.optional_text(i, 3), optional_double(r, i, 4),
-                      optional_double(r, i, 16), optional_double(r, i, 17));
-      if (!r.is_null(i, 5)) {
+      s.table = TableKey{r.text(i, pipeline), r.text(i, table_name)};
+      apply_watermark(s, r.optional_text(i, value), r.optional_text(i, value_type), optional_double(r, i, moved_at),
+                      optional_double(r, i, partition_hi), optional_double(r, i, partition_moved_at));
+      if (!r.is_null(i, last_run_id)) {
         LatestRun run;
-        run.run_id = r.integer(i, 5);
-        run.status = r.text(i, 6);
-        run.started_at = std::stod(r.text(i, 7));
-        run.finished_at = optional_double(r, i, 8);
-        run.rows_written = optional_integer(r, i, 9).value_or(0);
-        run.error = r.optional_text(i, 10);
+        run.run_id = r.integer(i, last_run_id);
+        run.status = r.text(i, last_status);
+        run.started_at = std::stod(r.text(i, last_started_at));
+        run.finished_at = optional_double(r, i, last_finished_at);
+        run.rows_written = optional_integer(r, i, last_rows_written).value_or(0);
+        run.error = r.optional_text(i, last_error);
         s.last_run = run;
       }
-      s.horizon_lag_seconds = optional_double(r, i, 11);
-      s.horizon_held_by = r.optional_text(i, 12);
-      s.ahead_of_source = !r.is_null(i, 13) && r.boolean(i, 13);
-      s.null_cursor_rows = optional_integer(r, i, 14);
-      s.infinite_cursor_rows = optional_integer(r, i, 31);
-      s.last_success_at = optional_double(r, i, 15);
-      s.last_finished_failed = !r.is_null(i, 19) && r.text(i, 19) == "failed";
-      s.last_finished_error = r.optional_text(i, 20);
-      if (!r.is_null(i, 21)) {
-        s.last_finished_error_kind = error_kind_named(r.text(i, 21));
+      s.horizon_lag_seconds = optional_double(r, i, lag);
+      s.horizon_held_by = r.optional_text(i, held_by);
+      s.ahead_of_source = !r.is_null(i, ahead) && r.boolean(i, ahead);
+      s.null_cursor_rows = optional_integer(r, i, null_rows);
+      s.infinite_cursor_rows = optional_integer(r, i, infinite_rows);
+      s.last_success_at = optional_double(r, i, success_at);
+      s.last_finished_failed = !r.is_null(i, finished_status) && r.text(i, finished_status) == failed;
+      s.last_finished_error = r.optional_text(i, finished_error);
+      if (!r.is_null(i, finished_error_kind)) {
+        s.last_finished_error_kind = error_kind_named(r.text(i, finished_error_kind));
       }
-      s.failures_since_success = optional_integer(r, i, 22).value_or(0);
-      s.failing_since = optional_double(r, i, 23);
-      s.schema_drift = r.optional_text(i, 24);
-      if (!r.is_null(i, 27)) {
-        s.last_reconcile = ReconcileState{optional_integer(r, i, 25).value_or(0), optional_integer(r, i, 26).value_or(0),
-                                          optional_integer(r, i, 32).value_or(0), std::stod(r.text(i, 27))};
+      s.failures_since_success = optional_integer(r, i, failures).value_or(0);
+      s.failing_since = optional_double(r, i, failing_since);
+      s.schema_drift = r.optional_text(i, schema_drift);
+      if (!r.is_null(i, reconciled_at)) {
+        s.last_reconcile = ReconcileState{optional_integer(r, i, rows_deleted).value_or(0),
+                                          optional_integer(r, i, rows_missing).value_or(0),
+                                          optional_integer(r, i, rows_changed).value_or(0),
+                                          std::stod(r.text(i, reconciled_at))};
       }
-      s.unseen_changes = optional_integer(r, i, 33);
-      if (!r.is_null(i, 28) && r.text(i, 28) == "failed") {
+      s.unseen_changes = optional_integer(r, i, unseen);
+      if (!r.is_null(i, reconcile_status) && r.text(i, reconcile_status) == failed) {
         s.last_reconcile_failed = true;
-        s.last_reconcile_error = r.optional_text(i, 29);
-        s.last_reconcile_failed_at = optional_double(r, i, 30);
+        s.last_reconcile_error = r.optional_text(i, reconcile_error);
+        s.last_reconcile_failed_at = optional_double(r, i, reconcile_finished_at);
       }
       out.tables.push_back(std::move(s));
     }
@@ -218,29 +241,32 @@ Result<MovesSnapshot> StateReader::table_moves(const std::vector<TableKey>& tabl
   try {
     const nlohmann::json asked = asked_tables(tables);
     // The parts of table_states a load changes, each found as it finds them.
-    const PgResult r = connection_.exec_prepared("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
-select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8,
+    static const std::string statement = run_row_sql("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
+select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8 as moved_at,
        (select extract(epoch from r.finished_at)::float8 from tidemark.runs r
-        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = 'success'
-              and r.trigger <> 'reconcile'
-        order by run_id desc limit 1),
-       extract(epoch from p.partition_hi)::float8, extract(epoch from p.moved_at)::float8,
-       extract(epoch from now())::float8
+        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success} and r.kind = {load}
+        order by run_id desc limit 1) as success_at,
+       extract(epoch from p.partition_hi)::float8 as partition_hi,
+       extract(epoch from p.moved_at)::float8 as partition_moved_at, extract(epoch from now())::float8 as now
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 )SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
-)SQL",
-                                                 {asked.dump()});
+)SQL");
+    const PgResult r = connection_.exec_prepared(statement, {asked.dump()});
+    const ResultColumns c(r);
+    const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
+              value_type = c("value_type"), moved_at = c("moved_at"), success_at = c("success_at"),
+              partition_hi = c("partition_hi"), partition_moved_at = c("partition_moved_at");
     MovesSnapshot out;
-    out.now = std::stod(r.text(0, 8));
+    out.now = std::stod(r.text(0, c("now")));
     for (int i = 0; i < r.rows(); ++i) {
-      if (r.is_null(i, 0)) continue;  // the clock's row when no table was asked
+      if (r.is_null(i, pipeline)) continue;  // the clock's row when no table was asked
       TableState s;
-      apply_watermark(s, r.optional_text(i, 2), r.optional_text(i, 3), optional_double(r, i, 4),
-                      optional_double(r, i, 6), optional_double(r, i, 7));
-      out.tables.push_back(TableMoves{TableKey{r.text(i, 0), r.text(i, 1)}, s.watermark_unix, s.moved_at,
-                                      optional_double(r, i, 5)});
+      apply_watermark(s, r.optional_text(i, value), r.optional_text(i, value_type), optional_double(r, i, moved_at),
+                      optional_double(r, i, partition_hi), optional_double(r, i, partition_moved_at));
+      out.tables.push_back(TableMoves{TableKey{r.text(i, pipeline), r.text(i, table_name)}, s.watermark_unix,
+                                      s.moved_at, optional_double(r, i, success_at)});
     }
     return out;
   } catch (const PgError& e) {
@@ -275,38 +301,55 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
   try {
     const PgResult r = connection_.exec(
         "select run_id, pipeline, table_name, trigger, status,"
-        " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
-        " extract(epoch from finished_at - started_at)::numeric(12,3)::text,"
+        " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') as started_at,"
+        " extract(epoch from finished_at - started_at)::numeric(12,3)::text as duration,"
         " window_lo, window_hi, watermark_before, watermark_after, rows_read, rows_written, error, host, pid,"
-        " to_jsonb(runs) ->> 'error_kind',"  // as in table_states: version 2 has no such column
-        " (to_jsonb(runs) ->> 'rows_deleted')::bigint, (to_jsonb(runs) ->> 'rows_missing')::bigint,"
-        " (to_jsonb(runs) ->> 'rows_changed')::bigint, (to_jsonb(runs) ->> 'unseen_changes')::bigint"
+        " to_jsonb(runs) ->> 'error_kind' as error_kind,"  // as in table_states: version 2 has no such column
+        " (to_jsonb(runs) ->> 'rows_deleted')::bigint as rows_deleted,"
+        " (to_jsonb(runs) ->> 'rows_missing')::bigint as rows_missing,"
+        " (to_jsonb(runs) ->> 'rows_changed')::bigint as rows_changed,"
+        " (to_jsonb(runs) ->> 'unseen_changes')::bigint as unseen_changes"
         " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
         {pipeline, std::to_string(limit)});
+    const ResultColumns c(r);
+    const int run_id = c("run_id"), pipeline_name = c("pipeline"), table_name = c("table_name"),
+              trigger = c("trigger"), status = c("status"), started_at = c("started_at"), duration = c("duration"),
+              rows_read = c("rows_read"), rows_written = c("rows_written");
+    // The fields that may be null, each with the column it is read from.
+    using Text = std::optional<std::string> RunRecord::*;
+    using Count = std::optional<std::int64_t> RunRecord::*;
+    std::vector<std::pair<int, Text>> texts;
+    for (const auto& [name, field] : {std::pair<const char*, Text>{"window_lo", &RunRecord::window_lo},
+                                      {"window_hi", &RunRecord::window_hi},
+                                      {"watermark_before", &RunRecord::watermark_before},
+                                      {"watermark_after", &RunRecord::watermark_after},
+                                      {"error", &RunRecord::error},
+                                      {"error_kind", &RunRecord::error_kind},
+                                      {"host", &RunRecord::host}}) {
+      texts.emplace_back(c(name), field);
+    }
+    std::vector<std::pair<int, Count>> counts;
+    for (const auto& [name, field] : {std::pair<const char*, Count>{"pid", &RunRecord::pid},
+                                      {"rows_deleted", &RunRecord::rows_deleted},
+                                      {"rows_missing", &RunRecord::rows_missing},
+                                      {"rows_changed", &RunRecord::rows_changed},
+                                      {"unseen_changes", &RunRecord::unseen_changes}}) {
+      counts.emplace_back(c(name), field);
+    }
     std::vector<RunRecord> out;
     for (int i = 0; i < r.rows(); ++i) {
       RunRecord run;
-      run.run_id = r.integer(i, 0);
-      run.pipeline = r.text(i, 1);
-      run.table = r.text(i, 2);
-      run.trigger = r.text(i, 3);
-      run.status = r.text(i, 4);
-      run.started_at = r.text(i, 5);
-      run.duration_seconds = optional_double(r, i, 6);
-      run.window_lo = r.optional_text(i, 7);
-      run.window_hi = r.optional_text(i, 8);
-      run.watermark_before = r.optional_text(i, 9);
-      run.watermark_after = r.optional_text(i, 10);
-      run.rows_read = r.integer(i, 11);
-      run.rows_written = r.integer(i, 12);
-      run.error = r.optional_text(i, 13);
-      run.host = r.optional_text(i, 14);
-      run.pid = optional_integer(r, i, 15);
-      run.error_kind = r.optional_text(i, 16);
-      run.rows_deleted = optional_integer(r, i, 17);
-      run.rows_missing = optional_integer(r, i, 18);
-      run.rows_changed = optional_integer(r, i, 19);
-      run.unseen_changes = optional_integer(r, i, 20);
+      run.run_id = r.integer(i, run_id);
+      run.pipeline = r.text(i, pipeline_name);
+      run.table = r.text(i, table_name);
+      run.trigger = r.text(i, trigger);
+      run.status = r.text(i, status);
+      run.started_at = r.text(i, started_at);
+      run.duration_seconds = optional_double(r, i, duration);
+      run.rows_read = r.integer(i, rows_read);
+      run.rows_written = r.integer(i, rows_written);
+      for (const auto& [column, field] : texts) run.*field = r.optional_text(i, column);
+      for (const auto& [column, field] : counts) run.*field = optional_integer(r, i, column);
       out.push_back(std::move(run));
     }
     return out;
@@ -336,33 +379,37 @@ Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tab
     // reconcile the newest that succeeded, when one did: a reconcile cut
     // off by a stop (a deploy in the night) or failing is not done, and a
     // firing since its last success runs it once at start-up.
-    const PgResult r = connection_.exec(R"SQL(
+    static const std::string statement = run_row_sql(R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item)
-select a.pipeline, a.table_name, false, coalesce(extract(epoch from l.scheduled_for), floor(extract(epoch from l.started_at)))::bigint
+select a.pipeline, a.table_name, {load} as kind,
+       coalesce(extract(epoch from l.scheduled_for), floor(extract(epoch from l.started_at)))::bigint as started_at
 from asked a
 cross join lateral (select started_at, scheduled_for from tidemark.runs r
-                    where r.pipeline = a.pipeline and r.table_name = a.table_name
-                          and r.trigger not in ('backfill', 'reconcile')
+                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {load}
+                          and r.trigger <> $2
                     order by run_id desc limit 1) l
 union all
-select a.pipeline, a.table_name, true, extract(epoch from c.started_at)::bigint
+select a.pipeline, a.table_name, {reconcile}, extract(epoch from c.started_at)::bigint
 from asked a
 cross join lateral (select coalesce(
                       (select coalesce(scheduled_for, date_trunc('second', started_at)) from tidemark.runs r
-                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
-                             and r.status = 'success'
+                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {reconcile}
+                             and r.status = {success}
                        order by run_id desc limit 1),
                       (select coalesce(scheduled_for, date_trunc('second', started_at)) from tidemark.runs r
-                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.trigger = 'reconcile'
+                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {reconcile}
                        order by run_id desc limit 1)) as started_at) c
 where c.started_at is not null
-)SQL",
-                                        {asked.dump()});
+)SQL");
+    const PgResult r =
+        connection_.exec(statement, {asked.dump(), std::string(run_trigger_name(RunTrigger::Backfill))});
+    const ResultColumns c(r);
+    const int pipeline = c("pipeline"), table_name = c("table_name"), kind = c("kind"), started_at = c("started_at");
     LastStarts out;
     for (int i = 0; i < r.rows(); ++i) {
-      const JobKind kind = r.boolean(i, 2) ? JobKind::Reconcile : JobKind::Load;
-      out[JobKey{TableKey{r.text(i, 0), r.text(i, 1)}, kind}] = Instant(std::chrono::seconds(r.integer(i, 3)));
+      const JobKey job{TableKey{r.text(i, pipeline), r.text(i, table_name)}, job_kind_named(r.text(i, kind))};
+      out[job] = Instant(std::chrono::seconds(r.integer(i, started_at)));
     }
     return out;
   } catch (const PgError& e) {

@@ -20,8 +20,9 @@ using testing::PgTestEnv;
 void add_runs(PgConnection& state, const std::string& table, const std::string& trigger, const std::string& status,
               int count, int days_ago) {
   state.exec(
-      "insert into tidemark.runs (pipeline, table_name, trigger, status, error, started_at, finished_at) "
-      "select 'p', $1, $2, $3, case when $3 = 'failed' then 'boom ' || g end, "
+      "insert into tidemark.runs (pipeline, table_name, trigger, kind, status, error, started_at, finished_at) "
+      "select 'p', $1, $2, case when $2 = 'reconcile' then 'reconcile' else 'load' end, $3, "
+      "case when $3 = 'failed' then 'boom ' || g end, "
       "now() - make_interval(days => $5::int) + g * interval '1 second', "
       "case when $3 <> 'running' then now() - make_interval(days => $5::int) + g * interval '1 second' end "
       "from generate_series(1, $4::int) g",

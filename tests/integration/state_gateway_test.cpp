@@ -299,8 +299,8 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
   // A reconcile's start is its own job's, not the load's, though it is the
   // newest run; with none that succeeded, the newest of any outcome.
   g.env.state().exec(
-      "insert into tidemark.runs (pipeline, table_name, trigger, status, started_at, finished_at)"
-      " values ('shop', 'orders', 'reconcile', 'failed', '2026-01-01 03:00Z', '2026-01-01 03:00:05Z')");
+      "insert into tidemark.runs (pipeline, table_name, trigger, kind, status, started_at, finished_at)"
+      " values ('shop', 'orders', 'reconcile', 'reconcile', 'failed', '2026-01-01 03:00Z', '2026-01-01 03:00:05Z')");
   const auto starts = reader.last_run_starts({{"other", "events"}, {"shop", "orders"}, {"shop", "never_ran"}});
   REQUIRE(starts);
   CHECK(*starts == LastStarts{{{"other", "events", JobKind::Load}, Instant(std::chrono::seconds(1767484800))},
@@ -308,14 +308,49 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
                               {{"shop", "orders", JobKind::Reconcile}, Instant(std::chrono::seconds(1767236400))}});
   // One that failed after a success does not count: the success's start does.
   g.env.state().exec(
-      "insert into tidemark.runs (pipeline, table_name, trigger, status, started_at, finished_at)"
-      " values ('shop', 'orders', 'reconcile', 'success', '2026-01-02 03:00Z', '2026-01-02 03:00:05Z'),"
-      "        ('shop', 'orders', 'reconcile', 'failed', '2026-01-03 03:00Z', '2026-01-03 03:00:01Z')");
+      "insert into tidemark.runs (pipeline, table_name, trigger, kind, status, started_at, finished_at)"
+      " values ('shop', 'orders', 'reconcile', 'reconcile', 'success', '2026-01-02 03:00Z', '2026-01-02 03:00:05Z'),"
+      "        ('shop', 'orders', 'reconcile', 'reconcile', 'failed', '2026-01-03 03:00Z', '2026-01-03 03:00:01Z')");
   const auto after = reader.last_run_starts({{"shop", "orders"}});
   REQUIRE(after);
   CHECK(after->at({"shop", "orders", JobKind::Reconcile}) == Instant(std::chrono::seconds(1767322800)));
   // Only the tables asked for.
   CHECK(reader.last_run_starts({{"other", "events"}})->size() == 1);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("each run row says its kind: written by the store, taken from trigger for rows before version 15") {
+  Gateway g;
+  PgStateStore store(g.env.state());
+  const auto reconcile = store.open_run(RunStart{kOrders, RunTrigger::Reconcile, std::nullopt});
+  const auto load = store.open_run(RunStart{kOrders, RunTrigger::Startup, std::nullopt});
+  REQUIRE(reconcile);
+  REQUIRE(load);
+  CHECK(PgTestEnv::rows(g.env.state(), "select trigger || ' ' || kind from tidemark.runs order by run_id") ==
+        std::vector<std::string>{"reconcile reconcile", "startup load"});
+
+  // A schema as version 14 left it, with a load and a reconcile, upgraded.
+  g.env.state().exec(
+      "delete from tidemark.runs;"
+      "alter table tidemark.runs drop column kind;"
+      "create index runs_reconcile on tidemark.runs (pipeline, table_name, run_id desc)"
+      "  where trigger = 'reconcile' and status = 'success';"
+      "create index runs_reconcile_latest on tidemark.runs (pipeline, table_name, run_id desc)"
+      "  where trigger = 'reconcile';"
+      "delete from tidemark.schema_migrations where version >= 15;"
+      "insert into tidemark.runs (pipeline, table_name, trigger, status)"
+      " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
+  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15});
+  CHECK(PgTestEnv::rows(g.env.state(), "select trigger || ' ' || kind from tidemark.runs order by run_id") ==
+        std::vector<std::string>{"schedule load", "reconcile reconcile"});
+
+  // A writer that knows no kind cannot record a reconcile as a load.
+  CHECK_THROWS_AS(g.env.state().exec("insert into tidemark.runs (pipeline, table_name, trigger, status)"
+                                     " values ('shop', 'orders', 'reconcile', 'running')"),
+                  PgError);
 }
 
 }  // namespace tidemark

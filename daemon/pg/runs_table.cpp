@@ -1,0 +1,145 @@
+#include "daemon/pg/runs_table.h"
+
+#include <array>
+#include <utility>
+
+namespace tidemark {
+
+std::string_view run_row_status_word(RunRowStatus status) {
+  switch (status) {
+    case RunRowStatus::Running: return "running";
+    case RunRowStatus::Success: return "success";
+    case RunRowStatus::Failed: return "failed";
+  }
+  return "failed";
+}
+
+std::string_view job_kind_word(JobKind kind) { return kind == JobKind::Reconcile ? "reconcile" : "load"; }
+
+JobKind job_kind_named(std::string_view word) {
+  return word == job_kind_word(JobKind::Reconcile) ? JobKind::Reconcile : JobKind::Load;
+}
+
+JobKind job_kind_of(RunTrigger trigger) {
+  return trigger == RunTrigger::Reconcile ? JobKind::Reconcile : JobKind::Load;
+}
+
+namespace {
+
+std::optional<std::string> cursor_text(const std::optional<CursorValue>& value) {
+  if (!value) return std::nullopt;
+  return cursor_to_text(*value);
+}
+
+}  // namespace
+
+nlohmann::json run_start_columns(const RunStart& start) {
+  return {{"pipeline", start.table.pipeline},
+          {"table_name", start.table.table},
+          {"trigger", std::string(run_trigger_name(start.trigger))},
+          {"kind", std::string(job_kind_word(job_kind_of(start.trigger)))}};
+}
+
+nlohmann::json run_end_columns(const RunEnd& end) {
+  const std::optional<ReconcileCounts>& reconcile = end.reconcile;
+  const std::optional<ChangeCount>& changes = end.changes;
+  return {
+      {"status", std::string(run_row_status_word(end.success ? RunRowStatus::Success : RunRowStatus::Failed))},
+      {"error", end.success ? nlohmann::json() : nlohmann::json(end.error)},
+      {"error_kind", end.success ? nlohmann::json() : nlohmann::json(std::string(error_kind_name(end.error_kind)))},
+      {"window_lo", column_value(end.window ? cursor_text(end.window->lo) : std::nullopt)},
+      {"window_hi", column_value(end.window ? cursor_text(end.window->hi) : std::nullopt)},
+      {"watermark_after", column_value(cursor_text(end.watermark_after))},
+      {"rows_read", end.rows_read},
+      {"rows_written", end.rows_written},
+      {"horizon_lag_seconds", column_value(end.horizon.lag_seconds)},
+      {"horizon_held_by", end.horizon.held_by},
+      {"watermark_ahead", end.horizon.watermark_ahead},
+      {"null_cursor_rows", column_value(end.horizon.null_cursor_rows)},
+      {"infinite_cursor_rows", column_value(end.horizon.infinite_cursor_rows)},
+      {"schema_drift", column_value(end.schema_drift)},
+      {"rows_deleted", reconcile ? nlohmann::json(reconcile->deleted) : nlohmann::json()},
+      {"rows_missing", reconcile ? nlohmann::json(reconcile->missing) : nlohmann::json()},
+      {"rows_changed", reconcile ? nlohmann::json(reconcile->changed) : nlohmann::json()},
+      {"source_changes", changes ? nlohmann::json(changes->counted) : nlohmann::json()},
+      {"unseen_changes", changes ? nlohmann::json(changes->unseen) : nlohmann::json()},
+  };
+}
+
+std::string run_row_sql(std::string_view sql) {
+  static const std::string word[] = {
+      "'" + std::string(run_row_status_word(RunRowStatus::Running)) + "'",
+      "'" + std::string(run_row_status_word(RunRowStatus::Success)) + "'",
+      "'" + std::string(run_row_status_word(RunRowStatus::Failed)) + "'",
+      "'" + std::string(job_kind_word(JobKind::Load)) + "'",
+      "'" + std::string(job_kind_word(JobKind::Reconcile)) + "'",
+      "'" + std::string(error_kind_name(ErrorKind::Transient)) + "'",
+  };
+  const std::array<std::pair<std::string_view, std::string_view>, 8> marks{{
+      {"{running}", word[0]},
+      {"{success}", word[1]},
+      {"{failed}", word[2]},
+      {"{load}", word[3]},
+      {"{reconcile}", word[4]},
+      {"{transient}", word[5]},
+      {"{start_columns}", "pipeline text, table_name text, trigger text, kind text"},
+      {"{end_columns}",
+       "status text, error text, error_kind text, window_lo text, window_hi text, watermark_after text,"
+       " rows_read bigint, rows_written bigint, horizon_lag_seconds double precision, horizon_held_by text,"
+       " watermark_ahead boolean, null_cursor_rows bigint, infinite_cursor_rows bigint, schema_drift text,"
+       " rows_deleted bigint, rows_missing bigint, rows_changed bigint, source_changes bigint,"
+       " unseen_changes bigint"},
+  }};
+  std::string out;
+  out.reserve(sql.size());
+  std::size_t at = 0;
+  while (at < sql.size()) {
+    bool replaced = false;
+    if (sql[at] == '{') {
+      for (const auto& [mark, text] : marks) {
+        if (sql.substr(at, mark.size()) != mark) continue;
+        out.append(text);
+        at += mark.size();
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) out.push_back(sql[at++]);
+  }
+  return out;
+}
+
+const std::string& prune_batch_sql() {
+  // The next batch of runs by run_id after the last batch's, and of them
+  // those to remove: a run is removed only once a later run of the same
+  // trigger on its table has succeeded, and never while running or while
+  // a watermark or a partition names it as its writer. run_id follows
+  // started_at (both are set by the statement that inserts the run), so
+  // the pass ends at the first batch that reaches a run inside the
+  // retention. The lock's two-integer key ('tide' in ASCII, then 1 for
+  // pruning) lives apart from the tables' one-bigint run locks.
+  static const std::string statement = run_row_sql(R"SQL(
+with lock as (select pg_try_advisory_xact_lock(1953064037, 1) as held),
+batch as (
+  select r.run_id, r.pipeline, r.table_name, r.trigger, r.status, r.started_at
+  from tidemark.runs r, lock
+  where lock.held and r.run_id > $2::bigint
+  order by r.run_id
+  limit $3::bigint),
+doomed as (
+  select b.run_id from batch b
+  where b.started_at < now() - $1::interval and b.status <> {running}
+    and exists (select from tidemark.runs n
+                where n.pipeline = b.pipeline and n.table_name = b.table_name and n.status = {success}
+                      and n.trigger = b.trigger and n.run_id > b.run_id)
+    and not exists (select from tidemark.watermarks w where w.last_run_id = b.run_id)
+    and not exists (select from tidemark.partitions p where p.run_id = b.run_id)),
+gone as (delete from tidemark.runs d where d.run_id in (select run_id from doomed) returning 1)
+select (select held from lock) as held, (select count(*) from gone) as deleted,
+       coalesce((select max(run_id) from batch), 0) as last_run_id,
+       coalesce((select bool_or(started_at >= now() - $1::interval) from batch), true) as reached
+)SQL");
+  return statement;
+}
+
+}  // namespace tidemark

@@ -1,0 +1,66 @@
+// tidemark.runs, one row per run: the one owner of what a row says. The
+// words its status, kind, trigger and error_kind columns hold, the kind a
+// run is recorded as, and the texts of the statements over the rows
+// (PgStateStore's, StateReader's, the history's pruning) spelled with
+// those words. Constants and free functions; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/run/run_ports.h"
+#include "core/schedule/job_kind.h"
+
+namespace tidemark {
+
+// status (SPEC §5): a run is `running` until it ends `success` or `failed`.
+enum class RunRowStatus { Running, Success, Failed };
+std::string_view run_row_status_word(RunRowStatus status);
+
+// kind (state schema version 15): the job a run is, 'load' or 'reconcile',
+// whatever fired it (trigger, run_trigger_name's word).
+std::string_view job_kind_word(JobKind kind);
+JobKind job_kind_named(std::string_view word);
+// What a run started by `trigger` is: a reconcile's run is a reconcile,
+// every other trigger fires a load.
+JobKind job_kind_of(RunTrigger trigger);
+
+// A column's value that may be missing, as JSON: null when it is.
+template <typename T>
+nlohmann::json column_value(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json();
+}
+
+// A run's start and its end as the run row's columns, by name: one JSON
+// object each, which a statement reads with jsonb_to_record(set) and the
+// column list {start_columns} or {end_columns} (below). The start's:
+// pipeline, table_name, trigger, kind; the end's: status, error,
+// error_kind, window_lo, window_hi, watermark_after, rows_read,
+// rows_written, the horizon's (horizon_lag_seconds, horizon_held_by,
+// watermark_ahead, null_cursor_rows, infinite_cursor_rows),
+// schema_drift, a reconcile's rows_deleted, rows_missing and
+// rows_changed, a watched load's source_changes and unseen_changes.
+nlohmann::json run_start_columns(const RunStart& start);
+nlohmann::json run_end_columns(const RunEnd& end);
+
+// `sql` with each mark replaced: a word's by that word as a quoted
+// literal, {running} {success} {failed} (status), {load} {reconcile}
+// (kind), {transient} (error_kind); {start_columns} and {end_columns} by
+// the names and types of the columns of run_start_columns and
+// run_end_columns, for jsonb_to_record's column list. Literals rather
+// than parameters: a partial index (`where status = 'success'`) serves
+// only a statement that names the same constant. Other text is left as
+// it is.
+std::string run_row_sql(std::string_view sql);
+
+// One batch of the history's pruning (RunHistoryPruner): $1 the retention
+// as an interval, $2 the last run_id of the batch before (0 at first),
+// $3 the batch's size in rows. Returns one row: held (this member took
+// the pruning lock), deleted (rows removed), last_run_id (the batch's
+// last run, 0 when it was empty) and reached (the batch reached a run
+// inside the retention, or the end).
+const std::string& prune_batch_sql();
+
+}  // namespace tidemark
