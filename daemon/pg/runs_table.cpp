@@ -66,7 +66,11 @@ nlohmann::json run_end_columns(const RunEnd& end) {
   };
 }
 
-std::string run_row_sql(std::string_view sql) {
+RunsSchema runs_schema_at(int state_schema_version) {
+  return state_schema_version >= 15 ? RunsSchema::WithKind : RunsSchema::BeforeKind;
+}
+
+std::string run_row_sql(std::string_view sql, RunsSchema schema) {
   static const std::string word[] = {
       "'" + std::string(run_row_status_word(RunRowStatus::Running)) + "'",
       "'" + std::string(run_row_status_word(RunRowStatus::Success)) + "'",
@@ -75,7 +79,14 @@ std::string run_row_sql(std::string_view sql) {
       "'" + std::string(job_kind_word(JobKind::Reconcile)) + "'",
       "'" + std::string(error_kind_name(ErrorKind::Transient)) + "'",
   };
-  const std::array<std::pair<std::string_view, std::string_view>, 8> marks{{
+  const bool with_kind = schema == RunsSchema::WithKind;
+  static const std::string is_load = "kind = " + word[3];
+  static const std::string is_reconcile = "kind = " + word[4];
+  static const std::string before_kind_load = "trigger <> " + word[4];
+  static const std::string before_kind_reconcile = "trigger = " + word[4];
+  const std::array<std::pair<std::string_view, std::string_view>, 10> marks{{
+      {"{is_load}", with_kind ? is_load : before_kind_load},
+      {"{is_reconcile}", with_kind ? is_reconcile : before_kind_reconcile},
       {"{running}", word[0]},
       {"{success}", word[1]},
       {"{failed}", word[2]},

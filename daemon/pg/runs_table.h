@@ -45,15 +45,24 @@ nlohmann::json column_value(const std::optional<T>& value) {
 nlohmann::json run_start_columns(const RunStart& start);
 nlohmann::json run_end_columns(const RunEnd& end);
 
+// Whether the runs table has its kind column (state schema 15): a newer
+// `status` reads a schema the daemon has not upgraded yet, where a run's
+// kind is told by its trigger.
+enum class RunsSchema { WithKind, BeforeKind };
+RunsSchema runs_schema_at(int state_schema_version);
+
 // `sql` with each mark replaced: a word's by that word as a quoted
 // literal, {running} {success} {failed} (status), {load} {reconcile}
-// (kind), {transient} (error_kind); {start_columns} and {end_columns} by
+// (kind), {transient} (error_kind); {is_load} and {is_reconcile} by a
+// condition on a run row's columns (kind, or before it trigger, per
+// `schema`), to be written after the row's alias and a dot;
+// {start_columns} and {end_columns} by
 // the names and types of the columns of run_start_columns and
 // run_end_columns, for jsonb_to_record's column list. Literals rather
 // than parameters: a partial index (`where status = 'success'`) serves
 // only a statement that names the same constant. Other text is left as
 // it is.
-std::string run_row_sql(std::string_view sql);
+std::string run_row_sql(std::string_view sql, RunsSchema schema = RunsSchema::WithKind);
 
 // One batch of the history's pruning (RunHistoryPruner): $1 the retention
 // as an interval, $2 the last run_id of the batch before (0 at first),

@@ -1,5 +1,7 @@
 #include "daemon/pg/state_reader.h"
 
+#include "daemon/pg/state_schema.h"
+
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -118,7 +120,7 @@ Result<TableStatesReading> StateReader::table_states(const std::vector<TableKey>
     // so are a reconcile's counts (version 6). Reconciles are runs of
     // their own: the latest run, the last success and the failures are
     // the loads'.
-    static const std::string statement = run_row_sql("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
+    static const std::string_view text = "with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
 select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8 as moved_at,
        l.run_id as last_run_id, l.status as last_status, extract(epoch from l.started_at)::float8 as last_started_at,
        extract(epoch from l.finished_at)::float8 as last_finished_at, l.rows_written as last_rows_written,
@@ -136,7 +138,7 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
 from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 left join lateral (select run_id, status, started_at, finished_at, rows_written, error from tidemark.runs r
-                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {load}
+                   where r.pipeline = a.pipeline and r.table_name = a.table_name and r.{is_load}
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
                           status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
@@ -145,29 +147,32 @@ left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead,
                           (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
-                         and r.kind = {load}
+                         and r.{is_load}
                    order by run_id desc limit 1) f on true
 left join lateral (select run_id, finished_at from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success}
-                         and r.kind = {load}
+                         and r.{is_load}
                    order by run_id desc limit 1) s on true
 left join lateral (select count(*) as failures, min(finished_at) as since from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {failed}
-                         and r.kind = {load} and r.run_id > coalesce(s.run_id, 0)) x on true
+                         and r.{is_load} and r.run_id > coalesce(s.run_id, 0)) x on true
 left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_deleted,
                           (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing,
                           (to_jsonb(r) ->> 'rows_changed')::bigint as rows_changed, finished_at, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success}
-                         and r.kind = {reconcile}
+                         and r.{is_reconcile}
                    order by run_id desc limit 1) rc on true
 left join lateral (select status, error, finished_at from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
-                         and r.kind = {reconcile}
+                         and r.{is_reconcile}
                    order by run_id desc limit 1) rl on true
 )SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
-)SQL");
+)SQL";
+    static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
+                                             run_row_sql(text, RunsSchema::BeforeKind)};
+    const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
     const PgResult r = connection_.exec_prepared(statement, {asked.dump()});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
@@ -241,10 +246,10 @@ Result<MovesSnapshot> StateReader::table_moves(const std::vector<TableKey>& tabl
   try {
     const nlohmann::json asked = asked_tables(tables);
     // The parts of table_states a load changes, each found as it finds them.
-    static const std::string statement = run_row_sql("with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
+    static const std::string_view text = "with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
 select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8 as moved_at,
        (select extract(epoch from r.finished_at)::float8 from tidemark.runs r
-        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success} and r.kind = {load}
+        where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success} and r.{is_load}
         order by run_id desc limit 1) as success_at,
        extract(epoch from p.partition_hi)::float8 as partition_hi,
        extract(epoch from p.moved_at)::float8 as partition_moved_at, extract(epoch from now())::float8 as now
@@ -252,7 +257,10 @@ from (select 1) one left join asked a on true
 left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.table_name
 )SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
-)SQL");
+)SQL";
+    static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
+                                             run_row_sql(text, RunsSchema::BeforeKind)};
+    const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
     const PgResult r = connection_.exec_prepared(statement, {asked.dump()});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
@@ -379,14 +387,14 @@ Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tab
     // reconcile the newest that succeeded, when one did: a reconcile cut
     // off by a stop (a deploy in the night) or failing is not done, and a
     // firing since its last success runs it once at start-up.
-    static const std::string statement = run_row_sql(R"SQL(
+    static const std::string_view text = R"SQL(
 with asked as (
   select item ->> 0 as pipeline, item ->> 1 as table_name from json_array_elements($1::json) item)
 select a.pipeline, a.table_name, {load} as kind,
        coalesce(extract(epoch from l.scheduled_for), floor(extract(epoch from l.started_at)))::bigint as started_at
 from asked a
 cross join lateral (select started_at, scheduled_for from tidemark.runs r
-                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {load}
+                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.{is_load}
                           and r.trigger <> $2
                     order by run_id desc limit 1) l
 union all
@@ -394,14 +402,17 @@ select a.pipeline, a.table_name, {reconcile}, extract(epoch from c.started_at)::
 from asked a
 cross join lateral (select coalesce(
                       (select coalesce(scheduled_for, date_trunc('second', started_at)) from tidemark.runs r
-                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {reconcile}
+                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.{is_reconcile}
                              and r.status = {success}
                        order by run_id desc limit 1),
                       (select coalesce(scheduled_for, date_trunc('second', started_at)) from tidemark.runs r
-                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.kind = {reconcile}
+                       where r.pipeline = a.pipeline and r.table_name = a.table_name and r.{is_reconcile}
                        order by run_id desc limit 1)) as started_at) c
 where c.started_at is not null
-)SQL");
+)SQL";
+    static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
+                                             run_row_sql(text, RunsSchema::BeforeKind)};
+    const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
     const PgResult r =
         connection_.exec(statement, {asked.dump(), std::string(run_trigger_name(RunTrigger::Backfill))});
     const ResultColumns c(r);
@@ -415,6 +426,11 @@ where c.started_at is not null
   } catch (const PgError& e) {
     return e.as_error();
   }
+}
+
+RunsSchema StateReader::runs_schema() {
+  if (!runs_schema_) runs_schema_ = runs_schema_at(state_schema_version(connection_));
+  return *runs_schema_;
 }
 
 }  // namespace tidemark

@@ -20,6 +20,7 @@
 #include "core/watermark/table_reason.h"
 #include "core/watermark/watermark_health.h"
 #include "daemon/pg/pg_connection.h"
+#include "daemon/pg/runs_table.h"
 
 namespace tidemark {
 
@@ -197,7 +198,12 @@ class StateReader {
   Result<LastStarts> last_run_starts(const std::vector<TableKey>& tables);
 
  private:
+  // Whether the runs table has its kind column, read once per reader
+  // (a new binary's `status` may read a schema not upgraded yet). Throws PgError.
+  RunsSchema runs_schema();
+
   PgConnection& connection_;
+  std::optional<RunsSchema> runs_schema_;
 };
 
 }  // namespace tidemark

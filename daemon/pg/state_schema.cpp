@@ -31,4 +31,11 @@ std::vector<int> migrate_state_schema(PgConnection& state) {
   return applied;
 }
 
+int state_schema_version(PgConnection& state) {
+  return static_cast<int>(
+      state.exec("select case when to_regclass('tidemark.schema_migrations') is null then 0 else"
+                 " (select coalesce(max(version), 0) from tidemark.schema_migrations) end")
+          .integer(0, 0));
+}
+
 }  // namespace tidemark

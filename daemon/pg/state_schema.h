@@ -13,4 +13,7 @@ namespace tidemark {
 // versions applied (empty when up to date).
 std::vector<int> migrate_state_schema(PgConnection& state);
 
+// The version the schema is at; 0 when there is none. Throws PgError.
+int state_schema_version(PgConnection& state);
+
 }  // namespace tidemark

@@ -250,4 +250,25 @@ TEST_CASE("status reads a state schema the daemon has not upgraded yet: failures
   CHECK(nlohmann::json::parse(s.out_text())[0]["error_kind"].is_null());
 }
 
+TEST_CASE("status reads a state schema before the kind column: a reconcile told by its trigger") {
+  StatusFixture s;
+  REQUIRE(s.run("events") == RunStatus::Success);
+  // The schema as version 14 left it: loads and reconciles told apart only by trigger.
+  s.env.state().exec("drop index tidemark.runs_kind_reconcile; drop index tidemark.runs_kind_reconcile_latest;"
+                     "alter table tidemark.runs drop constraint runs_reconcile_kind;"
+                     "alter table tidemark.runs drop column kind;"
+                     "delete from tidemark.schema_migrations where version >= 15");
+  s.env.state().exec("insert into tidemark.runs (pipeline, table_name, trigger, status, error, error_kind, started_at,"
+                     " finished_at) values ('shop', 'events', 'reconcile', 'failed', 'lock timeout', 'transient',"
+                     " now(), now())");
+  // The failed reconcile is no load's failure: the load's state is the success before it.
+  const auto events = s.status_json()["events"];
+  REQUIRE(events.is_object());
+  CHECK(events["why"].is_null());  // healthy; a reconcile read as a load would make it failing
+  HistoryOptions history;
+  history.json = true;
+  REQUIRE(s.CommandRunner::run(run_history, history) == 0);
+  CHECK(nlohmann::json::parse(s.out_text())[0]["trigger"] == "reconcile");
+}
+
 }  // namespace tidemark
