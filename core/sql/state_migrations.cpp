@@ -201,7 +201,9 @@ create table tidemark.snapshot_horizons (
       // reads by kind get the indexes the reads by trigger had: partial
       // ones for the few reconciles, and a load's latest found through
       // runs_by_table and runs_success, past the rare reconcile, so that a
-      // run row costs no more index entries than before.
+      // run row costs no more index entries than before. The indexes by
+      // trigger stay while a binary before this version may still read
+      // by trigger beside one after it (they hold the reconciles only).
       {15, "runs: the job kind of each run", R"SQL(
 alter table tidemark.runs
   add column kind text not null default 'load' check (kind in ('load', 'reconcile'));
@@ -212,8 +214,6 @@ create index runs_kind_reconcile on tidemark.runs (pipeline, table_name, run_id 
   where kind = 'reconcile' and status = 'success';
 create index runs_kind_reconcile_latest on tidemark.runs (pipeline, table_name, run_id desc)
   where kind = 'reconcile';
-drop index tidemark.runs_reconcile;
-drop index tidemark.runs_reconcile_latest;
 )SQL"},
   };
   return migrations;

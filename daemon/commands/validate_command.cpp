@@ -18,6 +18,7 @@
 #include "daemon/config_loader.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/target_checks.h"
+#include "daemon/pg/json_parameter.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/serve/endpoint_security.h"
 
@@ -115,7 +116,7 @@ SourceProbe probe_source(const Config& config, const std::string& name,
       const PgResult t = connection->exec("select t ->> 0, t ->> 1, " + subscription_sql("to_regclass(t ->> 0)") + ", " +
                                               sequence_cache_sql("to_regclass(t ->> 0)", "(t ->> 1)") +
                                               " from json_array_elements($1::json) t",
-                                          {list.dump()});
+                                          {json_parameter(list)});
       for (int i = 0; i < t.rows(); ++i) {
         SourceProbe::Table& found = probe.tables[{t.text(i, 0), t.text(i, 1)}];
         found.subscription = t.text(i, 2);

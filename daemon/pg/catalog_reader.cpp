@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/pg/json_parameter.h"
 #include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {
@@ -60,7 +61,7 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
       " order by n.nspname, c.relname";
   // The schemas as a JSON list, as every list tidemark binds.
   const std::optional<std::string> wanted =
-      schemas.empty() ? std::nullopt : std::optional<std::string>(nlohmann::json(schemas).dump());
+      schemas.empty() ? std::nullopt : std::optional<std::string>(json_parameter(nlohmann::json(schemas)));
   const PgResult r = connection.exec(sql, {wanted});
   std::vector<CatalogTable> out;
   try {

@@ -96,7 +96,11 @@ std::string server_keepalives(PGconn* conn, bool check_interval) {
 std::string first_line(const std::string& sql) {
   const std::size_t start = std::min(sql.find_first_not_of(" \t\r\n"), sql.size());
   const std::string line = sql.substr(start, sql.find('\n', start) - start);
-  return line.size() > 80 ? line.substr(0, 77) + "..." : line;
+  if (line.size() <= 80) return line;
+  // Cut at a character's first byte: half a UTF-8 character is no text.
+  std::size_t cut = 77;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  return line.substr(0, cut) + "...";
 }
 
 }  // namespace

@@ -475,8 +475,22 @@ std::vector<Result<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>
   } catch (const PgError&) {
     connection_.rollback_quietly();
     // A table whose lock is taken, or whose look fails: each is asked on
-    // its own, as its run would ask, and one failing fails only its own.
-    return Source::probe_all(asks);
+    // its own, as briefly, and one failing or waiting fails only its own:
+    // its run, on its own, then waits as long as a run waits.
+    std::vector<Result<WindowProbe>> out;
+    for (const ProbeAsk& ask : asks) {
+      try {
+        connection_.exec("BEGIN");
+        connection_.exec("SET LOCAL lock_timeout = '1s'");
+        const PgResult r = connection_.exec(probe_sql(*ask.table, *ask.source, ask.range));
+        connection_.exec("COMMIT");
+        out.emplace_back(probe_of(r, 0, 0));
+      } catch (const PgError& e) {
+        connection_.rollback_quietly();
+        out.emplace_back(e.as_error());
+      }
+    }
+    return out;
   }
   std::vector<Result<WindowProbe>> out;
   for (const auto& probe : found) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "daemon/pg/json_parameter.h"
 #include "daemon/pg/result_columns.h"
 #include "daemon/pg/runs_table.h"
 
@@ -33,7 +34,7 @@ std::optional<std::string> columns_json(const std::optional<std::vector<ColumnSh
   if (!columns) return std::nullopt;
   nlohmann::json out = nlohmann::json::array();
   for (const ColumnShape& c : *columns) out.push_back({{"name", c.name}, {"type", c.type}});
-  return out.dump();
+  return json_parameter(out);
 }
 
 // A stored snapshot; nothing when the text is not one (it is then
@@ -73,7 +74,7 @@ OpenedRun opened_table(const PgResult& r, const ResultColumns& c, int row, const
 // Many values as one parameter: a json array, which no value can break out of.
 template <typename T>
 std::string json_array(const std::vector<T>& values) {
-  return nlohmann::json(values).dump();
+  return json_parameter(nlohmann::json(values));
 }
 
 std::vector<std::string> lock_keys(const std::vector<RunLock>& locks) {
@@ -184,7 +185,7 @@ from (select 1) one left join stored on true
   left join tidemark.snapshot_horizons h on h.pipeline = $1 and h.table_name = $2 and $6::text is null
 )SQL");
     const PgResult r = connection_.exec_prepared(
-        statement, {table.pipeline, table.table, run_start_columns(start).dump(), host_, std::to_string(::getpid()),
+        statement, {table.pipeline, table.table, json_parameter(run_start_columns(start)), host_, std::to_string(::getpid()),
                     window_text(start.window, &Window::lo), window_text(start.window, &Window::hi),
                     firing_ ? std::optional<std::string>(std::to_string(firing_->time_since_epoch().count()))
                             : std::nullopt});
@@ -293,7 +294,7 @@ horizon as (
   set source_xmin = excluded.source_xmin, target_xmin = excluded.target_xmin, run_id = excluded.run_id)
 select (select held from lock) as held, (select ok from written) as written
 )SQL");
-    const PgResult r = tx.exec_prepared(statement, {fields.dump()});
+    const PgResult r = tx.exec_prepared(statement, {json_parameter(fields)});
     const ResultColumns c(r);
     StepRecorded out;
     out.lock_held = r.boolean(0, c("held"));
@@ -375,7 +376,7 @@ from jsonb_to_recordset($1::jsonb) as t(n int, pipeline text, table_name text)
   left join tidemark.snapshot_horizons h on h.pipeline = t.pipeline and h.table_name = t.table_name
 order by t.n
 )SQL",
-                                                 {asked.dump()});
+                                                 {json_parameter(asked)});
     if (r.rows() != static_cast<int>(tables.size())) std::abort();  // one row per table asked
     const ResultColumns c(r);
     TablesRead out;
@@ -448,7 +449,7 @@ written as (
   returning 1)
 select n, ok, run_id from judged order by n
 )SQL");
-    const PgResult r = connection_.exec_prepared(statement, {asked.dump(), host_, std::to_string(::getpid())});
+    const PgResult r = connection_.exec_prepared(statement, {json_parameter(asked), host_, std::to_string(::getpid())});
     if (r.rows() != static_cast<int>(runs.size())) std::abort();  // one row per run asked
     const ResultColumns c(r);
     const int ok = c("ok"), run_id = c("run_id");
@@ -481,7 +482,7 @@ update tidemark.runs r set status = e.status, error = e.error, error_kind = e.er
 from jsonb_to_record($2::jsonb) as e({end_columns})
 where r.run_id = $1
 )SQL");
-    connection_.exec_prepared(statement, {std::to_string(run), run_end_columns(end).dump()});
+    connection_.exec_prepared(statement, {std::to_string(run), json_parameter(run_end_columns(end))});
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

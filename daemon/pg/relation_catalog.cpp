@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/pg/json_parameter.h"
 #include "daemon/pg/pg_connection.h"
 
 namespace tidemark {
@@ -46,7 +47,7 @@ RelationVersions relation_versions(PgConnection& connection, const std::vector<Q
   const PgResult r = connection.exec_prepared(
       "select asked.name, (" + relation_version_sql("to_regclass(asked.name)") +
           ") from jsonb_array_elements_text($1::jsonb) asked(name)",
-      {nlohmann::json(names).dump()});
+      {json_parameter(nlohmann::json(names))});
   RelationVersions out;
   for (int row = 0; row < r.rows(); ++row) {
     out[r.text(row, 0)] = r.is_null(row, 1) ? std::nullopt : std::optional<std::string>(r.text(row, 1));

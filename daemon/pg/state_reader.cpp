@@ -1,5 +1,6 @@
 #include "daemon/pg/state_reader.h"
 
+#include "daemon/pg/json_parameter.h"
 #include "daemon/pg/state_schema.h"
 
 #include <cmath>
@@ -173,7 +174,7 @@ order by a.position
     static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
                                              run_row_sql(text, RunsSchema::BeforeKind)};
     const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
-    const PgResult r = connection_.exec_prepared(statement, {asked.dump()});
+    const PgResult r = connection_.exec_prepared(statement, {json_parameter(asked)});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
               value_type = c("value_type"), moved_at = c("moved_at"), partition_hi = c("partition_hi"),
@@ -261,7 +262,7 @@ order by a.position
     static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
                                              run_row_sql(text, RunsSchema::BeforeKind)};
     const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
-    const PgResult r = connection_.exec_prepared(statement, {asked.dump()});
+    const PgResult r = connection_.exec_prepared(statement, {json_parameter(asked)});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
               value_type = c("value_type"), moved_at = c("moved_at"), success_at = c("success_at"),
@@ -414,7 +415,7 @@ where c.started_at is not null
                                              run_row_sql(text, RunsSchema::BeforeKind)};
     const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
     const PgResult r =
-        connection_.exec(statement, {asked.dump(), std::string(run_trigger_name(RunTrigger::Backfill))});
+        connection_.exec(statement, {json_parameter(asked), std::string(run_trigger_name(RunTrigger::Backfill))});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), kind = c("kind"), started_at = c("started_at");
     LastStarts out;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "daemon/pg/json_parameter.h"
+
 namespace tidemark {
 namespace {
 
@@ -76,7 +78,7 @@ std::vector<DefinedType> missing_types(PgConnection& target, const TableDefiniti
   const PgResult r =
       target.exec("select to_regtype(n) is null from json_array_elements_text($1::json) with ordinality t(n, i) "
                   "order by i",
-                  {names.dump()});
+                  {json_parameter(names)});
   for (int i = 0; i < r.rows(); ++i) {
     if (r.boolean(i, 0)) out.push_back(definition.types[static_cast<std::size_t>(i)]);
   }
@@ -100,7 +102,7 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
   TableDefinition out;
   source.exec("BEGIN READ ONLY; SET LOCAL search_path = pg_catalog");
   try {
-    const PgResult r = source.exec(kDefinitionSql, {table.quoted(), nlohmann::json(columns).dump()});
+    const PgResult r = source.exec(kDefinitionSql, {table.quoted(), json_parameter(nlohmann::json(columns))});
     source.exec("COMMIT");
     for (const auto& c : nlohmann::json::parse(r.text(0, 0))) {
       out.columns.push_back(DefinedColumn{c.at(0).get<std::string>(), c.at(1).get<std::string>(), c.at(2).get<bool>()});

@@ -1,4 +1,5 @@
 // The run row's words, and the statements spelled with them.
+#include "daemon/pg/json_parameter.h"
 #include "daemon/pg/runs_table.h"
 
 #include <doctest/doctest.h>
@@ -82,6 +83,14 @@ TEST_CASE("a run's start and end as columns: each value has its column in the li
     CHECK(listed == keys(columns));
   }
   CHECK(run_start_columns(RunStart{{"p", "t"}, RunTrigger::Reconcile, std::nullopt})["kind"] == "reconcile");
+}
+
+TEST_CASE("regression: a run's end whose error is not valid UTF-8 is bound, its bad bytes replaced, not thrown") {
+  RunEnd end;
+  end.error = std::string("relation \"caf\xC3") + "\" does not exist";  // a name cut inside a character
+  std::string bound;
+  CHECK_NOTHROW(bound = json_parameter(run_end_columns(end)));
+  CHECK(bound.find("caf\xEF\xBF\xBD") != std::string::npos);  // U+FFFD
 }
 
 }  // namespace tidemark

@@ -80,6 +80,29 @@ TEST_CASE("a killed session fails every later statement and is never reopened: i
                                 kLockKey) == "0");
 }
 
+TEST_CASE("regression: an error names a long statement by its first line cut at a character, valid UTF-8") {
+  PgTestEnv env;
+  // 76 bytes of ASCII, then two-byte characters: byte 77 is the middle of one.
+  std::string name = "select * from " + std::string(62, 'x');
+  for (int i = 0; i < 10; ++i) name += "\xC3\xA9";  // é
+  const std::string what = failure_of(env.target(), name).what();
+  // The cut keeps whole characters only, and the run row and the log can take it.
+  const auto valid_utf8 = [](const std::string& text) {
+    for (std::size_t i = 0; i < text.size();) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      const std::size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+      if (n == 0 || i + n > text.size()) return false;
+      for (std::size_t k = 1; k < n; ++k) {
+        if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return false;
+      }
+      i += n;
+    }
+    return true;
+  };
+  CHECK(valid_utf8(what));
+  CHECK(what.find(std::string(62, 'x') + "...") != std::string::npos);  // the é it would have split is left out
+}
+
 TEST_CASE("a transaction whose session is killed cannot go on or commit") {
   PgTestEnv env;
   env.source().exec("create table public.items (n int)");

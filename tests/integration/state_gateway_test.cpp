@@ -335,11 +335,7 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
   // A schema as version 14 left it, with a load and a reconcile, upgraded.
   g.env.state().exec(
       "delete from tidemark.runs;"
-      "alter table tidemark.runs drop column kind;"
-      "create index runs_reconcile on tidemark.runs (pipeline, table_name, run_id desc)"
-      "  where trigger = 'reconcile' and status = 'success';"
-      "create index runs_reconcile_latest on tidemark.runs (pipeline, table_name, run_id desc)"
-      "  where trigger = 'reconcile';"
+      "alter table tidemark.runs drop column kind;"  // its indexes and check with it
       "delete from tidemark.schema_migrations where version >= 15;"
       "insert into tidemark.runs (pipeline, table_name, trigger, status)"
       " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
