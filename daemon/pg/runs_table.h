@@ -64,6 +64,21 @@ RunsSchema runs_schema_at(int state_schema_version);
 // it is.
 std::string run_row_sql(std::string_view sql, RunsSchema schema = RunsSchema::WithKind);
 
+// A reader's statement spelled by run_row_sql for each RunsSchema once,
+// the one a schema needs picked at each use. Immutable; thread-safe.
+class RunRowStatement {
+ public:
+  explicit RunRowStatement(std::string_view sql)
+      : with_kind_(run_row_sql(sql, RunsSchema::WithKind)), before_kind_(run_row_sql(sql, RunsSchema::BeforeKind)) {}
+  const std::string& operator()(RunsSchema schema) const {
+    return schema == RunsSchema::WithKind ? with_kind_ : before_kind_;
+  }
+
+ private:
+  std::string with_kind_;
+  std::string before_kind_;
+};
+
 // One batch of the history's pruning (RunHistoryPruner): $1 the retention
 // as an interval, $2 the last run_id of the batch before (0 at first),
 // $3 the batch's size in rows. Returns one row: held (this member took

@@ -171,9 +171,8 @@ left join lateral (select status, error, finished_at from tidemark.runs r
 )SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
 )SQL";
-    static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
-                                             run_row_sql(text, RunsSchema::BeforeKind)};
-    const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
+    static const RunRowStatement spelled(text);
+    const std::string& statement = spelled(runs_schema());
     const PgResult r = connection_.exec_prepared(statement, {json_parameter(asked)});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
@@ -259,9 +258,8 @@ left join tidemark.watermarks w on w.pipeline = a.pipeline and w.table_name = a.
 )SQL" TIDEMARK_DONE_PARTITIONS R"SQL(
 order by a.position
 )SQL";
-    static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
-                                             run_row_sql(text, RunsSchema::BeforeKind)};
-    const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
+    static const RunRowStatement spelled(text);
+    const std::string& statement = spelled(runs_schema());
     const PgResult r = connection_.exec_prepared(statement, {json_parameter(asked)});
     const ResultColumns c(r);
     const int pipeline = c("pipeline"), table_name = c("table_name"), value = c("value"),
@@ -411,9 +409,8 @@ cross join lateral (select coalesce(
                        order by run_id desc limit 1)) as started_at) c
 where c.started_at is not null
 )SQL";
-    static const std::string statements[] = {run_row_sql(text, RunsSchema::WithKind),
-                                             run_row_sql(text, RunsSchema::BeforeKind)};
-    const std::string& statement = statements[runs_schema() == RunsSchema::WithKind ? 0 : 1];
+    static const RunRowStatement spelled(text);
+    const std::string& statement = spelled(runs_schema());
     const PgResult r =
         connection_.exec(statement, {json_parameter(asked), std::string(run_trigger_name(RunTrigger::Backfill))});
     const ResultColumns c(r);
