@@ -144,9 +144,9 @@ TEST_CASE("the reference docs name the modes that take a key, and whether they r
       {"query", "partition (required)"},
       {"deletes", "incremental"},
   };
-  for (const auto& [key, text] : cases) {
-    CAPTURE(std::string(key));
-    CHECK(key_modes_text(key) == text);
+  for (const auto& c : cases) {
+    CAPTURE(std::string(c.first));
+    CHECK(key_modes_text(c.first) == c.second);
   }
 }
 
