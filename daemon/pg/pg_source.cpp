@@ -474,28 +474,28 @@ std::vector<Result<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>
     connection_.exec("COMMIT");
   } catch (const PgError&) {
     connection_.rollback_quietly();
-    // A table whose lock is taken, or whose look fails: each is asked on
-    // its own, as briefly, and one failing or waiting fails only its own:
-    // its run, on its own, then waits as long as a run waits.
-    std::vector<Result<WindowProbe>> out;
-    for (const ProbeAsk& ask : asks) {
-      try {
-        connection_.exec("BEGIN");
-        connection_.exec("SET LOCAL lock_timeout = '1s'");
-        const PgResult r = connection_.exec(probe_sql(*ask.table, *ask.source, ask.range));
-        connection_.exec("COMMIT");
-        out.emplace_back(probe_of(r, 0, 0));
-      } catch (const PgError& e) {
-        connection_.rollback_quietly();
-        out.emplace_back(e.as_error());
-      }
-    }
-    return out;
   }
+  // What a statement answered before one failed stands: the looks only
+  // read. The rest, among them a table whose lock is taken or whose look
+  // fails, are asked one by one, as briefly, so that one failing or
+  // waiting fails only its own: its run, on its own, then waits as long
+  // as a run waits.
   std::vector<Result<WindowProbe>> out;
-  for (const auto& probe : found) {
-    if (!probe) std::abort();  // every look answers one row
-    out.emplace_back(*probe);
+  for (std::size_t i = 0; i < asks.size(); ++i) {
+    if (found[i]) {
+      out.emplace_back(*found[i]);
+      continue;
+    }
+    try {
+      connection_.exec("BEGIN");
+      connection_.exec("SET LOCAL lock_timeout = '1s'");
+      const PgResult r = connection_.exec(probe_sql(*asks[i].table, *asks[i].source, asks[i].range));
+      connection_.exec("COMMIT");
+      out.emplace_back(probe_of(r, 0, 0));
+    } catch (const PgError& e) {
+      connection_.rollback_quietly();
+      out.emplace_back(e.as_error());
+    }
   }
   return out;
 }
