@@ -56,7 +56,7 @@ ReconcileReport ReconcileRun::execute(const ReconcileRequest& request) {
   ReconcileReport report;
   UnheardObserver unheard;
   // A dry run writes nothing: the lock alone, the watermark read under it.
-  RunLifecycle run(run_.state, unheard, RunLock{run_.key(), std::nullopt}, request.trigger,
+  RunLifecycle run(run_.state, run_.ownership, unheard, RunLock{run_.key(), std::nullopt}, request.trigger,
                    request.dry_run ? RunRow::None : RunRow::Kept);
   const auto reconciled = [&]() -> Status {
     if (!run.open(request.wait_for_lock)) return ok_status();

@@ -18,7 +18,7 @@ Result<CursorValue> parse_bound(CursorType type, const std::string& text, const 
 }  // namespace
 
 RunSummary CursorBackfill::execute(const std::string& from, const std::string& to) {
-  RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt},
+  RunLifecycle run(run_.state, run_.ownership, run_.observer, RunLock{run_.key(), std::nullopt},
                    RunTrigger::Backfill);
   const Status outcome =
       run.open(/*wait=*/false) ? reload(from, to, run.loaded_columns(), run.summary()) : ok_status();

@@ -11,7 +11,7 @@ namespace tidemark {
 
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Incremental) std::abort();
-  RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
+  RunLifecycle run(run_.state, run_.ownership, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
   if (!run.open(/*wait=*/false)) return run.finish(ok_status(), run_.cancel.cancelled());
   // A snapshot's time says nothing of which rows a cursor has passed: a
   // table that was a snapshot table must not resume from it.

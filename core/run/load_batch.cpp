@@ -30,20 +30,24 @@ std::vector<std::optional<RunSummary>> LoadBatch::execute(const std::vector<Batc
   std::vector<std::size_t> held;
   std::vector<RunLock> held_locks;
   std::vector<TableKey> held_tables;
+  std::vector<RunLock> not_owned;
   for (std::size_t i = 0; i < members.size(); ++i) {
-    if ((*taken)[i]) {
+    if ((*taken)[i] && ownership_.owns(locks[i].table)) {
       held.push_back(i);
       held_locks.push_back(locks[i]);
       held_tables.push_back(locks[i].table);
       continue;
     }
-    // As a run of its own would end: another run holds the table.
+    if ((*taken)[i]) not_owned.push_back(locks[i]);
+    // As a run of its own would end: another run holds the table, or
+    // another member of the fleet runs it now (RunLifecycle::open).
     RunSummary skipped;
     skipped.table = locks[i].table;
     skipped.status = RunStatus::SkippedLocked;
     observer_.on_run_finished(skipped);
     out[i] = skipped;
   }
+  if (!not_owned.empty()) state_.unlock_all(not_owned);
   if (held.empty()) return out;
 
   const auto read = state_.read_tables(held_tables);

@@ -14,6 +14,7 @@
 #include "core/run/cancel_token.h"
 #include "core/run/run_observer.h"
 #include "core/run/run_ports.h"
+#include "core/run/table_ownership.h"
 
 namespace tidemark {
 
@@ -26,11 +27,18 @@ struct BatchMember {
 
 class LoadBatch {
  public:
-  // The ports are the pipeline's, shared by every member; all must
-  // outlive the batch.
+  // The ports are the pipeline's, shared by every member; `ownership` is
+  // asked about each table whose lock the batch took, as a run of its own
+  // asks. All must outlive the batch.
   LoadBatch(const PipelineConfig& pipeline, StateStore& state, Source& source, Target& target,
-            RunObserver& observer, const CancelToken& cancel)
-      : pipeline_(pipeline), state_(state), source_(source), target_(target), observer_(observer), cancel_(cancel) {}
+            RunObserver& observer, const CancelToken& cancel, const TableOwnership& ownership)
+      : pipeline_(pipeline),
+        state_(state),
+        source_(source),
+        target_(target),
+        observer_(observer),
+        cancel_(cancel),
+        ownership_(ownership) {}
 
   // Requires every member's table in the pipeline and incremental. For each
   // member, in order: its run's summary, reported to the observer (a run
@@ -46,6 +54,7 @@ class LoadBatch {
   Target& target_;
   RunObserver& observer_;
   const CancelToken& cancel_;
+  const TableOwnership& ownership_;
 };
 
 }  // namespace tidemark

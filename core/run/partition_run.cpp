@@ -51,7 +51,7 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
   // The table's lock only orders firings; each partition is a run of its
   // own (PartitionWriter), with its row and its report.
   FiringObserver heard(run_.observer);
-  RunLifecycle firing(run_.state, heard, RunLock{run_.key(), std::nullopt}, trigger, RunRow::None);
+  RunLifecycle firing(run_.state, run_.ownership, heard, RunLock{run_.key(), std::nullopt}, trigger, RunRow::None);
   firing.summary().partitions = true;
   const Status outcome = firing.open(/*wait=*/false) ? write_due_partitions(trigger, firing.summary()) : ok_status();
   return firing.finish(outcome, run_.cancel.cancelled());

@@ -31,7 +31,7 @@ PartitionRequest partition_request(const TableKey& table, RunId run, const TimeW
 RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait) {
   if (run_.table.mode != TableMode::Partition) std::abort();
   const RunLock lock{run_.key(), partition};
-  RunLifecycle run(run_.state, run_.observer, lock, trigger);
+  RunLifecycle run(run_.state, run_.ownership, run_.observer, lock, trigger);
   const Status outcome = [&]() -> Status {
     if (!run.open(wait)) return ok_status();
     RunSummary& summary = run.summary();

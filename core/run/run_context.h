@@ -8,6 +8,7 @@
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
 #include "core/run/run_ports.h"
+#include "core/run/table_ownership.h"
 
 namespace tidemark {
 
@@ -19,6 +20,9 @@ struct RunContext {
   Target& target;
   RunObserver& observer;
   const CancelToken& cancel;
+  // Asked once the run holds its table's lock; a command run by hand owns
+  // every table.
+  const TableOwnership& ownership = sole_owner();
 
   TableKey key() const { return TableKey{pipeline.name, table.name}; }
 };

@@ -57,8 +57,14 @@ RunEnd run_end(const RunSummary& summary) {
   return end;
 }
 
-RunLifecycle::RunLifecycle(StateStore& state, RunObserver& observer, RunLock lock, RunTrigger trigger, RunRow row)
-    : state_(state), observer_(observer), lock_(state, std::move(lock)), trigger_(trigger), row_(row) {
+RunLifecycle::RunLifecycle(StateStore& state, const TableOwnership& ownership, RunObserver& observer, RunLock lock,
+                           RunTrigger trigger, RunRow row)
+    : state_(state),
+      ownership_(ownership),
+      observer_(observer),
+      lock_(state, std::move(lock)),
+      trigger_(trigger),
+      row_(row) {
   summary_.table = lock_.lock().table;
   if (lock_.lock().partition) {
     summary_.partitions = true;
@@ -74,6 +80,12 @@ bool RunLifecycle::open(bool wait) {
   if (opened_ || finished_) std::abort();  // one run, opened once
   const char* what = lock_.lock().partition ? "partition" : "table";
   if (!lock_taken(lock_.acquire(wait), what, summary_)) return false;
+  if (!lock_.lock().partition && !ownership_.owns(summary_.table)) {
+    // As if another member's run held it: that member runs the table now.
+    lock_.release();
+    summary_.status = RunStatus::SkippedLocked;
+    return false;
+  }
   if (row_ == RunRow::None) {
     opened_ = true;
     return true;

@@ -9,6 +9,7 @@
 #include "core/run/run_observer.h"
 #include "core/run/run_ports.h"
 #include "core/run/scoped_run_lock.h"
+#include "core/run/table_ownership.h"
 
 namespace tidemark {
 
@@ -22,8 +23,10 @@ RunEnd run_end(const RunSummary& summary);
 
 class RunLifecycle {
  public:
-  RunLifecycle(StateStore& state, RunObserver& observer, RunLock lock, RunTrigger trigger,
-               RunRow row = RunRow::Kept);
+  // `ownership` is asked once the table's lock is held (a partition's lock
+  // is taken under its table's, asked already); it must outlive the run.
+  RunLifecycle(StateStore& state, const TableOwnership& ownership, RunObserver& observer, RunLock lock,
+               RunTrigger trigger, RunRow row = RunRow::Kept);
   // A run opened but never finished is finished here, as failed: its row
   // does not stay `running`, its lock is not kept.
   ~RunLifecycle();
@@ -33,8 +36,9 @@ class RunLifecycle {
   // Takes the lock (waiting only when `wait`) and opens the run row,
   // which marks the runs the lock proves dead and reads the watermark into
   // the summary (without a row: the lock only). False when the run must
-  // not go on; the summary says why (skipped: the lock is held elsewhere;
-  // failed: the state could not be reached, or its watermark not read).
+  // not go on; the summary says why (skipped: the lock is held elsewhere,
+  // or this process no longer owns the table and let it go; failed: the
+  // state could not be reached, or its watermark not read).
   bool open(bool wait);
 
   // The run's figures so far; the run fills them in as it goes.
@@ -54,6 +58,7 @@ class RunLifecycle {
 
  private:
   StateStore& state_;
+  const TableOwnership& ownership_;
   RunObserver& observer_;
   ScopedRunLock lock_;
   RunTrigger trigger_;

@@ -25,7 +25,7 @@ std::string snapshot_path_text(const SnapshotWrite& write) {
 
 RunSummary SnapshotRun::execute(RunTrigger trigger) {
   if (run_.table.mode != TableMode::Snapshot) std::abort();
-  RunLifecycle run(run_.state, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
+  RunLifecycle run(run_.state, run_.ownership, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
   const Status outcome = run.open(/*wait=*/false)
                              ? run_locked(run.loaded_columns(), run.snapshot_horizon(), run.watermark_is_snapshot(),
                                           run.summary())

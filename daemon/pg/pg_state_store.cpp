@@ -91,14 +91,6 @@ PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
 }
 
 Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
-  const auto taken = take_lock(lock, wait);
-  // A partition's lock is taken under its table's, which was asked already.
-  if (!taken || !*taken || lock.partition || !still_owner_ || still_owner_(lock.table)) return taken;
-  unlock(lock);
-  return false;
-}
-
-Result<bool> PgStateStore::take_lock(const RunLock& lock, bool wait) {
   const std::string key = std::to_string(run_lock_key(lock));
   try {
     if (!wait) {
@@ -324,19 +316,12 @@ Result<std::vector<bool>> PgStateStore::try_lock_all(const std::vector<RunLock>&
         " from jsonb_array_elements_text($1::jsonb) with ordinality k(key, n) order by k.n",
         {json_array(lock_keys(locks))});
     if (r.rows() != static_cast<int>(locks.size())) std::abort();  // one row per lock asked
-    std::vector<RunLock> not_ours;
     for (std::size_t i = 0; i < locks.size(); ++i) {
       const int row = static_cast<int>(i);
-      bool held = r.boolean(row, 0);
+      const bool held = r.boolean(row, 0);
       if (held) holder_pid_[run_lock_key(locks[i])] = static_cast<int>(r.integer(row, 1));
-      // As lock(): a table this member no longer owns is not run here.
-      if (held && still_owner_ && !still_owner_(locks[i].table)) {
-        not_ours.push_back(locks[i]);
-        held = false;
-      }
       taken.push_back(held);
     }
-    if (!not_ours.empty()) unlock_all(not_ours);
     return taken;
   } catch (const PgError& e) {
     // Locks a failed statement took would outlive it on the session.

@@ -4,7 +4,6 @@
 // Used by one run on one thread.
 #pragma once
 
-#include <functional>
 #include <map>
 #include <string>
 
@@ -34,14 +33,6 @@ struct WatermarkRewound {
 class PgStateStore final : public StateStore {
  public:
   explicit PgStateStore(PgConnection& connection);
-
-  // Once a lock is taken, `still_owner` is asked whether this process may
-  // still run the table (a member of a fleet that was paused, or lost the
-  // table meanwhile, must not): when it says no, the lock is let go and
-  // counts as held elsewhere. Unset: always yes.
-  void set_ownership_check(std::function<bool(const TableKey&)> still_owner) {
-    still_owner_ = std::move(still_owner);
-  }
 
   // The firing the runs of this store serve (its scheduled instant, on the
   // daemon's clock), written to each run row it opens: a later catch-up
@@ -78,10 +69,8 @@ class PgStateStore final : public StateStore {
   PgConnection& connection() { return connection_; }
 
  private:
-  Result<bool> take_lock(const RunLock& lock, bool wait);
 
   PgConnection& connection_;
-  std::function<bool(const TableKey&)> still_owner_;
   // The locks this store holds: each one's key and the server process
   // (pg_backend_pid) of the session that took it.
   std::map<std::int64_t, int> holder_pid_;

@@ -1,22 +1,21 @@
-// What this member owns at this moment, for the workers: the scheduler's
-// latest FleetView behind a mutex, so that a run asks again once it holds
-// its table's lock (a run launched just before its member was paused, or
-// stalled on a connection, must not start after another member took the
-// table over). Owned by the Scheduler; set on the loop thread, read from
-// any thread.
+// What this member owns at this moment, for the workers' runs (core's
+// TableOwnership, asked once a run holds its table's lock): the
+// scheduler's latest FleetView behind a mutex. Owned by the Scheduler;
+// set on the loop thread, read from any thread.
 #pragma once
 
 #include <mutex>
 
 #include "core/fleet/fleet_view.h"
+#include "core/run/table_ownership.h"
 
 namespace tidemark {
 
-class FleetGate {
+class FleetGate final : public TableOwnership {
  public:
   void set(FleetView view);
   // By the steady clock, now.
-  bool owns(const TableKey& table) const;
+  bool owns(const TableKey& table) const override;
 
  private:
   mutable std::mutex mutex_;

@@ -5,103 +5,30 @@
 
 #include "core/config/table_modes.h"
 #include "core/run/table_run.h"
-#include "core/sql/row_fingerprint.h"
-#include "daemon/pg/pg_run_ports.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/pg_key_side.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_state_store.h"
 
 namespace tidemark {
-namespace {
 
-// A unit of work on a database that could not be reached: every step fails.
-class UnreachableWork final : public UnitOfWork {
- public:
-  explicit UnreachableWork(std::string error) : error_(std::move(error)) {}
-  Status create_table(const TableConfig&, const SourceTable&) override { return Error{error_}; }
-  Status add_columns(const TableConfig&, const std::vector<ColumnShape>&) override { return Error{error_}; }
-  Result<ChunkCounts> write_chunk(const TableConfig&, const SourceTable&, const Window&) override {
-    return Error{error_};
-  }
-  Result<SnapshotWrite> replace_table(const TableConfig&, const SourceTable&,
-                                      const std::optional<SnapshotHorizon>&) override {
-    return Error{error_};
-  }
-  Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return Error{error_}; }
-  Result<ReconcileWrite> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
-    return Error{error_};
-  }
-  Result<StepRecorded> record(const StepRecord&) override { return Error{error_}; }
-  Status commit() override { return Error{error_}; }
-
- private:
-  std::string error_;
-};
-
-// Stands in for a source or target that could not be reached, so that the
-// run still takes its lock and records the failure in its run row.
-class UnreachableDatabase final : public Source, public Target {
- public:
-  explicit UnreachableDatabase(std::string error) : error_(std::move(error)) {}
-  Result<SourceTable> inspect(const TableConfig&) override { return Error{error_}; }
-  Result<HorizonReading> read_horizon(const TableConfig&, CursorType, std::optional<SourceMicros>) override {
-    return Error{error_};
-  }
-  Result<CursorValue> cursor_at(SourceMicros, CursorType) override { return Error{error_}; }
-  Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType) override { return Error{error_}; }
-  Result<WindowProbe> probe(const TableConfig&, const SourceTable&, const std::optional<Window>&) override {
-    return Error{error_};
-  }
-  Result<std::optional<std::int64_t>> count_changes(const TableConfig&) override { return Error{error_}; }
-  Result<TargetTable> check(const TableConfig&) override { return Error{error_}; }
-  std::unique_ptr<UnitOfWork> begin(const RunLock&) override { return std::make_unique<UnreachableWork>(error_); }
-
- private:
-  std::string error_;
-};
-
-
-}  // namespace
+void TableRunner::prepare(JobPorts& ports) const {
+  if (firing_) ports.state().set_firing(*firing_);
+  if (fault_hook_ && ports.pg_target() != nullptr) ports.pg_target()->set_fault_hook(fault_hook_);
+}
 
 TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig& table, RunTrigger trigger,
                               const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   TimedSummary out;
-  PipelineConnections connections(pool_, shared_);
-  try {
-    connections.open_state(*config_);
-  } catch (const std::exception& e) {
+  JobPorts ports(*config_, pipeline, sessions_, cancel, table_mode(table.mode).in_pipeline_time_zone);
+  if (const auto& unreachable = ports.state_unreachable()) {
     out.summary.table = TableKey{pipeline.name, table.name};
     out.summary.status = RunStatus::Failed;
-    out.summary.error = e.what();
+    out.summary.error = unreachable->message;
+    out.summary.error_kind = unreachable->kind;
     observer_.on_run_finished(out.summary);
-  }
-  if (connections.state) {
-    PgStateStore state(*connections.state);
-    state.set_ownership_check(still_owner_);
-    if (firing_) state.set_firing(*firing_);
-    std::string unreachable;
-    try {
-      connections.open_data(*config_, pipeline);
-      if (table_mode(table.mode).in_pipeline_time_zone) connections.use_pipeline_time_zone(pipeline);
-    } catch (const std::exception& e) {
-      unreachable = e.what();
-    }
-    const auto execute = [&](Source& source, Target& target) {
-      return run_table(RunContext{pipeline, table, state, source, target, observer_, cancel}, trigger);
-    };
-    if (!unreachable.empty()) {
-      UnreachableDatabase missing(unreachable);
-      out.summary = execute(missing, missing);
-    } else {
-      PgSource source =
-          connections.make_source([](const std::string& warning) { spdlog::warn("{}", warning); }, &cancel);
-      PgTarget target(connections.target(), source, state, cancel,
-                      shared_ != nullptr ? &shared_->catalogs : nullptr);
-      if (fault_hook_) target.set_fault_hook(fault_hook_);
-      out.summary = execute(source, target);
-    }
+  } else {
+    prepare(ports);
+    out.summary = run_table(
+        RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel, *ownership_},
+        trigger);
   }
   out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   if (log_runs_) {
@@ -116,16 +43,12 @@ std::vector<std::optional<TimedSummary>> TableRunner::run_batch(const PipelineCo
                                                                 const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   std::vector<std::optional<TimedSummary>> out(members.size());
-  PipelineConnections connections(pool_, shared_);
-  try {
-    connections.open_state(*config_);
-    connections.open_data(*config_, pipeline);
-  } catch (const std::exception&) {
-    return out;
-  }
-  PgRunPorts ports(connections, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
-  ports.state.set_ownership_check(still_owner_);
-  const auto summaries = LoadBatch(pipeline, ports.state, ports.source, ports.target, observer_, cancel).execute(members);
+  JobPorts ports(*config_, pipeline, sessions_, cancel, /*pipeline_time_zone=*/false);
+  // Each run of its own records why.
+  if (ports.state_unreachable() || ports.data_unreachable()) return out;
+  const auto summaries =
+      LoadBatch(pipeline, ports.state(), ports.source(), ports.target(), observer_, cancel, *ownership_)
+          .execute(members);
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -141,27 +64,18 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
   const auto started = std::chrono::steady_clock::now();
   ReconcileReport out;
   out.run.table = TableKey{pipeline.name, table.name};
-  PipelineConnections connections(pool_, shared_);
-  try {
-    connections.open_state(*config_);
-    connections.open_data(*config_, pipeline);
-  } catch (const std::exception& e) {
-    // Without the state nothing can be recorded; without a side nothing
-    // compared. Either way no run row: the error is the report's.
+  JobPorts ports(*config_, pipeline, sessions_, cancel, /*pipeline_time_zone=*/false);
+  if (const auto& unreachable = ports.state_unreachable()) {
+    // Without the state nothing can be recorded: the error is the report's.
     out.run.status = RunStatus::Failed;
-    out.run.error = e.what();
+    out.run.error = unreachable->message;
+    out.run.error_kind = unreachable->kind;
     return out;
   }
-  PgRunPorts ports(connections, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
-  if (fault_hook_) ports.target.set_fault_hook(fault_hook_);
-  ports.state.set_ownership_check(still_owner_);
-  if (firing_) ports.state.set_firing(*firing_);
-  const bool hash_record =
-      hash_record_between(connections.source->server_major_version(), connections.target().server_major_version());
-  PgKeySide source_keys(*connections.source, table, PgKeySide::Role::Source, hash_record);
-  PgKeySide target_keys(connections.target(), table, PgKeySide::Role::Target, hash_record,
-                        reconcile_mark_column(table));
-  const RunContext context{pipeline, table, ports.state, ports.source, ports.target, observer_, cancel};
+  prepare(ports);
+  const auto [source_keys, target_keys] = ports.key_sides(table);
+  const RunContext context{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel,
+                           *ownership_};
   out = ReconcileRun(context, source_keys, target_keys).execute(request);
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);

@@ -1,6 +1,7 @@
-// Runs one table once: takes the sessions the run needs (state, source,
-// and target unless it is the state database) from a pool, or opens them,
-// carries out the run, logs it and gives the sessions back. Stateless
+// Runs one table once: takes the ports the run needs (JobPorts: the
+// state, the source, and the target unless it is the state database, from
+// a pool or opened), carries out the run, logs it and gives the sessions
+// back. Stateless
 // between runs apart from its configuration; one call per worker thread at
 // a time, calls on different threads are independent.
 #pragma once
@@ -16,9 +17,8 @@
 #include "core/run/load_batch.h"
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
-#include "daemon/pg/shared_reads.h"
-#include "daemon/pg/connection_pool.h"
-#include "daemon/pg/pg_target.h"
+#include "core/run/table_ownership.h"
+#include "daemon/serve/job_ports.h"
 
 namespace tidemark {
 
@@ -30,10 +30,9 @@ struct TimedSummary {
 class TableRunner {
  public:
   // `observer` receives every chunk and run (metrics); it must outlive the runner.
-  // `pool`, when given (the daemon's), lends the sessions; it must outlive the runner.
-  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, ConnectionPool* pool = nullptr,
-              SharedReads* shared = nullptr)
-      : config_(std::move(config)), observer_(observer), pool_(pool), shared_(shared) {}
+  // `sessions`, when given (the daemon's pool), lend the sessions; they must outlive the runner.
+  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, JobSessions sessions = {})
+      : config_(std::move(config)), observer_(observer), sessions_(sessions) {}
 
   // An incremental run, or a partition table's due partitions. Never throws for database trouble:
   // it ends up in the summary (and in the run row when the state database
@@ -60,9 +59,10 @@ class TableRunner {
   // to print (`tidemark run`). Default: logged.
   void set_log_runs(bool log_runs) { log_runs_ = log_runs; }
 
-  // Asked once a run holds its table's lock (PgStateStore::set_ownership_check):
-  // in a fleet, whether this member still owns the table.
-  void set_ownership_check(std::function<bool(const TableKey&)> still_owner) { still_owner_ = std::move(still_owner); }
+  // Asked once a run holds its table's lock (RunLifecycle::open): in a
+  // fleet, whether this member still owns the table. It must outlive the
+  // runner. Unset: every table is this process's (sole_owner).
+  void set_ownership(const TableOwnership& ownership) { ownership_ = &ownership; }
   // The firing the runs serve, recorded in their run rows (PgStateStore::set_firing).
   void set_firing(Instant scheduled) { firing_ = scheduled; }
 
@@ -70,12 +70,15 @@ class TableRunner {
   void set_fault_hook(std::function<void(ChunkStep)> hook) { fault_hook_ = std::move(hook); }
 
  private:
+  // What every job kind does with its ports before it starts: the firing
+  // it serves, the test hook.
+  void prepare(JobPorts& ports) const;
+
   std::shared_ptr<const Config> config_;
   RunObserver& observer_;
-  ConnectionPool* pool_;
-  SharedReads* shared_;
+  JobSessions sessions_;
   std::function<void(ChunkStep)> fault_hook_;
-  std::function<bool(const TableKey&)> still_owner_;
+  const TableOwnership* ownership_ = &sole_owner();
   std::optional<Instant> firing_;
   bool log_runs_ = true;
 };

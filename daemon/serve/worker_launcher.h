@@ -12,13 +12,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <tuple>
+#include <vector>
 
 #include "core/run/cancel_token.h"
+#include "core/run/table_ownership.h"
 #include "core/schedule/scheduler_ports.h"
 #include "daemon/pg/shared_reads.h"
 #include "daemon/pg/connection_pool.h"
-#include "daemon/serve/fleet_gate.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/state_monitor.h"
 #include "daemon/serve/table_runner.h"
@@ -32,12 +34,12 @@ class WorkerLauncher final : public RunLauncher {
 
   // `workers` threads and as many idle sessions per database. `on_finished`
   // is called on the loop thread when a run ends, `on_alone` when a batch
-  // hands a run back (TableScheduler::run_alone). The loop, metrics and
-  // monitor must outlive the launcher.
-  // A run starts only while `gate` says this member owns its table, checked
-  // once the run holds the table's lock; `gate` must outlive the launcher.
+  // hands a run back (TableScheduler::run_alone). A run goes on only while
+  // `ownership` says this member owns its table, asked once the run holds
+  // the table's lock. The loop, metrics, monitor and ownership must outlive
+  // the launcher.
   WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
-                 const FleetGate& gate, std::size_t workers, Finished on_finished, Alone on_alone);
+                 const TableOwnership& ownership, std::size_t workers, Finished on_finished, Alone on_alone);
   // Cancels the runs still going and waits for the workers to end.
   ~WorkerLauncher() override;
 
@@ -46,12 +48,24 @@ class WorkerLauncher final : public RunLauncher {
   void cancel_all() override;
 
  private:
+  // For each of a job's orders, in order: its run's summary, or nothing:
+  // it waits to run alone.
+  using Outcomes = std::vector<std::optional<RunSummary>>;
+
+  // The one way a job runs: `work` on a worker, cancelled through one
+  // token for all its orders, each order's end posted back to the loop.
+  void start(const std::vector<RunOrder>& orders, std::function<Outcomes(const CancelToken&)> work);
+  // What each kind of job does on its worker, and reports to the metrics
+  // and the state monitor.
+  RunSummary load(const RunOrder& order, const CancelToken& cancel);
+  RunSummary reconcile(const RunOrder& order, const CancelToken& cancel);
+  Outcomes batch(const std::vector<RunOrder>& orders, const CancelToken& cancel);
   TableRunner runner_for(const RunOrder& order);
 
   boost::asio::io_context& loop_;
   MetricsRegistry& metrics_;
   StateMonitor& monitor_;
-  const FleetGate& gate_;
+  const TableOwnership& ownership_;
   Finished on_finished_;
   Alone on_alone_;
   ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop

@@ -513,6 +513,25 @@ class RecordingObserver final : public RunObserver {
   void on_run_finished(const RunSummary& summary) override { finished.push_back(summary); }
 };
 
+// A fleet's answer to whether this process owns a table: every table but
+// the ones given away. Counts the questions, and whether the state store
+// held the table's lock when each was asked.
+class FakeOwnership final : public TableOwnership {
+ public:
+  explicit FakeOwnership(const FakeState* state = nullptr) : state_(state) {}
+  std::set<TableKey> given_away;
+  mutable int asked = 0;
+  mutable int asked_unlocked = 0;
+  bool owns(const TableKey& table) const override {
+    ++asked;
+    if (state_ != nullptr && !state_->locked) ++asked_unlocked;
+    return given_away.count(table) == 0;
+  }
+
+ private:
+  const FakeState* state_;
+};
+
 // Everything a run needs, wired together; tests set the fields they care about.
 struct FakeRunPorts {
   PipelineConfig pipeline;

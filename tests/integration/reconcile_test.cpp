@@ -369,6 +369,30 @@ TEST_CASE("with the state in a database of its own, each batch's counts commit w
                                        " where trigger = 'reconcile'") == std::vector<std::string>{"5|1"});
 }
 
+TEST_CASE("a reconcile whose source cannot be reached records its failure in a run row, as a load does") {
+  Reconcile r;
+  r.env.set_dsn("source", "host=/nonexistent-tidemark-socket port=1 dbname=gone connect_timeout=2");
+  const ReconcileReport report = r.report("orders");
+  CHECK(report.run.status == RunStatus::Failed);
+  CHECK(report.run.run != 0);
+  CHECK(report.run.error.find("nonexistent-tidemark-socket") != std::string::npos);
+  const auto config = r.env.config(kPipeline);
+  ChunkLogger observer;
+  CancelToken cancel;
+  TableRunner runner(config, observer);
+  const PipelineConfig& pipeline = *config->find_pipeline("shop");
+  const TimedSummary load = runner.run(pipeline, *pipeline.find_table("orders"), RunTrigger::Manual, cancel);
+  CHECK(load.summary.status == RunStatus::Failed);
+  CHECK(load.summary.run != 0);
+  // Both rows say why, and neither kept its lock.
+  CHECK(PgTestEnv::rows(r.env.state(), "select kind, status, error like '%nonexistent-tidemark-socket%'"
+                                       " from tidemark.runs where status <> 'success' order by run_id") ==
+        std::vector<std::string>{"reconcile|failed|t", "load|failed|t"});
+  CHECK(PgTestEnv::rows(r.env.state(), "select count(*) from pg_locks where locktype = 'advisory'"
+                                       " and database = (select oid from pg_database where datname = current_database())") ==
+        std::vector<std::string>{"0"});
+}
+
 TEST_CASE("reconcile exits 2 for an unknown table, a partition table, or a pipeline without deletes and no --table") {
   Reconcile r;
   CHECK(r.reconcile("nope") == 2);

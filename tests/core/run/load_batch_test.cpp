@@ -151,6 +151,7 @@ struct Batch {
   RoutedTarget target{tables};
   RecordingObserver observer;
   CancelToken cancel;
+  FakeOwnership ownership;
 
   explicit Batch(const std::vector<std::string>& names) {
     pipeline.name = "p";
@@ -165,7 +166,7 @@ struct Batch {
     for (const std::string& n : names) {
       members.push_back(BatchMember{&tables.at(n)->table, RunTrigger::Schedule, Instant(std::chrono::seconds(60))});
     }
-    return LoadBatch(pipeline, state, source, target, observer, cancel).execute(members);
+    return LoadBatch(pipeline, state, source, target, observer, cancel, ownership).execute(members);
   }
   bool none_locked() const {
     for (const auto& [name, t] : tables) {
@@ -223,6 +224,25 @@ TEST_CASE("tables with nothing new finish in the batch, their watermarks moved; 
   CHECK(b.observer.finished[0].table.table == "quiet");
   // The busy table's own run then loads its row.
   CHECK(IncrementalRun(b["busy"].context()).execute(RunTrigger::Schedule).rows_read == 1);
+}
+
+TEST_CASE("a table this member no longer owns once the batch holds its lock is let go and skipped, as its own run would be") {
+  Batch b({"a", "b"});
+  b["a"].first_run();
+  b["b"].first_run();
+  b.ownership.given_away.insert(TableKey{"p", "a"});
+  const int probes_before = b["a"].source.probes;
+  const auto out = b.run({"a", "b"});
+  REQUIRE(out[0]);
+  CHECK(out[0]->status == RunStatus::SkippedLocked);
+  CHECK(out[0]->run == 0);
+  CHECK(b["a"].state.quiet_runs.empty());
+  CHECK(b["a"].state.watermark == at(1'000));
+  CHECK(b["a"].source.probes == probes_before);  // not asked: another member runs it
+  REQUIRE(out[1]);
+  CHECK(out[1]->status == RunStatus::Success);
+  CHECK(b.ownership.asked == 2);
+  CHECK(b.none_locked());
 }
 
 TEST_CASE("a table whose lock is held elsewhere is skipped in the batch, as its own run would be") {

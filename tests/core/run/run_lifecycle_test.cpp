@@ -20,7 +20,7 @@ TimeWindow day(const char* lo, const char* hi) { return TimeWindow{*parse_instan
 TEST_CASE("a finished run closes its row, releases its lock and reports once") {
   FakeRunPorts f;
   {
-    RunLifecycle run(f.state, f.observer, kTable, RunTrigger::Manual);
+    RunLifecycle run(f.state, sole_owner(), f.observer, kTable, RunTrigger::Manual);
     REQUIRE(run.open(false));
     CHECK(f.state.locked);
     const RunSummary& s = run.finish(ok_status(), false);
@@ -35,7 +35,7 @@ TEST_CASE("a finished run closes its row, releases its lock and reports once") {
 TEST_CASE("a run opened and never finished is closed as failed, its lock released") {
   FakeRunPorts f;
   {
-    RunLifecycle run(f.state, f.observer, kTable, RunTrigger::Manual);
+    RunLifecycle run(f.state, sole_owner(), f.observer, kTable, RunTrigger::Manual);
     REQUIRE(run.open(false));
   }
   CHECK_FALSE(f.state.locked);
@@ -49,17 +49,47 @@ TEST_CASE("a run opened and never finished is closed as failed, its lock release
 TEST_CASE("a lock held elsewhere skips the run: no row, reported as skipped") {
   FakeRunPorts f;
   f.state.held_elsewhere = true;
-  RunLifecycle run(f.state, f.observer, kTable, RunTrigger::Schedule);
+  RunLifecycle run(f.state, sole_owner(), f.observer, kTable, RunTrigger::Schedule);
   CHECK_FALSE(run.open(false));
   CHECK(run.finish(ok_status(), false).status == RunStatus::SkippedLocked);
   CHECK(f.state.runs.empty());
   CHECK(f.observer.finished.size() == 1);
 }
 
+TEST_CASE("a table this process no longer owns once it holds the lock is skipped: the lock let go, no row") {
+  FakeRunPorts f;
+  FakeOwnership fleet(&f.state);
+  fleet.given_away.insert(kTable.table);
+  RunLifecycle run(f.state, fleet, f.observer, kTable, RunTrigger::Schedule);
+  CHECK_FALSE(run.open(false));
+  CHECK(fleet.asked == 1);
+  CHECK(fleet.asked_unlocked == 0);  // asked under the lock, so a takeover cannot slip in between
+  CHECK_FALSE(f.state.locked);
+  CHECK(run.finish(ok_status(), false).status == RunStatus::SkippedLocked);
+  CHECK(f.state.runs.empty());
+  CHECK(f.observer.finished.size() == 1);
+}
+
+TEST_CASE("ownership is asked of a table's lock only: a partition's is taken under its table's") {
+  FakeRunPorts f;
+  FakeOwnership fleet(&f.state);
+  RunLifecycle owned(f.state, fleet, f.observer, kTable, RunTrigger::Schedule);
+  REQUIRE(owned.open(false));
+  CHECK(fleet.asked == 1);
+  owned.finish(ok_status(), false);
+  fleet.given_away.insert(kTable.table);
+  RunLifecycle partition(f.state, fleet, f.observer,
+                         RunLock{kTable.table, day("2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z")},
+                         RunTrigger::Schedule);
+  CHECK(partition.open(false));
+  CHECK(fleet.asked == 1);
+  partition.finish(ok_status(), false);
+}
+
 TEST_CASE("a run row that cannot be opened fails the run and still releases the lock") {
   FakeRunPorts f;
   f.state.fail_open = "state database gone";
-  RunLifecycle run(f.state, f.observer, kTable, RunTrigger::Schedule);
+  RunLifecycle run(f.state, sole_owner(), f.observer, kTable, RunTrigger::Schedule);
   CHECK_FALSE(run.open(false));
   const RunSummary& s = run.finish(ok_status(), false);
   CHECK(s.status == RunStatus::Failed);
@@ -70,7 +100,7 @@ TEST_CASE("a run row that cannot be opened fails the run and still releases the 
 TEST_CASE("a failure's kind reaches the summary and the run row; cancellation is not a failure") {
   FakeRunPorts f;
   {
-    RunLifecycle run(f.state, f.observer, kTable, RunTrigger::Schedule);
+    RunLifecycle run(f.state, sole_owner(), f.observer, kTable, RunTrigger::Schedule);
     REQUIRE(run.open(false));
     const RunSummary& s = run.finish(permanent_error("target table t has no column c"), false);
     CHECK(s.status == RunStatus::Failed);
@@ -79,7 +109,7 @@ TEST_CASE("a failure's kind reaches the summary and the run row; cancellation is
   CHECK(f.state.runs[0].end->error == "target table t has no column c");
   CHECK(f.state.runs[0].end->error_kind == ErrorKind::Permanent);
   // Stopped by a shutdown: whatever the error, another run would go on.
-  RunLifecycle cancelled(f.state, f.observer, kTable, RunTrigger::Schedule);
+  RunLifecycle cancelled(f.state, sole_owner(), f.observer, kTable, RunTrigger::Schedule);
   REQUIRE(cancelled.open(false));
   CHECK(cancelled.finish(permanent_error("cancelled"), true).status == RunStatus::Cancelled);
   CHECK(f.state.runs[1].end->error_kind == ErrorKind::Transient);
@@ -90,14 +120,14 @@ TEST_CASE("a partition's run marks only its own window's rows abandoned, and the
   const TimeWindow first = day("2026-03-01T00:00:00Z", "2026-03-02T00:00:00Z");
   const TimeWindow second = day("2026-03-02T00:00:00Z", "2026-03-03T00:00:00Z");
   // Two rows a crash left running, one per partition.
-  RunLifecycle crashed_first(f.state, f.observer, RunLock{kTable.table, first}, RunTrigger::Backfill);
+  RunLifecycle crashed_first(f.state, sole_owner(), f.observer, RunLock{kTable.table, first}, RunTrigger::Backfill);
   REQUIRE(crashed_first.open(false));
   f.state.partition_locks.clear();
-  RunLifecycle crashed_second(f.state, f.observer, RunLock{kTable.table, second}, RunTrigger::Backfill);
+  RunLifecycle crashed_second(f.state, sole_owner(), f.observer, RunLock{kTable.table, second}, RunTrigger::Backfill);
   REQUIRE(crashed_second.open(false));
   f.state.partition_locks.clear();
 
-  RunLifecycle run(f.state, f.observer, RunLock{kTable.table, first}, RunTrigger::Schedule);
+  RunLifecycle run(f.state, sole_owner(), f.observer, RunLock{kTable.table, first}, RunTrigger::Schedule);
   REQUIRE(run.open(false));
   CHECK(f.state.abandoned_marked == 1);
   CHECK(f.state.runs[0].end->error == "abandoned");

@@ -1,0 +1,70 @@
+// The ports one job works through, assembled one way for every kind (a
+// load, a batch of loads, a reconcile; from serve and the commands alike):
+// its sessions from the pool, or opened; the state store over the state
+// database; the source and the target over theirs or, when either could
+// not be reached, an UnreachableDatabase standing in for both, so that the
+// job still takes its table's lock and records why it failed. One per job,
+// on its thread; it holds the job's sessions until it ends.
+#pragma once
+
+#include <optional>
+#include <utility>
+
+#include "core/config/config_model.h"
+#include "core/reconcile/reconcile_ports.h"
+#include "core/run/cancel_token.h"
+#include "daemon/pg/connection_pool.h"
+#include "daemon/pg/pg_key_side.h"
+#include "daemon/pg/pg_run_ports.h"
+#include "daemon/pg/pipeline_connections.h"
+#include "daemon/pg/shared_reads.h"
+#include "daemon/serve/unreachable_database.h"
+
+namespace tidemark {
+
+// Where a job's sessions come from: the daemon's pool and the reads its
+// runs share, or, both empty, sessions of the job's own.
+struct JobSessions {
+  ConnectionPool* pool = nullptr;
+  SharedReads* shared = nullptr;
+};
+
+class JobPorts {
+ public:
+  // Opens the sessions of `pipeline`'s jobs. With `pipeline_time_zone` the
+  // source and the target read in the pipeline's time zone (a partition
+  // table's query). `config` and `cancel` must outlive the ports.
+  JobPorts(const Config& config, const PipelineConfig& pipeline, JobSessions from, const CancelToken& cancel,
+           bool pipeline_time_zone);
+  JobPorts(const JobPorts&) = delete;
+  JobPorts& operator=(const JobPorts&) = delete;
+
+  // Why the state database could not be reached: no port can be used, and
+  // no run row can say so. Nothing when it was reached.
+  const std::optional<Error>& state_unreachable() const { return state_unreachable_; }
+  // Why the source's or the target's database could not be reached: the
+  // source, the target and the key sides fail every call with it.
+  const std::optional<Error>& data_unreachable() const { return data_unreachable_; }
+
+  // Each requires the state reached.
+  PgStateStore& state();
+  Source& source();
+  Target& target();
+  // The target over PostgreSQL; nothing when it was not reached.
+  PgTarget* pg_target() { return reached_ ? &reached_->target : nullptr; }
+  // The source's and the target's keys of `table`, for a reconcile; once
+  // per job. The table must outlive the ports.
+  std::pair<KeySide&, KeySide&> key_sides(const TableConfig& table);
+
+ private:
+  PipelineConnections connections_;
+  std::optional<Error> state_unreachable_;
+  std::optional<Error> data_unreachable_;
+  std::optional<PgRunPorts> reached_;
+  std::optional<PgStateStore> state_alone_;   // the data side was not reached
+  std::optional<UnreachableDatabase> missing_;  // likewise
+  std::optional<PgKeySide> source_keys_;
+  std::optional<PgKeySide> target_keys_;
+};
+
+}  // namespace tidemark
