@@ -16,7 +16,7 @@
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
 #include "daemon/commands/partition_backfill.h"
-#include "daemon/pg/pg_run_ports.h"
+#include "daemon/serve/job_ports.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -25,14 +25,14 @@ namespace {
 int backfill_cursor_range(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
                           const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
                           std::ostream& out) {
-  PipelineConnections connections;
-  connections.open_state(*config);
-  connections.open_data(*config, pipeline);
-  PgRunPorts ports(connections, cancel);
+  JobPorts ports(*config, pipeline, JobSessions{}, cancel, /*pipeline_time_zone=*/false);
+  if (const auto& unreachable = ports.state_unreachable()) throw std::runtime_error(unreachable->message);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
   TimedSummary result;
-  result.summary = CursorBackfill(RunContext{pipeline, table, ports.state, ports.source, ports.target, observer, cancel}).execute(cl.from, cl.to);
+  result.summary =
+      CursorBackfill(RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer, cancel})
+          .execute(cl.from, cl.to);
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   out << describe_run(result) << '\n';
