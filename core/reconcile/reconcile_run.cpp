@@ -80,6 +80,10 @@ ReconcileReport ReconcileRun::execute(const ReconcileRequest& request) {
 
 Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std::optional<CursorValue>& watermark,
                                       RunId run, ReconcileReport& report) {
+  // The source first: a reconcile that cannot read it has failed, even
+  // when it would find nothing to compare.
+  const auto source_table = run_.source.inspect(run_.table);
+  if (!source_table) return source_table.failure();
   if (!watermark) {
     // Nothing is claimed yet, and deletions are only looked for among
     // rows a load wrote: a first load comes first.
@@ -87,8 +91,6 @@ Status ReconcileRun::reconcile_locked(const ReconcileRequest& request, const std
     return ok_status();
   }
   const CursorValue& w = *watermark;
-  const auto source_table = run_.source.inspect(run_.table);
-  if (!source_table) return source_table.failure();
   source_table_ = *source_table;
   if (source_table->cursor_type != w.type) {
     return permanent_error("the stored watermark is a " + std::string(cursor_type_name(w.type)) + " but cursor " +

@@ -70,7 +70,8 @@ std::vector<std::optional<RunSummary>> LoadBatch::execute(const std::vector<Batc
     summary.table = locks[i].table;
     summary.watermark_before = opened.watermark->value;
     summary.watermark_after = summary.watermark_before;
-    const RunContext context{pipeline_, *members[i].table, state_, source_, target_, observer_, cancel_};
+    const RunContext context{pipeline_, *members[i].table, state_, source_, target_, observer_, cancel_,
+                             ownership_};
     auto planned = IncrementalRun(context).plan(opened.loaded_columns, summary);
     if (!planned || planned->first_step) continue;
     candidates.push_back(Candidate{i, std::move(summary), std::move(*planned)});

@@ -43,7 +43,8 @@ class LoadBatch {
   // Requires every member's table in the pipeline and incremental. For each
   // member, in order: its run's summary, reported to the observer (a run
   // that found nothing new, or one skipped because its lock was held
-  // elsewhere), or nothing: it is to run on its own. Every lock it took is
+  // elsewhere or its table is no longer this process's), or nothing: it is
+  // to run on its own. Every lock it took is
   // released when it returns.
   std::vector<std::optional<RunSummary>> execute(const std::vector<BatchMember>& members);
 

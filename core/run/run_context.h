@@ -20,9 +20,9 @@ struct RunContext {
   Target& target;
   RunObserver& observer;
   const CancelToken& cancel;
-  // Asked once the run holds its table's lock; a command run by hand owns
-  // every table.
-  const TableOwnership& ownership = sole_owner();
+  // Asked once the run holds its table's lock: the fleet's view in the
+  // daemon, sole_owner() for a command run by hand.
+  const TableOwnership& ownership;
 
   TableKey key() const { return TableKey{pipeline.name, table.name}; }
 };

@@ -181,8 +181,7 @@ class StateStore {
   virtual Status finish_run(RunId run, const RunEnd& end) = 0;
 
   // A batch's locks, taken without waiting in one go: for each, whether it
-  // was taken (false: held elsewhere, or, in a fleet, no longer this
-  // member's table). A failure leaves none held.
+  // was taken (false: held elsewhere). A failure leaves none held.
   virtual Result<std::vector<bool>> try_lock_all(const std::vector<RunLock>& locks) = 0;
   // Releases them, as unlock() each.
   virtual void unlock_all(const std::vector<RunLock>& locks) = 0;

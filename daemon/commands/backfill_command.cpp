@@ -31,7 +31,8 @@ int backfill_cursor_range(const std::shared_ptr<const Config>& config, const Pip
   const auto started = std::chrono::steady_clock::now();
   TimedSummary result;
   result.summary =
-      CursorBackfill(RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer, cancel})
+      CursorBackfill(RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer, cancel,
+                                sole_owner()})
           .execute(cl.from, cl.to);
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);

@@ -6,9 +6,15 @@
 #include "core/run/partition_writer.h"
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/command_support.h"
-#include "daemon/pg/pg_run_ports.h"
+#include "daemon/serve/job_ports.h"
 
 namespace tidemark {
+namespace {
+
+// Long enough to carry a worker's sessions from one partition to the next.
+constexpr std::chrono::seconds kIdleSessionTimeout{60};
+
+}  // namespace
 
 std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone) {
   const auto local = zone.to_local(partition.lo);
@@ -25,17 +31,19 @@ void PartitionBackfill::run(const std::vector<TimeWindow>& partitions, int paral
   std::size_t next = 0;
   std::mutex next_mutex;
   const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(parallel, 1)), partitions.size());
+  // Each worker's sessions go back here between partitions; one a failed
+  // partition broke is not reused.
+  ConnectionPool sessions(workers, kIdleSessionTimeout);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < workers; ++i) {
-    threads.emplace_back([&] { work(partitions, next, next_mutex, progress, cancel); });
+    threads.emplace_back([&] { work(partitions, next, next_mutex, sessions, progress, cancel); });
   }
   for (std::thread& t : threads) t.join();
 }
 
 void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::size_t& next, std::mutex& next_mutex,
-                             BackfillProgress& progress, const CancelToken& cancel) {
+                             ConnectionPool& sessions, BackfillProgress& progress, const CancelToken& cancel) {
   ChunkLogger observer;
-  PipelineConnections connections;
   for (;;) {
     std::size_t index = 0;
     {
@@ -47,21 +55,14 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
     const std::string label = partition_label(partition, table_.partition->unit, *pipeline_.zone);
     const auto started = std::chrono::steady_clock::now();
     RunSummary summary;
-    try {
-      if (!connections.state) {
-        // (Re)connect: a failed partition may have left a connection broken.
-        connections.open_state(*config_);
-        connections.open_data(*config_, pipeline_);
-        connections.use_pipeline_time_zone(pipeline_);
-      }
-      PgRunPorts ports(connections, cancel);
-      summary = PartitionWriter(RunContext{pipeline_, table_, ports.state, ports.source, ports.target, observer, cancel})
+    JobPorts ports(*config_, pipeline_, JobSessions{&sessions}, cancel, /*pipeline_time_zone=*/true);
+    if (ports.state_unreachable()) {
+      summary = ports.unrecorded_failure(TableKey{pipeline_.name, table_.name});
+    } else {
+      summary = PartitionWriter(RunContext{pipeline_, table_, ports.state(), ports.source(), ports.target(), observer,
+                                           cancel, sole_owner()})
                     .write(partition, RunTrigger::Backfill, /*wait=*/true);
-    } catch (const std::exception& e) {
-      summary.status = RunStatus::Failed;
-      summary.error = e.what();
     }
-    if (summary.status != RunStatus::Success) connections.state.reset();
     progress.finished(label, summary,
                       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));
   }

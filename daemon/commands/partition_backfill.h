@@ -1,6 +1,6 @@
-// Writes a list of partitions with up to N worker threads, each with its
-// own connections (state, source, and target unless it is the state
-// database). Every partition waits for its own advisory lock, so a
+// Writes a list of partitions with up to N worker threads, each
+// partition on its own ports (JobPorts: state, source, and target unless
+// it is the state database), from sessions the workers share. Every partition waits for its own advisory lock, so a
 // backfill and the daemon never write the same partition at once.
 // Used from the backfill command's thread; run() blocks until done.
 #pragma once
@@ -13,6 +13,7 @@
 #include "core/config/config_model.h"
 #include "core/time/partition_calendar.h"
 #include "daemon/commands/backfill_progress.h"
+#include "daemon/pg/connection_pool.h"
 
 namespace tidemark {
 
@@ -28,7 +29,7 @@ class PartitionBackfill {
 
  private:
   void work(const std::vector<TimeWindow>& partitions, std::size_t& next, std::mutex& next_mutex,
-            BackfillProgress& progress, const CancelToken& cancel);
+            ConnectionPool& sessions, BackfillProgress& progress, const CancelToken& cancel);
 
   std::shared_ptr<const Config> config_;
   const PipelineConfig& pipeline_;

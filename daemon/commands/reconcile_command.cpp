@@ -77,7 +77,7 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
 
   ChunkLogger chunk_logger;
   ConnectionPool sessions(1, std::chrono::seconds(60));
-  TableRunner runner(config, chunk_logger, JobSessions{&sessions});
+  TableRunner runner(config, chunk_logger, sole_owner(), JobSessions{&sessions});
   runner.set_log_runs(false);
   bool all_ok = true;
   for (const TableConfig* table : tables) {

@@ -30,7 +30,7 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
   ChunkLogger chunk_logger;
   // The tables of one pipeline run one after another on the same sessions.
   ConnectionPool sessions(1, std::chrono::seconds(60));
-  TableRunner runner(config, chunk_logger, JobSessions{&sessions});
+  TableRunner runner(config, chunk_logger, sole_owner(), JobSessions{&sessions});
   runner.set_log_runs(false);
   bool all_ok = true;
   for (const TableConfig& table : pipeline->tables) {

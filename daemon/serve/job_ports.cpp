@@ -30,6 +30,16 @@ JobPorts::JobPorts(const Config& config, const PipelineConfig& pipeline, JobSess
   reached_.emplace(connections_, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
 }
 
+RunSummary JobPorts::unrecorded_failure(const TableKey& table) const {
+  if (!state_unreachable_) std::abort();  // a run with its state records its own failure
+  RunSummary out;
+  out.table = table;
+  out.status = RunStatus::Failed;
+  out.error = state_unreachable_->message;
+  out.error_kind = state_unreachable_->kind;
+  return out;
+}
+
 PgStateStore& JobPorts::state() {
   if (state_unreachable_) std::abort();  // no port without the state
   return reached_ ? reached_->state : *state_alone_;

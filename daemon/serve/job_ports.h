@@ -13,6 +13,7 @@
 #include "core/config/config_model.h"
 #include "core/reconcile/reconcile_ports.h"
 #include "core/run/cancel_token.h"
+#include "core/run/run_observer.h"
 #include "daemon/pg/connection_pool.h"
 #include "daemon/pg/pg_key_side.h"
 #include "daemon/pg/pg_run_ports.h"
@@ -42,6 +43,10 @@ class JobPorts {
   // Why the state database could not be reached: no port can be used, and
   // no run row can say so. Nothing when it was reached.
   const std::optional<Error>& state_unreachable() const { return state_unreachable_; }
+  // The summary of `table`'s run that could not start because the state
+  // database could not be reached: failed, with why. Requires
+  // state_unreachable().
+  RunSummary unrecorded_failure(const TableKey& table) const;
   // Why the source's or the target's database could not be reached: the
   // source, the target and the key sides fail every call with it.
   const std::optional<Error>& data_unreachable() const { return data_unreachable_; }

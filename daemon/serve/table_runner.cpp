@@ -18,16 +18,13 @@ TimedSummary TableRunner::run(const PipelineConfig& pipeline, const TableConfig&
   const auto started = std::chrono::steady_clock::now();
   TimedSummary out;
   JobPorts ports(*config_, pipeline, sessions_, cancel, table_mode(table.mode).in_pipeline_time_zone);
-  if (const auto& unreachable = ports.state_unreachable()) {
-    out.summary.table = TableKey{pipeline.name, table.name};
-    out.summary.status = RunStatus::Failed;
-    out.summary.error = unreachable->message;
-    out.summary.error_kind = unreachable->kind;
+  if (ports.state_unreachable()) {
+    out.summary = ports.unrecorded_failure(TableKey{pipeline.name, table.name});
     observer_.on_run_finished(out.summary);
   } else {
     prepare(ports);
     out.summary = run_table(
-        RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel, *ownership_},
+        RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel, ownership_},
         trigger);
   }
   out.duration = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -47,7 +44,7 @@ std::vector<std::optional<TimedSummary>> TableRunner::run_batch(const PipelineCo
   // Each run of its own records why.
   if (ports.state_unreachable() || ports.data_unreachable()) return out;
   const auto summaries =
-      LoadBatch(pipeline, ports.state(), ports.source(), ports.target(), observer_, cancel, *ownership_)
+      LoadBatch(pipeline, ports.state(), ports.source(), ports.target(), observer_, cancel, ownership_)
           .execute(members);
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -63,20 +60,18 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
                                        const ReconcileRequest& request, const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   ReconcileReport out;
-  out.run.table = TableKey{pipeline.name, table.name};
   JobPorts ports(*config_, pipeline, sessions_, cancel, /*pipeline_time_zone=*/false);
-  if (const auto& unreachable = ports.state_unreachable()) {
-    // Without the state nothing can be recorded: the error is the report's.
-    out.run.status = RunStatus::Failed;
-    out.run.error = unreachable->message;
-    out.run.error_kind = unreachable->kind;
-    return out;
+  if (ports.state_unreachable()) {
+    // A reconcile is not a load: no observer counts it (the run row feeds
+    // its gauges), so the report and the log line carry the error.
+    out.run = ports.unrecorded_failure(TableKey{pipeline.name, table.name});
+  } else {
+    prepare(ports);
+    const auto [source_keys, target_keys] = ports.key_sides(table);
+    const RunContext context{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel,
+                             ownership_};
+    out = ReconcileRun(context, source_keys, target_keys).execute(request);
   }
-  prepare(ports);
-  const auto [source_keys, target_keys] = ports.key_sides(table);
-  const RunContext context{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel,
-                           *ownership_};
-  out = ReconcileRun(context, source_keys, target_keys).execute(request);
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   if (log_runs_) {

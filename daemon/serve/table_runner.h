@@ -29,10 +29,14 @@ struct TimedSummary {
 
 class TableRunner {
  public:
-  // `observer` receives every chunk and run (metrics); it must outlive the runner.
-  // `sessions`, when given (the daemon's pool), lend the sessions; they must outlive the runner.
-  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, JobSessions sessions = {})
-      : config_(std::move(config)), observer_(observer), sessions_(sessions) {}
+  // `observer` receives every chunk and run (metrics). `ownership` is
+  // asked once a run holds its table's lock (RunLifecycle::open): the
+  // fleet's gate in the daemon, sole_owner() for a command. `sessions`,
+  // when given (the daemon's pool), lend the sessions. All must outlive
+  // the runner.
+  TableRunner(std::shared_ptr<const Config> config, RunObserver& observer, const TableOwnership& ownership,
+              JobSessions sessions = {})
+      : config_(std::move(config)), observer_(observer), ownership_(ownership), sessions_(sessions) {}
 
   // An incremental run, or a partition table's due partitions. Never throws for database trouble:
   // it ends up in the summary (and in the run row when the state database
@@ -59,10 +63,6 @@ class TableRunner {
   // to print (`tidemark run`). Default: logged.
   void set_log_runs(bool log_runs) { log_runs_ = log_runs; }
 
-  // Asked once a run holds its table's lock (RunLifecycle::open): in a
-  // fleet, whether this member still owns the table. It must outlive the
-  // runner. Unset: every table is this process's (sole_owner).
-  void set_ownership(const TableOwnership& ownership) { ownership_ = &ownership; }
   // The firing the runs serve, recorded in their run rows (PgStateStore::set_firing).
   void set_firing(Instant scheduled) { firing_ = scheduled; }
 
@@ -76,9 +76,9 @@ class TableRunner {
 
   std::shared_ptr<const Config> config_;
   RunObserver& observer_;
+  const TableOwnership& ownership_;
   JobSessions sessions_;
   std::function<void(ChunkStep)> fault_hook_;
-  const TableOwnership* ownership_ = &sole_owner();
   std::optional<Instant> firing_;
   bool log_runs_ = true;
 };

@@ -93,9 +93,7 @@ WorkerLauncher::Outcomes WorkerLauncher::batch(const std::vector<RunOrder>& orde
     metrics_.in_progress(order.firing.table, true);
   }
   // Each member's run row records its own firing (BatchMember::scheduled).
-  TableRunner runner(orders.front().config, metrics_, JobSessions{&sessions_, &shared_reads_});
-  runner.set_ownership(ownership_);
-  const auto results = runner.run_batch(*orders.front().pipeline, members, cancel);
+  const auto results = runner_for(orders.front().config).run_batch(*orders.front().pipeline, members, cancel);
   Outcomes outcomes;
   for (std::size_t i = 0; i < orders.size(); ++i) {
     const Firing& firing = orders[i].firing;
@@ -114,9 +112,12 @@ WorkerLauncher::Outcomes WorkerLauncher::batch(const std::vector<RunOrder>& orde
   return outcomes;
 }
 
+TableRunner WorkerLauncher::runner_for(std::shared_ptr<const Config> config) {
+  return TableRunner(std::move(config), metrics_, ownership_, JobSessions{&sessions_, &shared_reads_});
+}
+
 TableRunner WorkerLauncher::runner_for(const RunOrder& order) {
-  TableRunner runner(order.config, metrics_, JobSessions{&sessions_, &shared_reads_});
-  runner.set_ownership(ownership_);
+  TableRunner runner = runner_for(order.config);
   runner.set_firing(order.firing.scheduled);
   return runner;
 }

@@ -60,6 +60,9 @@ class WorkerLauncher final : public RunLauncher {
   RunSummary load(const RunOrder& order, const CancelToken& cancel);
   RunSummary reconcile(const RunOrder& order, const CancelToken& cancel);
   Outcomes batch(const std::vector<RunOrder>& orders, const CancelToken& cancel);
+  // A runner on the launcher's sessions and ownership; for one order, it
+  // records the firing the order serves.
+  TableRunner runner_for(std::shared_ptr<const Config> config);
   TableRunner runner_for(const RunOrder& order);
 
   boost::asio::io_context& loop_;

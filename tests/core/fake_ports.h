@@ -514,22 +514,22 @@ class RecordingObserver final : public RunObserver {
 };
 
 // A fleet's answer to whether this process owns a table: every table but
-// the ones given away. Counts the questions, and whether the state store
-// held the table's lock when each was asked.
+// the ones given away. Counts the questions, and those asked while
+// `locked` (when given) said the table's lock was not held.
 class FakeOwnership final : public TableOwnership {
  public:
-  explicit FakeOwnership(const FakeState* state = nullptr) : state_(state) {}
+  explicit FakeOwnership(std::function<bool(const TableKey&)> locked = nullptr) : locked_(std::move(locked)) {}
   std::set<TableKey> given_away;
   mutable int asked = 0;
   mutable int asked_unlocked = 0;
   bool owns(const TableKey& table) const override {
     ++asked;
-    if (state_ != nullptr && !state_->locked) ++asked_unlocked;
+    if (locked_ && !locked_(table)) ++asked_unlocked;
     return given_away.count(table) == 0;
   }
 
  private:
-  const FakeState* state_;
+  std::function<bool(const TableKey&)> locked_;
 };
 
 // Everything a run needs, wired together; tests set the fields they care about.
@@ -542,7 +542,7 @@ struct FakeRunPorts {
   RecordingObserver observer;
   CancelToken cancel;
 
-  RunContext context() { return RunContext{pipeline, table, state, source, target, observer, cancel}; }
+  RunContext context() { return RunContext{pipeline, table, state, source, target, observer, cancel, sole_owner()}; }
 };
 
 }  // namespace tidemark

@@ -133,7 +133,7 @@ TimedSummary TableRuns::run(const std::string& pipeline, const std::string& tabl
   REQUIRE(p != nullptr);
   const TableConfig* t = p->find_table(table);
   REQUIRE(t != nullptr);
-  TableRunner runner(config_, observer_, JobSessions{&pool_, &shared_});
+  TableRunner runner(config_, observer_, sole_owner(), JobSessions{&pool_, &shared_});
   if (hook) runner.set_fault_hook(std::move(hook));
   return runner.run(*p, *t, trigger, cancel_);
 }

@@ -97,7 +97,7 @@ struct Reconcile : testing::CommandRunner {
     const auto config = env.config(kPipeline);
     ChunkLogger observer;
     CancelToken cancel;
-    TableRunner runner(config, observer);
+    TableRunner runner(config, observer, sole_owner());
     ReconcileRequest request;
     request.dry_run = dry_run;
     const PipelineConfig& pipeline = *config->find_pipeline("shop");
@@ -379,7 +379,7 @@ TEST_CASE("a reconcile whose source cannot be reached records its failure in a r
   const auto config = r.env.config(kPipeline);
   ChunkLogger observer;
   CancelToken cancel;
-  TableRunner runner(config, observer);
+  TableRunner runner(config, observer, sole_owner());
   const PipelineConfig& pipeline = *config->find_pipeline("shop");
   const TimedSummary load = runner.run(pipeline, *pipeline.find_table("orders"), RunTrigger::Manual, cancel);
   CHECK(load.summary.status == RunStatus::Failed);
@@ -391,6 +391,17 @@ TEST_CASE("a reconcile whose source cannot be reached records its failure in a r
   CHECK(PgTestEnv::rows(r.env.state(), "select count(*) from pg_locks where locktype = 'advisory'"
                                        " and database = (select oid from pg_database where datname = current_database())") ==
         std::vector<std::string>{"0"});
+}
+
+TEST_CASE("a reconcile whose target cannot be reached, the state in a database of its own, records its failure") {
+  Reconcile r(/*state_in_target=*/false);
+  r.env.set_dsn("target", "host=/nonexistent-tidemark-socket port=1 dbname=gone connect_timeout=2");
+  const ReconcileReport report = r.report("orders");
+  CHECK(report.run.status == RunStatus::Failed);
+  CHECK(report.run.run != 0);
+  CHECK(PgTestEnv::rows(r.env.state(), "select kind, status, error like '%nonexistent-tidemark-socket%'"
+                                       " from tidemark.runs where status <> 'success'") ==
+        std::vector<std::string>{"reconcile|failed|t"});
 }
 
 TEST_CASE("reconcile exits 2 for an unknown table, a partition table, or a pipeline without deletes and no --table") {

@@ -83,7 +83,7 @@ tables:
     PgSource b_source = bc.make_source(nullptr, &cancel);
     PgTarget b_target(bc.target(), b_source, b_state, cancel);
     ChunkLogger observer;
-    b_summary = PartitionWriter(RunContext{pipeline, table, b_state, b_source, b_target, observer, cancel})
+    b_summary = PartitionWriter(RunContext{pipeline, table, b_state, b_source, b_target, observer, cancel, sole_owner()})
                     .write(day, RunTrigger::Backfill, /*wait=*/true);
   });
   // B waits, on the target, for A's transaction to end.

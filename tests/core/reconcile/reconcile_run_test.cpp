@@ -160,6 +160,18 @@ TEST_CASE("no watermark yet: nothing is claimed, nothing compared") {
   CHECK(h.source_keys.sums_asked == 0);
 }
 
+TEST_CASE("regression: a reconcile of a table not loaded yet whose source could not be read was recorded a success") {
+  Harness h;
+  h.state.watermark.reset();
+  h.source.fail_with = "cannot connect to source";
+  const ReconcileReport r = h.reconcile();
+  CHECK(r.run.status == RunStatus::Failed);
+  CHECK(r.run.error == "cannot connect to source");
+  REQUIRE(h.state.runs.size() == 1);
+  CHECK_FALSE(h.state.runs[0].end->success);
+  CHECK(h.source_keys.sums_asked == 0);
+}
+
 TEST_CASE("batches commit one by one: a failure keeps what committed, and a rerun finishes the rest") {
   Harness h(3000);  // 30 buckets of 100 keys
   h.source_keys.estimate = 3000;

@@ -151,7 +151,7 @@ struct Batch {
   RoutedTarget target{tables};
   RecordingObserver observer;
   CancelToken cancel;
-  FakeOwnership ownership;
+  FakeOwnership ownership{[this](const TableKey& t) { return tables.at(t.table)->state.locked; }};
 
   explicit Batch(const std::vector<std::string>& names) {
     pipeline.name = "p";
@@ -242,6 +242,7 @@ TEST_CASE("a table this member no longer owns once the batch holds its lock is l
   REQUIRE(out[1]);
   CHECK(out[1]->status == RunStatus::Success);
   CHECK(b.ownership.asked == 2);
+  CHECK(b.ownership.asked_unlocked == 0);  // asked under each lock, as a run of its own asks
   CHECK(b.none_locked());
 }
 

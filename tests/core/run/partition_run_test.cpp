@@ -173,7 +173,7 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
     }
   } unreachable;
   const RunSummary s =
-      PartitionRun(RunContext{h.pipeline, h.table, unreachable, h.source, h.target, h.observer, h.cancel})
+      PartitionRun(RunContext{h.pipeline, h.table, unreachable, h.source, h.target, h.observer, h.cancel, sole_owner()})
           .execute(RunTrigger::Schedule);
   CHECK(s.status == RunStatus::Failed);
   CHECK(s.error == "cannot take the table's lock: state: permission denied for function pg_try_advisory_lock");

@@ -58,7 +58,7 @@ TEST_CASE("a lock held elsewhere skips the run: no row, reported as skipped") {
 
 TEST_CASE("a table this process no longer owns once it holds the lock is skipped: the lock let go, no row") {
   FakeRunPorts f;
-  FakeOwnership fleet(&f.state);
+  FakeOwnership fleet([&](const TableKey&) { return f.state.locked; });
   fleet.given_away.insert(kTable.table);
   RunLifecycle run(f.state, fleet, f.observer, kTable, RunTrigger::Schedule);
   CHECK_FALSE(run.open(false));
@@ -72,7 +72,7 @@ TEST_CASE("a table this process no longer owns once it holds the lock is skipped
 
 TEST_CASE("ownership is asked of a table's lock only: a partition's is taken under its table's") {
   FakeRunPorts f;
-  FakeOwnership fleet(&f.state);
+  FakeOwnership fleet([&](const TableKey&) { return f.state.locked; });
   RunLifecycle owned(f.state, fleet, f.observer, kTable, RunTrigger::Schedule);
   REQUIRE(owned.open(false));
   CHECK(fleet.asked == 1);
