@@ -119,12 +119,13 @@ PgConnection::PgConnection(const std::string& dsn, std::string label, const Keep
   const char* const values[] = {"10", "1", idle.c_str(), interval.c_str(), count.c_str(), "60000", "tidemark",
                                 dsn.c_str(), nullptr};
   conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
-  if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
+  // A connection that could not be made may be made at the next try.
+  if (conn_ == nullptr) throw PgError(ErrorKind::Transient, "cannot connect to " + label_ + ": out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) {
     const std::string message = scrub_password(connection_error_text(conn_), dsn);
     PQfinish(conn_);
     conn_ = nullptr;
-    throw PgError("cannot connect to " + label_ + ": " + message);
+    throw PgError(ErrorKind::Transient, "cannot connect to " + label_ + ": " + message);
   }
   // Server notices ("schema already exists, skipping") are not for the user.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
@@ -348,7 +349,9 @@ std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& co
       drain_results();
     }
     needs_reset_ = source.needs_reset_ = true;
-    throw PgError(error);
+    // A cancel, a broken stream, or the source's error after its rows
+    // began, whose SQLSTATE is not read: each counts as transient.
+    throw PgError(ErrorKind::Transient, error);
   }
   if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
   if (PQputCopyEnd(conn_, nullptr) != 1) fail("ending COPY");
@@ -395,14 +398,11 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
   bool copying = false;
   int copied_columns = 0;
   int checked_column = -1;  // the column check->describe is given
-  bool failed_check = false;  // a row did not pass `check`
-  std::string error;
-  std::string error_state;
-  int position = 0;
-  // The first failure stops the query on the source, so that draining the
-  // rest of its result does not mean reading all of it.
-  const auto stop = [&](std::string message) {
-    error = std::move(message);
+  // The first failure, which stops the query on the source, so that
+  // draining the rest of its result does not mean reading all of it.
+  std::optional<PgError> failure;
+  const auto stop = [&](PgError error) {
+    failure = std::move(error);
     source.request_cancel();
   };
   std::int64_t rows = 0;
@@ -411,17 +411,12 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     const ExecStatusType status = PQresultStatus(raw);
     if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
     if (status != PGRES_SINGLE_TUPLE) {
-      if (error.empty()) {
-        const PgError failed = PgError::from_libpq(source.label_ + ": partition query", raw, source.conn_);
-        error = failed.what();
-        error_state = failed.sqlstate();
-        position = failed.position();
-      }
+      if (!failure) failure = PgError::from_libpq(source.label_ + ": partition query", raw, source.conn_);
       continue;
     }
-    if (!error.empty()) continue;  // drain
+    if (failure) continue;  // drain
     if (cancel.cancelled()) {
-      stop(cancel.reason());
+      stop(PgError(ErrorKind::Transient, cancel.reason()));
       continue;
     }
     if (!copying) {
@@ -437,7 +432,9 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
       const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
       const PgResult started(PQexec(conn_, copy_in.c_str()));
       if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-        stop(label_ + ": " + first_line(copy_in) + ": " + server_error_text(started.raw()));
+        // Its SQLSTATE is not read: transient.
+        stop(PgError(ErrorKind::Transient,
+                     label_ + ": " + first_line(copy_in) + ": " + server_error_text(started.raw())));
         continue;
       }
       copying = true;
@@ -445,8 +442,8 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     if (check && (PQgetisnull(raw, 0, copied_columns) || std::strcmp(PQgetvalue(raw, 0, copied_columns), "t") != 0)) {
       std::optional<std::string> value;
       if (checked_column >= 0 && !PQgetisnull(raw, 0, checked_column)) value = PQgetvalue(raw, 0, checked_column);
-      failed_check = true;
-      stop(check->describe(value));
+      // The query returned a row it must not: no retry can fix the query.
+      stop(PgError(ErrorKind::Permanent, check->describe(value)));
       continue;
     }
     for (int c = 0; c < copied_columns; ++c) {
@@ -461,28 +458,28 @@ std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::stri
     ++rows;
     if (buffer.size() >= kFlushBytes) {
       if (PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-        stop(label_ + ": sending COPY data: " + connection_error_text(conn_));
+        stop(PgError(ErrorKind::Transient, label_ + ": sending COPY data: " + connection_error_text(conn_)));
       }
       buffer.clear();
     }
   }
   if (copying) {
-    if (error.empty() && !buffer.empty() &&
-        PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-      error = label_ + ": sending COPY data: " + connection_error_text(conn_);
+    if (!failure && !buffer.empty() && PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
+      failure = PgError(ErrorKind::Transient, label_ + ": sending COPY data: " + connection_error_text(conn_));
     }
-    PQputCopyEnd(conn_, error.empty() ? nullptr : error.c_str());
+    PQputCopyEnd(conn_, failure ? failure->what() : nullptr);
     PGresult* finished = PQgetResult(conn_);
     const PgResult result(finished);
-    if (error.empty() && PQresultStatus(finished) != PGRES_COMMAND_OK) {
-      error = label_ + ": COPY into " + target_table + ": " + server_error_text(finished);
+    if (!failure && PQresultStatus(finished) != PGRES_COMMAND_OK) {
+      // Its SQLSTATE is not read: transient.
+      failure = PgError(ErrorKind::Transient,
+                        label_ + ": COPY into " + target_table + ": " + server_error_text(finished));
     }
     drain_results();
   }
-  if (!error.empty()) {
+  if (failure) {
     needs_reset_ = source.needs_reset_ = true;
-    if (failed_check) throw PgError::in_query(error, error_state, position);
-    throw PgError(error, error_state, position);
+    throw *failure;
   }
   return rows;
 }
@@ -508,12 +505,13 @@ PgResult PgConnection::finish(const CancelToken* cancel) {
   if (cancelled) {
     needs_reset_ = true;
     PQclear(first);
-    throw PgError(label_ + ": " + first_line(sql) + ": " + cancel->reason());
+    throw PgError(ErrorKind::Transient, label_ + ": " + first_line(sql) + ": " + cancel->reason());
   }
   PgResult result = check(first, sql);
   if (!rest.empty()) {
     needs_reset_ = true;
-    throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
+    // A later result's error, whose SQLSTATE is not read: transient.
+    throw PgError(ErrorKind::Transient, label_ + ": " + first_line(sql) + ": " + rest);
   }
   return result;
 }

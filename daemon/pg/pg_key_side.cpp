@@ -135,7 +135,7 @@ Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& 
             "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = $1::regclass"
             " AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped",
             {name.quoted(), column});
-        if (t.rows() != 1) throw PgError(name.display() + " has no key column " + column);
+        if (t.rows() != 1) throw PgError(ErrorKind::Transient, name.display() + " has no key column " + column);
         key_types_.push_back(t.text(0, 0));
       }
     }

@@ -19,18 +19,17 @@ namespace {
 // Keys a statement takes at once: about 1 MiB of JSON for integer keys.
 constexpr std::size_t kKeysPerStatement = 20000;
 
-// A snapshot's time from the source_clock statement's answer. No SQLSTATE
-// when NULL: transient; the standby replays, and the retry reads it.
+// A snapshot's time from the source_clock statement's answer. Transient
+// when NULL: the standby replays, and the retry reads it.
 CursorValue clock_value(const PgResult& clock) {
-  if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
+  if (clock.is_null(0, 0)) {
+    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
+  }
   return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
 }
 
 // A failure of the merge as the PgError this class throws, keeping its kind.
-[[noreturn]] void throw_error(const Error& e) {
-  if (e.kind == ErrorKind::Permanent) throw PgError::in_query(e.message);
-  throw PgError(e.message);
-}
+[[noreturn]] void throw_error(const Error& e) { throw PgError(e.kind, e.message); }
 
 // The blocks of an integer key's range over both sides (key_range_statement's
 // answers: min and max NULL on a side without rows) for `rows` rows.
@@ -82,7 +81,7 @@ std::vector<KeyColumnType> key_types(const TableConfig& table, const std::vector
   for (std::size_t i = 0; i < table.key.size(); ++i) {
     const ColumnShape* column = find_column(catalog, table.key[i]);
     if (column == nullptr) {
-      throw PgError::in_query("key column " + table.key[i] + " is missing from the source or the target");
+      throw PgError(ErrorKind::Permanent, "key column " + table.key[i] + " is missing from the source or the target");
     }
     out.push_back(KeyColumnType{column->type, keys.holds_null(i)});
   }
@@ -195,7 +194,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     std::vector<ColumnShape> now;
     for (int i = 0; i < read.rows(); ++i) now.push_back(ColumnShape{read.text(i, 0), read.text(i, 1)});
     if (const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, now)) {
-      throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
+      throw PgError(ErrorKind::Transient, *changed);  // the retry looks again
     }
 
     // Both sides count and fingerprint at once: the cheapest look, and

@@ -316,11 +316,14 @@ void PgSource::wait_for_replay(const std::string& lsn) {
       return;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      throw PgError("standby " + connection_.label() + " has not replayed the primary's WAL up to " + lsn +
-                    " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
-                    "s): the run stops before reading rows the standby may not have yet");
+      throw PgError(ErrorKind::Transient,
+                    "standby " + connection_.label() + " has not replayed the primary's WAL up to " + lsn +
+                        " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
+                        "s): the run stops before reading rows the standby may not have yet");
     }
-    if (primary_.cancel != nullptr && primary_.cancel->cancelled()) throw PgError(primary_.cancel->reason());
+    if (primary_.cancel != nullptr && primary_.cancel->cancelled()) {
+      throw PgError(ErrorKind::Transient, primary_.cancel->reason());
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

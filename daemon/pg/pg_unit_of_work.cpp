@@ -25,8 +25,10 @@ int characters(const std::string& text) {
 // A snapshot's time from the source_clock statement's answer
 // (core/sql/load_statements.h). Throws PgError.
 CursorValue snapshot_time(const PgResult& clock) {
-  // No SQLSTATE: transient; the standby replays, and the retry reads it.
-  if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
+  // Transient: the standby replays, and the retry reads it.
+  if (clock.is_null(0, 0)) {
+    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
+  }
   return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
 }
 
@@ -230,12 +232,12 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // The columns' types when the rows were read must be those the plan and
   // the COPY format were made from: rows read as another type are not loaded.
   const auto check_columns = [&] {
-    if (answers.empty()) throw PgError("the source's columns did not come with the chunk's rows");
+    if (answers.empty()) throw PgError(ErrorKind::Transient, "the source's columns did not come with the chunk's rows");
     const PgResult& r = answers.back();
     std::vector<ColumnShape> read;
     for (int i = 0; i < r.rows(); ++i) read.push_back(ColumnShape{r.text(i, 0), r.text(i, 1)});
     const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, read);
-    if (changed) throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
+    if (changed) throw PgError(ErrorKind::Transient, *changed);  // the retry looks again
   };
   // An empty target takes the rows straight from COPY: a first load
   // runs at COPY speed. Only then is the table locked (and checked
@@ -263,7 +265,9 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
     // Every statement before the COPY answers with rows (the lock's, none),
     // so the clock's is the one after the lock's, when there is a lock.
     const std::size_t at = sql.lock_source.empty() ? 0 : 1;
-    if (answers.size() <= at) throw PgError("the source's clock did not come with the snapshot's rows");
+    if (answers.size() <= at) {
+      throw PgError(ErrorKind::Transient, "the source's clock did not come with the snapshot's rows");
+    }
     snapshot->taken_at = snapshot_time(answers[at]);
     // Gone rows go first: a new row may take a value a gone one held in
     // another unique column. Rows straight into an empty target leave
@@ -313,14 +317,17 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
       counts.rows_read = target_.copy_query_into(source_.connection(), query, params, types,
                                                  table.target_table.quoted(), cancel_, &inside);
     } catch (const PgError& e) {
-      // An error inside the check itself, not in the configured query.
+      // An error inside the check itself, not in the configured query:
+      // the query does not fit its partition, which no retry changes.
       if (e.position() <= 0 || e.position() > characters(wrapper)) throw;
       if (e.sqlstate() == "42703") {
-        throw PgError::in_query(partition + ": the query returns no column " + column +
-                      " (partition.column), so its rows cannot be checked against the partition");
+        throw PgError(ErrorKind::Permanent,
+                      partition + ": the query returns no column " + column +
+                          " (partition.column), so its rows cannot be checked against the partition");
       }
-      throw PgError::in_query(partition + ": the query's column " + column + " cannot be compared with the partition's " +
-                    cast + " bounds: " + e.what());
+      throw PgError(ErrorKind::Permanent, partition + ": the query's column " + column +
+                                              " cannot be compared with the partition's " + cast +
+                                              " bounds: " + e.what());
     }
     counts.rows_written = counts.rows_read;
     return counts;

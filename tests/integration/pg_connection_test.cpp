@@ -32,8 +32,8 @@ PgError failure_of(PgConnection& connection, const std::string& statement) {
   } catch (const PgError& e) {
     return e;
   }
-  FAIL("\"" << statement << "\" succeeded on a connection whose session was killed");
-  return PgError("");
+  FAIL("\"" << statement << "\" succeeded");
+  return PgError(ErrorKind::Transient, "");
 }
 
 std::string count(PgConnection& on, const std::string& sql) { return PgTestEnv::rows(on, sql)[0]; }
@@ -101,6 +101,41 @@ TEST_CASE("regression: an error names a long statement by its first line cut at 
   };
   CHECK(valid_utf8(what));
   CHECK(what.find(std::string(62, 'x') + "...") != std::string::npos);  // the é it would have split is left out
+}
+
+TEST_CASE("a server's error carries the kind of its SQLSTATE") {
+  PgTestEnv env;
+  env.target().exec("create table public.parents (k int primary key);"
+                    " create table public.children (k int primary key, parent int references public.parents (k));"
+                    " insert into public.parents values (1)");
+  struct Row {
+    const char* statement;
+    const char* sqlstate;
+    ErrorKind kind;
+  };
+  const Row rows[] = {
+      {"select 1 / 0", "22012", ErrorKind::Permanent},
+      {"select * from public.no_such_table", "42P01", ErrorKind::Permanent},
+      {"selec 1", "42601", ErrorKind::Permanent},
+      {"insert into public.parents values (1)", "23505", ErrorKind::Permanent},
+      {"insert into public.children values (1, 2)", "23503", ErrorKind::Transient},
+      {"set statement_timeout = 10; select pg_sleep(5)", "57014", ErrorKind::Transient},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.statement);
+    PgConnection session(env.dsn("target"), "kinds");  // a row's settings stay on its own session
+    const PgError e = failure_of(session, row.statement);
+    CHECK(e.sqlstate() == row.sqlstate);
+    CHECK(e.kind() == row.kind);
+    CHECK(e.as_error().kind == row.kind);
+  }
+  // A lock another session holds, waited for no longer than lock_timeout.
+  env.target().exec("begin; lock table public.parents");
+  PgConnection waiting(env.dsn("target"), "waiting");
+  const PgError e = failure_of(waiting, "set lock_timeout = 10; lock table public.parents");
+  CHECK(e.sqlstate() == "55P03");
+  CHECK(e.kind() == ErrorKind::Transient);
+  env.target().exec("rollback");
 }
 
 TEST_CASE("a transaction whose session is killed cannot go on or commit") {
