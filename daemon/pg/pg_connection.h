@@ -2,8 +2,9 @@
 // docs/ARCHITECTURE.md, "The PostgreSQL client"): it never reconnects
 // behind our back, binds typed parameters and streams rows and COPY.
 // Owned by one run or command at a time; not thread-safe. Failures throw
-// PgError, which the callers at this edge turn into values. libpq itself
-// stays in daemon/pg's .cpp files: nothing above sees its header.
+// PgError, which the callers at this edge turn into values (as_result).
+// libpq itself stays in daemon/pg's .cpp files: nothing above sees its
+// header.
 #pragma once
 
 #include <cstdint>

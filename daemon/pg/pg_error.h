@@ -1,5 +1,5 @@
 // An error of a PostgreSQL statement or connection, thrown inside
-// daemon/pg and turned into a value (`as_error`) at its edge. Every one
+// daemon/pg and turned into a value at its edge (as_result). Every one
 // carries its kind, decided where it is made: from the SQLSTATE when libpq
 // reports it (from_libpq), by tidemark for the errors it finds itself.
 // Also the text tidemark shows and stores of an error libpq holds. Value
@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "core/result.h"
 
@@ -54,6 +55,38 @@ class PgError : public std::runtime_error {
 // (syntax, missing table or column, privileges, type or other constraint
 // violations) and a missing database or role are permanent.
 ErrorKind sqlstate_kind(std::string_view sqlstate);
+
+// The Result an attempt returning T is handed back as: T itself when it is
+// one, Status when the attempt returns nothing.
+template <class T>
+struct AttemptResult {
+  using type = Result<T>;
+};
+template <class T>
+struct AttemptResult<Result<T>> {
+  using type = Result<T>;
+};
+template <>
+struct AttemptResult<void> {
+  using type = Status;
+};
+
+// Runs `attempt` and hands back what it returns, or the PgError it throws
+// as that error's value: where daemon/pg's exceptions become the values
+// core takes. Any other exception passes through.
+template <class Attempt>
+typename AttemptResult<std::invoke_result_t<Attempt&>>::type as_result(Attempt&& attempt) {
+  try {
+    if constexpr (std::is_void_v<std::invoke_result_t<Attempt&>>) {
+      attempt();
+      return ok_status();
+    } else {
+      return attempt();
+    }
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
 
 // What tidemark shows and stores of a server error: severity, message and
 // hint, on one line. PostgreSQL's DETAIL and CONTEXT are left out: they

@@ -12,11 +12,8 @@ PgKeyedHashStream::PgKeyedHashStream(PgConnection& connection, std::string state
       order_(std::move(order)),
       batch_size_(batch),
       cancel_(cancel) {
-  try {
-    send_next();
-  } catch (const PgError& e) {
-    failed_ = e.as_error();
-  }
+  const Status sent = as_result([&] { send_next(); });
+  if (!sent) failed_ = sent.failure();
 }
 
 void PgKeyedHashStream::send_next() {

@@ -30,16 +30,14 @@ PgRowHashStream::PgRowHashStream(PgConnection& connection, const std::string& co
       counted_(counted) {}
 
 Result<bool> PgRowHashStream::next(RowHash& row) {
-  try {
+  return as_result([&]() -> Result<bool> {
     for (;;) {
       if (++rows_ % kCancelEvery == 0 && cancel_.cancelled()) return Error{cancel_.reason()};
       const auto message = reader_.next();
       if (!message) return false;
       if (parse(*message, row)) return true;
     }
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 // One message: [header] a tuple, or the trailer (-1), or both.

@@ -56,7 +56,7 @@ void PgUnitOfWork::open_target() {
 
 Status PgUnitOfWork::add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) {
   if (written_ || state_open_) std::abort();  // columns come before the unit's write and record
-  try {
+  return as_result([&] {
     open_target();
     // The type is the source catalog's own format_type() text (names in
     // it come quoted as needed), not text from the configuration; a type
@@ -68,14 +68,12 @@ Status PgUnitOfWork::add_columns(const TableConfig& table, const std::vector<Col
                    quote_identifier(c.name) + " " + c.type);
     }
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& source) {
   if (written_ || state_open_) std::abort();  // the table comes before the unit's write and record
-  try {
+  return as_result([&]() -> Status {
     const TableDefinition definition =
         read_table_definition(source_.connection(), *table.source_table, source.columns);
     open_target();
@@ -130,9 +128,7 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
     for (const std::string& k : table.key) key += (key.empty() ? "" : ", ") + quote_identifier(k);
     target_.exec("CREATE TABLE " + table.target_table.quoted() + " (" + columns + "PRIMARY KEY (" + key + "))");
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<ChunkCounts()>& write) {
@@ -382,12 +378,11 @@ Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {
   // their transaction, or, in a separate state database, a transaction of
   // its own that commits right after the target's.
   if (!target_open_ || &state_.connection() == &target_) return state_.record_step(state_.connection(), record);
-  try {
+  const Status begun = as_result([&] {
     state_.connection().exec("BEGIN");
     state_open_ = true;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
+  if (!begun) return begun.failure();
   return state_.record_step(state_.connection(), record);
 }
 

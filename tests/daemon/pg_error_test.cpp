@@ -1,14 +1,17 @@
 // Each way a PgError is made carries its kind: from the SQLSTATE when
 // libpq reports one, transient for libpq's own connection errors, and the
-// kind its maker says for the errors tidemark finds itself. No server:
-// the server's own errors are in tests/integration/pg_connection_test.cpp.
+// kind its maker says for the errors tidemark finds itself; and as_result,
+// where a thrown one becomes a value. No server: the server's own errors
+// are in tests/integration/pg_connection_test.cpp.
 #include "daemon/pg/pg_error.h"
 
 #include <libpq-fe.h>
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "daemon/pg/pg_connection.h"
 
@@ -108,6 +111,44 @@ TEST_CASE("a connection that cannot be made is a transient error that names the 
     CHECK(starts_with(e.what(), "cannot connect to nowhere: "));
     CHECK(std::string(e.what()).find("secret") == std::string::npos);
   }
+}
+
+TEST_CASE("as_result hands back what an attempt returns, as a Result of it") {
+  const Result<int> plain = as_result([] { return 7; });
+  REQUIRE(plain.ok());
+  CHECK(*plain == 7);
+
+  const Result<std::vector<int>> result =
+      as_result([]() -> Result<std::vector<int>> { return std::vector<int>{1, 2}; });
+  REQUIRE(result.ok());
+  CHECK(result->size() == 2);
+
+  // An error the attempt returns as a value passes as it is.
+  const Result<int> refused = as_result([]() -> Result<int> { return permanent_error("no key column k"); });
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error() == "no key column k");
+  CHECK(refused.error_kind() == ErrorKind::Permanent);
+
+  int ran = 0;
+  const Status done = as_result([&] { ++ran; });
+  CHECK(done.ok());
+  CHECK(ran == 1);
+}
+
+TEST_CASE("as_result hands back a thrown PgError as its value, of its kind; other exceptions pass through") {
+  for (const ErrorKind kind : {ErrorKind::Transient, ErrorKind::Permanent}) {
+    CAPTURE(error_kind_name(kind));
+    const Result<int> failed = as_result([&]() -> int { throw PgError(kind, "state: select 1: gone"); });
+    REQUIRE_FALSE(failed.ok());
+    CHECK(failed.error() == "state: select 1: gone");
+    CHECK(failed.error_kind() == kind);
+
+    const Status not_done = as_result([&] { throw PgError(kind, "target: COMMIT: gone"); });
+    REQUIRE_FALSE(not_done.ok());
+    CHECK(not_done.error() == "target: COMMIT: gone");
+    CHECK(not_done.error_kind() == kind);
+  }
+  CHECK_THROWS_AS(as_result([] { throw std::invalid_argument("stoll"); }), std::invalid_argument);
 }
 
 }  // namespace tidemark
