@@ -10,6 +10,7 @@
 #include "core/sql/reconcile_statements.h"
 #include "core/sql/row_fingerprint.h"
 #include "core/sql/row_hash_statements.h"
+#include "daemon/pg/pg_copy_stream.h"
 #include "daemon/pg/pg_keyed_hash_stream.h"
 #include "daemon/pg/pg_row_hash_stream.h"
 
@@ -240,14 +241,13 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
       // new row may take a value a gone one held in another unique
       // column), then the upsert, which leaves unchanged rows alone.
       bool staged = false;
-      out.counts.rows_read = target_.copy_from(
-          source_, sql.copy_out,
-          [&] {
-            target_.exec(sql.create_stage);
-            staged = true;
-            return sql.copy_into_stage;
-          },
-          cancel_, format == CopyFormat::Binary);
+      const auto stage = [&] {
+        target_.exec(sql.create_stage);
+        staged = true;
+        return sql.copy_into_stage;
+      };
+      out.counts.rows_read =
+          PgCopyStream(source_, target_, cancel_).copy(sql.copy_out, stage, format == CopyFormat::Binary);
       out.deleted = target_.exec(staged ? sql.delete_gone : sql.clear_target, cancel_).affected();
       if (staged) upserted = target_.exec(sql.upsert, cancel_).affected();
     } else {
@@ -268,7 +268,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
         const std::string rows_of_keys = rows_of_keys_statement(table, source.columns, source_keys);
         at = KeyList::Cursor{};
         for (std::string keys; !(keys = diff.fetch.next_json(at, table.key, kKeysPerStatement)).empty();) {
-          target_.copy_query_into(source_, rows_of_keys, {keys}, {0}, sql.stage, cancel_);
+          PgCopyStream(source_, target_, cancel_).copy_query(rows_of_keys, {keys}, {0}, sql.stage);
         }
         upserted = target_.exec(sql.upsert, cancel_).affected();
       }

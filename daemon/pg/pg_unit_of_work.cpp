@@ -10,6 +10,7 @@
 #include "core/sql/row_fingerprint.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
+#include "daemon/pg/pg_copy_stream.h"
 #include "daemon/pg/pg_snapshot_sync.h"
 #include "daemon/pg/target_definition.h"
 
@@ -241,8 +242,8 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // no table lock, so it never blocks other writers or autovacuum.
   // None of it happens for a window without rows.
   bool staged = false;
-  counts.rows_read = target_.copy_from(
-      source_.connection(), sql.copy_out,
+  counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_).copy(
+      sql.copy_out,
       [&] {
         check_columns();
         bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
@@ -255,7 +256,7 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
         staged = true;
         return sql.copy_into_stage;
       },
-      cancel_, format == CopyFormat::Binary, before, &answers);
+      format == CopyFormat::Binary, before, &answers);
   if (counts.rows_read == 0) check_columns();
   if (snapshot != nullptr) {
     // Every statement before the COPY answers with rows (the lock's, none),
@@ -310,8 +311,8 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
                  params);
     ChunkCounts counts;
     try {
-      counts.rows_read = target_.copy_query_into(source_.connection(), query, params, types,
-                                                 table.target_table.quoted(), cancel_, &inside);
+      counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
+                             .copy_query(query, params, types, table.target_table.quoted(), &inside);
     } catch (const PgError& e) {
       // An error inside the check itself, not in the configured query:
       // the query does not fit its partition, which no retry changes.
@@ -361,9 +362,8 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
     ChunkCounts counts;
     if (!fix.recopy.empty()) {
       target_.exec(load.create_stage);
-      counts.rows_read = target_.copy_query_into(source_.connection(), sql.copy_source,
-                                                 {keys_json(table.key, fix.recopy)}, {0}, load.stage,
-                                                 cancel_);
+      counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
+                             .copy_query(sql.copy_source, {keys_json(table.key, fix.recopy)}, {0}, load.stage);
       counts.rows_written = counts.rows_read > 0 ? target_.exec(load.upsert).affected() : 0;
     }
     return counts;

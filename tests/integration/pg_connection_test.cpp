@@ -10,6 +10,7 @@
 
 #include "core/run/cancel_token.h"
 #include "daemon/pg/pg_connection.h"
+#include "daemon/pg/pg_copy_stream.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -165,15 +166,13 @@ TEST_CASE("a COPY whose source session is killed midway fails, and the target's 
   try {
     // About 100 MB, generated as it is sent: the session is killed long
     // before its last row could be on the way.
-    env.target().copy_from(
-        source, "COPY (SELECT g, repeat('x', 100) FROM generate_series(1, 1000000) g) TO STDOUT",
-        [&] {
+    PgCopyStream(source, env.target(), cancel)
+        .copy("COPY (SELECT g, repeat('x', 100) FROM generate_series(1, 1000000) g) TO STDOUT", [&] {
           started = true;
           PgConnection admin(env.dsn("target"), "admin");
           kill_session(admin, source_pid);
           return std::string("COPY public.items FROM STDIN");
-        },
-        cancel);
+        });
     FAIL("the COPY succeeded although its source session was killed");
   } catch (const PgError& e) {
     CHECK(std::string(e.what()).rfind("source: ", 0) == 0);
