@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/run/cancel_token.h"
+#include "core/text/sql_identifier.h"
 
 namespace tidemark {
 namespace {
@@ -184,9 +185,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
       for (int c = 0; c < copied_columns; ++c) {
         const std::string name = PQfname(raw, c);
         if (check && checked_column < 0 && name == check->column) checked_column = c;
-        std::string quoted = "\"";
-        for (char ch : name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        names += (c ? ", " : "") + quoted + "\"";
+        names += (c ? ", " : "") + quote_identifier(name);
       }
       const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
       const PgResult started(PQexec(to, copy_in.c_str()));

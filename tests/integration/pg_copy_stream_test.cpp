@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/run/cancel_token.h"
 #include "daemon/pg/pg_copy_stream.h"
@@ -46,6 +47,17 @@ TEST_CASE("a COPY without rows leaves the target untouched, in text and in binar
   CHECK(count(env.target(), "select note from public.items where n = 1000 limit 1") == "tab\tand\nline 1000");
   CHECK_FALSE(env.target().needs_reset());
   CHECK_FALSE(env.source().needs_reset());
+}
+
+TEST_CASE("a query's rows go into the target's columns of the same names, whatever they are") {
+  PgTestEnv env;
+  env.target().exec(R"SQL(create table public."Odd ""Names""" ("Key" int, "we""ird; drop" text, "a b" text))SQL");
+  CancelToken cancel;
+  CHECK(PgCopyStream(env.source(), env.target(), cancel)
+            .copy_query(R"SQL(select 1 as "Key", 'x' as "we""ird; drop", 'y' as "a b")SQL", {}, {},
+                        R"SQL(public."Odd ""Names""")SQL") == 1);
+  CHECK(PgTestEnv::rows(env.target(), R"SQL(select "Key", "we""ird; drop", "a b" from public."Odd ""Names""")SQL") ==
+        std::vector<std::string>{"1|x|y"});
 }
 
 TEST_CASE("a row a query must not return stops its copy with a permanent error, and nothing is written") {
