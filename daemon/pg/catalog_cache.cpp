@@ -28,12 +28,9 @@ Result<T> CatalogCache::answer(std::map<std::string, Entry<T>>& entries, PgConne
       if (auto answer = kept(*known->second)) return *std::move(answer);
     }
   }
-  std::optional<std::string> version;
-  try {
-    version = relation_version(connection, relation);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  const auto read_version = as_result([&] { return relation_version(connection, relation); });
+  if (!read_version) return read_version.failure();
+  const std::optional<std::string>& version = *read_version;
   if (!version) return read();
   if (auto answer = kept(*version)) return *std::move(answer);
   // Read outside the lock: other workers' tables need not wait for it.

@@ -11,7 +11,7 @@ namespace {
 // pg_trigger.tgargs from its hex text: `count` arguments, each ended by a
 // NUL byte. Throws PgError on text that is not that.
 std::vector<std::string> trigger_arguments(const std::string& hex, int count) {
-  if (hex.size() % 2 != 0) throw PgError("unexpected trigger arguments: " + hex);
+  if (hex.size() % 2 != 0) throw PgError(ErrorKind::Transient, "unexpected trigger arguments: " + hex);
   std::string bytes;
   for (std::size_t i = 0; i < hex.size(); i += 2) {
     bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
@@ -20,7 +20,7 @@ std::vector<std::string> trigger_arguments(const std::string& hex, int count) {
   std::size_t at = 0;
   while (static_cast<int>(out.size()) < count) {
     const std::size_t end = bytes.find('\0', at);
-    if (end == std::string::npos) throw PgError("unexpected trigger arguments: " + hex);
+    if (end == std::string::npos) throw PgError(ErrorKind::Transient, "unexpected trigger arguments: " + hex);
     out.push_back(bytes.substr(at, end - at));
     at = end + 1;
   }
@@ -96,7 +96,7 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
       out.push_back(std::move(table));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw PgError(std::string("unexpected catalog text: ") + e.what());
+    throw PgError(ErrorKind::Transient, std::string("unexpected catalog text: ") + e.what());
   }
   return out;
 }

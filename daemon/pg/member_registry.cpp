@@ -44,7 +44,7 @@ FleetListing listing_of(const PgResult& r) {
 }  // namespace
 
 Result<DbInstant> MemberRegistry::join(const FleetMember& me, std::chrono::seconds lease) {
-  try {
+  return as_result([&] {
     state_.exec("delete from tidemark.members where lease_until < now() - interval '1 day'");
     state_.exec(R"SQL(
 insert into tidemark.members (member_id, host, pid, version, started_at, renewed_at, lease_until)
@@ -55,9 +55,7 @@ on conflict (member_id) do update
 )SQL",
                 {me.member_id, me.host, std::to_string(me.pid), me.version, std::to_string(lease.count())});
     return micros(state_.exec("select " TIDEMARK_MICROS("now()")), 0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<MemberLease::Renewal> MemberRegistry::renew(const std::string& member_id, std::chrono::seconds lease) {
@@ -75,7 +73,7 @@ from (select 1) one
 left join tidemark.members m on m.lease_until > now() and m.member_id <> $1
 order by m.started_at, m.member_id
 )SQL";
-  try {
+  return as_result([&] {
     const PgResult r = state_.exec_prepared(kRenew, {member_id, std::to_string(lease.count())});
     FleetListing others = listing_of(r);
     MemberLease::Renewal out;
@@ -83,18 +81,14 @@ order by m.started_at, m.member_id
     out.db_now = others.db_now;
     out.others = std::move(others.members);
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status MemberRegistry::leave(const std::string& member_id) {
-  try {
+  return as_result([&] {
     state_.exec("delete from tidemark.members where member_id = $1", {member_id});
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<FleetListing> MemberRegistry::live_members() {
@@ -103,11 +97,7 @@ from (select 1) one
 left join tidemark.members m on m.lease_until > now()
 order by m.started_at, m.member_id
 )SQL";
-  try {
-    return listing_of(state_.exec(kList));
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  return as_result([&] { return listing_of(state_.exec(kList)); });
 }
 
 }  // namespace tidemark

@@ -9,7 +9,7 @@ Result<PartitionBounds> partition_bounds(PgConnection& target, const TableConfig
   constexpr PgOid kDateOid = 1082;
   constexpr PgOid kTimestampOid = 1114;
   constexpr PgOid kTimestampTzOid = 1184;
-  try {
+  return as_result([&]() -> Result<PartitionBounds> {
     const std::string name = table.target_table.display();
     const std::string& column = table.partition->column;
     const PgResult type = target.exec(
@@ -35,9 +35,7 @@ Result<PartitionBounds> partition_bounds(PgConnection& target, const TableConfig
                                {kTimestampTzOid, kTimestampTzOid},
                                "timestamptz"};
     }
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 }  // namespace tidemark

@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
 #include "core/run/cancel_token.h"
 #include "core/config/dsn_mask.h"
@@ -33,15 +32,6 @@ const char* const kPinnedSessionSettings =
     " SET default_transaction_isolation = 'read committed'";
 
 namespace {
-
-// Bound values as libpq takes them: pointers into `params` (which must
-// outlive the call), a null pointer for NULL.
-std::vector<const char*> param_values(const PgParams& params) {
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  return values;
-}
 
 // The server's end of the session probes as this end does, with the
 // values the session was opened with (the DSN's own, when it set any), so
@@ -91,9 +81,16 @@ std::string server_keepalives(PGconn* conn, bool check_interval) {
   return sql;
 }
 
-// What an error calls a statement: its first line that says something
-// (many statements' text opens with a line break).
-std::string first_line(const std::string& sql) {
+}  // namespace
+
+std::vector<const char*> PgConnection::param_values(const PgParams& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  return values;
+}
+
+std::string PgConnection::first_line(const std::string& sql) {
   const std::size_t start = std::min(sql.find_first_not_of(" \t\r\n"), sql.size());
   const std::string line = sql.substr(start, sql.find('\n', start) - start);
   if (line.size() <= 80) return line;
@@ -102,8 +99,6 @@ std::string first_line(const std::string& sql) {
   while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
   return line.substr(0, cut) + "...";
 }
-
-}  // namespace
 
 PgConnection::PgConnection(const std::string& dsn, std::string label, const KeepaliveTimes& keepalives)
     : label_(std::move(label)) {
@@ -119,12 +114,13 @@ PgConnection::PgConnection(const std::string& dsn, std::string label, const Keep
   const char* const values[] = {"10", "1", idle.c_str(), interval.c_str(), count.c_str(), "60000", "tidemark",
                                 dsn.c_str(), nullptr};
   conn_ = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
-  if (conn_ == nullptr) throw PgError("cannot connect to " + label_ + ": out of memory");
+  // A connection that could not be made may be made at the next try.
+  if (conn_ == nullptr) throw PgError(ErrorKind::Transient, "cannot connect to " + label_ + ": out of memory");
   if (PQstatus(conn_) != CONNECTION_OK) {
     const std::string message = scrub_password(connection_error_text(conn_), dsn);
     PQfinish(conn_);
     conn_ = nullptr;
-    throw PgError("cannot connect to " + label_ + ": " + message);
+    throw PgError(ErrorKind::Transient, "cannot connect to " + label_ + ": " + message);
   }
   // Server notices ("schema already exists, skipping") are not for the user.
   PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);
@@ -251,242 +247,6 @@ void PgConnection::abandon_copy_out() {
   }
 }
 
-namespace {
-
-// A binary COPY stream with no rows: the 19-byte file header (signature,
-// flags, header extension length 0) and the 2-byte trailer (-1), which the
-// server sends as one message when there is no row between them.
-bool binary_copy_without_rows(const char* data, int n) {
-  static constexpr char kSignature[] = "PGCOPY\n\377\r\n";  // 11 bytes with its NUL
-  return n == 21 && std::memcmp(data, kSignature, 11) == 0 && static_cast<unsigned char>(data[19]) == 0xFF &&
-         static_cast<unsigned char>(data[20]) == 0xFF;
-}
-
-}  // namespace
-
-std::int64_t PgConnection::copy_from(PgConnection& source, const std::string& copy_out,
-                                     const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel,
-                                     bool binary, const std::string& before, std::vector<PgResult>* before_rows) {
-  if (!source.sent_.empty()) std::abort();  // a statement sent is finished first
-  const std::string sent = before.empty() ? copy_out : before + "; " + copy_out;
-  if (!PQsendQuery(source.conn_, sent.c_str())) source.fail(first_line(copy_out));
-  // The statements before the COPY answer first, one result each.
-  for (;;) {
-    PgResult result(PQgetResult(source.conn_));
-    const ExecStatusType status = PQresultStatus(result.raw());
-    if (status == PGRES_COPY_OUT) break;
-    if (result.raw() != nullptr && (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)) {
-      if (status == PGRES_TUPLES_OK && before_rows != nullptr) before_rows->push_back(std::move(result));
-      continue;
-    }
-    // Nothing after a failed statement runs: the server is done with the string.
-    source.drain_results();
-    source.fail(first_line(copy_out), result.raw());
-  }
-  // The target is touched only once the first row arrives: a window with
-  // no rows costs it nothing, not even a staging table.
-  std::string copy_in;
-  const auto start_copy_in = [&] {
-    try {
-      copy_in = prepare_copy_in();
-    } catch (...) {
-      source.abandon_copy_out();
-      throw;
-    }
-    const PgResult started(PQexec(conn_, copy_in.c_str()));
-    if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-      source.abandon_copy_out();
-      fail(first_line(copy_in), started.raw());
-    }
-  };
-
-  // Each PQgetCopyData call returns one row; it goes on unparsed.
-  std::string error;
-  bool source_done = false;
-  for (;;) {
-    if (cancel.cancelled()) {
-      error = cancel.reason();
-      break;
-    }
-    char* data = nullptr;
-    const int n = PQgetCopyData(source.conn_, &data, 0);
-    if (n > 0) {
-      if (copy_in.empty() && binary && binary_copy_without_rows(data, n)) {
-        PQfreemem(data);  // nothing between header and trailer: no row, the target stays untouched
-        continue;
-      }
-      if (copy_in.empty()) {
-        try {
-          start_copy_in();
-        } catch (...) {
-          PQfreemem(data);
-          throw;
-        }
-      }
-      const int put = PQputCopyData(conn_, data, n);
-      PQfreemem(data);
-      if (put != 1) {
-        error = label_ + ": sending COPY data: " + connection_error_text(conn_);
-        break;
-      }
-      continue;
-    }
-    source_done = true;
-    if (n == -2) error = source.label_ + ": reading COPY data: " + connection_error_text(source.conn_);
-    break;
-  }
-  if (source_done) {
-    const std::string source_error = source.drain_results();
-    if (error.empty() && !source_error.empty()) error = source.label_ + ": " + first_line(copy_out) + ": " + source_error;
-  } else {
-    source.abandon_copy_out();
-  }
-
-  if (!error.empty()) {
-    if (!copy_in.empty()) {
-      PQputCopyEnd(conn_, error.c_str());
-      drain_results();
-    }
-    needs_reset_ = source.needs_reset_ = true;
-    throw PgError(error);
-  }
-  if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
-  if (PQputCopyEnd(conn_, nullptr) != 1) fail("ending COPY");
-  PGresult* finished = PQgetResult(conn_);
-  const PgResult result(finished);
-  if (PQresultStatus(finished) != PGRES_COMMAND_OK) {
-    drain_results();
-    fail(first_line(copy_in), finished);
-  }
-  const std::int64_t rows = result.affected();
-  drain_results();
-  return rows;
-}
-
-namespace {
-
-// COPY text format: backslash escapes for the four characters that matter.
-void append_copy_field(std::string& out, const char* value, int length) {
-  for (int i = 0; i < length; ++i) {
-    const char c = value[i];
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\t': out += "\\t"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
-    }
-  }
-}
-
-}  // namespace
-
-std::int64_t PgConnection::copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
-                                           const std::vector<PgOid>& types, const std::string& target_table,
-                                           const CancelToken& cancel, const CopyRowCheck* check) {
-  const std::vector<const char*> values = param_values(params);
-  if (!PQsendQueryParams(source.conn_, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
-                         nullptr, nullptr, 0) ||
-      !PQsetSingleRowMode(source.conn_)) {
-    source.fail("partition query");
-  }
-  constexpr std::size_t kFlushBytes = 1 << 16;
-  std::string buffer;
-  bool copying = false;
-  int copied_columns = 0;
-  int checked_column = -1;  // the column check->describe is given
-  bool failed_check = false;  // a row did not pass `check`
-  std::string error;
-  std::string error_state;
-  int position = 0;
-  // The first failure stops the query on the source, so that draining the
-  // rest of its result does not mean reading all of it.
-  const auto stop = [&](std::string message) {
-    error = std::move(message);
-    source.request_cancel();
-  };
-  std::int64_t rows = 0;
-  while (PGresult* raw = PQgetResult(source.conn_)) {
-    const PgResult result(raw);
-    const ExecStatusType status = PQresultStatus(raw);
-    if (status == PGRES_TUPLES_OK) continue;  // the end of the rows
-    if (status != PGRES_SINGLE_TUPLE) {
-      if (error.empty()) {
-        const PgError failed = PgError::from_libpq(source.label_ + ": partition query", raw, source.conn_);
-        error = failed.what();
-        error_state = failed.sqlstate();
-        position = failed.position();
-      }
-      continue;
-    }
-    if (!error.empty()) continue;  // drain
-    if (cancel.cancelled()) {
-      stop(cancel.reason());
-      continue;
-    }
-    if (!copying) {
-      copied_columns = PQnfields(raw) - (check ? 1 : 0);
-      std::string names;
-      for (int c = 0; c < copied_columns; ++c) {
-        const std::string name = PQfname(raw, c);
-        if (check && checked_column < 0 && name == check->column) checked_column = c;
-        std::string quoted = "\"";
-        for (char ch : name) quoted += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-        names += (c ? ", " : "") + quoted + "\"";
-      }
-      const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
-      const PgResult started(PQexec(conn_, copy_in.c_str()));
-      if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-        stop(label_ + ": " + first_line(copy_in) + ": " + server_error_text(started.raw()));
-        continue;
-      }
-      copying = true;
-    }
-    if (check && (PQgetisnull(raw, 0, copied_columns) || std::strcmp(PQgetvalue(raw, 0, copied_columns), "t") != 0)) {
-      std::optional<std::string> value;
-      if (checked_column >= 0 && !PQgetisnull(raw, 0, checked_column)) value = PQgetvalue(raw, 0, checked_column);
-      failed_check = true;
-      stop(check->describe(value));
-      continue;
-    }
-    for (int c = 0; c < copied_columns; ++c) {
-      if (c) buffer += '\t';
-      if (PQgetisnull(raw, 0, c)) {
-        buffer += "\\N";
-      } else {
-        append_copy_field(buffer, PQgetvalue(raw, 0, c), PQgetlength(raw, 0, c));
-      }
-    }
-    buffer += '\n';
-    ++rows;
-    if (buffer.size() >= kFlushBytes) {
-      if (PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-        stop(label_ + ": sending COPY data: " + connection_error_text(conn_));
-      }
-      buffer.clear();
-    }
-  }
-  if (copying) {
-    if (error.empty() && !buffer.empty() &&
-        PQputCopyData(conn_, buffer.data(), static_cast<int>(buffer.size())) != 1) {
-      error = label_ + ": sending COPY data: " + connection_error_text(conn_);
-    }
-    PQputCopyEnd(conn_, error.empty() ? nullptr : error.c_str());
-    PGresult* finished = PQgetResult(conn_);
-    const PgResult result(finished);
-    if (error.empty() && PQresultStatus(finished) != PGRES_COMMAND_OK) {
-      error = label_ + ": COPY into " + target_table + ": " + server_error_text(finished);
-    }
-    drain_results();
-  }
-  if (!error.empty()) {
-    needs_reset_ = source.needs_reset_ = true;
-    if (failed_check) throw PgError::in_query(error, error_state, position);
-    throw PgError(error, error_state, position);
-  }
-  return rows;
-}
-
 void PgConnection::send(const std::string& sql, const PgParams& params) {
   if (!sent_.empty()) std::abort();  // one statement in flight at a time
   const std::vector<const char*> values = param_values(params);
@@ -508,12 +268,13 @@ PgResult PgConnection::finish(const CancelToken* cancel) {
   if (cancelled) {
     needs_reset_ = true;
     PQclear(first);
-    throw PgError(label_ + ": " + first_line(sql) + ": " + cancel->reason());
+    throw PgError(ErrorKind::Transient, label_ + ": " + first_line(sql) + ": " + cancel->reason());
   }
   PgResult result = check(first, sql);
   if (!rest.empty()) {
     needs_reset_ = true;
-    throw PgError(label_ + ": " + first_line(sql) + ": " + rest);
+    // A later result's error, whose SQLSTATE is not read: transient.
+    throw PgError(ErrorKind::Transient, label_ + ": " + first_line(sql) + ": " + rest);
   }
   return result;
 }

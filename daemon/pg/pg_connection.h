@@ -1,13 +1,11 @@
 // One libpq connection, used directly rather than through libpqxx (why:
 // docs/ARCHITECTURE.md, "The PostgreSQL client"): it never reconnects
-// behind our back, binds typed parameters and streams rows and COPY.
-// Owned by one run or command at a time; not thread-safe. Failures throw
-// PgError, which the callers at this edge turn into values. libpq itself
-// stays in daemon/pg's .cpp files: nothing above sees its header.
+// behind our back, binds typed parameters and streams rows (COPY: through
+// PgCopyStream and PgCopyReader). Owned by one run or command at a time;
+// not thread-safe. Failures throw PgError, turned into values at this
+// edge (as_result); libpq stays in daemon/pg's .cpp files.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -30,16 +28,6 @@ using PgOid = unsigned int;
 class CancelToken;
 
 using PgParams = std::vector<std::optional<std::string>>;
-
-// A condition every row of PgConnection::copy_query_into must meet. The
-// query's last result column is a boolean the caller adds for it and is
-// not copied; the first row where it is not true stops the copy, and
-// `describe` turns that row's value of `column` (nothing when NULL) into
-// the error.
-struct CopyRowCheck {
-  std::string column;
-  std::function<std::string(const std::optional<std::string>& value)> describe;
-};
 
 // The settings every session tidemark opens reads and writes values in,
 // set once it is open and again whenever it is reset, so that nothing the
@@ -85,36 +73,6 @@ class PgConnection {
   // one the connection reported) it is planned each time instead, as a
   // pooler may hand the next statement to another server. Throws PgError.
   PgResult exec_prepared(const std::string& sql, const PgParams& params);
-
-  // Streams `copy_out` (COPY ... TO STDOUT) on `source` into this
-  // connection, chunk by chunk, checking `cancel` as it goes. Only when the
-  // first row arrives is `prepare_copy_in` called, to do what the target
-  // needs first and return its COPY ... FROM STDIN; a source with no rows
-  // leaves this connection untouched and returns 0. Returns the rows the
-  // target accepted. On failure the target's COPY is aborted (its
-  // transaction must be rolled back) and PgError is thrown. With `binary`
-  // both statements must be COPY ... (FORMAT binary): the source then
-  // sends its file header and trailer even without rows, and such a
-  // stream also leaves this connection untouched. `before`, when given,
-  // is sent ahead of `copy_out` in the same round trip, so that its
-  // statements and the COPY form one transaction; the results of those of
-  // them that return rows go to `before_rows`.
-  std::int64_t copy_from(PgConnection& source, const std::string& copy_out,
-                         const std::function<std::string()>& prepare_copy_in, const CancelToken& cancel,
-                         bool binary = false, const std::string& before = {},
-                         std::vector<PgResult>* before_rows = nullptr);
-
-  // Runs `query` on `source` with typed parameters (OIDs in `types`) and
-  // streams its rows into `target_table` on this connection with COPY,
-  // into the columns the query names. Values pass through as text; there
-  // is no SQL splicing. With `check`, every row must pass it (see
-  // CopyRowCheck). Returns the rows copied. Throws PgError; a failure of
-  // the query itself carries the server's SQLSTATE and position. On
-  // failure the target's COPY is aborted (its transaction must be rolled
-  // back).
-  std::int64_t copy_query_into(PgConnection& source, const std::string& query, const PgParams& params,
-                               const std::vector<PgOid>& types, const std::string& target_table,
-                               const CancelToken& cancel, const CopyRowCheck* check = nullptr);
 
   // Sends one statement without waiting for it, so that statements on two
   // connections run at once; finish() waits for its result. In between
@@ -180,7 +138,17 @@ class PgConnection {
   std::string endpoint() const;
 
  private:
-  friend class PgCopyReader;  // a COPY read row by row, on this connection's libpq handle
+  // COPY read row by row, or streamed into another session, on this
+  // connection's libpq handle.
+  friend class PgCopyReader;
+  friend class PgCopyStream;
+
+  // What an error calls a statement: its first line that says something
+  // (many statements' text opens with a line break), cut at 80 bytes.
+  static std::string first_line(const std::string& sql);
+  // Bound values as libpq takes them: pointers into `params` (which must
+  // outlive the call), a null pointer for NULL.
+  static std::vector<const char*> param_values(const PgParams& params);
 
   [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr);
   // Reads results until libpq has none left; returns the first error's text.

@@ -47,7 +47,7 @@ std::optional<std::string_view> PgCopyReader::next() {
   ended_ = true;
   if (n == -2) {
     connection_.needs_reset_ = true;
-    throw PgError(connection_.label_ + ": reading COPY data: " + connection_error_text(conn));
+    throw PgError(ErrorKind::Transient, connection_.label_ + ": reading COPY data: " + connection_error_text(conn));
   }
   // The COPY's own result: an error the server hit midway comes here.
   PGresult* finished = PQgetResult(conn);

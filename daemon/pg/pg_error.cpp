@@ -3,7 +3,6 @@
 #include <libpq-fe.h>
 
 #include <cstdlib>
-#include <string_view>
 
 namespace tidemark {
 namespace {
@@ -45,7 +44,7 @@ std::string joined_lines(const std::string& message) {
 
 }  // namespace
 
-Error PgError::as_error() const {
+ErrorKind sqlstate_kind(std::string_view sqlstate) {
   // SQLSTATE classes (PostgreSQL Appendix A) that no retry can fix.
   static constexpr std::string_view kPermanentClasses[] = {
       "0A",  // feature not supported
@@ -59,22 +58,26 @@ Error PgError::as_error() const {
       "42",  // syntax error or access rule violation
       "44",  // WITH CHECK OPTION violation
   };
-  if (in_query_) return permanent_error(what());
-  const std::string_view state(sqlstate_);
   // A row whose parent the target does not hold yet: the parent's own
   // table may load at its next run, and this one with it.
-  if (state == "23503") return Error{what(), ErrorKind::Transient};
+  if (sqlstate == "23503") return ErrorKind::Transient;
   for (const std::string_view c : kPermanentClasses) {
-    if (state.substr(0, 2) == c) return permanent_error(what());
+    if (sqlstate.substr(0, 2) == c) return ErrorKind::Permanent;
   }
-  return Error{what(), ErrorKind::Transient};
+  return ErrorKind::Transient;
 }
 
 PgError PgError::from_libpq(const std::string& context, const pg_result* result, const pg_conn* conn) {
   std::string message;
   if (result) message = server_error_text(result);
   if (message.empty()) message = connection_error_text(conn);
-  return PgError(context + ": " + message, error_sqlstate(result), error_position(result));
+  const std::string state = error_sqlstate(result);
+  // Without a SQLSTATE the message is libpq's own: the connection broke,
+  // or a statement could not be sent on it.
+  PgError out(state.empty() ? ErrorKind::Transient : sqlstate_kind(state), context + ": " + message);
+  out.sqlstate_ = state;
+  out.position_ = error_position(result);
+  return out;
 }
 
 std::string server_error_text(const PGresult* result) {

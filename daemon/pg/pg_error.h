@@ -1,11 +1,15 @@
 // An error of a PostgreSQL statement or connection, thrown inside
-// daemon/pg and turned into a value (`as_error`) at its edge: the one place
-// a SQLSTATE becomes transient or permanent, and the text tidemark shows
-// and stores of an error libpq holds. Value type; thread-safe.
+// daemon/pg and turned into a value at its edge (as_result). Every one
+// carries its kind, decided where it is made: from the SQLSTATE when libpq
+// reports it (from_libpq), by tidemark for the errors it finds itself.
+// Also the text tidemark shows and stores of an error libpq holds. Value
+// type; thread-safe.
 #pragma once
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "core/result.h"
 
@@ -17,41 +21,72 @@ namespace tidemark {
 
 class PgError : public std::runtime_error {
  public:
-  PgError(const std::string& message, std::string sqlstate = {}, int position = 0)
-      : std::runtime_error(message), sqlstate_(std::move(sqlstate)), position_(position) {}
-  // A failure tidemark found in what a statement returned (a row outside
-  // its partition, a column the query lacks): the query is wrong, and no
-  // retry can fix it, whatever the SQLSTATE.
-  static PgError in_query(const std::string& message, std::string sqlstate = {}, int position = 0) {
-    PgError e(message, std::move(sqlstate), position);
-    e.in_query_ = true;
-    return e;
-  }
-  const std::string& sqlstate() const { return sqlstate_; }
-  // Where in the statement the server found the error: a 1-based count of
-  // characters, 0 when it did not say.
-  int position() const { return position_; }
-  // The failure as a value, typed by its SQLSTATE: connection loss,
-  // timeouts, cancellation, serialization failures, lock waits and
-  // resource shortages are transient, and so is a foreign key violation
-  // (the parent's table may load later); errors in a statement or its data
-  // (syntax, missing table or column, privileges, type or other constraint
-  // violations) and a missing database or role are permanent. Errors
-  // without a SQLSTATE come from the client library (a connection that
-  // could not be made or broke) and are transient; one made by in_query
-  // is permanent.
-  Error as_error() const;
+  // An error tidemark finds itself (a cancel, a stream it cannot read, a
+  // row outside its partition), of the kind its maker decides.
+  PgError(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
 
   // The error a failed statement (`result`, may be null) or, without a
   // server message, the connection left, after `context`: its SQLSTATE,
   // position and text (server_error_text, else connection_error_text).
+  // Its kind is the SQLSTATE's (sqlstate_kind); without one the message is
+  // libpq's own (a connection that broke or could not be used), which is
+  // transient.
   static PgError from_libpq(const std::string& context, const pg_result* result, const pg_conn* conn);
 
+  ErrorKind kind() const { return kind_; }
+  // Empty for an error that did not come from the server.
+  const std::string& sqlstate() const { return sqlstate_; }
+  // Where in the statement the server found the error: a 1-based count of
+  // characters, 0 when it did not say.
+  int position() const { return position_; }
+  // The failure as a value, of its kind.
+  Error as_error() const { return Error{what(), kind_}; }
+
  private:
+  ErrorKind kind_;
   std::string sqlstate_;
   int position_ = 0;
-  bool in_query_ = false;
 };
+
+// The kind of a server error by its SQLSTATE (five characters): connection
+// loss, timeouts, cancellation, serialization failures, lock waits and
+// resource shortages are transient, and so is a foreign key violation (the
+// parent's table may load later); errors in a statement or its data
+// (syntax, missing table or column, privileges, type or other constraint
+// violations) and a missing database or role are permanent.
+ErrorKind sqlstate_kind(std::string_view sqlstate);
+
+// The Result an attempt returning T is handed back as: T itself when it is
+// one, Status when the attempt returns nothing.
+template <class T>
+struct AttemptResult {
+  using type = Result<T>;
+};
+template <class T>
+struct AttemptResult<Result<T>> {
+  using type = Result<T>;
+};
+template <>
+struct AttemptResult<void> {
+  using type = Status;
+};
+
+// Runs `attempt` and hands back what it returns, or the PgError it throws
+// as that error's value: where daemon/pg's exceptions become the values
+// core takes. Any other exception passes through.
+template <class Attempt>
+typename AttemptResult<std::invoke_result_t<Attempt&>>::type as_result(Attempt&& attempt) {
+  try {
+    if constexpr (std::is_void_v<std::invoke_result_t<Attempt&>>) {
+      attempt();
+      return ok_status();
+    } else {
+      return attempt();
+    }
+  } catch (const PgError& e) {
+    return e.as_error();
+  }
+}
 
 // What tidemark shows and stores of a server error: severity, message and
 // hint, on one line. PostgreSQL's DETAIL and CONTEXT are left out: they

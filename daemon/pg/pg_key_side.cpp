@@ -30,39 +30,33 @@ void PgKeySide::restore_timezone() {
 }
 
 Result<std::int64_t> PgKeySide::estimate_rows() {
-  try {
+  return as_result([&] {
     const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
     const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, CursorValue{}, "0")
                                                    : target_key_queries(table_, mark_column_, "0");
     return connection_.exec(q.estimate, {name.quoted()}).integer(0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgKeySide::send_bucket_sums(std::int64_t buckets, const KeyCompare& compare) {
-  try {
+  return as_result([&] {
     normalise();
     const std::string row_hash = row_hash_sql(compare.columns, hash_record_);
     const KeySideQueries q = role_ == Role::Source ? source_key_queries(table_, compare.watermark, row_hash)
                                                    : target_key_queries(table_, mark_column_, row_hash);
     connection_.send(q.bucket_sums, {std::to_string(buckets)});
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<BucketSum>> PgKeySide::bucket_sums() {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.finish();
     std::vector<BucketSum> out;
     out.reserve(static_cast<std::size_t>(r.rows()));
     for (int i = 0; i < r.rows(); ++i) out.push_back(BucketSum{r.integer(i, 0), r.integer(i, 1), r.text(i, 2)});
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 namespace {
@@ -73,7 +67,7 @@ constexpr const char* kListing = "tidemark_keys";
 
 Status PgKeySide::send_open_keys(std::int64_t buckets, const std::vector<std::int64_t>& which,
                                  const KeyCompare& compare) {
-  try {
+  return as_result([&] {
     normalise();
     close_keys();
     const std::string row_hash = row_hash_sql(compare.columns, hash_record_);
@@ -82,13 +76,11 @@ Status PgKeySide::send_open_keys(std::int64_t buckets, const std::vector<std::in
                                     : target_key_listing(table_, mark_column_, row_hash, buckets, which);
     connection_.send(std::string("DECLARE ") + kListing + " NO SCROLL CURSOR WITH HOLD FOR " + listing, {});
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgKeySide::open_keys() {
-  try {
+  return as_result([&] {
     connection_.finish();
     listing_ = true;
     // The listing's key text was computed in UTC when it was declared;
@@ -98,13 +90,11 @@ Status PgKeySide::open_keys() {
     // target timestamptz was read in the target's zone).
     restore_timezone();
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<KeyRow>> PgKeySide::next_keys(std::size_t most) {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.exec("FETCH FORWARD " + std::to_string(most) + " FROM " + kListing);
     const int key_columns = static_cast<int>(table_.key.size());
     std::vector<KeyRow> out;
@@ -119,13 +109,11 @@ Result<std::vector<KeyRow>> PgKeySide::next_keys(std::size_t most) {
       out.push_back(std::move(row));
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& keys) {
-  try {
+  return as_result([&] {
     if (keys.empty()) return std::vector<std::size_t>{};
     const QualifiedName& name = role_ == Role::Source ? *table_.source_table : table_.target_table;
     if (key_types_.empty()) {
@@ -135,7 +123,7 @@ Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& 
             "SELECT format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = $1::regclass"
             " AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped",
             {name.quoted(), column});
-        if (t.rows() != 1) throw PgError(name.display() + " has no key column " + column);
+        if (t.rows() != 1) throw PgError(ErrorKind::Transient, name.display() + " has no key column " + column);
         key_types_.push_back(t.text(0, 0));
       }
     }
@@ -166,9 +154,7 @@ Result<std::vector<std::size_t>> PgKeySide::held_now(const std::vector<KeyRow>& 
       }
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 void PgKeySide::close_keys() {

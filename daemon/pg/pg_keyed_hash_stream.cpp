@@ -12,11 +12,8 @@ PgKeyedHashStream::PgKeyedHashStream(PgConnection& connection, std::string state
       order_(std::move(order)),
       batch_size_(batch),
       cancel_(cancel) {
-  try {
-    send_next();
-  } catch (const PgError& e) {
-    failed_ = e.as_error();
-  }
+  const Status sent = as_result([&] { send_next(); });
+  if (!sent) failed_ = sent.failure();
 }
 
 void PgKeyedHashStream::send_next() {
@@ -50,8 +47,8 @@ Result<bool> PgKeyedHashStream::next(RowHash& row) {
 void PgKeyedHashStream::read(int at, RowHash& row) const {
   const int hash_at = static_cast<int>(order_.size());
   if (batch_->columns() != hash_at + 1) {
-    throw PgError(connection_.label() + ": the keyed row hashes came with " + std::to_string(batch_->columns()) +
-                  " columns");
+    throw PgError(ErrorKind::Transient, connection_.label() + ": the keyed row hashes came with " +
+                                            std::to_string(batch_->columns()) + " columns");
   }
   row.key.assign(order_.size(), KeyField{});
   row.rows = 1;
@@ -65,7 +62,9 @@ void PgKeyedHashStream::read(int at, RowHash& row) const {
       field.bytes = batch_->view(at, i);
     }
   }
-  if (batch_->is_null(at, hash_at)) throw PgError(connection_.label() + ": the keyed row hashes sent a NULL hash");
+  if (batch_->is_null(at, hash_at)) {
+    throw PgError(ErrorKind::Transient, connection_.label() + ": the keyed row hashes sent a NULL hash");
+  }
   row.hash = static_cast<std::uint64_t>(batch_->integer(at, hash_at));
 }
 

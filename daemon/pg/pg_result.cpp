@@ -27,7 +27,9 @@ std::int64_t PgResult::integer(int row, int column) const {
   const char* value = PQgetvalue(result_.get(), row, column);
   std::int64_t out = 0;
   const auto [end, ec] = std::from_chars(value, value + std::strlen(value), out);
-  if (ec != std::errc() || *end != '\0') throw PgError(std::string("expected an integer, got \"") + value + "\"");
+  if (ec != std::errc() || *end != '\0') {
+    throw PgError(ErrorKind::Transient, std::string("expected an integer, got \"") + value + "\"");
+  }
   return out;
 }
 

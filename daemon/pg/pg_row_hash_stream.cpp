@@ -30,28 +30,28 @@ PgRowHashStream::PgRowHashStream(PgConnection& connection, const std::string& co
       counted_(counted) {}
 
 Result<bool> PgRowHashStream::next(RowHash& row) {
-  try {
+  return as_result([&]() -> Result<bool> {
     for (;;) {
       if (++rows_ % kCancelEvery == 0 && cancel_.cancelled()) return Error{cancel_.reason()};
       const auto message = reader_.next();
       if (!message) return false;
       if (parse(*message, row)) return true;
     }
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 // One message: [header] a tuple, or the trailer (-1), or both.
 bool PgRowHashStream::parse(std::string_view m, RowHash& row) {
   std::size_t at = 0;
   const auto need = [&](std::size_t n) {
-    if (at + n > m.size()) throw PgError(label_ + ": a row of the row-hash COPY ended early");
+    if (at + n > m.size()) throw PgError(ErrorKind::Transient, label_ + ": a row of the row-hash COPY ended early");
   };
   if (header_) {
     need(19);
     static constexpr char kSignature[] = "PGCOPY\n\377\r\n";
-    if (std::memcmp(m.data(), kSignature, 11) != 0) throw PgError(label_ + ": the row-hash COPY is not binary");
+    if (std::memcmp(m.data(), kSignature, 11) != 0) {
+      throw PgError(ErrorKind::Transient, label_ + ": the row-hash COPY is not binary");
+    }
     const std::size_t extension = big_endian(m.data() + 15, 4);
     at = 19 + extension;
     header_ = false;
@@ -62,7 +62,7 @@ bool PgRowHashStream::parse(std::string_view m, RowHash& row) {
   if (fields == -1) return false;  // the trailer
   const std::size_t hash_at = order_.size();
   if (fields != static_cast<std::int16_t>(hash_at + (counted_ ? 2 : 1))) {
-    throw PgError(label_ + ": the row-hash COPY sent " + std::to_string(fields) + " columns");
+    throw PgError(ErrorKind::Transient, label_ + ": the row-hash COPY sent " + std::to_string(fields) + " columns");
   }
   row.key.resize(order_.size());
   row.rows = 1;
@@ -72,7 +72,7 @@ bool PgRowHashStream::parse(std::string_view m, RowHash& row) {
     at += 4;
     const bool hash = i >= hash_at;  // the hash, or the count after it
     if (length < 0) {
-      if (hash) throw PgError(label_ + ": the row-hash COPY sent a NULL hash");
+      if (hash) throw PgError(ErrorKind::Transient, label_ + ": the row-hash COPY sent a NULL hash");
       row.key[i] = KeyField{};
       row.key[i].null = true;
       continue;
@@ -81,7 +81,10 @@ bool PgRowHashStream::parse(std::string_view m, RowHash& row) {
     const char* value = m.data() + at;
     at += static_cast<std::size_t>(length);
     if (hash || order_[i] == KeyOrder::Integer) {
-      if (length != 8) throw PgError(label_ + ": the row-hash COPY sent a bigint of " + std::to_string(length) + " bytes");
+      if (length != 8) {
+        throw PgError(ErrorKind::Transient,
+                      label_ + ": the row-hash COPY sent a bigint of " + std::to_string(length) + " bytes");
+      }
       const std::uint64_t v = big_endian(value, 8);
       if (i == hash_at) {
         row.hash = v;

@@ -10,6 +10,7 @@
 #include "core/sql/reconcile_statements.h"
 #include "core/sql/row_fingerprint.h"
 #include "core/sql/row_hash_statements.h"
+#include "daemon/pg/pg_copy_stream.h"
 #include "daemon/pg/pg_keyed_hash_stream.h"
 #include "daemon/pg/pg_row_hash_stream.h"
 
@@ -19,18 +20,17 @@ namespace {
 // Keys a statement takes at once: about 1 MiB of JSON for integer keys.
 constexpr std::size_t kKeysPerStatement = 20000;
 
-// A snapshot's time from the source_clock statement's answer. No SQLSTATE
-// when NULL: transient; the standby replays, and the retry reads it.
+// A snapshot's time from the source_clock statement's answer. Transient
+// when NULL: the standby replays, and the retry reads it.
 CursorValue clock_value(const PgResult& clock) {
-  if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
+  if (clock.is_null(0, 0)) {
+    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
+  }
   return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
 }
 
 // A failure of the merge as the PgError this class throws, keeping its kind.
-[[noreturn]] void throw_error(const Error& e) {
-  if (e.kind == ErrorKind::Permanent) throw PgError::in_query(e.message);
-  throw PgError(e.message);
-}
+[[noreturn]] void throw_error(const Error& e) { throw PgError(e.kind, e.message); }
 
 // The blocks of an integer key's range over both sides (key_range_statement's
 // answers: min and max NULL on a side without rows) for `rows` rows.
@@ -82,7 +82,7 @@ std::vector<KeyColumnType> key_types(const TableConfig& table, const std::vector
   for (std::size_t i = 0; i < table.key.size(); ++i) {
     const ColumnShape* column = find_column(catalog, table.key[i]);
     if (column == nullptr) {
-      throw PgError::in_query("key column " + table.key[i] + " is missing from the source or the target");
+      throw PgError(ErrorKind::Permanent, "key column " + table.key[i] + " is missing from the source or the target");
     }
     out.push_back(KeyColumnType{column->type, keys.holds_null(i)});
   }
@@ -195,7 +195,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     std::vector<ColumnShape> now;
     for (int i = 0; i < read.rows(); ++i) now.push_back(ColumnShape{read.text(i, 0), read.text(i, 1)});
     if (const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, now)) {
-      throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
+      throw PgError(ErrorKind::Transient, *changed);  // the retry looks again
     }
 
     // Both sides count and fingerprint at once: the cheapest look, and
@@ -241,14 +241,13 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
       // new row may take a value a gone one held in another unique
       // column), then the upsert, which leaves unchanged rows alone.
       bool staged = false;
-      out.counts.rows_read = target_.copy_from(
-          source_, sql.copy_out,
-          [&] {
-            target_.exec(sql.create_stage);
-            staged = true;
-            return sql.copy_into_stage;
-          },
-          cancel_, format == CopyFormat::Binary);
+      const auto stage = [&] {
+        target_.exec(sql.create_stage);
+        staged = true;
+        return sql.copy_into_stage;
+      };
+      out.counts.rows_read =
+          PgCopyStream(source_, target_, cancel_).copy(sql.copy_out, stage, format == CopyFormat::Binary);
       out.deleted = target_.exec(staged ? sql.delete_gone : sql.clear_target, cancel_).affected();
       if (staged) upserted = target_.exec(sql.upsert, cancel_).affected();
     } else {
@@ -269,7 +268,7 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
         const std::string rows_of_keys = rows_of_keys_statement(table, source.columns, source_keys);
         at = KeyList::Cursor{};
         for (std::string keys; !(keys = diff.fetch.next_json(at, table.key, kKeysPerStatement)).empty();) {
-          target_.copy_query_into(source_, rows_of_keys, {keys}, {0}, sql.stage, cancel_);
+          PgCopyStream(source_, target_, cancel_).copy_query(rows_of_keys, {keys}, {0}, sql.stage);
         }
         upserted = target_.exec(sql.upsert, cancel_).affected();
       }

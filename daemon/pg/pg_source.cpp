@@ -85,7 +85,7 @@ void PgSource::about_to_inspect(const std::vector<const TableConfig*>& tables) {
 }
 
 Result<SourceTable> PgSource::read_table(const TableConfig& table) {
-  try {
+  return as_result([&]() -> Result<SourceTable> {
     const std::string name = table.source_table->display();
     const PgResult r = connection_.exec_prepared(
         "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull, " +
@@ -154,9 +154,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
       }
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 std::string subscription_sql(const std::string& table) {
@@ -316,11 +314,14 @@ void PgSource::wait_for_replay(const std::string& lsn) {
       return;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
-      throw PgError("standby " + connection_.label() + " has not replayed the primary's WAL up to " + lsn +
-                    " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
-                    "s): the run stops before reading rows the standby may not have yet");
+      throw PgError(ErrorKind::Transient,
+                    "standby " + connection_.label() + " has not replayed the primary's WAL up to " + lsn +
+                        " within replay_timeout (" + std::to_string(primary_.replay_timeout.count()) +
+                        "s): the run stops before reading rows the standby may not have yet");
     }
-    if (primary_.cancel != nullptr && primary_.cancel->cancelled()) throw PgError(primary_.cancel->reason());
+    if (primary_.cancel != nullptr && primary_.cancel->cancelled()) {
+      throw PgError(ErrorKind::Transient, primary_.cancel->reason());
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -356,7 +357,7 @@ Result<HorizonReading> PgSource::read_horizon(const TableConfig& table, CursorTy
 }
 
 Result<HorizonReading> PgSource::read_fresh_horizon(const TableConfig& table, CursorType type) {
-  try {
+  return as_result([&]() -> Result<HorizonReading> {
     Origin standby;
     HorizonReading out = read_clock(connection_, table, type, standby);
     PgConnection* reader = &connection_;
@@ -397,13 +398,11 @@ Result<HorizonReading> PgSource::read_fresh_horizon(const TableConfig& table, Cu
       wait_for_replay(primary_position(*reader));
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::optional<std::int64_t>> PgSource::count_changes(const TableConfig& table) {
-  try {
+  return as_result([&] {
     // A partitioned table's statistics are its partitions'; a view or a
     // foreign table keeps none (NULL). A standby counts none of its
     // primary's writes: its primary, when there is a link to it, does.
@@ -414,9 +413,7 @@ Result<std::optional<std::int64_t>> PgSource::count_changes(const TableConfig& t
         {table.source_table->quoted()});
     if (r.is_null(0, 0)) return std::optional<std::int64_t>();
     return std::optional<std::int64_t>(r.integer(0, 0));
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 namespace {
@@ -441,11 +438,7 @@ WindowProbe probe_of(const PgResult& r, int row, int first) {
 
 Result<WindowProbe> PgSource::probe(const TableConfig& table, const SourceTable& source,
                                     const std::optional<Window>& range) {
-  try {
-    return probe_of(connection_.exec(probe_sql(table, source, range)), 0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  return as_result([&] { return probe_of(connection_.exec(probe_sql(table, source, range)), 0, 0); });
 }
 
 std::vector<Result<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>& asks) {
@@ -486,22 +479,20 @@ std::vector<Result<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>
       out.emplace_back(*found[i]);
       continue;
     }
-    try {
+    out.push_back(as_result([&] {
       connection_.exec("BEGIN");
       connection_.exec("SET LOCAL lock_timeout = '1s'");
       const PgResult r = connection_.exec(probe_sql(*asks[i].table, *asks[i].source, asks[i].range));
       connection_.exec("COMMIT");
-      out.emplace_back(probe_of(r, 0, 0));
-    } catch (const PgError& e) {
-      connection_.rollback_quietly();
-      out.emplace_back(e.as_error());
-    }
+      return probe_of(r, 0, 0);
+    }));
+    if (!out.back()) connection_.rollback_quietly();
   }
   return out;
 }
 
 Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
-  try {
+  return as_result([&] {
     const std::string at = "('epoch'::timestamptz + $1::bigint * interval '1 microsecond')";
     std::string expr = at;
     if (type == CursorType::Timestamp || type == CursorType::Date) {
@@ -524,13 +515,11 @@ Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
     }
     const PgResult r = connection_.exec("select " + raw_of(type, expr), {std::to_string(instant)});
     return CursorValue{type, r.integer(0, 0)};
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& table, CursorType type) {
-  try {
+  return as_result([&]() -> Result<std::optional<CursorValue>> {
     const std::string min = "min(" + quote_identifier(table.cursor) + ")";
     if (type == CursorType::Integer) {
       return optional_value(connection_.exec("select " + raw_of(type, min) + " from " + table.source_table->quoted()),
@@ -550,9 +539,7 @@ Result<std::optional<CursorValue>> PgSource::lower_bound(const TableConfig& tabl
                              "below it are not loaded)");
     }
     return optional_value(r, type);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 }  // namespace tidemark

@@ -92,7 +92,7 @@ PgStateStore::PgStateStore(PgConnection& connection) : connection_(connection) {
 
 Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
   const std::string key = std::to_string(run_lock_key(lock));
-  try {
+  return as_result([&] {
     if (!wait) {
       const PgResult r = connection_.exec_prepared("select pg_try_advisory_lock($1::bigint), pg_backend_pid()", {key});
       if (r.boolean(0, 0)) holder_pid_[run_lock_key(lock)] = static_cast<int>(r.integer(0, 1));
@@ -114,9 +114,7 @@ Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
     // Not the role's lock_timeout any more: the next user starts afresh.
     connection_.mark_session_changed();
     return true;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 void PgStateStore::unlock(const RunLock& lock) {
@@ -135,7 +133,7 @@ void PgStateStore::unlock(const RunLock& lock) {
 }
 
 Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableKey& table) {
-  try {
+  return as_result([&]() -> Result<std::optional<StoredWatermark>> {
     const PgResult r = connection_.exec_prepared(
         "select value, value_type from tidemark.watermarks where pipeline = $1 and table_name = $2",
         {table.pipeline, table.table});
@@ -143,13 +141,11 @@ Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableK
     const auto value = cursor_from_stored(r.text(0, 1), r.text(0, 0));
     if (!value) return permanent_error("stored watermark of " + table.display() + ": " + value.error());
     return std::optional<StoredWatermark>(StoredWatermark{*value, r.text(0, 1) == kSnapshotValueType});
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<OpenedRun> PgStateStore::open_run(const RunStart& start) {
-  try {
+  return as_result([&] {
     // One round trip. The statement's snapshot does not see the row it
     // inserts, so the new run is never counted as abandoned. A partition's
     // lock proves dead only the runs of its own window, and a partition
@@ -186,9 +182,7 @@ from (select 1) one left join stored on true
     out.run = r.integer(0, c("run_id"));
     out.abandoned = static_cast<int>(r.integer(0, c("abandoned")));
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecord& step) {
@@ -230,7 +224,7 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
     fields["done_lo"] = unix_seconds(step.lock.partition->lo);
     fields["done_hi"] = unix_seconds(step.lock.partition->hi);
   }
-  try {
+  return as_result([&] {
     static const std::string statement = run_row_sql(R"SQL(
 with s as (
   select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
@@ -303,14 +297,12 @@ select (select held from lock) as held, (select ok from written) as written
       }
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<bool>> PgStateStore::try_lock_all(const std::vector<RunLock>& locks) {
-  std::vector<bool> taken;
-  try {
+  auto taken = as_result([&] {
+    std::vector<bool> out;
     const PgResult r = connection_.exec_prepared(
         "select pg_try_advisory_lock(k.key::bigint), pg_backend_pid()"
         " from jsonb_array_elements_text($1::jsonb) with ordinality k(key, n) order by k.n",
@@ -320,14 +312,13 @@ Result<std::vector<bool>> PgStateStore::try_lock_all(const std::vector<RunLock>&
       const int row = static_cast<int>(i);
       const bool held = r.boolean(row, 0);
       if (held) holder_pid_[run_lock_key(locks[i])] = static_cast<int>(r.integer(row, 1));
-      taken.push_back(held);
+      out.push_back(held);
     }
-    return taken;
-  } catch (const PgError& e) {
-    // Locks a failed statement took would outlive it on the session.
-    connection_.poison();
-    return e.as_error();
-  }
+    return out;
+  });
+  // Locks a failed statement took would outlive it on the session.
+  if (!taken) connection_.poison();
+  return taken;
 }
 
 void PgStateStore::unlock_all(const std::vector<RunLock>& locks) {
@@ -350,7 +341,7 @@ Result<TablesRead> PgStateStore::read_tables(const std::vector<TableKey>& tables
   for (std::size_t i = 0; i < tables.size(); ++i) {
     asked.push_back({{"n", i}, {"pipeline", tables[i].pipeline}, {"table_name", tables[i].table}});
   }
-  try {
+  return as_result([&] {
     // The columns opened_table() reads, as open_run's.
     const PgResult r = connection_.exec_prepared(R"SQL(
 select w.value, w.value_type, l.columns::text as columns, h.source_xmin, h.target_xmin,
@@ -370,9 +361,7 @@ order by t.n
       out.at = r.integer(row, c("now"));
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std::vector<QuietRun>& runs) {
@@ -394,7 +383,7 @@ Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std:
     if (q.move && q.move->snapshot) std::abort();  // a batch runs incremental tables only
     asked.push_back(row);
   }
-  try {
+  return as_result([&] {
     // One statement, all or nothing; each run written only while its lock
     // is held by this session's process and its watermark is where the
     // batch found it, as record_step writes a step. The watermark it
@@ -446,13 +435,11 @@ select n, ok, run_id from judged order by n
       out.push_back(recorded);
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgStateStore::finish_run(RunId run, const RunEnd& end) {
-  try {
+  return as_result([&] {
     connection_.rollback_quietly();
     static const std::string statement = run_row_sql(R"SQL(
 update tidemark.runs r set status = e.status, error = e.error, error_kind = e.error_kind, finished_at = now(),
@@ -469,13 +456,11 @@ where r.run_id = $1
 )SQL");
     connection_.exec_prepared(statement, {std::to_string(run), json_parameter(run_end_columns(end))});
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::optional<ChangeCount>> PgStateStore::last_change_count(const TableKey& table) {
-  try {
+  return as_result([&] {
     // What was unseen is seen once a reconcile succeeded after it: that
     // reconcile copied the changed rows again and deleted the gone ones.
     static const std::string statement = run_row_sql(
@@ -489,13 +474,11 @@ Result<std::optional<ChangeCount>> PgStateStore::last_change_count(const TableKe
     const ResultColumns c(r);
     return std::optional<ChangeCount>(
         ChangeCount{r.integer(0, c("source_changes")), r.integer(0, c("unseen_changes"))});
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<CursorSample>> PgStateStore::read_cursor_samples(const TableKey& table, const std::string& source) {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.exec_prepared(
         "select taken_at, max_value from tidemark.cursor_samples"
         " where pipeline = $1 and table_name = $2 and source = $3 order by taken_at",
@@ -503,15 +486,13 @@ Result<std::vector<CursorSample>> PgStateStore::read_cursor_samples(const TableK
     std::vector<CursorSample> out;
     for (int i = 0; i < r.rows(); ++i) out.push_back(CursorSample{r.integer(i, 0), r.integer(i, 1)});
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgStateStore::save_cursor_samples(const TableKey& table, const std::string& source,
                                          std::optional<SourceMicros> forget_before,
                                          const std::optional<CursorSample>& add) {
-  try {
+  return as_result([&] {
     connection_.exec(
         "with forgotten as (delete from tidemark.cursor_samples where pipeline = $1 and table_name = $2"
         " and (source <> $3 or taken_at < $4::bigint))"
@@ -524,26 +505,22 @@ Status PgStateStore::save_cursor_samples(const TableKey& table, const std::strin
          add ? std::optional<std::string>(std::to_string(add->taken_at)) : std::nullopt,
          add ? std::optional<std::string>(std::to_string(add->max)) : std::nullopt});
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::optional<Instant>> PgStateStore::last_done_partition(const TableKey& table) {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.exec(
         "select extract(epoch from max(partition_hi))::bigint from tidemark.partitions"
         " where pipeline = $1 and table_name = $2 and status = 'done'",
         {table.pipeline, table.table});
     if (r.is_null(0, 0)) return std::optional<Instant>();
     return std::optional<Instant>(Instant(std::chrono::seconds(r.integer(0, 0))));
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<Instant>> PgStateStore::done_partitions(const TableKey& table, Instant from, Instant to) {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.exec(
         "select extract(epoch from partition_lo)::bigint from tidemark.partitions"
         " where pipeline = $1 and table_name = $2 and status = 'done'"
@@ -552,13 +529,11 @@ Result<std::vector<Instant>> PgStateStore::done_partitions(const TableKey& table
     std::vector<Instant> out;
     for (int i = 0; i < r.rows(); ++i) out.emplace_back(std::chrono::seconds(r.integer(i, 0)));
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) {
-  try {
+  return as_result([&] {
     connection_.rollback_quietly();
     connection_.exec(
         "insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id)"
@@ -567,14 +542,12 @@ Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWind
         " updated_at = now() where tidemark.partitions.status <> 'done'",
         {table.pipeline, table.table, epoch_text(partition.lo), epoch_text(partition.hi), std::to_string(run)});
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<WatermarkRewound> PgStateStore::rewind_watermark(const WatermarkRewind& rewind) {
   const TableKey& table = rewind.table;
-  try {
+  auto rewound = as_result([&] {
     connection_.exec("begin");
     // The lock first, then the read: under READ COMMITTED each statement
     // takes a new snapshot, so the read below sees every watermark a run
@@ -605,10 +578,9 @@ select (select value from previous), (select count(*) from written), (select cou
     out.done = true;
     out.old_value = r.optional_text(0, 0);
     return out;
-  } catch (const PgError& e) {
-    connection_.rollback_quietly();
-    return e.as_error();
-  }
+  });
+  if (!rewound) connection_.rollback_quietly();
+  return rewound;
 }
 
 }  // namespace tidemark

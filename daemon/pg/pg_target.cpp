@@ -30,7 +30,7 @@ void PgTarget::about_to_check(const std::vector<const TableConfig*>& tables) {
 }
 
 Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
-  try {
+  return as_result([&]() -> Result<TargetTable> {
     const std::string name = table.target_table.display();
     // One round trip: each column a row, with the table's unique indexes
     // and row-changing triggers beside it.
@@ -63,9 +63,7 @@ Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
                              " does not exist (create it before loading, or set create_target: true)");
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {

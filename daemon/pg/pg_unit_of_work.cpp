@@ -10,6 +10,7 @@
 #include "core/sql/row_fingerprint.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
+#include "daemon/pg/pg_copy_stream.h"
 #include "daemon/pg/pg_snapshot_sync.h"
 #include "daemon/pg/target_definition.h"
 
@@ -25,8 +26,10 @@ int characters(const std::string& text) {
 // A snapshot's time from the source_clock statement's answer
 // (core/sql/load_statements.h). Throws PgError.
 CursorValue snapshot_time(const PgResult& clock) {
-  // No SQLSTATE: transient; the standby replays, and the retry reads it.
-  if (clock.is_null(0, 0)) throw PgError("the source is a standby that has replayed no transaction yet");
+  // Transient: the standby replays, and the retry reads it.
+  if (clock.is_null(0, 0)) {
+    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
+  }
   return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
 }
 
@@ -54,7 +57,7 @@ void PgUnitOfWork::open_target() {
 
 Status PgUnitOfWork::add_columns(const TableConfig& table, const std::vector<ColumnShape>& columns) {
   if (written_ || state_open_) std::abort();  // columns come before the unit's write and record
-  try {
+  return as_result([&] {
     open_target();
     // The type is the source catalog's own format_type() text (names in
     // it come quoted as needed), not text from the configuration; a type
@@ -66,14 +69,12 @@ Status PgUnitOfWork::add_columns(const TableConfig& table, const std::vector<Col
                    quote_identifier(c.name) + " " + c.type);
     }
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& source) {
   if (written_ || state_open_) std::abort();  // the table comes before the unit's write and record
-  try {
+  return as_result([&]() -> Status {
     const TableDefinition definition =
         read_table_definition(source_.connection(), *table.source_table, source.columns);
     open_target();
@@ -128,9 +129,7 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
     for (const std::string& k : table.key) key += (key.empty() ? "" : ", ") + quote_identifier(k);
     target_.exec("CREATE TABLE " + table.target_table.quoted() + " (" + columns + "PRIMARY KEY (" + key + "))");
     return ok_status();
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<ChunkCounts> PgUnitOfWork::in_target_transaction(const std::function<ChunkCounts()>& write) {
@@ -230,12 +229,12 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // The columns' types when the rows were read must be those the plan and
   // the COPY format were made from: rows read as another type are not loaded.
   const auto check_columns = [&] {
-    if (answers.empty()) throw PgError("the source's columns did not come with the chunk's rows");
+    if (answers.empty()) throw PgError(ErrorKind::Transient, "the source's columns did not come with the chunk's rows");
     const PgResult& r = answers.back();
     std::vector<ColumnShape> read;
     for (int i = 0; i < r.rows(); ++i) read.push_back(ColumnShape{r.text(i, 0), r.text(i, 1)});
     const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, read);
-    if (changed) throw PgError(*changed);  // no SQLSTATE: transient, and the retry looks again
+    if (changed) throw PgError(ErrorKind::Transient, *changed);  // the retry looks again
   };
   // An empty target takes the rows straight from COPY: a first load
   // runs at COPY speed. Only then is the table locked (and checked
@@ -243,8 +242,8 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // no table lock, so it never blocks other writers or autovacuum.
   // None of it happens for a window without rows.
   bool staged = false;
-  counts.rows_read = target_.copy_from(
-      source_.connection(), sql.copy_out,
+  counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_).copy(
+      sql.copy_out,
       [&] {
         check_columns();
         bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
@@ -257,13 +256,15 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
         staged = true;
         return sql.copy_into_stage;
       },
-      cancel_, format == CopyFormat::Binary, before, &answers);
+      format == CopyFormat::Binary, before, &answers);
   if (counts.rows_read == 0) check_columns();
   if (snapshot != nullptr) {
     // Every statement before the COPY answers with rows (the lock's, none),
     // so the clock's is the one after the lock's, when there is a lock.
     const std::size_t at = sql.lock_source.empty() ? 0 : 1;
-    if (answers.size() <= at) throw PgError("the source's clock did not come with the snapshot's rows");
+    if (answers.size() <= at) {
+      throw PgError(ErrorKind::Transient, "the source's clock did not come with the snapshot's rows");
+    }
     snapshot->taken_at = snapshot_time(answers[at]);
     // Gone rows go first: a new row may take a value a gone one held in
     // another unique column. Rows straight into an empty target leave
@@ -310,17 +311,20 @@ Result<ChunkCounts> PgUnitOfWork::replace_partition(const TableConfig& table, co
                  params);
     ChunkCounts counts;
     try {
-      counts.rows_read = target_.copy_query_into(source_.connection(), query, params, types,
-                                                 table.target_table.quoted(), cancel_, &inside);
+      counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
+                             .copy_query(query, params, types, table.target_table.quoted(), &inside);
     } catch (const PgError& e) {
-      // An error inside the check itself, not in the configured query.
+      // An error inside the check itself, not in the configured query:
+      // the query does not fit its partition, which no retry changes.
       if (e.position() <= 0 || e.position() > characters(wrapper)) throw;
       if (e.sqlstate() == "42703") {
-        throw PgError::in_query(partition + ": the query returns no column " + column +
-                      " (partition.column), so its rows cannot be checked against the partition");
+        throw PgError(ErrorKind::Permanent,
+                      partition + ": the query returns no column " + column +
+                          " (partition.column), so its rows cannot be checked against the partition");
       }
-      throw PgError::in_query(partition + ": the query's column " + column + " cannot be compared with the partition's " +
-                    cast + " bounds: " + e.what());
+      throw PgError(ErrorKind::Permanent, partition + ": the query's column " + column +
+                                              " cannot be compared with the partition's " + cast +
+                                              " bounds: " + e.what());
     }
     counts.rows_written = counts.rows_read;
     return counts;
@@ -358,9 +362,8 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
     ChunkCounts counts;
     if (!fix.recopy.empty()) {
       target_.exec(load.create_stage);
-      counts.rows_read = target_.copy_query_into(source_.connection(), sql.copy_source,
-                                                 {keys_json(table.key, fix.recopy)}, {0}, load.stage,
-                                                 cancel_);
+      counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
+                             .copy_query(sql.copy_source, {keys_json(table.key, fix.recopy)}, {0}, load.stage);
       counts.rows_written = counts.rows_read > 0 ? target_.exec(load.upsert).affected() : 0;
     }
     return counts;
@@ -375,12 +378,11 @@ Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {
   // their transaction, or, in a separate state database, a transaction of
   // its own that commits right after the target's.
   if (!target_open_ || &state_.connection() == &target_) return state_.record_step(state_.connection(), record);
-  try {
+  const Status begun = as_result([&] {
     state_.connection().exec("BEGIN");
     state_open_ = true;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
+  if (!begun) return begun.failure();
   return state_.record_step(state_.connection(), record);
 }
 

@@ -97,7 +97,7 @@ std::vector<UniqueIndex> parse_unique_indexes(const std::string& json) {
       out.push_back(std::move(u));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw PgError(std::string("unexpected unique index list: ") + e.what());
+    throw PgError(ErrorKind::Transient, std::string("unexpected unique index list: ") + e.what());
   }
   return out;
 }
@@ -127,7 +127,7 @@ std::vector<RowTrigger> parse_row_triggers(const std::string& json) {
     }
     return out;
   } catch (const nlohmann::json::exception& e) {
-    throw PgError(std::string("unexpected trigger list: ") + e.what());
+    throw PgError(ErrorKind::Transient, std::string("unexpected trigger list: ") + e.what());
   }
 }
 

@@ -10,7 +10,7 @@ namespace tidemark {
 
 Result<PruneReport> RunHistoryPruner::prune(std::chrono::seconds retention, const std::function<bool()>& stop) {
   PruneReport report;
-  try {
+  return as_result([&] {
     const std::string interval = std::to_string(retention.count()) + " seconds";
     std::int64_t after = 0;
     for (;;) {
@@ -30,9 +30,7 @@ Result<PruneReport> RunHistoryPruner::prune(std::chrono::seconds retention, cons
       }
       if (stop && stop()) return report;
     }
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 }  // namespace tidemark

@@ -104,15 +104,11 @@ TableRunFacts TableState::run_facts() const {
 }
 
 Result<bool> StateReader::schema_exists() {
-  try {
-    return connection_.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  return as_result([&] { return connection_.exec("select to_regclass('tidemark.runs') is not null").boolean(0, 0); });
 }
 
 Result<TableStatesReading> StateReader::table_states(const std::vector<TableKey>& tables) {
-  try {
+  return as_result([&] {
     const nlohmann::json asked = asked_tables(tables);
     // The left join from one row keeps the clock when no table is asked.
     // error_kind and schema_drift are read through to_jsonb: a schema at
@@ -237,13 +233,11 @@ order by a.position
       out.tables.push_back(std::move(s));
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<MovesSnapshot> StateReader::table_moves(const std::vector<TableKey>& tables) {
-  try {
+  return as_result([&] {
     const nlohmann::json asked = asked_tables(tables);
     // The parts of table_states a load changes, each found as it finds them.
     static const std::string_view text = "with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
@@ -276,36 +270,30 @@ order by a.position
                                       s.moved_at, optional_double(r, i, success_at)});
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::int64_t> StateReader::schema_bytes() {
-  try {
+  return as_result([&] {
     return connection_.exec(
                           "select coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint from pg_class c "
                           "where c.relnamespace = 'tidemark'::regnamespace and c.relkind in ('r', 'm', 'p')")
         .integer(0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::optional<std::string>> StateReader::stored_watermark(const TableKey& table) {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.exec(
         "select value from tidemark.watermarks where pipeline = $1 and table_name = $2", {table.pipeline, table.table});
     if (r.rows() == 0) return std::optional<std::string>();
     return r.optional_text(0, 0);
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std::string>& pipeline,
                                                         std::int64_t limit) {
-  try {
+  return as_result([&] {
     const PgResult r = connection_.exec(
         "select run_id, pipeline, table_name, trigger, status,"
         " to_char(started_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') as started_at,"
@@ -360,9 +348,7 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
       out.push_back(std::move(run));
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 std::vector<TableKey> configured_tables(const Config& config) {
@@ -374,7 +360,7 @@ std::vector<TableKey> configured_tables(const Config& config) {
 }
 
 Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
-  try {
+  return as_result([&] {
     const nlohmann::json asked = asked_tables(tables);
     // The newest run by run_id is the newest started: both come from the
     // state database, in the statement that writes the run's row. Its
@@ -421,9 +407,7 @@ where c.started_at is not null
       out[job] = Instant(std::chrono::seconds(r.integer(i, started_at)));
     }
     return out;
-  } catch (const PgError& e) {
-    return e.as_error();
-  }
+  });
 }
 
 RunsSchema StateReader::runs_schema() {

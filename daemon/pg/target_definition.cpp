@@ -114,7 +114,7 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
     }
   } catch (const nlohmann::json::exception& e) {
     source.rollback_quietly();
-    throw PgError(std::string("unexpected type definitions: ") + e.what());
+    throw PgError(ErrorKind::Transient, std::string("unexpected type definitions: ") + e.what());
   } catch (...) {
     source.rollback_quietly();
     throw;

@@ -12,6 +12,8 @@ namespace tidemark {
 JobPorts::JobPorts(const Config& config, const PipelineConfig& pipeline, JobSessions from, const CancelToken& cancel,
                    bool pipeline_time_zone)
     : connections_(from.pool, from.shared) {
+  // Whatever kept a session from opening is transient: the database may
+  // be back by the retry.
   try {
     connections_.open_state(config);
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "core/run/cancel_token.h"
 #include "daemon/pg/pg_connection.h"
+#include "daemon/pg/pg_copy_stream.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -32,8 +33,8 @@ PgError failure_of(PgConnection& connection, const std::string& statement) {
   } catch (const PgError& e) {
     return e;
   }
-  FAIL("\"" << statement << "\" succeeded on a connection whose session was killed");
-  return PgError("");
+  FAIL("\"" << statement << "\" succeeded");
+  return PgError(ErrorKind::Transient, "");
 }
 
 std::string count(PgConnection& on, const std::string& sql) { return PgTestEnv::rows(on, sql)[0]; }
@@ -103,6 +104,41 @@ TEST_CASE("regression: an error names a long statement by its first line cut at 
   CHECK(what.find(std::string(62, 'x') + "...") != std::string::npos);  // the é it would have split is left out
 }
 
+TEST_CASE("a server's error carries the kind of its SQLSTATE") {
+  PgTestEnv env;
+  env.target().exec("create table public.parents (k int primary key);"
+                    " create table public.children (k int primary key, parent int references public.parents (k));"
+                    " insert into public.parents values (1)");
+  struct Row {
+    const char* statement;
+    const char* sqlstate;
+    ErrorKind kind;
+  };
+  const Row rows[] = {
+      {"select 1 / 0", "22012", ErrorKind::Permanent},
+      {"select * from public.no_such_table", "42P01", ErrorKind::Permanent},
+      {"selec 1", "42601", ErrorKind::Permanent},
+      {"insert into public.parents values (1)", "23505", ErrorKind::Permanent},
+      {"insert into public.children values (1, 2)", "23503", ErrorKind::Transient},
+      {"set statement_timeout = 10; select pg_sleep(5)", "57014", ErrorKind::Transient},
+  };
+  for (const Row& row : rows) {
+    CAPTURE(row.statement);
+    PgConnection session(env.dsn("target"), "kinds");  // a row's settings stay on its own session
+    const PgError e = failure_of(session, row.statement);
+    CHECK(e.sqlstate() == row.sqlstate);
+    CHECK(e.kind() == row.kind);
+    CHECK(e.as_error().kind == row.kind);
+  }
+  // A lock another session holds, waited for no longer than lock_timeout.
+  env.target().exec("begin; lock table public.parents");
+  PgConnection waiting(env.dsn("target"), "waiting");
+  const PgError e = failure_of(waiting, "set lock_timeout = 10; lock table public.parents");
+  CHECK(e.sqlstate() == "55P03");
+  CHECK(e.kind() == ErrorKind::Transient);
+  env.target().exec("rollback");
+}
+
 TEST_CASE("a transaction whose session is killed cannot go on or commit") {
   PgTestEnv env;
   env.source().exec("create table public.items (n int)");
@@ -130,15 +166,13 @@ TEST_CASE("a COPY whose source session is killed midway fails, and the target's 
   try {
     // About 100 MB, generated as it is sent: the session is killed long
     // before its last row could be on the way.
-    env.target().copy_from(
-        source, "COPY (SELECT g, repeat('x', 100) FROM generate_series(1, 1000000) g) TO STDOUT",
-        [&] {
+    PgCopyStream(source, env.target(), cancel)
+        .copy("COPY (SELECT g, repeat('x', 100) FROM generate_series(1, 1000000) g) TO STDOUT", [&] {
           started = true;
           PgConnection admin(env.dsn("target"), "admin");
           kill_session(admin, source_pid);
           return std::string("COPY public.items FROM STDIN");
-        },
-        cancel);
+        });
     FAIL("the COPY succeeded although its source session was killed");
   } catch (const PgError& e) {
     CHECK(std::string(e.what()).rfind("source: ", 0) == 0);
