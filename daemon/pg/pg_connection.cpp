@@ -211,12 +211,12 @@ bool PgConnection::closed_by_server() {
   return true;
 }
 
-std::string PgConnection::drain_results() {
-  std::string error;
+std::optional<PgError> PgConnection::drain_results(const std::string& context) {
+  std::optional<PgError> error;
   while (PGresult* r = PQgetResult(conn_)) {
     const ExecStatusType status = PQresultStatus(r);
-    if (error.empty() && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
-      error = server_error_text(r);
+    if (!error && status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && !server_error_text(r).empty()) {
+      error = PgError::from_libpq(context, r, conn_);
     }
     PQclear(r);
   }
@@ -264,17 +264,16 @@ PgResult PgConnection::finish(const CancelToken* cancel) {
   const bool cancelled = cancel != nullptr && await_result(*cancel);
   PGresult* first = PQgetResult(conn_);
   // One statement, one result: read on to the end either way.
-  const std::string rest = drain_results();
+  std::optional<PgError> rest = drain_results(label_ + ": " + first_line(sql));
   if (cancelled) {
     needs_reset_ = true;
     PQclear(first);
     throw PgError(ErrorKind::Transient, label_ + ": " + first_line(sql) + ": " + cancel->reason());
   }
   PgResult result = check(first, sql);
-  if (!rest.empty()) {
+  if (rest) {
     needs_reset_ = true;
-    // A later result's error, whose SQLSTATE is not read: transient.
-    throw PgError(ErrorKind::Transient, label_ + ": " + first_line(sql) + ": " + rest);
+    throw *rest;
   }
   return result;
 }

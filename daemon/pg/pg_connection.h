@@ -151,8 +151,9 @@ class PgConnection {
   static std::vector<const char*> param_values(const PgParams& params);
 
   [[noreturn]] void fail(const std::string& what, const pg_result* result = nullptr);
-  // Reads results until libpq has none left; returns the first error's text.
-  std::string drain_results();
+  // Reads results until libpq has none left; the first error among them,
+  // after `context`, of the kind its SQLSTATE says.
+  std::optional<PgError> drain_results(const std::string& context = {});
   // Waits until libpq holds the next result without blocking, asking the
   // server to cancel the statement once `cancel` is; true when it was.
   bool await_result(const CancelToken& cancel);

@@ -3,6 +3,7 @@
 #include <libpq-fe.h>
 
 #include <cstring>
+#include <optional>
 
 #include "core/run/cancel_token.h"
 #include "core/text/sql_identifier.h"
@@ -76,11 +77,11 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
   };
 
   // Each PQgetCopyData call returns one row; it goes on unparsed.
-  std::string error;
+  std::optional<PgError> failure;
   bool source_done = false;
   for (;;) {
     if (cancel_.cancelled()) {
-      error = cancel_.reason();
+      failure = PgError(ErrorKind::Transient, cancel_.reason());
       break;
     }
     char* data = nullptr;
@@ -101,33 +102,33 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
       const int put = PQputCopyData(to, data, n);
       PQfreemem(data);
       if (put != 1) {
-        error = target_.label_ + ": sending COPY data: " + connection_error_text(to);
+        failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
         break;
       }
       continue;
     }
     source_done = true;
-    if (n == -2) error = source_.label_ + ": reading COPY data: " + connection_error_text(from);
+    if (n == -2) {
+      failure = PgError(ErrorKind::Transient, source_.label_ + ": reading COPY data: " + connection_error_text(from));
+    }
     break;
   }
   if (source_done) {
-    const std::string source_error = source_.drain_results();
-    if (error.empty() && !source_error.empty()) {
-      error = source_.label_ + ": " + PgConnection::first_line(copy_out) + ": " + source_error;
-    }
+    // The source's error after its rows began (a division by zero in a
+    // later row): its SQLSTATE says what kind it is.
+    auto source_error = source_.drain_results(source_.label_ + ": " + PgConnection::first_line(copy_out));
+    if (!failure && source_error) failure = std::move(source_error);
   } else {
     source_.abandon_copy_out();
   }
 
-  if (!error.empty()) {
+  if (failure) {
     if (!copy_in.empty()) {
-      PQputCopyEnd(to, error.c_str());
+      PQputCopyEnd(to, failure->what());
       target_.drain_results();
     }
     target_.needs_reset_ = source_.needs_reset_ = true;
-    // A cancel, a broken stream, or the source's error after its rows
-    // began, whose SQLSTATE is not read: each counts as transient.
-    throw PgError(ErrorKind::Transient, error);
+    throw *failure;
   }
   if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
   if (PQputCopyEnd(to, nullptr) != 1) target_.fail("ending COPY");
@@ -190,9 +191,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
       const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
       const PgResult started(PQexec(to, copy_in.c_str()));
       if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-        // The target's refusal, its SQLSTATE not read: transient.
-        stop(PgError(ErrorKind::Transient, target_.label_ + ": " + PgConnection::first_line(copy_in) + ": " +
-                                               server_error_text(started.raw())));
+        stop(PgError::from_libpq(target_.label_ + ": " + PgConnection::first_line(copy_in), started.raw(), to));
         continue;
       }
       copying = true;
@@ -229,9 +228,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
     PGresult* finished = PQgetResult(to);
     const PgResult result(finished);
     if (!failure && PQresultStatus(finished) != PGRES_COMMAND_OK) {
-      // The target's refusal, its SQLSTATE not read: transient.
-      failure = PgError(ErrorKind::Transient,
-                        target_.label_ + ": COPY into " + target_table + ": " + server_error_text(finished));
+      failure = PgError::from_libpq(target_.label_ + ": COPY into " + target_table, finished, to);
     }
     target_.drain_results();
   }

@@ -4,6 +4,7 @@
 // writes nothing and leaves both sessions to be reset.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,60 @@ TEST_CASE("a query's rows go into the target's columns of the same names, whatev
                         R"SQL(public."Odd ""Names""")SQL") == 1);
   CHECK(PgTestEnv::rows(env.target(), R"SQL(select "Key", "we""ird; drop", "a b" from public."Odd ""Names""")SQL") ==
         std::vector<std::string>{"1|x|y"});
+}
+
+TEST_CASE("regression: a target's refusal of a query's rows was transient whatever its SQLSTATE") {
+  // As in a whole COPY's: a row the target's constraint refuses is
+  // permanent, a missing parent transient (its table may load first).
+  PgTestEnv env;
+  env.target().exec(
+      "create table public.parents (id int primary key);"
+      "create table public.kids (id int check (id < 3), parent int references public.parents)");
+  CancelToken cancel;
+  const auto refusal = [&](const std::string& query) -> PgError {
+    try {
+      PgCopyStream(env.source(), env.target(), cancel).copy_query(query, {}, {}, "public.kids");
+    } catch (const PgError& e) {
+      return e;
+    }
+    FAIL("the target took rows it must refuse");
+    return PgError(ErrorKind::Transient, "");
+  };
+  const PgError check = refusal("select g as id from generate_series(1, 5) g");
+  CHECK(check.sqlstate() == "23514");
+  CHECK(check.kind() == ErrorKind::Permanent);
+  CHECK(std::string(check.what()).rfind("target: COPY into public.kids: ERROR:  new row for relation", 0) == 0);
+  const PgError parent = refusal("select 1 as id, 7 as parent");
+  CHECK(parent.sqlstate() == "23503");
+  CHECK(parent.kind() == ErrorKind::Transient);
+  const PgError missing = refusal("select 1 as no_such_column");
+  CHECK(missing.sqlstate() == "42703");
+  CHECK(missing.kind() == ErrorKind::Permanent);
+  CHECK(count(env.target(), "select count(*) from public.kids") == "0");
+}
+
+TEST_CASE("regression: a source's error after its COPY rows began was transient whatever its SQLSTATE") {
+  PgTestEnv env;
+  env.target().exec("create table public.items (n int, note text)");
+  CancelToken cancel;
+  // Half a megabyte of rows reaches the target before the division by zero.
+  const std::string copy_out =
+      "COPY (select 1000 / (g - 500), repeat('x', 1000) from generate_series(1, 1000) g) TO STDOUT";
+  try {
+    PgCopyStream(env.source(), env.target(), cancel).copy(copy_out, [] {
+      return std::string("COPY public.items FROM STDIN");
+    });
+    FAIL("a copy whose source failed succeeded");
+  } catch (const PgError& e) {
+    CHECK(e.sqlstate() == "22012");
+    CHECK(e.kind() == ErrorKind::Permanent);
+    const std::string what = e.what();
+    CHECK(what.rfind("source: COPY (select 1000 / (g - 500)", 0) == 0);
+    const std::string tail = ": ERROR:  division by zero";
+    CHECK(what.substr(what.size() - std::min(what.size(), tail.size())) == tail);
+  }
+  CHECK(count(env.target(), "select count(*) from public.items") == "0");
+  CHECK(env.target().needs_reset());
 }
 
 TEST_CASE("a row a query must not return stops its copy with a permanent error, and nothing is written") {
