@@ -239,6 +239,11 @@ struct SourceTable {
   // The cursor is an identity or takes nextval() by default: it sees
   // inserts only.
   bool cursor_insert_only = false;
+  // The cursor column of a table (not a view, not a foreign table, whose
+  // constraints the remote rows need not meet) is NOT NULL, and its
+  // constraint validated: no row of it has a NULL cursor, so no look
+  // needs to count them.
+  bool cursor_never_null = false;
 };
 
 // What a look at a run's range found before any row is read.

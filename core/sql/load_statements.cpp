@@ -18,17 +18,25 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
 
 }  // namespace
 
-std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type) {
+std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type,
+                                   bool never_null) {
   const std::string source = table.source_table->quoted();
   const std::string cursor = quote_identifier(table.cursor);
   const std::string has_rows =
       range ? "EXISTS (SELECT FROM " + source + " WHERE " + cursor_range_predicate(cursor, range->lo, range->hi) + ")"
             : std::string("true");
-  const std::string infinite =
-      type == CursorType::Integer ? std::string("false") : cursor + " IN ('infinity', '-infinity')";
-  return "SELECT " + has_rows + ", n.* FROM (SELECT count(*) FILTER (WHERE " + cursor +
-         " IS NULL), count(*) FILTER (WHERE " + infinite + ") FROM " + source + " WHERE " + cursor + " IS NULL OR " +
-         infinite + ") n";
+  const bool integer = type == CursorType::Integer;
+  const std::string infinite = integer ? std::string("false") : cursor + " IN ('infinity', '-infinity')";
+  std::string counts;
+  if (!never_null) {
+    counts = "SELECT count(*) FILTER (WHERE " + cursor + " IS NULL), count(*) FILTER (WHERE " + infinite + ") FROM " +
+             source + " WHERE " + cursor + " IS NULL OR " + infinite;
+  } else if (!integer) {
+    counts = "SELECT 0::bigint, count(*) FROM " + source + " WHERE " + infinite;
+  } else {
+    counts = "SELECT 0::bigint, 0::bigint";
+  }
+  return "SELECT " + has_rows + ", n.* FROM (" + counts + ") n";
 }
 
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,

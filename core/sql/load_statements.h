@@ -56,11 +56,14 @@ struct LoadStatements {
 // One statement on the source (Source::probe): whether `range` holds a
 // row (true when there is no range to ask about), then the number of rows
 // whose cursor is NULL and of those whose cursor is infinity or -infinity
-// (none for an integer cursor). A plain SELECT takes its table's locks as
-// it is parsed and its snapshot after: a table rewritten or truncated
-// meanwhile is seen as it was left, not empty (unlike COPY's query, hence
-// lock_source). The cursor's index answers both.
-std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type);
+// (none for an integer cursor; none NULL when `never_null`, which the
+// statement then does not ask, sparing its planning). A plain SELECT takes
+// its table's locks as it is parsed and its snapshot after: a table
+// rewritten or truncated meanwhile is seen as it was left, not empty
+// (unlike COPY's query, hence lock_source). The cursor's index answers
+// both.
+std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type,
+                                   bool never_null);
 
 // `target_catalog`, the target's columns: where the cursor's target column
 // is of a type whose `=` is equality of images, the upsert tests it before

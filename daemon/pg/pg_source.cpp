@@ -96,6 +96,11 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
             row_changing_triggers_sql("to_regclass($1)") + ", " + subscription_sql("c.oid") +
             ", a.attidentity <> '' or coalesce((select pg_get_expr(d.adbin, d.adrelid) from pg_attrdef d"
             " where d.adrelid = a.attrelid and d.adnum = a.attnum), '') like 'nextval(%'"
+            // A NOT NULL constraint may be NOT VALID (PostgreSQL 18), and
+            // a foreign table's remote rows need not meet it.
+            ", a.attnotnull and (select relkind in ('r', 'p') from pg_class where oid = c.oid)"
+            " and not exists (select from pg_constraint k where k.conrelid = a.attrelid and k.contype = 'n'"
+            " and not k.convalidated and a.attnum = any(k.conkey))"
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -132,6 +137,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
         cursor_type = r.text(i, 1);
         out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_row_triggers(r.text(i, 8)).empty();
         out.cursor_insert_only = r.boolean(i, 10);
+        out.cursor_never_null = r.boolean(i, 11);
       }
     }
     // A snapshot table has no cursor: its watermark is the source's clock.
@@ -422,7 +428,7 @@ std::string probe_sql(const TableConfig& table, const SourceTable& source, const
   // A foreign table's every look is a query on its remote server: its
   // range is read, not looked at first.
   const bool ask = range && source.kind != RelationKind::ForeignTable;
-  return window_probe_statement(table, ask ? range : std::nullopt, source.cursor_type);
+  return window_probe_statement(table, ask ? range : std::nullopt, source.cursor_type, source.cursor_never_null);
 }
 
 // Row `row` of a probe's answer, its columns from `first` on.

@@ -10,6 +10,7 @@
 #include <limits>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "core/watermark/safe_horizon.h"
 #include "daemon/pg/pipeline_connections.h"
@@ -439,6 +440,44 @@ TEST_CASE("rows whose cursor is NULL are counted, since no window includes them"
   CHECK(*r.summary.horizon.null_cursor_rows == 2);
   CHECK(PgTestEnv::rows(f.env.state(), "select null_cursor_rows from tidemark.runs order by run_id desc limit 1")[0] ==
         "2");
+}
+
+TEST_CASE("a look at a NOT NULL cursor counts no NULLs, only infinities; a view over it still counts both") {
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.stamped (id bigint primary key, at timestamptz not null, n bigint not null);"
+      "insert into stamped values (1, now(), 1), (2, 'infinity', 2), (3, '-infinity', 3);"
+      "create view public.stamped_view as select * from public.stamped;"
+      "create table public.loose (id bigint primary key, at timestamptz);"
+      "insert into loose values (1, now()), (2, null), (3, 'infinity')");
+  PgSource source(env.source());
+  const auto look = [&](const char* relation, const char* cursor) {
+    TableConfig t;
+    t.source_table = *QualifiedName::parse(relation);
+    t.cursor = cursor;
+    const auto inspected = source.inspect(t);
+    REQUIRE(inspected);
+    const auto probe = source.probe(t, *inspected, std::nullopt);
+    REQUIRE(probe);
+    return std::make_tuple(inspected->cursor_never_null, probe->null_cursor_rows, probe->infinite_cursor_rows);
+  };
+  CHECK(look("public.stamped", "at") == std::make_tuple(true, std::int64_t{0}, std::int64_t{2}));
+  CHECK(look("public.stamped", "n") == std::make_tuple(true, std::int64_t{0}, std::int64_t{0}));
+  CHECK(look("public.stamped_view", "at") == std::make_tuple(false, std::int64_t{0}, std::int64_t{2}));
+  CHECK(look("public.loose", "at") == std::make_tuple(false, std::int64_t{1}, std::int64_t{1}));
+  // Once the constraint goes, so does the shortcut (a new session: the
+  // catalog read again).
+  env.source().exec("alter table public.stamped alter column at drop not null; insert into stamped values (4, null, 4)");
+  PgSource again(env.source());
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("public.stamped");
+  t.cursor = "at";
+  const auto inspected = again.inspect(t);
+  REQUIRE(inspected);
+  CHECK_FALSE(inspected->cursor_never_null);
+  const auto probe = again.probe(t, *inspected, std::nullopt);
+  REQUIRE(probe);
+  CHECK(probe->null_cursor_rows == 1);
 }
 
 TEST_CASE("source sessions are read-only: a partition query with a writable CTE cannot delete source rows") {

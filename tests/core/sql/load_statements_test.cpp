@@ -31,15 +31,23 @@ TEST_CASE("the window probe asks for one row of the half-open range and counts w
   t.source_table = *QualifiedName::parse("public.\"Or;ders\"");
   t.cursor = "Updated At";
   const Window w{CursorValue{CursorType::Integer, 5}, CursorValue{CursorType::Integer, 9}};
-  CHECK(window_probe_statement(t, w, CursorType::Integer) ==
+  CHECK(window_probe_statement(t, w, CursorType::Integer, /*never_null=*/false) ==
         "SELECT EXISTS (SELECT FROM \"public\".\"Or;ders\" WHERE \"Updated At\" >= (5::bigint) AND \"Updated At\" < "
         "(9::bigint)), n.* FROM (SELECT count(*) FILTER (WHERE \"Updated At\" IS NULL), count(*) FILTER (WHERE false) "
         "FROM \"public\".\"Or;ders\" WHERE \"Updated At\" IS NULL OR false) n");
   // Without a range only the counts are asked; a time cursor's infinities count.
-  CHECK(window_probe_statement(t, std::nullopt, CursorType::TimestampTz) ==
+  CHECK(window_probe_statement(t, std::nullopt, CursorType::TimestampTz, /*never_null=*/false) ==
         "SELECT true, n.* FROM (SELECT count(*) FILTER (WHERE \"Updated At\" IS NULL), count(*) FILTER (WHERE "
         "\"Updated At\" IN ('infinity', '-infinity')) FROM \"public\".\"Or;ders\" WHERE \"Updated At\" IS NULL OR "
         "\"Updated At\" IN ('infinity', '-infinity')) n");
+  // A validated NOT NULL cursor: no NULL is counted; an integer one has
+  // nothing to count at all.
+  CHECK(window_probe_statement(t, std::nullopt, CursorType::TimestampTz, /*never_null=*/true) ==
+        "SELECT true, n.* FROM (SELECT 0::bigint, count(*) FROM \"public\".\"Or;ders\" WHERE \"Updated At\" IN "
+        "('infinity', '-infinity')) n");
+  CHECK(window_probe_statement(t, w, CursorType::Integer, /*never_null=*/true) ==
+        "SELECT EXISTS (SELECT FROM \"public\".\"Or;ders\" WHERE \"Updated At\" >= (5::bigint) AND \"Updated At\" < "
+        "(9::bigint)), n.* FROM (SELECT 0::bigint, 0::bigint) n");
 }
 
 TEST_CASE("binary COPY statements say so on both sides") {
