@@ -191,7 +191,8 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
       const std::string copy_in = "COPY " + target_table + " (" + names + ") FROM STDIN";
       const PgResult started(PQexec(to, copy_in.c_str()));
       if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-        stop(PgError::from_libpq(target_.label_ + ": " + PgConnection::first_line(copy_in), started.raw(), to));
+        stop(PgError::from_libpq(target_.label_ + ": " + PgConnection::first_line(copy_in), started.raw(), to)
+                 .without_position());
         continue;
       }
       copying = true;
@@ -228,7 +229,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
     PGresult* finished = PQgetResult(to);
     const PgResult result(finished);
     if (!failure && PQresultStatus(finished) != PGRES_COMMAND_OK) {
-      failure = PgError::from_libpq(target_.label_ + ": COPY into " + target_table, finished, to);
+      failure = PgError::from_libpq(target_.label_ + ": COPY into " + target_table, finished, to).without_position();
     }
     target_.drain_results();
   }

@@ -3,7 +3,8 @@
 // number of rows. Made by its caller for one unit of work's copies, on one
 // thread; neither session takes anything else while a copy runs. Failures
 // throw PgError; after one the target's COPY is aborted (its transaction
-// must be rolled back) and both sessions need a reset.
+// must be rolled back) and the session that failed needs a reset, both
+// after a failure mid-stream.
 #pragma once
 
 #include <cstdint>
@@ -53,7 +54,7 @@ class PgCopyStream {
   // columns the query names. Values pass through as text; there is no SQL
   // splicing. With `check`, every row must pass it (see CopyRowCheck).
   // Returns the rows copied. A failure of the query itself carries the
-  // server's SQLSTATE and position.
+  // server's SQLSTATE and position; the target's refusal its SQLSTATE only.
   std::int64_t copy_query(const std::string& query, const PgParams& params, const std::vector<PgOid>& types,
                           const std::string& target_table, const CopyRowCheck* check = nullptr);
 

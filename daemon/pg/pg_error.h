@@ -41,6 +41,14 @@ class PgError : public std::runtime_error {
   int position() const { return position_; }
   // The failure as a value, of its kind.
   Error as_error() const { return Error{what(), kind_}; }
+  // The same error without its position: for one whose position is in a
+  // statement its reader never sees (a target's COPY, where the reader
+  // reads positions as places in the source's query).
+  PgError without_position() const {
+    PgError out = *this;
+    out.position_ = 0;
+    return out;
+  }
 
  private:
   ErrorKind kind_;
@@ -72,8 +80,9 @@ struct AttemptResult<void> {
 };
 
 // Runs `attempt` and hands back what it returns, or the PgError it throws
-// as that error's value: where daemon/pg's exceptions become the values
-// core takes. Any other exception passes through.
+// as that error's value: how daemon/pg's exceptions become the values
+// core takes (three places that also catch other exceptions convert with
+// as_error themselves). Any other exception passes through.
 template <class Attempt>
 typename AttemptResult<std::invoke_result_t<Attempt&>>::type as_result(Attempt&& attempt) {
   try {

@@ -69,7 +69,6 @@ class PgStateStore final : public StateStore {
   PgConnection& connection() { return connection_; }
 
  private:
-
   PgConnection& connection_;
   // The locks this store holds: each one's key and the server process
   // (pg_backend_pid) of the session that took it.
