@@ -70,13 +70,37 @@ orders_tables() {
     "create table orders (id int primary key, updated_at timestamptz not null)"
 }
 
-# start_prometheus PORT: a real Prometheus on 127.0.0.1:PORT with
-# $work/prometheus.yml, stopped on exit; query EXPR asks it.
+# start_prometheus PORT: a real Prometheus on 127.0.0.1:PORT (or, when a
+# test beside this one took that port meanwhile, on another free one) with
+# $work/prometheus.yml, stopped on exit; returns once it says it is ready,
+# and sets prometheus_port. query EXPR asks it. Fails, showing its log,
+# when three in a row do not get ready within a minute each.
 start_prometheus() {
-  prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
-    --web.listen-address="127.0.0.1:$1" >"$work/prometheus.log" 2>&1 &
-  pids+=("$!")
-  prometheus_port=$1
+  local port=$1 attempt pid tries
+  for attempt in 1 2 3; do
+    prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/prometheus" \
+      --web.listen-address="127.0.0.1:$port" >"$work/prometheus.log" 2>&1 &
+    pid=$!
+    pids+=("$pid")
+    for ((tries = 0; tries < 600; tries++)); do
+      # Ready, and this test's own: not a Prometheus beside it on the port.
+      if curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 &&
+        curl -sf "http://127.0.0.1:$port/api/v1/status/flags" |
+        jq -e --arg path "$work/prometheus" '.data["storage.tsdb.path"] == $path' >/dev/null 2>&1; then
+        prometheus_port=$port
+        return 0
+      fi
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    echo "prometheus did not get ready on port $port (attempt $attempt):" >&2
+    tail -n 3 "$work/prometheus.log" >&2
+    port=$(free_port)
+  done
+  prometheus_port=$port
+  return 1
 }
 # prometheus_with_rules METRICS_PORT RULES_FILE: a real Prometheus on a
 # free port (not METRICS_PORT) that scrapes tidemark on METRICS_PORT each
