@@ -153,6 +153,18 @@ struct DeletesConfig {
   std::string key_path;     // e.g. "tables[0].deletes"
 };
 
+// A configured table named by another (`inputs:`), as the parser resolved
+// "pipeline.table": its mode, and its pipeline's zone, the zone a
+// timestamp or date watermark of it is read in.
+struct TableRef {
+  std::string pipeline;
+  std::string table;
+  TableMode mode = TableMode::Incremental;
+  const TimeZone* zone = nullptr;  // never null once resolved
+
+  std::string display() const { return pipeline + "." + table; }
+};
+
 struct TableConfig {
   std::string name;  // unique within the pipeline; state key is (pipeline, name)
   TableMode mode = TableMode::Incremental;
@@ -175,7 +187,22 @@ struct TableConfig {
   std::chrono::seconds stale_after{0};   // own, or the pipeline's
   std::optional<PartitionSpec> partition;  // partition only
   std::string query;                       // partition only; $1 = lo, $2 = hi
-  std::optional<DeletesConfig> deletes;    // incremental only
+  std::optional<DeletesConfig> deletes;    // incremental and partition
+  // Incremental and partition: the tables whose targets this table's
+  // source reads, which its safe horizon waits for (docs/partitions.md,
+  // "Marts"); resolved by the parser, in the order written.
+  std::vector<TableRef> inputs;
+  // `inputs:` as written ("pipeline.table"), with where each item is, for
+  // the parser to resolve once every file is read.
+  struct WrittenInput {
+    std::string name;
+    SourceLocation location;
+    std::string key_path;
+  };
+  std::vector<WrittenInput> inputs_written;
+  // The tables that name this one in their inputs: woken when it moves,
+  // told when rows it loaded below their work change. Set by the parser.
+  std::vector<TableRef> dependents;
   // Incremental and snapshot: the first run creates a missing target table
   // from the source's columns (own, or the pipeline's default).
   bool create_target = false;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include <yaml-cpp/depthguard.h>
@@ -135,6 +137,111 @@ void check_connection(ConfigReader& r, const YAML::Node& root, const DaemonConfi
   r.error(root[key], "no connection named \"" + name + "\" in " + daemon.file + " (known: " + known + ")");
 }
 
+ConfigError error_at(const TableConfig::WrittenInput& item, std::string message) {
+  return ConfigError{item.location.file, item.location.line, item.location.column, item.key_path,
+                     std::move(message)};
+}
+
+// The configured tables that "a.b.c" can name: every split at a dot into
+// a pipeline and a table of it (names may hold dots themselves).
+std::vector<TableRef> tables_named(const Config& config, const std::string& name) {
+  std::vector<TableRef> out;
+  for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+    const PipelineConfig* p = config.find_pipeline(name.substr(0, dot));
+    const TableConfig* t = p == nullptr ? nullptr : p->find_table(name.substr(dot + 1));
+    if (t != nullptr) out.push_back(TableRef{p->name, t->name, t->mode, p->zone});
+  }
+  return out;
+}
+
+// Whether a pipeline that failed to parse may be the one `name` means:
+// its tables are unknown, so an input into it is not reported missing.
+bool names_broken_pipeline(const std::set<std::string>& broken, const std::string& name) {
+  for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
+    if (broken.count(name.substr(0, dot))) return true;
+  }
+  return false;
+}
+
+// Resolves every table's `inputs:` to configured tables, gives each input
+// its dependents, and refuses a name that is no table, the table itself,
+// or a cycle (a table that would wait for itself), each where it is written.
+void resolve_inputs(Config& config, const std::set<std::string>& broken, std::vector<ConfigError>& errors) {
+  using Edges = std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, std::string>>>;
+  Edges waits_for;
+  for (PipelineConfig& p : config.pipelines) {
+    for (TableConfig& t : p.tables) {
+      for (const TableConfig::WrittenInput& item : t.inputs_written) {
+        const std::vector<TableRef> found = tables_named(config, item.name);
+        if (found.empty()) {
+          if (names_broken_pipeline(broken, item.name)) continue;
+          errors.push_back(error_at(item, "no table \"" + item.name +
+                                              "\" in this configuration: name an input as pipeline.table, a "
+                                              "table of any pipeline file"));
+          continue;
+        }
+        if (found.size() > 1) {
+          errors.push_back(error_at(item, "\"" + item.name + "\" names both " + found[0].display() + " (pipeline " +
+                                              found[0].pipeline + ") and " + found[1].display() + " (pipeline " +
+                                              found[1].pipeline + "); rename one of the pipelines"));
+          continue;
+        }
+        if (found[0].pipeline == p.name && found[0].table == t.name) {
+          errors.push_back(error_at(item, "a table cannot be its own input; name the tables whose targets its "
+                                          "source reads"));
+          continue;
+        }
+        t.inputs.push_back(found[0]);
+        waits_for[{p.name, t.name}].push_back({found[0].pipeline, found[0].table});
+      }
+    }
+  }
+  // A cycle: every table in it would wait for the next, for ever. Each is
+  // reported once, at the input that closes it.
+  std::set<std::pair<std::string, std::string>> done;
+  std::vector<std::pair<std::string, std::string>> path;
+  const std::function<void(const std::pair<std::string, std::string>&)> visit =
+      [&](const std::pair<std::string, std::string>& table) {
+        if (done.count(table)) return;
+        const auto on_path = std::find(path.begin(), path.end(), table);
+        if (on_path != path.end()) {
+          std::string cycle;
+          for (auto it = on_path; it != path.end(); ++it) cycle += it->first + "." + it->second + " -> ";
+          cycle += table.first + "." + table.second;
+          const auto& closing = path.back();
+          const TableConfig* t = config.find_pipeline(closing.first)->find_table(closing.second);
+          for (const TableConfig::WrittenInput& item : t->inputs_written) {
+            const std::vector<TableRef> named = tables_named(config, item.name);
+            if (named.size() == 1 && named[0].pipeline == table.first && named[0].table == table.second) {
+              errors.push_back(error_at(item, "inputs form a cycle (" + cycle +
+                                                  "): each table would wait for the next for ever; remove one of "
+                                                  "these inputs"));
+            }
+          }
+          return;
+        }
+        path.push_back(table);
+        const auto next = waits_for.find(table);
+        if (next != waits_for.end()) {
+          for (const auto& input : next->second) visit(input);
+        }
+        path.pop_back();
+        done.insert(table);
+      };
+  for (const auto& [table, inputs] : waits_for) visit(table);
+  std::map<std::pair<std::string, std::string>, TableConfig*> by_name;
+  for (PipelineConfig& p : config.pipelines) {
+    for (TableConfig& t : p.tables) by_name[{p.name, t.name}] = &t;
+  }
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) {
+      for (const TableRef& input : t.inputs) {
+        by_name.at({input.pipeline, input.table})->dependents.push_back(TableRef{p.name, t.name, t.mode, p.zone});
+      }
+    }
+  }
+}
+
 }  // namespace
 
 ParseOutcome<DaemonConfig> parse_daemon_config(const ConfigText& file) {
@@ -165,6 +272,7 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
   Config config;
   config.daemon = daemon;
   std::map<std::string, std::string> first_file_of;  // pipeline name -> file
+  std::set<std::string> broken;  // pipelines whose file has errors: their tables are not known
   for (const ConfigText& file : pipeline_files) {
     std::optional<ConfigError> second_document;
     const auto root = load_yaml(file, out.errors, second_document);
@@ -189,8 +297,13 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
       }
     }
     if (second_document) out.errors.push_back(std::move(*second_document));
-    if (out.errors.size() == errors_before) config.pipelines.push_back(std::move(pipeline));
+    if (out.errors.size() == errors_before) {
+      config.pipelines.push_back(std::move(pipeline));
+    } else if (!pipeline.name.empty()) {
+      broken.insert(pipeline.name);
+    }
   }
+  resolve_inputs(config, broken, out.errors);
   // A reconcile compares its source with the whole target table, and a
   // run of some modes makes the whole target table equal to its source:
   // where several tables load into one target table (shards), either
@@ -198,7 +311,9 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       const bool whole = table_mode(t.mode).replaces_whole_target;
-      if (!whole && !t.deletes) continue;
+      // A partition table's reconcile rewrites its partitions, as its runs do.
+      const bool reconciles_keys = t.deletes && table_mode(t.mode).reconcile == ReconcileBy::Keys;
+      if (!whole && !reconciles_keys) continue;
       const std::string mode = table_mode_name(t.mode);
       const std::optional<std::string> conflict =
           config.whole_target_conflict(p, t, whole ? "a " + mode + " run" : "a reconcile");

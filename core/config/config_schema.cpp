@@ -115,6 +115,41 @@ void require_key(ConfigReader& r, const YAML::Node& table, std::string_view key,
   r.error(table, "missing required key \"" + std::string(key) + "\": " + std::string(why));
 }
 
+// The shortest a unit's partition can be, as a lookback must at least
+// reach back over one: an hour, a day, February.
+std::chrono::seconds shortest_partition(PartitionUnit unit) {
+  switch (unit) {
+    case PartitionUnit::Hour: return std::chrono::hours(1);
+    case PartitionUnit::Day: return std::chrono::hours(24);
+    case PartitionUnit::Month: return std::chrono::hours(24 * 28);
+  }
+  return std::chrono::hours(24);
+}
+
+// What a partition table's lookback and deletes: can say: a duration of
+// at least one partition, and a reconcile that rewrites partitions, with
+// nothing to mark.
+void check_partition_keys(ConfigReader& r, const YAML::Node& node, const TableConfig& t) {
+  if (t.partition && !t.lookback.is_zero()) {
+    ConfigReader::Scope scope(r, "lookback");
+    const std::chrono::seconds least = shortest_partition(t.partition->unit);
+    if (t.lookback.kind == CursorSpan::Kind::Count) {
+      r.error(node["lookback"], "a partition table's lookback is a duration (3d: the done partitions that start "
+                                "within it before the newest complete one are checked again), not a count");
+    } else if (std::chrono::seconds(t.lookback.amount) < least) {
+      r.error(node["lookback"], "must be 0s or at least one partition long (" + format_duration(least) +
+                                    "); a shorter one would check again only the newest complete partition, "
+                                    "which a lookback of " + format_duration(least) + " does too");
+    }
+  }
+  if (t.deletes && t.deletes->action == DeleteAction::Mark) {
+    ConfigReader::Scope deletes(r, "deletes");
+    ConfigReader::Scope scope(r, "action");
+    r.error(node["deletes"]["action"], "a partition table's reconcile rewrites the partitions that differ, deleting "
+                                       "what left them; there is no row to mark: remove action and mark_column");
+  }
+}
+
 void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
   for (const ModeKey& k : table_mode(t.mode).keys) {
     if (!k.required_because.empty()) require_key(r, node, k.key, k.required_because);
@@ -148,12 +183,28 @@ void check_table(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
                                                   "target column of its own");
     }
   }
+  if (table_mode(t.mode).reconcile == ReconcileBy::Partitions) check_partition_keys(r, node, t);
   if (takes_key(t.mode, "query") && !t.query.empty() &&
       (!std::regex_search(t.query, std::regex(R"(\$1(?![0-9]))")) ||
        !std::regex_search(t.query, std::regex(R"(\$2(?![0-9]))")))) {
     ConfigReader::Scope scope(r, "query");
     r.error(node["query"], "the query must use $1 (window lo) and $2 (window hi) to select one partition");
   }
+}
+
+// `inputs:` as written: names, each resolved once every file is read.
+void read_inputs(ConfigReader& r, const YAML::Node& node, TableConfig& t) {
+  r.read_list(node, [&](const YAML::Node& item) {
+    auto name = read_string(r, item);
+    if (!name) return;
+    for (const TableConfig::WrittenInput& earlier : t.inputs_written) {
+      if (earlier.name == *name) {
+        r.error(item, "\"" + *name + "\" is named twice; name each input once");
+        return;
+      }
+    }
+    t.inputs_written.push_back({*name, r.location(item), r.path()});
+  });
 }
 
 // A table key's meaning, led by the modes that take it when it is a
@@ -636,7 +687,10 @@ const MapSchema<TableConfig>& table_schema() {
            table_key_meaning("cursor", "timestamptz, timestamp, date or integer column"),
            into(&TableConfig::cursor, read_column)},
           {"lookback", Presence::Optional, "0s", "duration, or a count for integer cursors",
-           table_key_meaning("lookback", "re-read this far below the watermark every run"),
+           table_key_meaning("lookback",
+                             "re-read this far below the watermark every run; a partition table checks again the "
+                             "done partitions that start this far before the newest complete one, and rewrites "
+                             "those that differ from their query (at least one partition long)"),
            into(&TableConfig::lookback, [](ConfigReader& r, const YAML::Node& n) { return read_cursor_span(r, n, true); })},
           {"max_window", Presence::Optional, "", "positive duration, or a count for integer cursors",
            table_key_meaning("max_window", "split a longer window into chunks, each committed on its own"),
@@ -674,7 +728,9 @@ const MapSchema<TableConfig>& table_schema() {
            }},
           {"deletes", Presence::Optional, "", "map",
            table_key_meaning("deletes",
-                             "{reconcile, action, mark_column}: rows deleted in the source leave the target"),
+                             "{reconcile, action, mark_column}: rows deleted in the source leave the target; a "
+                             "partition table's scheduled reconcile rewrites every done partition that differs "
+                             "from its query"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              DeletesConfig d;
              d.location = r.location(n);
@@ -682,6 +738,12 @@ const MapSchema<TableConfig>& table_schema() {
              r.read_map(n, deletes_schema(), d);
              t.deletes = d;
            }},
+          {"inputs", Presence::Optional, "", "list of pipeline.table",
+           table_key_meaning("inputs",
+                             "tables of this configuration whose targets this table's source reads: its safe "
+                             "horizon never passes their watermarks (a partition input: the end of its done "
+                             "partitions), and each of their runs that moves wakes it"),
+           read_inputs},
       },
       check_table};
   return schema;

@@ -22,6 +22,7 @@ TableModeSpec incremental() {
       {"on_schema_change", ""},
       {"deletes", ""},
       {"create_target", ""},
+      {"inputs", ""},
   };
   m.refuses_because = "incremental tables read source_table";
   m.run = RunClass::IncrementalRun;
@@ -43,6 +44,9 @@ TableModeSpec partition() {
       {"partition", "a partition table needs partition: {column, unit}"},
       {"query", "a partition table is defined by a query over $1 (lo) and $2 (hi)"},
       {"initial", ""},
+      {"lookback", ""},
+      {"deletes", ""},
+      {"inputs", ""},
   };
   m.refuses_because = "a partition table is replaced whole from its query";
   m.run = RunClass::PartitionRun;
@@ -71,6 +75,7 @@ TableModeSpec snapshot() {
       {"partition", "snapshot tables read source_table"},
       {"query", "snapshot tables read source_table"},
       {"deletes", "a snapshot run deletes the rows gone from the source itself"},
+      {"inputs", "a snapshot run copies the whole table, with no window for an input to hold back"},
   };
   m.run = RunClass::SnapshotRun;
   m.replaces_whole_target = true;

@@ -25,7 +25,7 @@ enum class RunClass { IncrementalRun, PartitionRun, SnapshotRun };
 // How `tidemark reconcile` compares a table with its source.
 enum class ReconcileBy {
   Keys,        // the row diff on `key` under the table's lock (ReconcileRun); `deletes:` schedules it
-  Partitions,  // each done partition against what its query returns now; read-only
+  Partitions,  // each done partition against what its query returns now; those that differ rewritten (PartitionRepair)
   Refused,
 };
 

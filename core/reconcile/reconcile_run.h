@@ -30,6 +30,17 @@ struct ReconcileRequest {
   std::int64_t batch_keys = kBatchKeys;  // keys (both sides) held and committed at once
 };
 
+// A partition table's done partition as its reconcile (PartitionRepair)
+// found and left it.
+struct PartitionChecked {
+  TimeWindow window;
+  PartitionComparison found;
+  // Written again from its query (not in a dry run); false when it was
+  // equal, a backfill held it, or its write failed (`error`).
+  bool rewritten = false;
+  std::string error;
+};
+
 struct ReconcileReport {
   RunSummary run;  // status, run row, error; run.reconcile: the counts committed
   ReconcileCounts counts;       // found (dry run) or done
@@ -44,6 +55,12 @@ struct ReconcileReport {
   std::vector<std::string> missing_examples;
   std::vector<std::string> changed_examples;
   std::vector<std::string> uncompared;  // columns whose type differs between the sides: not compared
+  // A partition table's: each done partition compared, oldest first, and
+  // how many done ones were left for later because the source or an input
+  // has not passed their end (`held_by` says which).
+  std::vector<PartitionChecked> partitions;
+  std::size_t partitions_not_complete = 0;
+  std::string held_by;
 };
 
 class ReconcileRun {

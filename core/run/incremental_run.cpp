@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/run/change_watch.h"
+#include "core/run/input_horizon.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
 
@@ -138,20 +139,33 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
     if (!samples) return samples.failure();
     input.samples = *samples;
   }
-  const auto decision = decide_horizon(input);
-  if (!decision) return decision.failure();
-  if (type == CursorType::Integer && (decision->forget_samples_before || decision->keep_sample)) {
+  auto decided = decide_horizon(input);
+  if (!decided) return decided.failure();
+  HorizonDecision decision = std::move(decided).value();
+  if (type == CursorType::Integer && (decision.forget_samples_before || decision.keep_sample)) {
     const Status saved =
-        run_.state.save_cursor_samples(summary.table, sampled, decision->forget_samples_before, decision->keep_sample);
+        run_.state.save_cursor_samples(summary.table, sampled, decision.forget_samples_before, decision.keep_sample);
     if (!saved) return saved.failure();
   }
+  if (!run_.table.inputs.empty()) {
+    if (type == CursorType::Integer) {
+      return permanent_error("cursor " + run_.table.cursor +
+                             " is an integer, and its inputs bound a table by time: give the table a time "
+                             "cursor, or remove its inputs");
+    }
+    const auto states = run_.state.read_inputs(run_.table.inputs);
+    if (!states) return states.failure();
+    const auto limit = inputs_limit(run_.table.inputs, *states);
+    if (!limit) return limit.failure();
+    summary.horizon.input_wait_seconds = hold_for_inputs(decision, *limit, reading->clock);
+  }
   // The horizon as decided, also when choosing hi from it fails.
-  summary.horizon.lag_seconds = decision->lag_seconds;
-  summary.horizon.held_by = decision->held_by;
+  summary.horizon.lag_seconds = decision.lag_seconds;
+  summary.horizon.held_by = decision.held_by;
   HiInput choice;
   choice.type = type;
   choice.reading = *reading;
-  choice.decision = *decision;
+  choice.decision = decision;
   choice.watermark = summary.watermark_before;
   choice.initial = initial;
   choice.cursor_fraction_digits = source_table.cursor_fraction_digits;
@@ -161,6 +175,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   summary.horizon.lag_seconds = chosen->lag_seconds;
   summary.horizon.held_by = chosen->held_by;
   summary.horizon.watermark_ahead = chosen->watermark_ahead;
+  run_.observer.on_horizon(summary.table, summary.horizon);
   return chosen->hi;
 }
 

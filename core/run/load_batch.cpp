@@ -1,5 +1,7 @@
 #include "core/run/load_batch.h"
 
+#include "core/run/input_horizon.h"
+
 #include <cstdlib>
 
 #include "core/run/incremental_run.h"
@@ -115,6 +117,7 @@ std::vector<std::optional<RunSummary>> LoadBatch::execute(const std::vector<Batc
     RunSummary& summary = quiet_candidates[q]->summary;
     summary.run = (*recorded)[q].run;
     observer_.on_run_finished(summary);
+    announce_to_dependents(*members[quiet_candidates[q]->member].table, summary, state_);
     out[quiet_candidates[q]->member] = summary;
   }
   return out;

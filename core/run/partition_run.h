@@ -1,38 +1,69 @@
 // A scheduled (or `tidemark run`) firing of a partition table: under the
 // table's lock, writes every complete partition after the last one done,
-// oldest first, each as its own run (PartitionWriter). Stops at the first
-// failure or at a partition a backfill is writing, so partitions are done
-// in order. One instance per firing, on one worker thread.
+// oldest first, each as its own run (PartitionWriter), then checks again
+// the done partitions its lookback reaches and those an input flagged,
+// rewriting each that differs from its query. Stops at the first failure
+// or at a partition a backfill is writing, so partitions are done in
+// order. One instance per firing, on one worker thread.
 #pragma once
+
+#include <set>
 
 #include "core/run/partition_writer.h"
 #include "core/run/run_context.h"
 
 namespace tidemark {
 
-// The instant before which partitions are complete: the source's safe
-// horizon, so that a partition still receiving rows from a transaction in
-// flight waits for a later firing. Nothing while a prepared transaction is
-// open (its rows may be stamped anywhere before it). A horizon the source
+// How far a partition table's partitions are complete.
+struct PartitionHorizon {
+  // The source's clock (less the report margin): where the calendar alone
+  // would put it.
+  Instant clock;
+  // Partitions that end at or before it are complete by the source alone:
+  // its safe horizon, so that a partition still receiving rows from a
+  // transaction in flight waits. Nothing while a prepared transaction is
+  // open (its rows may be stamped anywhere before it).
+  std::optional<Instant> by_source;
+  // ... and by every input too (inputs:): what a firing writes up to.
+  std::optional<Instant> complete_before;
+};
+
+// Reads the source's horizon and the inputs' state. A horizon the source
 // cannot fully see (no pg_monitor, a standby without primary:) is used as
-// it is and noted in `report`. Fails when the source cannot be asked.
-Result<std::optional<Instant>> partitions_complete_before(Source& source, const TableConfig& table,
-                                                          HorizonReport& report);
+// it is and noted in `report`, as is what the inputs hold back. Fails when
+// the source or the state cannot be asked, or an input's watermark is no
+// time.
+Result<PartitionHorizon> partition_horizon(Source& source, StateStore& state, const TableConfig& table,
+                                           HorizonReport& report);
 
 class PartitionRun {
  public:
   explicit PartitionRun(const RunContext& context) : run_(context), writer_(context) {}
 
   // The summary spans every partition written: range from the first lo to
-  // the last hi, rows summed, chunks = partitions written. Success with no
-  // partitions when none is due. Each partition is reported to the
-  // observer as it finishes; the firing itself only when it did not
-  // succeed and no partition was reported (the table's lock held
-  // elsewhere, the source not reached).
+  // the last hi, rows summed, chunks = partitions written, rewrite_reason
+  // the rewrites'. Success with no partitions when none is due. Each
+  // partition is reported to the observer as it finishes; the firing
+  // itself only when it did not succeed and no partition was reported (the
+  // table's lock held elsewhere, the source not reached). A firing that
+  // something held back from a partition the calendar has completed
+  // records a run row saying what.
   RunSummary execute(RunTrigger trigger);
 
  private:
-  Status write_due_partitions(RunTrigger trigger, RunSummary& summary);
+  Status fire(RunTrigger trigger, RunSummary& summary);
+  // Writes `partition` and adds it to the firing's summary; false when the
+  // firing stops there (a backfill holds it: quietly).
+  Result<bool> write(const TimeWindow& partition, RunTrigger trigger, const std::string& rewrite_reason,
+                     RunSummary& summary);
+  // Checks again the done partitions the lookback reaches and those an
+  // input flagged (except `written`), rewriting each that differs.
+  Status recheck(RunTrigger trigger, Instant complete_before, const std::set<Instant>& written, RunSummary& summary);
+  // What held the firing back from the partition the calendar has
+  // completed, as a run row of its own; nothing when nothing did.
+  // `last_done`: hi of the latest partition done, after this firing's.
+  Status record_hold(RunTrigger trigger, const PartitionHorizon& horizon, std::optional<Instant> last_done,
+                     std::optional<Instant> initial, RunSummary& summary);
 
   const RunContext run_;  // references only: the run owns none of it
   PartitionWriter writer_;

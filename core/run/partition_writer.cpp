@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "core/run/input_horizon.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
 
@@ -28,7 +29,8 @@ PartitionRequest partition_request(const TableKey& table, RunId run, const TimeW
                           unit == PartitionUnit::Hour};
 }
 
-RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait) {
+RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait,
+                                  const std::string& rewrite_reason) {
   if (run_.table.mode != TableMode::Partition) std::abort();
   const RunLock lock{run_.key(), partition};
   RunLifecycle run(run_.state, run_.ownership, run_.observer, lock, trigger);
@@ -42,6 +44,13 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
     record.lock_label = request.lo_date;
     record.run = summary.run;
     record.partition_done = true;
+    // A partition written a first time lies past the dependents' done
+    // ones (they wait for this table's done partitions without a gap),
+    // unless it fills a gap; flagging finds nothing then.
+    record.recheck = downstream_recheck(run_.pipeline, run_.table, partition.lo,
+                                        "rewrote partition " + partition_label(partition, run_.table.partition->unit,
+                                                                               *run_.pipeline.zone));
+    summary.rewrite_reason = rewrite_reason;
     const auto counts = commit_partition(run_.target, run_.table, request, record);
     if (!counts) return counts.failure();
     summary.rows_read = counts->rows_read;

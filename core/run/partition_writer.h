@@ -22,7 +22,11 @@ class PartitionWriter {
 
   // Requires table.mode == Partition. SkippedLocked when the partition's
   // lock is held elsewhere (and `wait` is false or timed out).
-  RunSummary write(const TimeWindow& partition, RunTrigger trigger, bool wait);
+  // `rewrite_reason`: why a partition done before is written again, for
+  // its run row; empty for a first write. Either way the done partitions
+  // of the table's dependents that end after it are flagged to be checked
+  // again, with the write.
+  RunSummary write(const TimeWindow& partition, RunTrigger trigger, bool wait, const std::string& rewrite_reason = {});
 
  private:
   const RunContext run_;  // references only: the run owns none of it

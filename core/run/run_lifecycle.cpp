@@ -53,6 +53,7 @@ RunEnd run_end(const RunSummary& summary) {
   end.horizon = summary.horizon;
   end.reconcile = summary.reconcile;
   end.changes = summary.changes;
+  end.rewrite_reason = summary.rewrite_reason;
   if (summary.schema_drift) end.schema_drift = *summary.schema_drift ? summary.schema_changes : std::string();
   return end;
 }

@@ -45,6 +45,10 @@ struct RunSummary {
   // A watched table's changes its cursor cannot see (core/run/change_watch.h):
   // what the source's statistics counted, and how many are unseen so far.
   std::optional<ChangeCount> changes;
+  // Partitions written again over ones done, each with why (the run row's
+  // and, for a firing, every rewrite's: "2026-12-03 lookback: the query
+  // returns 31 rows, the target holds 30"); empty when none was.
+  std::string rewrite_reason;
 };
 
 // Whether a run that did not succeed can succeed when tried again (a
@@ -58,6 +62,9 @@ class RunObserver {
   virtual void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
                                   const CursorValue& watermark) = 0;
   virtual void on_run_finished(const RunSummary& summary) = 0;
+  // What a run found of its safe horizon, once it decided it, also when it
+  // then writes nothing (a partition table's firing with nothing due).
+  virtual void on_horizon(const TableKey& /*table*/, const HorizonReport& /*horizon*/) {}
 };
 
 }  // namespace tidemark

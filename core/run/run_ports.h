@@ -33,8 +33,9 @@ namespace tidemark {
 using RunId = std::int64_t;
 
 // Takeover: a member of a fleet took the table over (its owner died, left
-// or had lost its lease) and runs a firing the owner missed.
-enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile, Takeover };
+// or had lost its lease) and runs a firing the owner missed. Input: an
+// input of the table (inputs:) moved, and woke it before its schedule.
+enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile, Takeover, Input };
 std::string_view run_trigger_name(RunTrigger trigger);
 
 struct StoredWatermark {
@@ -81,6 +82,13 @@ struct HorizonReport {
   bool watermark_ahead = false;
   std::optional<std::int64_t> null_cursor_rows;
   std::optional<std::int64_t> infinite_cursor_rows;
+  // How long an input (inputs:) has held the table back, in seconds: for
+  // an incremental table how far past the inputs' limit the source alone
+  // would have let hi go; for a partition table how long ago the first
+  // partition it holds back was complete by the source. Nothing when no
+  // input held anything back (tidemark_input_wait_seconds is then 0);
+  // held_by names the input.
+  std::optional<double> input_wait_seconds;
 };
 
 // What a reconcile found and did: target rows deleted (or marked) because
@@ -116,6 +124,9 @@ struct RunEnd {
   // not get as far as comparing the columns.
   std::optional<std::string> schema_drift;
   std::optional<ChangeCount> changes;  // a watched table's (core/run/change_watch.h)
+  // A partition written again over one that was done: why ("lookback:
+  // the query returns 31 rows, the target holds 30"); empty otherwise.
+  std::string rewrite_reason;
 };
 
 // Which advisory lock guards a run: the table's, or one partition's.
@@ -133,6 +144,31 @@ struct WatermarkMove {
   std::optional<CursorValue> expected;
   CursorValue next;
   bool snapshot = false;  // `next` is a snapshot's time (StoredWatermark::snapshot); so is `expected`, if any
+};
+
+// What the state database holds of one input of a table (inputs:).
+struct InputState {
+  // An incremental input's watermark, or a snapshot input's time.
+  std::optional<StoredWatermark> watermark;
+  // A partition input: the end of its done partitions, from the first one
+  // on, up to the first gap; nothing when none is done.
+  std::optional<Instant> partitions_done_until;
+};
+
+// A done partition that must be checked again against its query, and why
+// (an input it reads was rewound or repaired below its end).
+struct FlaggedPartition {
+  TimeWindow window;
+  std::string because;
+};
+
+// Done partitions of `tables` (the dependents of a table whose rows below
+// `from` changed) to check again at their next firing: each that ends
+// after `from`.
+struct DownstreamRecheck {
+  std::vector<TableKey> tables;
+  Instant from;
+  std::string because;  // "input shop.orders rewound to 2026-12-01T00:00:00Z"
 };
 
 // What a batch of runs (core/run/load_batch.h) read of its tables' state
@@ -216,6 +252,23 @@ class StateStore {
   virtual Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) = 0;
   // Records a failed partition unless it is already done (its old rows stand).
   virtual Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) = 0;
+  // The done partitions flagged to be checked again (DownstreamRecheck),
+  // oldest first.
+  virtual Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey& table) = 0;
+  // Clears a flag a check found nothing behind (a rewrite clears its own).
+  virtual Status clear_flag(const TableKey& table, Instant partition_lo) = 0;
+  // Flags partitions of other tables, as a step's record does, on its own
+  // (a rewind). Requires the flagging table's lock.
+  virtual Status flag_downstream(const DownstreamRecheck& recheck) = 0;
+
+  // What each input's target holds (inputs:), in order: one statement.
+  virtual Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>& inputs) = 0;
+  // Records a run that wrote nothing, whole, as it ended: a partition
+  // table's firing that something held back. Marks no other run abandoned.
+  virtual Result<RunId> record_run(const RunStart& start, const RunEnd& end) = 0;
+  // Tells every member that `table` moved, so that its dependents run
+  // soon (best effort: their schedules fire anyway).
+  virtual void announce_moved(const TableKey& table) = 0;
 };
 
 // What the source says about a table before its run.
@@ -341,6 +394,10 @@ struct StepRecord {
   std::optional<std::vector<ColumnShape>> loaded_columns;
   // Stored as the table's snapshot horizon, replacing the one before.
   std::optional<SnapshotHorizon> snapshot_horizon;
+  // Done partitions of the dependents to flag, because the rows this step
+  // wrote again lie below their end. Marking lock.partition done also
+  // clears its own flag.
+  std::optional<DownstreamRecheck> recheck;
 };
 
 // What recording a step found. It is written (all of it) only when the
@@ -446,6 +503,19 @@ class UnitOfWork {
   virtual Status commit() = 0;
 };
 
+// A done partition against its query now: each side's row count, and
+// whether their checksums (of the query's columns, as the target stores
+// them) agree.
+struct PartitionComparison {
+  std::int64_t source_rows = 0;
+  std::int64_t target_rows = 0;
+  bool same_checksum = true;
+
+  bool equal() const { return source_rows == target_rows && same_checksum; }
+  // "the query returns 31 rows, the target holds 30", or "... other values".
+  std::string difference() const;
+};
+
 class Target {
  public:
   virtual ~Target() = default;
@@ -463,6 +533,10 @@ class Target {
   // lost its state session cannot interleave its rows with the next
   // holder's.
   virtual std::unique_ptr<UnitOfWork> begin(const RunLock& lock) = 0;
+  // Compares a partition's rows in the target with what its query returns
+  // on the source now ($1, $2 bound as a write binds them). Reads only.
+  virtual Result<PartitionComparison> compare_partition(const TableConfig& table,
+                                                        const PartitionRequest& request) = 0;
 };
 
 }  // namespace tidemark

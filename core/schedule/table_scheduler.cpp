@@ -199,12 +199,15 @@ void TableScheduler::wake_while_stopping() {
 void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary, JobKind kind) {
   const JobKey key{table, kind};
   launch_next(queue_.finished(table, kind));
+  const bool woken = woken_while_running_.erase(key) > 0;
   if (phase_ != StopPhase::Running) {
     maybe_done();
     return;
   }
   const auto it = tables_.find(key);
   if (it == tables_.end()) return;  // a reload removed the table while it ran
+  // An input moved while it ran: once more, with the input's new watermark.
+  if (woken && view_.owns(table, clock_.monotonic())) offer(Firing{table, clock_.now(), RunTrigger::Input, kind});
   TableState& state = it->second;
   RunStatus status = summary.status;
   // A reconcile is rare and does not wait on a worker for the lock: when
@@ -247,7 +250,7 @@ std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> TableSche
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       out[{p.name, t.name, JobKind::Load}] = {&p, &t};
-      if (table_mode(t.mode).reconcile == ReconcileBy::Keys && t.deletes && t.deletes->reconcile) {
+      if (table_mode(t.mode).reconcile != ReconcileBy::Refused && t.deletes && t.deletes->reconcile) {
         out[{p.name, t.name, JobKind::Reconcile}] = {&p, &t};
       }
     }
@@ -284,16 +287,38 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
   arm_next_regular(key, std::max(due.at, now));
   if (!owned_at_firing(key)) return;  // another member's, or none's while this lease is in doubt
   const Firing firing{key.table, due.at, due.trigger, key.kind};
-  switch (queue_.offer(firing)) {
+  if (offer(firing) == RunQueue::Offer::Overrun) events_.overrun(firing.table, firing.scheduled);
+}
+
+RunQueue::Offer TableScheduler::offer(const Firing& firing) {
+  const RunQueue::Offer offered = queue_.offer(firing);
+  switch (offered) {
     case RunQueue::Offer::Start:
-      tables_.at(key).failed_permanently = false;  // a new attempt: its own outcome decides
+      tables_.at(JobKey{firing.table, firing.kind}).failed_permanently = false;  // a new attempt decides
       launch(firing);
       break;
     case RunQueue::Offer::Queued:
-      tables_.at(key).failed_permanently = false;
+      tables_.at(JobKey{firing.table, firing.kind}).failed_permanently = false;
       events_.queue_length(queue_.waiting());
       break;
-    case RunQueue::Offer::Overrun: events_.overrun(firing.table, firing.scheduled); break;
+    case RunQueue::Offer::Overrun: break;
+  }
+  return offered;
+}
+
+void TableScheduler::input_moved(const TableKey& input) {
+  if (phase_ != StopPhase::Running) return;
+  const auto moved = tables_.find(JobKey{input, JobKind::Load});
+  if (moved == tables_.end()) return;  // not configured here (a member with another configuration)
+  const auto mono = clock_.monotonic();
+  for (const TableRef& dependent : moved->second.table->dependents) {
+    const JobKey key{TableKey{dependent.pipeline, dependent.table}, JobKind::Load};
+    if (tables_.count(key) == 0 || !view_.owns(key.table, mono)) continue;
+    if (queue_.is_running(key.table, key.kind)) {
+      woken_while_running_.insert(key);
+      continue;
+    }
+    offer(Firing{key.table, clock_.now(), RunTrigger::Input, key.kind});  // coalesced when already waiting
   }
 }
 

@@ -88,6 +88,14 @@ class TableScheduler {
   // Requires a run of `table` in flight (aborts otherwise: the launcher
   // reported a run it never got).
   void run_finished(const TableKey& table, const RunSummary& summary, JobKind kind = JobKind::Load);
+  // `input` moved (a run of it committed, on this member or another): the
+  // loads of the tables that name it among their inputs and that this
+  // member owns fire now (trigger input), each at most once; one already
+  // waiting for a worker stays as it is, and one running fires once more
+  // when it ends, since it may have read the input's old watermark. Their
+  // schedules fire as before.
+  void input_moved(const TableKey& input);
+
   // A batch could not finish the run of `firing` (it found rows to load,
   // or anything else a run of its own decides): it waits again, in its
   // place, for a worker of its own. Requires it in flight.
@@ -127,6 +135,9 @@ class TableScheduler {
   void disarm(const JobKey& key);
   void arm_next_regular(const JobKey& key, Instant after);
   void fire(const JobKey& key, const Deadline& due, Instant now);
+  // Offers `firing` to the queue: starts it, or it waits for a worker, or
+  // (an overrun) it is coalesced with the run going or waiting.
+  RunQueue::Offer offer(const Firing& firing);
   // Starts `next` and, when this member no longer owns it, frees its
   // worker for the next waiting firing instead.
   void launch_next(std::optional<Firing> next);
@@ -156,6 +167,7 @@ class TableScheduler {
   bool lapse_reported_ = false;  // since the last assign()
   StopPhase phase_ = StopPhase::Running;
   std::chrono::steady_clock::duration stop_deadline_{};  // on Clock::monotonic
+  std::set<JobKey> woken_while_running_;  // fire once more when their run ends
   std::function<void()> on_stopped_;
 };
 

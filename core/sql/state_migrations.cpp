@@ -215,6 +215,19 @@ create index runs_kind_reconcile on tidemark.runs (pipeline, table_name, run_id 
 create index runs_kind_reconcile_latest on tidemark.runs (pipeline, table_name, run_id desc)
   where kind = 'reconcile';
 )SQL"},
+      // Marts (docs/partitions.md): how long an input held a run back
+      // (null when none did), and why a partition done before was written
+      // again (null for a first write). A done partition whose input was
+      // rewound or repaired below its end is flagged, with why, until a
+      // check of it finds it equal to its query or writes it again.
+      {16, "marts: input waits, rewrites and partitions flagged by their inputs", R"SQL(
+alter table tidemark.runs
+  add column input_wait_seconds double precision,
+  add column rewrite_reason text;
+alter table tidemark.partitions add column recheck text;
+create index partitions_flagged on tidemark.partitions (pipeline, table_name, partition_lo)
+  where recheck is not null;
+)SQL"},
   };
   return migrations;
 }

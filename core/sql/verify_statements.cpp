@@ -45,14 +45,24 @@ std::string verify_bucket_predicate(const std::string& cursor, const Window& win
          " = " + quote_literal(bucket);
 }
 
-PartitionVerifyQueries partition_verify_queries(const TableConfig& table, const std::vector<std::string>& columns,
+PartitionVerifyQueries partition_verify_queries(const TableConfig& table, const std::vector<PartitionColumn>& columns,
                                                 const std::string& cast) {
+  // count(*) and the sum of each row's hash, the row being the text of a
+  // row of its columns' texts.
+  const auto checksum = [&](bool source) {
+    std::string row;
+    for (const PartitionColumn& c : columns) {
+      std::string value = (source ? "q." : "") + quote_identifier(c.name) + "::text";
+      if (source && !c.stored_as.empty()) value = "((" + value + ")::" + c.stored_as + ")::text";
+      row += (row.empty() ? "" : ", ") + value;
+    }
+    return "count(*), coalesce(sum(hashtextextended(row(" + row + ")::text, 0)::numeric), 0)::text";
+  };
   const std::string column = quote_identifier(table.partition->column);
   PartitionVerifyQueries q;
-  q.source = "SELECT " + count_and_checksum(columns, "q.") + " FROM (\n" + without_trailing_semicolons(table.query) +
-             "\n) q";
-  q.target = "SELECT " + count_and_checksum(columns, "") + " FROM " + table.target_table.quoted() + " WHERE " +
-             column + " >= $1::" + cast + " AND " + column + " < $2::" + cast;
+  q.source = "SELECT " + checksum(true) + " FROM (\n" + without_trailing_semicolons(table.query) + "\n) q";
+  q.target = "SELECT " + checksum(false) + " FROM " + table.target_table.quoted() + " WHERE " + column +
+             " >= $1::" + cast + " AND " + column + " < $2::" + cast;
   return q;
 }
 

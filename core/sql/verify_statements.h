@@ -26,16 +26,29 @@ std::string verify_query(const QualifiedName& table, const std::vector<std::stri
 std::string verify_bucket_predicate(const std::string& cursor, const Window& window, const std::string& timezone,
                                     const std::string& bucket);
 
+// One column of a partition query's result, as a check compares it: by
+// name, and on the source as the target would store it (`stored_as`, the
+// target column's type: the text the source prints, read as that type,
+// as a COPY of the rows reads it); empty `stored_as` compares the text
+// the source prints (a type the source may not know, an enum of the
+// target's, say).
+struct PartitionColumn {
+  std::string name;
+  std::string stored_as;
+};
+
 // One partition, both sides: on the source, what the table's query returns
 // now ($1 = lo, $2 = hi, bound by the caller); on the target, its rows
 // with the partition column in [$1::cast, $2::cast). Each returns one row:
-// the row count and the checksum of `columns` (the query's output
-// columns, compared by name). Same session requirements as verify_query.
+// the row count and an order-independent checksum of `columns` (the
+// query's output columns), each row hashed as the text of a row of them,
+// which tells NULL from '' and from '\N'. Same session requirements as
+// verify_query.
 struct PartitionVerifyQueries {
   std::string source;
   std::string target;
 };
-PartitionVerifyQueries partition_verify_queries(const TableConfig& table, const std::vector<std::string>& columns,
+PartitionVerifyQueries partition_verify_queries(const TableConfig& table, const std::vector<PartitionColumn>& columns,
                                                 const std::string& cast);
 
 }  // namespace tidemark

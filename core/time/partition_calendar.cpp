@@ -53,6 +53,16 @@ TimeWindow partition_containing(Instant t, PartitionUnit unit, const TimeZone& z
   return {t, t};
 }
 
+std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone) {
+  const auto local = zone.to_local(partition.lo);
+  switch (unit) {
+    case PartitionUnit::Hour: return date::format("%F %H:%M", local);
+    case PartitionUnit::Day: return date::format("%F", local);
+    case PartitionUnit::Month: return date::format("%Y-%m", local);
+  }
+  return date::format("%F", local);
+}
+
 TimeWindow next_partition(const TimeWindow& w, PartitionUnit unit, const TimeZone& zone) {
   return partition_containing(w.hi, unit, zone);
 }

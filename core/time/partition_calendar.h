@@ -4,6 +4,7 @@
 // day at the end of the gap. Pure functions; thread-safe.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "core/result.h"
@@ -29,6 +30,10 @@ TimeWindow next_partition(const TimeWindow& w, PartitionUnit unit, const TimeZon
 // The most recent partition that is complete at t: the one whose hi is at
 // or before t. The partition still being filled at t is never returned.
 TimeWindow last_complete_partition(Instant t, PartitionUnit unit, const TimeZone& zone);
+
+// A partition's label for people: its local start in the zone
+// (2026-03-29, 2026-03, or 2026-03-29 02:00).
+std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone);
 
 // The instant a local wall-clock time first occurs; for a time inside a
 // spring-forward gap, the end of the gap.

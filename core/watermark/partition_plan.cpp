@@ -16,6 +16,13 @@ std::vector<TimeWindow> plan_scheduled_partitions(std::optional<Instant> last_do
   return out;
 }
 
+Instant lookback_start(const TimeWindow& newest_complete, std::chrono::seconds lookback, PartitionUnit unit,
+                       const TimeZone& zone) {
+  if (unit == PartitionUnit::Hour) return newest_complete.lo - lookback;
+  const LocalTime local = zone.to_local(newest_complete.lo);
+  return first_instant_of(local - lookback, zone);
+}
+
 BackfillPartitions plan_backfill_partitions(Instant from, Instant to, Instant now, PartitionUnit unit,
                                             const TimeZone& zone) {
   BackfillPartitions out;

@@ -1,9 +1,11 @@
 // Which partitions a run of a partition table writes (SPEC §3): every
 // complete partition after the last one done, oldest first, up to the most
-// recent complete one; never the partition still being filled. Also the
-// partitions of a backfill range. Pure; thread-safe.
+// recent complete one; never the partition still being filled. Also where
+// its lookback reaches back to, and the partitions of a backfill range.
+// Pure; thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -18,6 +20,14 @@ namespace tidemark {
 // `initial`, only the most recent complete partition is returned.
 std::vector<TimeWindow> plan_scheduled_partitions(std::optional<Instant> last_done_hi, std::optional<Instant> initial,
                                                   Instant now, PartitionUnit unit, const TimeZone& zone);
+
+// Where a firing's lookback starts: the done partitions that start at or
+// after it, up to the newest complete partition (included), are checked
+// again. `lookback` before that partition's start, counted on the local
+// calendar for days and months (3d is three local days, 23 or 25 hours
+// long or not), in real time for hours.
+Instant lookback_start(const TimeWindow& newest_complete, std::chrono::seconds lookback, PartitionUnit unit,
+                       const TimeZone& zone);
 
 struct BackfillPartitions {
   std::vector<TimeWindow> complete;    // to write, oldest first

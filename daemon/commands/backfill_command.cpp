@@ -67,18 +67,22 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
     return kExitUsage;
   }
 
-  // Which partitions are complete is the source's word: its safe horizon.
+  // Which partitions are complete is the source's word, its safe horizon,
+  // and the inputs': a partition past an input's watermark would be
+  // written short.
   PipelineConnections connections;
   connections.open_data(*config, pipeline);
   PgSource source = connections.make_source(nullptr, &cancel);
+  const auto state_connection = connect_to(*config, config->daemon.state);
+  PgStateStore state(*state_connection);
   HorizonReport horizon;
-  const auto complete_before = partitions_complete_before(source, table, horizon);
-  if (!complete_before) throw std::runtime_error(complete_before.error());
-  if (!*complete_before) {
+  const auto complete = partition_horizon(source, state, table, horizon);
+  if (!complete) throw std::runtime_error(complete.error());
+  if (!complete->complete_before) {
     err << "tidemark backfill: " << horizon.held_by << "; try again once it has ended\n";
     return kExitFailure;
   }
-  const BackfillPartitions plan = plan_backfill_partitions(*from, *to, **complete_before, unit, zone);
+  const BackfillPartitions plan = plan_backfill_partitions(*from, *to, *complete->complete_before, unit, zone);
   if (plan.incomplete.size() == 1) {
     out << "skipping " << partition_label(plan.incomplete.front(), unit, zone)
         << ": the partition is not complete yet\n";
@@ -87,14 +91,14 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
         << partition_label(plan.incomplete.back(), unit, zone) << " (" << plan.incomplete.size()
         << " partitions): they are not complete yet\n";
   }
+  if (!plan.incomplete.empty() && horizon.input_wait_seconds) out << "  (" << horizon.held_by << ")\n";
 
   std::vector<TimeWindow> todo;
   std::size_t already_done = 0;
   if (cl.rerun) {
     todo = plan.complete;
   } else {
-    const auto state_connection = connect_to(*config, config->daemon.state);
-    const auto done = PgStateStore(*state_connection).done_partitions(key, *from, *to);
+    const auto done = state.done_partitions(key, *from, *to);
     if (!done) throw std::runtime_error(done.error());
     const std::set<Instant> done_set(done->begin(), done->end());
     for (const TimeWindow& w : plan.complete) {

@@ -16,16 +16,6 @@ constexpr std::chrono::seconds kIdleSessionTimeout{60};
 
 }  // namespace
 
-std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone) {
-  const auto local = zone.to_local(partition.lo);
-  switch (unit) {
-    case PartitionUnit::Hour: return date::format("%F %H:%M", local);
-    case PartitionUnit::Day: return date::format("%F", local);
-    case PartitionUnit::Month: return date::format("%Y-%m", local);
-  }
-  return date::format("%F", local);
-}
-
 void PartitionBackfill::run(const std::vector<TimeWindow>& partitions, int parallel, BackfillProgress& progress,
                             const CancelToken& cancel) {
   std::size_t next = 0;

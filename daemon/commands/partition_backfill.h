@@ -36,8 +36,5 @@ class PartitionBackfill {
   const TableConfig& table_;
 };
 
-// A partition's label for people: its local start in the pipeline's zone
-// (2026-03-29, 2026-03, or 2026-03-29 02:00).
-std::string partition_label(const TimeWindow& partition, PartitionUnit unit, const TimeZone& zone);
 
 }  // namespace tidemark

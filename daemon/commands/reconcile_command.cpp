@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <optional>
 #include <ostream>
 
@@ -8,7 +9,6 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
-#include "daemon/commands/partition_compare.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -16,6 +16,26 @@ namespace {
 
 // Keys of each kind a dry run lists: enough to look into, few enough to read.
 constexpr std::size_t kDryRunExamples = 50;
+
+// A partition table's reconcile, a line per partition that differed (each
+// one compared when there are few).
+void print_partitions(const ReconcileReport& report, const PipelineConfig& pipeline, const TableConfig& table,
+                      bool dry_run, std::ostream& out) {
+  const bool all = report.partitions.size() <= kDryRunExamples;
+  for (const PartitionChecked& p : report.partitions) {
+    if (p.found.equal() && !all) continue;
+    out << "  " << partition_label(p.window, table.partition->unit, *pipeline.zone) << ": ";
+    if (p.found.equal()) {
+      out << "ok (" << p.found.source_rows << " rows)\n";
+    } else if (p.rewritten) {
+      out << "written again: " << p.found.difference() << '\n';
+    } else if (dry_run) {
+      out << "would be written again: " << p.found.difference() << '\n';
+    } else {
+      out << "differs (" << p.found.difference() << "), not written again: " << p.error << '\n';
+    }
+  }
+}
 
 }  // namespace
 
@@ -34,19 +54,6 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
       return kExitUsage;
     }
     const TableModeSpec& mode = table_mode(table->mode);
-    if (mode.reconcile == ReconcileBy::Partitions) {
-      // A partition is rewritten whole from its query, so there are no
-      // keys to compare: every done partition is compared with what its
-      // query returns now, and those that differ are named with the
-      // backfill that rewrites them. Read-only, so --dry-run changes
-      // nothing either way.
-      try {
-        return compare_partitions(*config, *pipeline, *table, std::nullopt, out) ? kExitOk : kExitFailure;
-      } catch (const std::exception& e) {
-        err << "tidemark reconcile: " << e.what() << '\n';
-        return kExitFailure;
-      }
-    }
     if (mode.reconcile == ReconcileBy::Refused) {
       err << mode_refusal("tidemark reconcile", mode.mode, mode.reconcile_refused, pipeline->name, table->name)
           << '\n';
@@ -62,7 +69,7 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
     tables.push_back(table);
   } else {
     for (const TableConfig& table : pipeline->tables) {
-      if (table.deletes) tables.push_back(&table);
+      if (table.deletes && table_mode(table.mode).reconcile != ReconcileBy::Refused) tables.push_back(&table);
     }
     if (tables.empty()) {
       err << "tidemark reconcile: no table of pipeline " << pipeline->name
@@ -94,6 +101,14 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
     if (request.dry_run) request.examples = kDryRunExamples;
     const ReconcileReport report = runner.reconcile(*pipeline, *table, request, interrupt);
     out << describe_reconcile(report, command_line.dry_run) << '\n';
+    if (report.run.partitions) {
+      print_partitions(report, *pipeline, *table, command_line.dry_run, out);
+      // A dry run that finds partitions to write says so by its exit code.
+      const bool differ = std::any_of(report.partitions.begin(), report.partitions.end(),
+                                      [](const PartitionChecked& p) { return !p.found.equal(); });
+      all_ok = all_ok && report.run.status == RunStatus::Success && !(command_line.dry_run && differ);
+      continue;
+    }
     const auto examples = [&](const char* what, const std::vector<std::string>& keys) {
       if (keys.empty()) return;
       out << "  " << what << ":";

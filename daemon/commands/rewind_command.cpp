@@ -5,6 +5,7 @@
 
 #include "core/config/table_modes.h"
 #include "core/watermark/cursor_value.h"
+#include "core/run/input_horizon.h"
 #include "core/text/sql_identifier.h"
 #include "core/run/table_key.h"
 #include "daemon/commands/command_support.h"
@@ -37,6 +38,17 @@ CursorValue source_clock(PgConnection& source, CursorType type) {
   if (type == CursorType::Timestamp) raw = "(extract(epoch from clock_timestamp()::timestamp) * 1000000)::bigint";
   if (type == CursorType::Date) raw = "clock_timestamp()::date - date '1970-01-01'";
   return CursorValue{type, source.exec("select " + raw).integer(0, 0)};
+}
+
+// The dependents' done partitions a rewind to `to` flags: those that end
+// after the instant `to` stands for.
+std::optional<DownstreamRecheck> downstream_of_rewind(const PipelineConfig& pipeline, const TableConfig& table,
+                                                      const CursorValue& to, const std::string& to_text) {
+  const TableRef self{pipeline.name, table.name, table.mode, pipeline.zone};
+  const auto bound = input_bound(self, InputState{StoredWatermark{to, false}, std::nullopt});
+  if (!bound || !*bound) return std::nullopt;  // an integer cursor: no dependent can have it as an input
+  const Instant from(std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds(**bound)));
+  return downstream_recheck(pipeline, table, from, "rewound to " + to_text);
 }
 
 }  // namespace
@@ -121,7 +133,8 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     }
 
     // Under the table's lock, so no run is in flight while the value changes.
-    WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user()};
+    WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user(),
+                           downstream_of_rewind(*pipeline, *table, *to, new_value)};
     const auto rewound = PgStateStore(*state).rewind_watermark(rewind);
     if (!rewound) throw std::runtime_error(rewound.error());
     if (!rewound->done) {
@@ -134,6 +147,15 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     }
     out << "done; recorded in tidemark.watermark_resets" << (passed_clock ? " as forced past the source clock" : "")
         << '\n';
+    for (const TableRef& dependent : table->dependents) {
+      if (dependent.mode == TableMode::Partition) {
+        out << "dependent " << dependent.display() << ": its done partitions that end after " << new_value
+            << " are checked again once this table has passed them again\n";
+      } else {
+        out << "dependent " << dependent.display() << " (" << table_mode_name(dependent.mode)
+            << "): not rewound with it; rewind it too if it must read those rows again\n";
+      }
+    }
     return kExitOk;
   } catch (const std::exception& e) {
     err << "tidemark rewind: " << e.what() << '\n';

@@ -18,6 +18,7 @@
 #include "daemon/serve/fleet_membership.h"
 #include "daemon/serve/health_state.h"
 #include "daemon/serve/http_endpoint.h"
+#include "daemon/serve/input_listener.h"
 #include "daemon/serve/loop_heartbeat.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/serve/scheduler.h"
@@ -100,9 +101,14 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
       scheduler.assign(std::move(view), last_starts);
     });
   });
+  // A table that moved, on this member or another, wakes its dependents.
+  InputListener inputs([&](const TableKey& table) {
+    boost::asio::post(loop, [&scheduler, table] { scheduler.input_moved(table); });
+  });
   monitor.start(config);
   scheduler.start_in_fleet(config);
   fleet.start(config);
+  inputs.set_config(config);
   release_freed_memory();
 
   // Signal handlers only post work to the loop: Asio runs these handlers
@@ -140,6 +146,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
         metrics.set_config(*config);
         monitor.set_config(config);
         fleet.set_config(config);
+        inputs.set_config(config);
         metrics.reload_succeeded(true);
         release_freed_memory();
         spdlog::info("reload: now serving {}", status_line(*config));
@@ -170,6 +177,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   systemd.start_watchdog();
   heartbeat.start();
   loop.run();  // returns once the stop path has cancelled every pending wait
+  inputs.stop();
   // Off the loop: a round may take up to its statement timeout.
   fleet.stop();
 

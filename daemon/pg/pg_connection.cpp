@@ -211,6 +211,25 @@ bool PgConnection::closed_by_server() {
   return true;
 }
 
+std::vector<std::string> PgConnection::wait_for_notifications(std::chrono::milliseconds timeout) {
+  std::vector<std::string> payloads;
+  const auto take = [&] {
+    while (PGnotify* n = PQnotifies(conn_)) {
+      payloads.emplace_back(n->extra);
+      PQfreemem(n);
+    }
+  };
+  take();  // some may have come in with a statement's result
+  if (!payloads.empty()) return payloads;
+  pollfd socket{PQsocket(conn_), POLLIN, 0};
+  const int ready = ::poll(&socket, 1, static_cast<int>(timeout.count()));
+  if (ready < 0 && errno != EINTR) fail("waiting for notifications");
+  if (ready > 0 && PQconsumeInput(conn_) == 0) fail("reading notifications");
+  take();
+  if (PQstatus(conn_) != CONNECTION_OK) fail("waiting for notifications");
+  return payloads;
+}
+
 std::optional<PgError> PgConnection::drain_results(const std::string& context) {
   std::optional<PgError> error;
   while (PGresult* r = PQgetResult(conn_)) {
@@ -247,11 +266,12 @@ void PgConnection::abandon_copy_out() {
   }
 }
 
-void PgConnection::send(const std::string& sql, const PgParams& params) {
+void PgConnection::send(const std::string& sql, const PgParams& params, const std::vector<PgOid>& types) {
+  if (!types.empty() && types.size() != params.size()) std::abort();  // a type for each parameter, or none
   if (!sent_.empty()) std::abort();  // one statement in flight at a time
   const std::vector<const char*> values = param_values(params);
-  if (!PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()), nullptr, values.data(), nullptr,
-                         nullptr, 0)) {
+  if (!PQsendQueryParams(conn_, sql.c_str(), static_cast<int>(values.size()), types.empty() ? nullptr : types.data(),
+                         values.data(), nullptr, nullptr, 0)) {
     fail(first_line(sql));
   }
   sent_ = sql;

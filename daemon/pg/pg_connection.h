@@ -6,6 +6,7 @@
 // edge (as_result); libpq stays in daemon/pg's .cpp files.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -77,8 +78,8 @@ class PgConnection {
   // Sends one statement without waiting for it, so that statements on two
   // connections run at once; finish() waits for its result. In between
   // the connection takes no other statement (rollback_quietly cancels it).
-  // Throws PgError.
-  void send(const std::string& sql, const PgParams& params);
+  // `types`, when given, are the parameters' (as exec's). Throws PgError.
+  void send(const std::string& sql, const PgParams& params, const std::vector<PgOid>& types = {});
   // The result of the statement send() sent. Throws PgError. With
   // `cancel`, a cancel while it waits cancels the statement on the server
   // and throws PgError with the token's reason.
@@ -86,6 +87,11 @@ class PgConnection {
   // One statement (no params) as send() then finish(&cancel): for the
   // long ones a signal must be able to stop.
   PgResult exec(const std::string& sql, const CancelToken& cancel);
+
+  // After LISTEN on this session: waits up to `timeout` for notifications
+  // and returns their payloads, oldest first (none when the time passed).
+  // Throws PgError when the session fails.
+  std::vector<std::string> wait_for_notifications(std::chrono::milliseconds timeout);
 
   // Wipes whatever an earlier user left on the session (what DISCARD ALL
   // wipes: locks, temp tables, prepared statements, settings) and pins

@@ -50,6 +50,14 @@ std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& tex
   }
 }
 
+// Tables as a JSON array of [pipeline, table] pairs, for statements that
+// take a list of them.
+nlohmann::json table_keys_json(const std::vector<TableKey>& tables) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TableKey& t : tables) out.push_back({t.pipeline, t.table});
+  return out;
+}
+
 // What open_run and read_tables read of `table`, from row `row` of `r`:
 // its watermark's value and value_type, its loaded columns and its
 // snapshot horizon (source_xmin, target_xmin).
@@ -224,13 +232,19 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
     fields["done_lo"] = unix_seconds(step.lock.partition->lo);
     fields["done_hi"] = unix_seconds(step.lock.partition->hi);
   }
+  if (step.recheck) {
+    fields["recheck_tables"] = table_keys_json(step.recheck->tables);
+    fields["recheck_from"] = unix_seconds(step.recheck->from);
+    fields["recheck_because"] = step.recheck->because;
+  }
   return as_result([&] {
     static const std::string statement = run_row_sql(R"SQL(
 with s as (
   select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
        expected text, next text, value_type text, window_lo text, window_hi text, rows_read bigint,
        rows_written bigint, rows_deleted bigint, rows_missing bigint, rows_changed bigint, done_lo bigint,
-       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint)),
+       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint, recheck_tables jsonb,
+       recheck_from bigint, recheck_because text)),
 lock as (select pg_backend_pid() = s.holder as held from s),
 moved as (
   update tidemark.watermarks w set value = s.next, value_type = s.value_type, updated_at = now(),
@@ -253,7 +267,13 @@ done as (
   select s.pipeline, s.table_name, to_timestamp(s.done_lo), to_timestamp(s.done_hi), 'done', s.run_id, now() from s
   where s.done_lo is not null and (select ok from written)
   on conflict (pipeline, table_name, partition_lo) do update
-  set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now()),
+  set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now(),
+      recheck = null),
+flagged as (
+  update tidemark.partitions p set recheck = s.recheck_because
+  from s cross join jsonb_array_elements(s.recheck_tables) t
+  where s.recheck_tables is not null and (select ok from written) and p.pipeline = t ->> 0
+        and p.table_name = t ->> 1 and p.status = 'done' and p.partition_hi > to_timestamp(s.recheck_from)),
 run as (
   update tidemark.runs r set window_lo = coalesce(r.window_lo, s.window_lo), window_hi = coalesce(s.window_hi, r.window_hi),
          watermark_after = coalesce(s.next, r.watermark_after), rows_read = r.rows_read + s.rows_read,
@@ -412,13 +432,14 @@ written as (
   insert into tidemark.runs (run_id, pipeline, table_name, trigger, kind, watermark_before, status, host, pid,
                              scheduled_for, started_at, finished_at, window_lo, window_hi, watermark_after,
                              rows_read, rows_written, horizon_lag_seconds, horizon_held_by, watermark_ahead,
-                             null_cursor_rows, infinite_cursor_rows, schema_drift, source_changes, unseen_changes)
+                             null_cursor_rows, infinite_cursor_rows, schema_drift, source_changes, unseen_changes,
+                             input_wait_seconds)
   select j.run_id, j.pipeline, j.table_name, j.trigger, j.kind,
          (select w.value from tidemark.watermarks w where w.pipeline = j.pipeline and w.table_name = j.table_name),
          {success}, $2, $3, to_timestamp(j.scheduled), 'epoch'::timestamptz + j.started * interval '1 microsecond',
          now(), j.window_lo, j.window_hi, j.watermark_after, 0, 0, j.horizon_lag_seconds, nullif(j.horizon_held_by, ''),
          j.watermark_ahead, j.null_cursor_rows, j.infinite_cursor_rows, j.schema_drift, j.source_changes,
-         j.unseen_changes
+         j.unseen_changes, j.input_wait_seconds
   from judged j where j.ok
   returning 1)
 select n, ok, run_id from judged order by n
@@ -450,7 +471,8 @@ update tidemark.runs r set status = e.status, error = e.error, error_kind = e.er
        null_cursor_rows = e.null_cursor_rows, infinite_cursor_rows = e.infinite_cursor_rows,
        schema_drift = e.schema_drift, rows_deleted = coalesce(e.rows_deleted, r.rows_deleted),
        rows_missing = coalesce(e.rows_missing, r.rows_missing), rows_changed = coalesce(e.rows_changed, r.rows_changed),
-       source_changes = e.source_changes, unseen_changes = e.unseen_changes
+       source_changes = e.source_changes, unseen_changes = e.unseen_changes,
+       input_wait_seconds = e.input_wait_seconds, rewrite_reason = e.rewrite_reason
 from jsonb_to_record($2::jsonb) as e({end_columns})
 where r.run_id = $1
 )SQL");
@@ -545,6 +567,123 @@ Status PgStateStore::mark_partition_failed(const TableKey& table, const TimeWind
   });
 }
 
+Result<std::vector<FlaggedPartition>> PgStateStore::flagged_partitions(const TableKey& table) {
+  return as_result([&] {
+    const PgResult r = connection_.exec_prepared(
+        "select extract(epoch from partition_lo)::bigint as lo, extract(epoch from partition_hi)::bigint as hi,"
+        " recheck from tidemark.partitions where pipeline = $1 and table_name = $2 and recheck is not null"
+        " and status = 'done' order by partition_lo",
+        {table.pipeline, table.table});
+    const ResultColumns c(r);
+    std::vector<FlaggedPartition> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      out.push_back({TimeWindow{Instant(std::chrono::seconds(r.integer(i, c("lo")))),
+                                Instant(std::chrono::seconds(r.integer(i, c("hi"))))},
+                     r.text(i, c("recheck"))});
+    }
+    return out;
+  });
+}
+
+Status PgStateStore::clear_flag(const TableKey& table, Instant partition_lo) {
+  return as_result([&] {
+    connection_.exec_prepared(
+        "update tidemark.partitions set recheck = null where pipeline = $1 and table_name = $2"
+        " and partition_lo = to_timestamp($3::bigint) and recheck is not null",
+        {table.pipeline, table.table, epoch_text(partition_lo)});
+    return ok_status();
+  });
+}
+
+Status PgStateStore::flag_downstream(const DownstreamRecheck& recheck) {
+  return as_result([&] {
+    // As a step's record flags them (record_step), on its own.
+    connection_.exec(
+        "update tidemark.partitions p set recheck = $3 from jsonb_array_elements($1::jsonb) t"
+        " where p.pipeline = t ->> 0 and p.table_name = t ->> 1 and p.status = 'done'"
+        " and p.partition_hi > to_timestamp($2::bigint)",
+        {json_parameter(table_keys_json(recheck.tables)), epoch_text(recheck.from), recheck.because});
+    return ok_status();
+  });
+}
+
+Result<std::vector<InputState>> PgStateStore::read_inputs(const std::vector<TableRef>& inputs) {
+  nlohmann::json asked = nlohmann::json::array();
+  for (const TableRef& input : inputs) {
+    asked.push_back({input.pipeline, input.table, input.mode == TableMode::Partition});
+  }
+  return as_result([&] {
+    // A partition input's done partitions, from its first on, end at the
+    // first one whose end no done partition starts at: its first gap.
+    const PgResult r = connection_.exec_prepared(R"SQL(
+select i.n, w.value, w.value_type,
+       (select extract(epoch from min(p.partition_hi))::bigint from tidemark.partitions p
+        where (i.x ->> 2)::boolean and p.pipeline = i.x ->> 0 and p.table_name = i.x ->> 1 and p.status = 'done'
+          and not exists (select from tidemark.partitions n
+                          where n.pipeline = p.pipeline and n.table_name = p.table_name and n.status = 'done'
+                            and n.partition_lo = p.partition_hi)) as done_until
+from jsonb_array_elements($1::jsonb) with ordinality i(x, n)
+left join tidemark.watermarks w on not (i.x ->> 2)::boolean and w.pipeline = i.x ->> 0 and w.table_name = i.x ->> 1
+order by i.n
+)SQL",
+                                                  {json_parameter(asked)});
+    if (r.rows() != static_cast<int>(inputs.size())) std::abort();  // one row per input asked
+    const ResultColumns c(r);
+    std::vector<InputState> out(inputs.size());
+    for (int i = 0; i < r.rows(); ++i) {
+      InputState& state = out[static_cast<std::size_t>(i)];
+      if (!r.is_null(i, c("value"))) {
+        const auto value = cursor_from_stored(r.text(i, c("value_type")), r.text(i, c("value")));
+        if (!value) {
+          return Result<std::vector<InputState>>(
+              permanent_error("stored watermark of input " + inputs[static_cast<std::size_t>(i)].display() + ": " +
+                              value.error()));
+        }
+        state.watermark = StoredWatermark{*value, r.text(i, c("value_type")) == kSnapshotValueType};
+      }
+      if (!r.is_null(i, c("done_until"))) {
+        state.partitions_done_until = Instant(std::chrono::seconds(r.integer(i, c("done_until"))));
+      }
+    }
+    return Result<std::vector<InputState>>(std::move(out));
+  });
+}
+
+Result<RunId> PgStateStore::record_run(const RunStart& start, const RunEnd& end) {
+  return as_result([&] {
+    connection_.rollback_quietly();
+    static const std::string statement = run_row_sql(R"SQL(
+insert into tidemark.runs (pipeline, table_name, trigger, kind, status, error, error_kind, host, pid, scheduled_for,
+                           finished_at, window_lo, window_hi, watermark_after, rows_read, rows_written,
+                           horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
+                           infinite_cursor_rows, schema_drift, input_wait_seconds, rewrite_reason)
+select s.pipeline, s.table_name, s.trigger, s.kind, e.status, e.error, e.error_kind, $3, $4, to_timestamp($5::bigint),
+       now(), e.window_lo, e.window_hi, e.watermark_after, e.rows_read, e.rows_written, e.horizon_lag_seconds,
+       nullif(e.horizon_held_by, ''), e.watermark_ahead, e.null_cursor_rows, e.infinite_cursor_rows, e.schema_drift,
+       e.input_wait_seconds, e.rewrite_reason
+from jsonb_to_record($1::jsonb) as s({start_columns}), jsonb_to_record($2::jsonb) as e({end_columns})
+returning run_id
+)SQL");
+    const PgResult r = connection_.exec_prepared(
+        statement, {json_parameter(run_start_columns(start)), json_parameter(run_end_columns(end)), host_,
+                    std::to_string(::getpid()),
+                    firing_ ? std::optional<std::string>(std::to_string(firing_->time_since_epoch().count()))
+                            : std::nullopt});
+    return static_cast<RunId>(r.integer(0, 0));
+  });
+}
+
+void PgStateStore::announce_moved(const TableKey& table) {
+  // Outside a transaction the notification goes out at once; one that
+  // fails is only a dependent that waits for its schedule.
+  const Status sent = as_result([&] {
+    connection_.exec_prepared("select pg_notify($1, $2)",
+                              {std::string(kMovedChannel), json_parameter(table_keys_json({table}).at(0))});
+    return ok_status();
+  });
+  if (!sent) connection_.rollback_quietly();
+}
+
 Result<WatermarkRewound> PgStateStore::rewind_watermark(const WatermarkRewind& rewind) {
   const TableKey& table = rewind.table;
   auto rewound = as_result([&] {
@@ -573,6 +712,10 @@ select (select value from previous), (select count(*) from written), (select cou
                                         {table.pipeline, table.table, cursor_to_text(rewind.to),
                                          std::string(cursor_type_name(rewind.to.type)), rewind.reason,
                                          rewind.reset_by});
+    if (rewind.downstream) {
+      const Status flagged = flag_downstream(*rewind.downstream);
+      if (!flagged) throw PgError(flagged.error_kind(), flagged.error());
+    }
     connection_.exec("commit");
     WatermarkRewound out;
     out.done = true;

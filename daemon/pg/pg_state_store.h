@@ -18,7 +18,13 @@ struct WatermarkRewind {
   CursorValue to;
   std::string reason;    // kept forever in tidemark.watermark_resets
   std::string reset_by;  // who asked (the operating system user)
+  // The dependents' done partitions to flag, with the rewind.
+  std::optional<DownstreamRecheck> downstream;
 };
+
+// The channel announce_moved notifies on; its payload is the table as a
+// JSON array, ["pipeline", "table"].
+inline constexpr std::string_view kMovedChannel = "tidemark_moved";
 
 // What a rewind did.
 struct WatermarkRewound {
@@ -56,6 +62,12 @@ class PgStateStore final : public StateStore {
   Result<std::optional<Instant>> last_done_partition(const TableKey& table) override;
   Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
   Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
+  Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey& table) override;
+  Status clear_flag(const TableKey& table, Instant partition_lo) override;
+  Status flag_downstream(const DownstreamRecheck& recheck) override;
+  Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>& inputs) override;
+  Result<RunId> record_run(const RunStart& start, const RunEnd& end) override;
+  void announce_moved(const TableKey& table) override;
 
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
 
@@ -81,7 +93,8 @@ class PgStateStore final : public StateStore {
   // tidemark.watermark_resets, in one transaction under the table's
   // advisory lock (a transaction-level lock: it ends with the
   // transaction), so no run moves the watermark between the read of the
-  // old value and the write, and the audit row's old_value is exact. Does
+  // old value and the write, and the audit row's old_value is exact; the
+  // dependents' partitions it names are flagged in it too. Does
   // not wait: when a run holds the lock, returns done = false having
   // changed nothing. Requires no transaction open on the connection.
   // Fails, having changed nothing, when a statement does.

@@ -1,5 +1,8 @@
 #include "daemon/pg/pg_target.h"
 
+#include "core/sql/verify_statements.h"
+#include "core/text/sql_identifier.h"
+#include "daemon/pg/partition_bounds.h"
 #include "daemon/pg/pg_unit_of_work.h"
 #include "daemon/pg/relation_catalog.h"
 
@@ -68,6 +71,41 @@ Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
 
 std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
   return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_, copy_types_);
+}
+
+Result<PartitionComparison> PgTarget::compare_partition(const TableConfig& table, const PartitionRequest& request) {
+  PgConnection& source = source_.connection();
+  auto compared = as_result([&]() -> Result<PartitionComparison> {
+    const auto bounds = partition_bounds(target_, table, request);
+    if (!bounds) return bounds.failure();
+    if (!partition_checks_ || partition_checks_->first != table.target_table.quoted()) {
+      // The query's columns, by name, each as the target stores it: the
+      // same for every partition of the run.
+      const PgResult shape = source.exec(
+          "SELECT * FROM (\n" + without_trailing_semicolons(table.query) + "\n) q LIMIT 0", bounds->params,
+          bounds->types);
+      const auto target = find_table(table);
+      if (!target) return target.failure();
+      std::vector<PartitionColumn> columns;
+      for (int c = 0; c < shape.columns(); ++c) {
+        const ColumnShape* stored = find_column(target->columns, shape.column_name(c));
+        // A type of the target's own (an enum, say) may not exist on the
+        // source: its text is compared as the source prints it.
+        columns.push_back({shape.column_name(c), stored != nullptr && stored->portable_binary ? stored->type : ""});
+      }
+      partition_checks_.emplace(table.target_table.quoted(), partition_verify_queries(table, columns, bounds->cast));
+    }
+    const PartitionVerifyQueries& queries = partition_checks_->second;
+    // Both sides at once: the source's query is most of the time.
+    source.send(queries.source, bounds->params, bounds->types);
+    const PgResult in_target = target_.exec(queries.target, bounds->params);
+    const PgResult in_source = source.finish(&cancel_);
+    return PartitionComparison{in_source.integer(0, 0), in_target.integer(0, 0),
+                               in_source.text(0, 1) == in_target.text(0, 1)};
+  });
+  // A statement sent and not finished would hold the source session.
+  if (!compared) source.rollback_quietly();
+  return compared;
 }
 
 }  // namespace tidemark

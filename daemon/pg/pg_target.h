@@ -11,6 +11,7 @@
 
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
+#include "core/sql/verify_statements.h"
 #include "daemon/pg/pg_connection.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
@@ -34,6 +35,9 @@ class PgTarget final : public Target {
   // As PgSource::about_to_inspect, for check(): the target tables' versions.
   void about_to_check(const std::vector<const TableConfig*>& tables) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
+  // Both sides' count and checksum (core/sql/verify_statements.h) at once,
+  // the query's columns read as the target stores them.
+  Result<PartitionComparison> compare_partition(const TableConfig& table, const PartitionRequest& request) override;
 
   // The COPY format of a chunk of `source`'s columns, after check().
   CopyFormat copy_format(const SourceTable& source) const { return copy_types_.format_for(source.columns, source.catalog); }
@@ -56,6 +60,9 @@ class PgTarget final : public Target {
   std::optional<RelationVersions> versions_;  // read_versions()'s
   std::function<void(ChunkStep)> fault_hook_;
   TargetCopyTypes copy_types_;  // from the last check()
+  // A partition check's statements, for the target table they were made
+  // for (its quoted name): the same for each partition of a run.
+  std::optional<std::pair<std::string, PartitionVerifyQueries>> partition_checks_;
 };
 
 }  // namespace tidemark

@@ -63,6 +63,8 @@ nlohmann::json run_end_columns(const RunEnd& end) {
       {"rows_changed", reconcile ? nlohmann::json(reconcile->changed) : nlohmann::json()},
       {"source_changes", changes ? nlohmann::json(changes->counted) : nlohmann::json()},
       {"unseen_changes", changes ? nlohmann::json(changes->unseen) : nlohmann::json()},
+      {"input_wait_seconds", column_value(end.horizon.input_wait_seconds)},
+      {"rewrite_reason", end.rewrite_reason.empty() ? nlohmann::json() : nlohmann::json(end.rewrite_reason)},
   };
 }
 
@@ -99,7 +101,7 @@ std::string run_row_sql(std::string_view sql, RunsSchema schema) {
        " rows_read bigint, rows_written bigint, horizon_lag_seconds double precision, horizon_held_by text,"
        " watermark_ahead boolean, null_cursor_rows bigint, infinite_cursor_rows bigint, schema_drift text,"
        " rows_deleted bigint, rows_missing bigint, rows_changed bigint, source_changes bigint,"
-       " unseen_changes bigint"},
+       " unseen_changes bigint, input_wait_seconds double precision, rewrite_reason text"},
   }};
   std::string out;
   out.reserve(sql.size());

@@ -41,7 +41,8 @@ nlohmann::json column_value(const std::optional<T>& value) {
 // rows_written, the horizon's (horizon_lag_seconds, horizon_held_by,
 // watermark_ahead, null_cursor_rows, infinite_cursor_rows),
 // schema_drift, a reconcile's rows_deleted, rows_missing and
-// rows_changed, a watched load's source_changes and unseen_changes.
+// rows_changed, a watched load's source_changes and unseen_changes, an
+// input's wait (input_wait_seconds) and a partition's rewrite_reason.
 nlohmann::json run_start_columns(const RunStart& start);
 nlohmann::json run_end_columns(const RunEnd& end);
 

@@ -65,6 +65,7 @@ struct MetricsRegistry::TableSeries {
   Value repaired_missing;  // tidemark_rows_repaired_total, by reason
   Value repaired_gone;
   Value repaired_changed;
+  Value input_wait;  // 0 when no input holds the table back
   bool ahead = false;  // what table_progress was last told
 };
 
@@ -188,6 +189,16 @@ void MetricsRegistry::on_run_finished(const RunSummary& summary) {
   // Only a run that compared the columns knows: one that failed before
   // (a database down) leaves the gauge as it was.
   if (summary.schema_drift) s->schema_drift.set(*summary.schema_drift ? 1 : 0);
+}
+
+void MetricsRegistry::on_horizon(const TableKey& table, const HorizonReport& horizon) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  TableSeries* s = find(table);
+  if (s == nullptr) return;
+  s->input_wait.set(horizon.input_wait_seconds.value_or(0));
+  // A partition table's firing reads the horizon too: what held it back
+  // shows as it does for incremental runs.
+  if (horizon.lag_seconds) s->horizon_lag.set(*horizon.lag_seconds);
 }
 
 void MetricsRegistry::run_started(const TableKey& table, std::chrono::duration<double> start_delay) {
@@ -349,6 +360,8 @@ const MetricsRegistry::TableFamily MetricsRegistry::kRunFamilies[] = {
     {"tidemark_unseen_changes",
      "Updates and deletes the source counted that the table's insert-only cursor cannot see, since it last ran clean",
      "gauge", &TableSeries::unseen_changes},
+    {"tidemark_input_wait_seconds", "How long an input (inputs:) has held the table back; 0 when none does", "gauge",
+     &TableSeries::input_wait},
 };
 
 void MetricsRegistry::write_text(std::string& out) const {

@@ -52,6 +52,10 @@ class MetricsRegistry final : public RunObserver {
   void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
                           const CursorValue& watermark) override;
   void on_run_finished(const RunSummary& summary) override;
+  // A run decided its horizon: how long an input holds the table back
+  // (tidemark_input_wait_seconds), and for a partition table's firing the
+  // horizon's lag.
+  void on_horizon(const TableKey& table, const HorizonReport& horizon) override;
 
   void run_started(const TableKey& table, std::chrono::duration<double> start_delay);
   void run_ended(const TableKey& table, std::chrono::duration<double> duration);

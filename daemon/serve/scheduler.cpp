@@ -41,6 +41,11 @@ void Scheduler::assign(FleetView view, const std::optional<LastStarts>& last_sta
   tables_.assign(std::move(view), last_starts);
 }
 
+void Scheduler::input_moved(const TableKey& input) {
+  loop_thread_.check("Scheduler::input_moved");
+  tables_.input_moved(input);
+}
+
 void Scheduler::reload(std::shared_ptr<const Config> config) {
   loop_thread_.check("Scheduler::reload");
   tables_.reload(std::move(config));

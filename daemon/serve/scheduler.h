@@ -39,6 +39,10 @@ class Scheduler {
   // A renewal of this member's lease came back (TableScheduler::assign).
   void assign(FleetView view, const std::optional<LastStarts>& last_starts);
 
+  // A table moved: its dependents this member owns run now
+  // (TableScheduler::input_moved).
+  void input_moved(const TableKey& input);
+
   // Applies a new, valid configuration (TableScheduler::reload). Nothing
   // in flight is interrupted.
   void reload(std::shared_ptr<const Config> config);

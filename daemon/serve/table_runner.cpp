@@ -4,6 +4,8 @@
 #include <spdlog/spdlog.h>
 
 #include "core/config/table_modes.h"
+#include "core/reconcile/partition_repair.h"
+#include "core/run/input_horizon.h"
 #include "core/run/table_run.h"
 
 namespace tidemark {
@@ -60,17 +62,23 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
                                        const ReconcileRequest& request, const CancelToken& cancel) {
   const auto started = std::chrono::steady_clock::now();
   ReconcileReport out;
-  JobPorts ports(*config_, pipeline, sessions_, cancel, /*pipeline_time_zone=*/false);
+  const TableModeSpec& mode = table_mode(table.mode);
+  JobPorts ports(*config_, pipeline, sessions_, cancel, mode.in_pipeline_time_zone);
   if (ports.state_unreachable()) {
     // A reconcile is not a load: no observer counts it (the run row feeds
     // its gauges), so the report and the log line carry the error.
     out.run = ports.unrecorded_failure(TableKey{pipeline.name, table.name});
   } else {
     prepare(ports);
-    const auto [source_keys, target_keys] = ports.key_sides(table);
     const RunContext context{pipeline, table, ports.state(), ports.source(), ports.target(), observer_, cancel,
                              ownership_};
-    out = ReconcileRun(context, source_keys, target_keys).execute(request);
+    if (mode.reconcile == ReconcileBy::Partitions) {
+      out = PartitionRepair(context).execute(request);
+    } else {
+      const auto [source_keys, target_keys] = ports.key_sides(table);
+      out = ReconcileRun(context, source_keys, target_keys).execute(request);
+    }
+    announce_to_dependents(table, out.run, ports.state());
   }
   const auto elapsed =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
@@ -82,12 +90,36 @@ ReconcileReport TableRunner::reconcile(const PipelineConfig& pipeline, const Tab
   return out;
 }
 
+namespace {
+
+// A partition table's reconcile: what it compared and wrote again.
+std::string describe_partitions(const ReconcileReport& report, bool dry_run, std::string line) {
+  std::size_t differing = 0;
+  std::size_t rewritten = 0;
+  for (const PartitionChecked& p : report.partitions) {
+    differing += p.found.equal() ? 0 : 1;
+    rewritten += p.rewritten ? 1 : 0;
+  }
+  line += ", " + std::to_string(report.partitions.size()) + " partitions compared, " + std::to_string(differing) +
+          " differed" + (dry_run ? "" : ", " + std::to_string(rewritten) + " written again") + ", rows written " +
+          std::to_string(report.run.rows_written);
+  if (report.partitions_not_complete > 0) {
+    line += "; " + std::to_string(report.partitions_not_complete) + " done partitions not compared, not complete " +
+            "again yet (" + report.held_by + ")";
+  }
+  if (!report.run.error.empty()) line += ": " + report.run.error;
+  return line;
+}
+
+}  // namespace
+
 std::string describe_reconcile(const ReconcileReport& report, bool dry_run) {
   const RunSummary& s = report.run;
   std::string line = s.table.display() + ": reconcile" + (dry_run ? " (dry run)" : "") + " " +
                      std::string(run_status_name(s.status));
   if (s.status == RunStatus::Failed) line += " (" + std::string(error_kind_name(s.error_kind)) + ")";
   if (s.status == RunStatus::SkippedLocked) return line + " (another run holds the table's lock)";
+  if (s.partitions) return describe_partitions(report, dry_run, std::move(line));
   if (s.run != 0) line += " run " + std::to_string(s.run);
   if (report.no_watermark) return line + ", no watermark yet: nothing is claimed, nothing compared";
   line += ", watermark " + cursor_text_or_none(s.watermark_before);
@@ -137,6 +169,7 @@ std::string describe_run(const TimedSummary& run) {
     line += "; " + std::to_string(s.changes->unseen) +
             " updates and deletes the cursor cannot see (new rows only) since the table last ran clean";
   }
+  if (!s.rewrite_reason.empty()) line += "; written again: " + s.rewrite_reason;
   if (s.target_created) line += "; target table created";
   if (!s.appended_columns.empty()) {
     std::string names;

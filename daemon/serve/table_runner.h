@@ -53,9 +53,10 @@ class TableRunner {
                                                      const std::vector<BatchMember>& members,
                                                      const CancelToken& cancel);
 
-  // A reconcile of an incremental table (core/reconcile/reconcile_run.h)
-  // on the same sessions a run takes. Never throws for database trouble:
-  // it ends up in the report (and the run row when there is one).
+  // A reconcile of an incremental table (core/reconcile/reconcile_run.h),
+  // or of a partition table (core/reconcile/partition_repair.h), on the
+  // same sessions a run takes. Never throws for database trouble: it ends
+  // up in the report (and the run rows when there are).
   ReconcileReport reconcile(const PipelineConfig& pipeline, const TableConfig& table, const ReconcileRequest& request,
                             const CancelToken& cancel);
 

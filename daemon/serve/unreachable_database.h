@@ -30,6 +30,9 @@ class UnreachableDatabase final : public Source, public Target, public KeySide {
 
   Result<TargetTable> check(const TableConfig&) override { return failure(); }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override;
+  Result<PartitionComparison> compare_partition(const TableConfig&, const PartitionRequest&) override {
+    return failure();
+  }
 
   Result<std::int64_t> estimate_rows() override { return failure(); }
   Status send_bucket_sums(std::int64_t, const KeyCompare&) override { return failure(); }

@@ -25,6 +25,12 @@ struct FakeRunRow {
   std::optional<RunEnd> end;
 };
 
+inline RunEnd abandoned_end() {
+  RunEnd end;
+  end.error = "abandoned";
+  return end;
+}
+
 class FakeState final : public StateStore {
  public:
   std::optional<CursorValue> watermark;
@@ -68,7 +74,7 @@ class FakeState final : public StateStore {
     OpenedRun out;
     for (auto& r : runs) {
       if (!r.end && (!start.window || (r.start.window && r.start.window->lo == start.window->lo))) {
-        r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt, std::nullopt};
+        r.end = abandoned_end();
         ++out.abandoned;
       }
     }
@@ -127,7 +133,7 @@ class FakeState final : public StateStore {
       }
       for (auto& r : runs) {
         if (!r.end) {
-          r.end = RunEnd{false, std::nullopt, std::nullopt, 0, 0, "abandoned", ErrorKind::Transient, {}, std::nullopt, std::nullopt, std::nullopt};
+          r.end = abandoned_end();
           ++abandoned_marked;
         }
       }
@@ -192,6 +198,42 @@ class FakeState final : public StateStore {
     partitions.emplace(p.lo, std::make_pair(p.hi, std::string("failed")));
     return ok_status();
   }
+  std::map<Instant, std::string> flags;  // done partitions to check again: lo -> why
+  Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey&) override {
+    std::vector<FlaggedPartition> out;
+    for (const auto& [lo, because] : flags) {
+      const auto p = partitions.find(lo);
+      if (p != partitions.end() && p->second.second == "done") out.push_back({TimeWindow{lo, p->second.first}, because});
+    }
+    return out;
+  }
+  int flags_cleared = 0;
+  Status clear_flag(const TableKey&, Instant lo) override {
+    flags_cleared += static_cast<int>(flags.erase(lo));
+    return ok_status();
+  }
+  std::vector<DownstreamRecheck> downstream;  // every flagging of other tables that committed
+  Status flag_downstream(const DownstreamRecheck& recheck) override {
+    downstream.push_back(recheck);
+    return ok_status();
+  }
+  // What read_inputs answers, in the order asked; how often it was asked.
+  std::vector<InputState> inputs;
+  std::string fail_inputs;
+  int inputs_read = 0;
+  Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>& asked) override {
+    ++inputs_read;
+    if (!fail_inputs.empty()) return Error{fail_inputs};
+    std::vector<InputState> out = inputs;
+    out.resize(asked.size());
+    return out;
+  }
+  Result<RunId> record_run(const RunStart& start, const RunEnd& end) override {
+    runs.push_back({start, end});
+    return static_cast<RunId>(runs.size());
+  }
+  std::vector<TableKey> announced;
+  void announce_moved(const TableKey& table) override { announced.push_back(table); }
 };
 
 struct FakeRow {
@@ -343,6 +385,16 @@ class FakeTarget final : public Target {
     return out;
   }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
+  // What compare_partition finds: equal unless a partition's lo is here.
+  std::map<Instant, PartitionComparison> differing;
+  std::vector<TimeWindow> compared;
+  std::string fail_compare;
+  Result<PartitionComparison> compare_partition(const TableConfig&, const PartitionRequest& request) override {
+    compared.push_back(request.window);
+    if (!fail_compare.empty()) return Error{fail_compare};
+    const auto it = differing.find(request.window.lo);
+    return it == differing.end() ? PartitionComparison{1, 1, true} : it->second;
+  }
   std::vector<RunLock> begun;  // the lock each unit of work was begun under
   std::string fail_commit;     // commit() fails with this, landing nothing
   int unrecorded_commits = 0;  // commits asked without a written record: a broken rule
@@ -482,7 +534,11 @@ class FakeUnitOfWork final : public UnitOfWork {
     if (record_->partition_done && partition_) {
       target_.partitions_written.push_back(*partition_);
       state.partitions[partition_->lo] = {partition_->hi, "done"};
+      state.flags.erase(partition_->lo);
+      // A rewrite leaves the query's rows: no longer differing.
+      target_.differing.erase(partition_->lo);
     }
+    if (record_->recheck) state.downstream.push_back(*record_->recheck);
     ++target_.commits;
     target_.records.push_back(*record_);
     if (target_.cancel_after_first) target_.cancel_after_first->cancel();

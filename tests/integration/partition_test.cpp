@@ -158,7 +158,7 @@ TEST_CASE("verify compares each recent partition with what its query returns now
   CHECK(shop.run(run_verify, verify) == 0);
 }
 
-TEST_CASE("reconcile of a partition table compares every done partition, not only the most recent, and names the fix") {
+TEST_CASE("reconcile of a partition table compares every done partition, not only the most recent, and rewrites") {
   Shop shop;
   // Ten days: verify sees the last seven, reconcile all of them.
   REQUIRE(shop.backfill("daily_revenue", "2026-03-22", "2026-04-01") == 0);
@@ -167,7 +167,8 @@ TEST_CASE("reconcile of a partition table compares every done partition, not onl
   reconcile.table = "daily_revenue";
   std::ostringstream().swap(shop.out);
   CHECK(shop.run(run_reconcile, reconcile) == 0);
-  CHECK(shop.out.str().find("shop.daily_revenue: all 10 partitions done") != std::string::npos);
+  CHECK(shop.out.str().find("shop.daily_revenue: reconcile success, 10 partitions compared, 0 differed, 0 written "
+                            "again") != std::string::npos);
 
   // The oldest day's partition is changed in the target: too old for verify.
   shop.env.target().exec("update mart.daily_revenue set revenue = revenue + 1 where day_start = '2026-03-22 00:00+01'");
@@ -181,19 +182,30 @@ TEST_CASE("reconcile of a partition table compares every done partition, not onl
   std::ostringstream().swap(shop.out);
   reconcile.dry_run = true;
   CHECK(shop.run(run_reconcile, reconcile) == 1);
-  const std::string report = shop.out.str();
+  std::string report = shop.out.str();
   INFO(report);
-  CHECK(report.find("DIFFERENT VALUES") != std::string::npos);
-  CHECK(report.find("tidemark backfill shop --table daily_revenue --from '2026-03-22 00:00:00' --to "
-                    "'2026-03-23 00:00:00' --rerun") != std::string::npos);
-  // Reporting changes nothing; the named backfill does.
+  CHECK(report.find("10 partitions compared, 1 differed, rows written 0") != std::string::npos);
+  CHECK(report.find("2026-03-22: would be written again: the query returns other values in 1 row") !=
+        std::string::npos);
+  // The partitions are listed oldest first.
+  CHECK(report.find("2026-03-22:") < report.find("2026-03-23:"));
+  // A dry run changes nothing; a reconcile writes the partition again.
   CHECK(PgTestEnv::rows(shop.env.target(), kOldestDay) == tampered);
-  shop.options.rerun = true;
-  REQUIRE(shop.backfill("daily_revenue", "2026-03-22 00:00:00", "2026-03-23 00:00:00") == 0);
-  CHECK(PgTestEnv::rows(shop.env.target(), kOldestDay) != tampered);
   std::ostringstream().swap(shop.out);
   reconcile.dry_run = false;
   CHECK(shop.run(run_reconcile, reconcile) == 0);
+  report = shop.out.str();
+  CHECK(report.find("1 differed, 1 written again") != std::string::npos);
+  CHECK(report.find("2026-03-22: written again: the query returns other values in 1 row") != std::string::npos);
+  CHECK(PgTestEnv::rows(shop.env.target(), kOldestDay) != tampered);
+  // Its run row says why it was written again.
+  CHECK(PgTestEnv::rows(shop.env.state(),
+                        "select trigger || ' ' || kind || ': ' || rewrite_reason from tidemark.runs"
+                        " where rewrite_reason is not null") ==
+        std::vector<std::string>{"reconcile reconcile: reconcile: the query returns other values in 1 row"});
+  std::ostringstream().swap(shop.out);
+  CHECK(shop.run(run_reconcile, reconcile) == 0);
+  CHECK(shop.out.str().find("10 partitions compared, 0 differed") != std::string::npos);
 }
 
 TEST_CASE("verify of a partition table with nothing written says so") {

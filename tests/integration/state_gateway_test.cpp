@@ -130,7 +130,7 @@ TEST_CASE("regression: rewind read the old value before taking the lock, so its 
 TEST_CASE("the store's rewind changes nothing while a run holds the lock, and audits what it replaced") {
   Gateway g;
   PgStateStore store(g.env.state());
-  const WatermarkRewind first{kOrders, instant("2026-01-02T00:00:00Z"), "first", "tester"};
+  const WatermarkRewind first{kOrders, instant("2026-01-02T00:00:00Z"), "first", "tester", std::nullopt};
 
   PgConnection holder(testing::test_dsn(g.database(g.env.state())), "holder");
   holder.exec("select pg_advisory_lock($1::bigint)", {std::to_string(advisory_lock_key(kOrders))});
@@ -150,7 +150,7 @@ TEST_CASE("the store's rewind changes nothing while a run holds the lock, and au
             .boolean(0, 0));
   holder.exec("select pg_advisory_unlock_all()");
 
-  rewound = store.rewind_watermark({kOrders, instant("2026-01-01T12:00:00Z"), "second", "tester"});
+  rewound = store.rewind_watermark({kOrders, instant("2026-01-01T12:00:00Z"), "second", "tester", std::nullopt});
   REQUIRE(rewound);
   CHECK(rewound->old_value == std::optional<std::string>("2026-01-02T00:00:00Z"));
   CHECK(PgTestEnv::rows(g.env.state(), "select value, value_type from tidemark.watermarks") ==
@@ -335,11 +335,12 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
   // A schema as version 14 left it, with a load and a reconcile, upgraded.
   g.env.state().exec(
       "delete from tidemark.runs;"
-      "alter table tidemark.runs drop column kind;"  // its indexes and check with it
+      "alter table tidemark.runs drop column kind, drop column input_wait_seconds, drop column rewrite_reason;"
+      "alter table tidemark.partitions drop column recheck;"
       "delete from tidemark.schema_migrations where version >= 15;"
       "insert into tidemark.runs (pipeline, table_name, trigger, status)"
       " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
-  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15});
+  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15, 16});
   CHECK(PgTestEnv::rows(g.env.state(), "select trigger || ' ' || kind from tidemark.runs order by run_id") ==
         std::vector<std::string>{"schedule load", "reconcile reconcile"});
 

@@ -130,20 +130,6 @@ tables:
     deletes: { reconcile: "0 3 * * *", acton: mark }
 )",
      11, 40, "tables[0].deletes.acton", "unknown key \"acton\""},
-    {"deletes on a partition table", R"(pipeline: p
-source: shop
-target: warehouse
-schedule: "* * * * *"
-tables:
-  - name: daily
-    mode: partition
-    partition: { column: day }
-    query: select * from t where day >= $1 and day < $2
-    target_table: mart.daily
-    deletes: { reconcile: "0 3 * * *" }
-)",
-     11, 14, "tables[0].deletes",
-     "only for mode: incremental (a partition table is replaced whole from its query)"},
     {"unknown top-level key", R"(pipeline: p
 source: shop
 target: warehouse
@@ -642,6 +628,126 @@ tables:
     deletes: { reconcile: "0 3 * * *" }
 )",
      11, 14, "tables[0].deletes", "deletes the rows gone from the source itself"},
+    {"a partition table's lookback as a count", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+    lookback: 3
+)",
+     11, 15, "tables[0].lookback", "a partition table's lookback is a duration"},
+    {"a partition table's lookback shorter than a partition", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+    lookback: 12h
+)",
+     11, 15, "tables[0].lookback", "at least one partition long (1d)"},
+    {"a partition table's reconcile that would mark rows", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: month }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+    deletes: { reconcile: "0 3 * * *", action: mark, mark_column: gone_at }
+)",
+     11, 48, "tables[0].deletes.action", "there is no row to mark"},
+    {"an input that is no table", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+    inputs: [p.orders, p.ordres]
+)",
+     16, 24, "tables[1].inputs[1]", "no table \"p.ordres\" in this configuration"},
+    {"a table that is its own input", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+    inputs: [p.daily]
+)",
+     11, 14, "tables[0].inputs[0]", "a table cannot be its own input"},
+    {"an input named twice", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    inputs: [p.daily, p.daily]
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+)",
+     11, 23, "tables[0].inputs[1]", "is named twice"},
+    {"inputs in a cycle", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    inputs: [p.daily]
+  - name: daily
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily
+    inputs: [p.orders]
+)",
+     11, 14, "tables[0].inputs[0]", "inputs form a cycle (p.daily -> p.orders -> p.daily)"},
+    {"a snapshot table with inputs", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [country_id]
+    inputs: [q.orders]
+)",
+     11, 13, "tables[0].inputs", "no window for an input to hold back"},
 };
 
 const BrokenCase kBrokenDaemonFiles[] = {
@@ -1193,6 +1299,94 @@ tables:
   REQUIRE(outcome.errors.size() == 1);
   CHECK(outcome.errors[0].key_path == "tables[0].deletes");
   CHECK(outcome.errors[0].message.find("is also loaded by shards.shard_2") != std::string::npos);
+}
+
+TEST_CASE("marts: a partition table's lookback and reconcile, inputs resolved across files, dependents given back") {
+  const auto outcome = parse_config(test_daemon(), {{"shop.yaml", R"(pipeline: shop.v2
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+timezone: Europe/Berlin
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+)"},
+                                                    {"marts.yaml", R"(pipeline: marts
+source: warehouse
+target: warehouse
+schedule: "5 0 * * *"
+tables:
+  - name: daily_revenue
+    mode: partition
+    partition: { column: day, unit: day }
+    lookback: 3d
+    query: "select $1::date as day, count(*) from raw.orders where ordered_at >= $1 and ordered_at < $2"
+    target_table: mart.daily_revenue
+    inputs: [shop.v2.orders]
+    deletes: { reconcile: "0 4 * * 0" }
+  - name: monthly
+    mode: partition
+    partition: { column: month, unit: month }
+    lookback: 28d
+    query: "select $1::date as month, sum(count) from mart.daily_revenue where day >= $1 and day < $2"
+    target_table: mart.monthly
+    inputs: [marts.daily_revenue, shop.v2.orders]
+)"}});
+  INFO((outcome.errors.empty() ? "" : outcome.errors[0].to_string()));
+  REQUIRE(outcome.value);
+  const Config& config = *outcome.value;
+  const TableConfig& daily = *config.find_pipeline("marts")->find_table("daily_revenue");
+  CHECK(daily.lookback == CursorSpan{CursorSpan::Kind::Duration, 3 * 86400});
+  REQUIRE(daily.deletes);
+  CHECK(daily.deletes->reconcile->expression() == "0 4 * * 0");
+  REQUIRE(daily.inputs.size() == 1);
+  CHECK(daily.inputs[0].display() == "shop.v2.orders");
+  CHECK(daily.inputs[0].mode == TableMode::Incremental);
+  CHECK(daily.inputs[0].zone->name() == "Europe/Berlin");
+  const TableConfig& monthly = *config.find_pipeline("marts")->find_table("monthly");
+  REQUIRE(monthly.inputs.size() == 2);
+  CHECK(monthly.inputs[0].display() == "marts.daily_revenue");
+  CHECK(monthly.inputs[0].mode == TableMode::Partition);
+  const TableConfig& orders = *config.find_pipeline("shop.v2")->find_table("orders");
+  REQUIRE(orders.dependents.size() == 2);
+  CHECK(orders.dependents[0].display() == "marts.daily_revenue");
+  CHECK(orders.dependents[1].display() == "marts.monthly");
+  REQUIRE(daily.dependents.size() == 1);
+  CHECK(daily.dependents[0].display() == "marts.monthly");
+  CHECK(monthly.dependents.empty());
+}
+
+TEST_CASE("an input into a pipeline file that has errors of its own is not reported missing as well") {
+  const auto outcome = parse_config(test_daemon(), {{"shop.yaml", R"(pipeline: shop
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    lookback: soon
+)"},
+                                                    {"marts.yaml", R"(pipeline: marts
+source: warehouse
+target: warehouse
+schedule: "5 0 * * *"
+tables:
+  - name: daily_revenue
+    mode: partition
+    partition: { column: day, unit: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: mart.daily_revenue
+    inputs: [shop.orders]
+)"}});
+  REQUIRE(outcome.errors.size() == 1);
+  CHECK(outcome.errors[0].file == "shop.yaml");
+  CHECK(outcome.errors[0].key_path == "tables[0].lookback");
 }
 
 }  // namespace tidemark

@@ -34,9 +34,10 @@ struct ModeCase {
 
 const ModeCase kModes[] = {
     {TableMode::Incremental, "incremental", RunClass::IncrementalRun, {"source_table", "key", "cursor"},
-     {"columns", "lookback", "max_window", "initial", "on_schema_change", "deletes", "create_target"},
+     {"columns", "lookback", "max_window", "initial", "on_schema_change", "deletes", "create_target", "inputs"},
      ReconcileBy::Keys, true, BackfillBy::Cursor, VerifyBy::Days, true, false, false, true},
-    {TableMode::Partition, "partition", RunClass::PartitionRun, {"partition", "query"}, {"initial"},
+    {TableMode::Partition, "partition", RunClass::PartitionRun, {"partition", "query"},
+     {"initial", "lookback", "deletes", "inputs"},
      ReconcileBy::Partitions, false, BackfillBy::Partitions, VerifyBy::Partitions, false, false, true, false},
     {TableMode::Snapshot, "snapshot", RunClass::SnapshotRun, {"source_table", "key"},
      {"columns", "on_schema_change", "create_target"}, ReconcileBy::Refused, false, BackfillBy::Refused,
@@ -112,7 +113,7 @@ TEST_CASE("a key is taken by the modes whose rows name it, and refused by the ot
       {TableMode::Snapshot, "initial", false,
        "only for mode: incremental or partition (a snapshot run reads the whole table, no cursor)"},
       {TableMode::Snapshot, "deletes", false,
-       "only for mode: incremental (a snapshot run deletes the rows gone from the source itself)"},
+       "only for mode: incremental or partition (a snapshot run deletes the rows gone from the source itself)"},
       {TableMode::Snapshot, "query", false, "only for mode: partition (snapshot tables read source_table)"},
       {TableMode::Partition, "initial", true, std::nullopt},
       {TableMode::Partition, "source_table", false,
@@ -120,7 +121,15 @@ TEST_CASE("a key is taken by the modes whose rows name it, and refused by the ot
       {TableMode::Partition, "key", false, std::string("only for mode: incremental or snapshot") + kPartitionReason},
       {TableMode::Partition, "create_target", false,
        std::string("only for mode: incremental or snapshot") + kPartitionReason},
-      {TableMode::Partition, "lookback", false, std::string("only for mode: incremental") + kPartitionReason},
+      {TableMode::Partition, "lookback", true, std::nullopt},
+      {TableMode::Partition, "deletes", true, std::nullopt},
+      {TableMode::Partition, "inputs", true, std::nullopt},
+      {TableMode::Incremental, "inputs", true, std::nullopt},
+      {TableMode::Snapshot, "inputs", false,
+       "only for mode: incremental or partition (a snapshot run copies the whole table, with no window for an "
+       "input to hold back)"},
+      {TableMode::Snapshot, "lookback", false,
+       "only for mode: incremental or partition (a snapshot run reads the whole table, no cursor)"},
       // Keys of every table are no mode's own: neither taken nor refused here.
       {TableMode::Partition, "name", false, std::nullopt},
       {TableMode::Snapshot, "schedule", false, std::nullopt},
@@ -142,7 +151,8 @@ TEST_CASE("the reference docs name the modes that take a key, and whether they r
       {"columns", "incremental and snapshot"},
       {"initial", "incremental and partition"},
       {"query", "partition (required)"},
-      {"deletes", "incremental"},
+      {"deletes", "incremental and partition"},
+      {"inputs", "incremental and partition"},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.first));

@@ -61,6 +61,13 @@ class RoutedState final : public StateStore {
   Result<std::optional<Instant>> last_done_partition(const TableKey&) override { return Error{"unused"}; }
   Result<std::vector<Instant>> done_partitions(const TableKey&, Instant, Instant) override { return Error{"unused"}; }
   Status mark_partition_failed(const TableKey&, const TimeWindow&, RunId) override { return Error{"unused"}; }
+  Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey&) override { return Error{"unused"}; }
+  Status clear_flag(const TableKey&, Instant) override { return Error{"unused"}; }
+  Status flag_downstream(const DownstreamRecheck&) override { return Error{"unused"}; }
+  Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>&) override { return Error{"unused"}; }
+  Result<RunId> record_run(const RunStart&, const RunEnd&) override { return Error{"unused"}; }
+  std::vector<TableKey> announced;
+  void announce_moved(const TableKey& t) override { announced.push_back(t); }
 
   Result<std::vector<bool>> try_lock_all(const std::vector<RunLock>& locks) override {
     ++lock_calls;
@@ -138,6 +145,9 @@ class RoutedTarget final : public Target {
     return tables_.at(lock.table.table)->target.begin(lock);
   }
   int begun = 0;  // a batch writes nothing to the target
+  Result<PartitionComparison> compare_partition(const TableConfig&, const PartitionRequest&) override {
+    return Error{"unused"};
+  }
 
  private:
   std::map<std::string, std::unique_ptr<OneTable>>& tables_;

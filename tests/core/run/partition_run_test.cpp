@@ -171,6 +171,12 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
     Result<std::vector<QuietRunRecorded>> record_quiet_runs(const std::vector<QuietRun>&) override {
       return Error{"unused"};
     }
+    Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey&) override { return Error{"unused"}; }
+    Status clear_flag(const TableKey&, Instant) override { return Error{"unused"}; }
+    Status flag_downstream(const DownstreamRecheck&) override { return Error{"unused"}; }
+    Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>&) override { return Error{"unused"}; }
+    Result<RunId> record_run(const RunStart&, const RunEnd&) override { return Error{"unused"}; }
+    void announce_moved(const TableKey&) override {}
   } unreachable;
   const RunSummary s =
       PartitionRun(RunContext{h.pipeline, h.table, unreachable, h.source, h.target, h.observer, h.cancel, sole_owner()})

@@ -84,4 +84,35 @@ TEST_CASE("dates without an offset are local to the zone") {
   CHECK_FALSE(parse_time_in_zone("tomorrow", ny).ok());
 }
 
+
+TEST_CASE("a partition table's lookback reaches back whole local days and months, and real hours") {
+  const TimeZone& berlin = *date::locate_zone("Europe/Berlin");
+  struct Row {
+    const char* name;
+    const char* newest_complete_lo;
+    std::int64_t lookback_seconds;
+    PartitionUnit unit;
+    const char* expected;
+  };
+  const Row rows[] = {
+      {"3d from 2026-03-30: the 27th, though the 29th is 23 hours long", "2026-03-29T22:00:00Z", 3 * 86400,
+       PartitionUnit::Day, "2026-03-26T23:00:00Z"},
+      {"2d from 2026-10-27: the 25th, though it is 25 hours long", "2026-10-26T23:00:00Z", 2 * 86400,
+       PartitionUnit::Day, "2026-10-24T22:00:00Z"},
+      {"1d: the day before", "2026-06-09T22:00:00Z", 86400, PartitionUnit::Day, "2026-06-08T22:00:00Z"},
+      {"31d from March: February 1 is before the 29th of January", "2026-02-28T23:00:00Z", 31 * 86400,
+       PartitionUnit::Month, "2026-01-28T23:00:00Z"},
+      {"3h across the spring gap: real hours", "2026-03-29T03:00:00Z", 3 * 3600, PartitionUnit::Hour,
+       "2026-03-29T00:00:00Z"},
+  };
+  for (const Row& row : rows) {
+    INFO(std::string(row.name));
+    const Instant lo = at(row.newest_complete_lo);
+    const TimeWindow newest = partition_containing(lo, row.unit, berlin);
+    REQUIRE(newest.lo == lo);
+    CHECK(format_instant(lookback_start(newest, std::chrono::seconds(row.lookback_seconds), row.unit, berlin)) ==
+          row.expected);
+  }
+}
+
 }  // namespace tidemark
