@@ -567,6 +567,8 @@ class RecordingObserver final : public RunObserver {
     ++chunks;
   }
   void on_run_finished(const RunSummary& summary) override { finished.push_back(summary); }
+  std::vector<HorizonReport> horizons;  // each as a run decided it
+  void on_horizon(const TableKey&, const HorizonReport& horizon) override { horizons.push_back(horizon); }
 };
 
 // A fleet's answer to whether this process owns a table: every table but

@@ -486,3 +486,56 @@ TEST_CASE("regression: hi held at an open transaction's start is lowered to what
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("inputs: an incremental table's hi never passes its inputs' watermarks, and says which it waits for") {
+  TimeHarness h;
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.state.watermark = CursorValue{CursorType::TimestampTz, kNoon - 30 * kMinute};
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute}},
+                               std::nullopt}};
+  h.source.rows = {{1, kNoon - 20 * kMinute}, {2, kNoon - 5 * kMinute}};
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon - 10 * kMinute});
+  CHECK(h.target.rows.size() == 1);  // the row the input has not passed waits
+  CHECK(s.horizon.held_by == "waiting for shop.orders, at 2026-09-21T14:03:20Z");
+  REQUIRE(s.horizon.input_wait_seconds);
+  CHECK(*s.horizon.input_wait_seconds == 600);
+  CHECK(s.horizon.lag_seconds == doctest::Approx(601));  // from the source's clock, a second past its horizon
+  REQUIRE(h.state.runs.back().end);
+  CHECK(h.state.runs.back().end->horizon.input_wait_seconds == s.horizon.input_wait_seconds);
+  CHECK(h.observer.horizons.back().held_by == s.horizon.held_by);
+
+  // The input moves on: so does the table, as far as its source allows.
+  h.state.inputs[0].watermark->value.raw = kNoon + 10 * kMinute;
+  s = h.run();
+  CHECK(h.state.watermark == CursorValue{CursorType::TimestampTz, kNoon});
+  CHECK(h.target.rows.size() == 2);
+  CHECK_FALSE(s.horizon.input_wait_seconds);
+  CHECK(s.horizon.held_by.empty());
+}
+
+TEST_CASE("inputs: nothing is claimed before every input has loaded something; an integer cursor is refused") {
+  TimeHarness h;
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.table.initial = "2026-09-21T13:00:00Z";
+  h.source.rows = {{1, kNoon - 5 * kMinute}};
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.target.rows.empty());
+  CHECK(s.horizon.held_by == "waiting for shop.orders, which has loaded nothing yet");
+
+  Harness ids;
+  ids.table.inputs = h.table.inputs;
+  ids.source.rows = {{1, 10}};
+  s = ids.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error_kind == ErrorKind::Permanent);
+  CHECK(s.error == "cursor c is an integer, and its inputs bound a table by time: give the table a time cursor, or "
+                   "remove its inputs");
+  CHECK(ids.target.rows.empty());
+}
+
+}  // namespace tidemark

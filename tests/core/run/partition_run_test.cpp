@@ -3,6 +3,7 @@
 
 #include "core/time/instant_text.h"
 #include "core/run/partition_run.h"
+#include "core/run/table_run.h"
 #include "fake_ports.h"
 
 namespace tidemark {
@@ -210,6 +211,215 @@ TEST_CASE("regression: a partition firing that failed before its first partition
   REQUIRE(h.run().status == RunStatus::Success);
   CHECK(h.observer.finished.size() == 2);
   CHECK(h.state.runs.size() == 2);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+SourceMicros micros_at(const char* text) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(at(text).time_since_epoch()).count();
+}
+
+// Ten days written, 20 to 29 March in Berlin; the source's clock on the 30th.
+struct Written : Harness {
+  Written() {
+    table.initial = "2026-03-20";
+    source.now = at("2026-03-30T10:00:00Z");
+    REQUIRE(run().chunks == 10);
+    target.partitions_written.clear();
+    target.compared.clear();
+  }
+  std::string compared() const {
+    std::string out;
+    for (const auto& w : target.compared) out += (out.empty() ? "" : " ") + format_instant(w.lo);
+    return out;
+  }
+  std::size_t rows_before = 0;
+};
+
+// Berlin's local midnight starting each day of March 2026 (CET until the 29th).
+const char* const kMarch26 = "2026-03-25T23:00:00Z";
+const char* const kMarch27 = "2026-03-26T23:00:00Z";
+const char* const kMarch28 = "2026-03-27T23:00:00Z";
+const char* const kMarch29 = "2026-03-28T23:00:00Z";
+const char* const kMarch30 = "2026-03-29T22:00:00Z";
+
+}  // namespace
+
+TEST_CASE("lookback: each firing checks the done partitions it reaches and rewrites only those that differ") {
+  Written h;
+  h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 3 * 86400};
+  // The 27th changed in the source (a cancelled order completed), and the
+  // 22nd too, which the lookback does not reach.
+  h.target.differing[at(kMarch27)] = PartitionComparison{31, 30, false};
+  h.target.differing[at("2026-03-21T23:00:00Z")] = PartitionComparison{5, 5, false};
+  const std::size_t rows = h.state.runs.size();
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  // The newest complete day (the 29th) and the three before it.
+  CHECK(h.compared() == std::string(kMarch26) + " " + kMarch27 + " " + kMarch28 + " " + kMarch29);
+  CHECK(h.written() == kMarch27);
+  CHECK(s.chunks == 1);
+  CHECK(s.rewrite_reason == "2026-03-27 lookback: the query returns 31 rows, the target holds 30");
+  REQUIRE(h.state.runs.size() == rows + 1);
+  const FakeRunRow& rewrite = h.state.runs.back();
+  CHECK(rewrite.start.window->lo.raw == micros_at(kMarch27));
+  CHECK(rewrite.end->success);
+  CHECK(rewrite.end->rewrite_reason == "lookback: the query returns 31 rows, the target holds 30");
+}
+
+TEST_CASE("lookback: an unchanged lookback writes nothing: no partition, no run row, no commit") {
+  Written h;
+  h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 3 * 86400};
+  const std::size_t rows = h.state.runs.size();
+  const int commits = h.target.commits;
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.target.compared.size() == 4);
+  CHECK(s.chunks == 0);
+  CHECK(h.state.runs.size() == rows);
+  CHECK(h.target.commits == commits);
+  CHECK(h.target.begun.size() == 10);  // the first firing's, no unit of work since
+}
+
+TEST_CASE("lookback: a partition written by this firing is not checked again by it") {
+  Harness h;
+  h.table.initial = "2026-03-27";
+  h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 2 * 86400};
+  h.source.now = at("2026-03-30T10:00:00Z");
+  REQUIRE(h.run().chunks == 3);
+  CHECK(h.target.compared.empty());
+}
+
+TEST_CASE("lookback: a check that fails fails the firing, and what was written stays") {
+  Written h;
+  h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 86400};
+  h.source.now = at("2026-03-31T10:00:00Z");  // the 30th is due
+  h.target.fail_compare = "source: canceling statement due to statement timeout";
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error == "source: canceling statement due to statement timeout");
+  CHECK(h.written() == kMarch30);
+}
+
+TEST_CASE("a partition an input flagged is checked at the next firing, past the lookback, once its inputs passed it") {
+  Written h;
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, micros_at("2026-03-30T09:00:00Z")}},
+                               std::nullopt}};
+  h.state.flags[at("2026-03-21T23:00:00Z")] = "input shop.orders rewound to 2026-03-22T00:00:00Z";
+  h.state.flags[at(kMarch26)] = "input shop.orders rewound to 2026-03-22T00:00:00Z";
+  h.target.differing[at(kMarch26)] = PartitionComparison{4, 5, false};
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.compared() == std::string("2026-03-21T23:00:00Z ") + kMarch26);
+  CHECK(h.written() == kMarch26);
+  CHECK(s.rewrite_reason ==
+        "2026-03-26 input shop.orders rewound to 2026-03-22T00:00:00Z: the query returns 4 rows, the target holds 5");
+  // The equal one's flag was cleared by the check, the other's by its rewrite.
+  CHECK(h.state.flags.empty());
+  CHECK(h.state.flags_cleared == 1);
+
+  // A flag on a partition the input has not passed again waits for it.
+  h.state.flags[at(kMarch29)] = "input shop.orders rewound to 2026-03-29T12:00:00Z";
+  h.state.inputs[0].watermark->value.raw = micros_at("2026-03-29T12:00:00Z");
+  h.target.compared.clear();
+  s = h.run();
+  CHECK(h.target.compared.empty());
+  CHECK(h.state.flags.size() == 1);
+  h.state.inputs[0].watermark->value.raw = micros_at("2026-03-30T09:00:00Z");
+  s = h.run();
+  CHECK(h.compared() == kMarch29);
+  CHECK(h.state.flags.empty());
+}
+
+TEST_CASE("inputs: a partition is complete only once every input has passed its end, and the hold is recorded") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")},
+                    TableRef{"shop", "daily", TableMode::Partition, date::locate_zone("UTC")}};
+  h.source.now = at("2026-03-30T10:00:00Z");
+  // orders has loaded the 29th but for its last minutes; daily all of it.
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, micros_at("2026-03-29T21:58:10Z")}},
+                               std::nullopt},
+                    InputState{std::nullopt, at(kMarch30)}};
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.written() == kMarch28);  // the 28th only
+  CHECK(s.horizon.held_by == "waiting for shop.orders, at 2026-03-29T21:58:10Z");
+  // The 29th ended at 22:00 UTC; the source alone would have written it
+  // since (its horizon: 10:00).
+  REQUIRE(s.horizon.input_wait_seconds);
+  CHECK(*s.horizon.input_wait_seconds == 12 * 3600);
+  REQUIRE_FALSE(h.observer.horizons.empty());
+  CHECK(h.observer.horizons.back().input_wait_seconds == s.horizon.input_wait_seconds);
+  // The firing's hold is a run row of its own, after the partition's.
+  const FakeRunRow& held = h.state.runs.back();
+  CHECK_FALSE(held.start.window);
+  REQUIRE(held.end);
+  CHECK(held.end->success);
+  CHECK(held.end->rows_written == 0);
+  CHECK(held.end->horizon.held_by == "waiting for shop.orders, at 2026-03-29T21:58:10Z");
+
+  // orders loads the rest: the 29th is written at the next firing.
+  h.state.inputs[0].watermark->value.raw = micros_at("2026-03-30T09:00:00Z");
+  const std::size_t rows = h.state.runs.size();
+  s = h.run();
+  CHECK(h.written() == std::string(kMarch28) + " " + kMarch29);
+  CHECK_FALSE(s.horizon.input_wait_seconds);
+  CHECK(s.horizon.held_by.empty());
+  CHECK(h.state.runs.size() == rows + 1);  // the 29th's; nothing held
+  CHECK(h.observer.horizons.back().input_wait_seconds == std::nullopt);
+}
+
+TEST_CASE("inputs: a firing that waits for nothing complete records nothing, though an input is behind the clock") {
+  Written h;
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  // Today's partition is the only one the input holds back, as the calendar does.
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, micros_at("2026-03-30T09:55:00Z")}},
+                               std::nullopt}};
+  const std::size_t rows = h.state.runs.size();
+  const RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.state.runs.size() == rows);
+  CHECK(s.horizon.held_by.empty());
+  CHECK_FALSE(s.horizon.input_wait_seconds);
+}
+
+TEST_CASE("inputs: an input that has loaded nothing holds every partition; one with an integer cursor fails") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.source.now = at("2026-03-30T10:00:00Z");
+  RunSummary s = h.run();
+  CHECK(s.status == RunStatus::Success);
+  CHECK(h.target.partitions_written.empty());
+  CHECK(s.horizon.held_by == "waiting for shop.orders, which has loaded nothing yet");
+  CHECK(h.state.runs.size() == 1);
+
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::Integer, 1000}}, std::nullopt}};
+  s = h.run();
+  CHECK(s.status == RunStatus::Failed);
+  CHECK(s.error_kind == ErrorKind::Permanent);
+  CHECK(s.error.find("input shop.orders has an integer cursor") == 0);
+}
+
+TEST_CASE("a partition written again flags its dependents' done partitions after it, with the write") {
+  Written h;
+  h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 86400};
+  h.table.dependents = {TableRef{"marts", "weekly", TableMode::Partition, nullptr},
+                        TableRef{"marts", "order_lines", TableMode::Incremental, nullptr}};
+  h.target.differing[at(kMarch28)] = PartitionComparison{3, 2, false};
+  const RunSummary s = run_table(h.context(), RunTrigger::Schedule);
+  CHECK(s.chunks == 1);
+  REQUIRE(h.state.downstream.size() == 1);
+  CHECK(h.state.downstream[0].tables == std::vector<TableKey>{TableKey{"marts", "weekly"}});
+  CHECK(h.state.downstream[0].from == at(kMarch28));
+  CHECK(h.state.downstream[0].because == "input p.daily rewrote partition 2026-03-28");
+  // And the firing told the fleet: its dependents run soon.
+  CHECK(h.state.announced == std::vector<TableKey>{TableKey{"p", "daily"}});
 }
 
 }  // namespace tidemark

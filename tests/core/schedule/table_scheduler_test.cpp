@@ -775,3 +775,96 @@ TEST_CASE("a table lost while its firing waits for a worker is not started; one 
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("an input that moved wakes its dependents now, each once; one running goes once more when it ends") {
+  const auto config = std::make_shared<const Config>(testing::config_of_pipeline(R"(pipeline: p
+source: w
+target: w
+tables:
+  - { name: orders, source_table: s.orders, target_table: r.orders, key: [id], cursor: at, schedule: "*/5 * * * *" }
+  - { name: lines, source_table: s.lines, target_table: r.lines, key: [id], cursor: at, schedule: "0 * * * *",
+      inputs: [p.orders] }
+  - name: daily
+    mode: partition
+    partition: { column: day }
+    query: "select $1::date as day where $2 > $1"
+    target_table: m.daily
+    schedule: "5 0 * * *"
+    inputs: [p.orders, p.lines]
+)"));
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(config, {});
+  sim.scheduler.input_moved(TableKey{"p", "orders"});
+  CHECK(launches_of(sim.launcher, "lines") == std::vector<std::string>{"2026-01-01T10:00:30Z input"});
+  CHECK(launches_of(sim.launcher, "daily") == std::vector<std::string>{"2026-01-01T10:00:30Z input"});
+  CHECK(launches_of(sim.launcher, "orders").empty());
+  // Both still run: lines moves meanwhile, which daily reads too.
+  sim.scheduler.input_moved(TableKey{"p", "lines"});
+  sim.scheduler.input_moved(TableKey{"p", "orders"});
+  CHECK(sim.launcher.launched.size() == 2);
+  CHECK(sim.events.overruns.empty());  // a wake is no firing of the schedule
+  sim.finish("lines", RunStatus::Success);
+  CHECK(launches_of(sim.launcher, "lines").size() == 2);  // once more, with orders' new watermark
+  sim.finish("daily", RunStatus::Success);
+  CHECK(launches_of(sim.launcher, "daily").size() == 2);  // once more, though woken twice meanwhile
+  sim.finish("lines", RunStatus::Success);
+  sim.finish("daily", RunStatus::Success);
+  CHECK(sim.launcher.launched.size() == 4);
+  // A table with no dependents, or none configured here, wakes nothing.
+  sim.scheduler.input_moved(TableKey{"p", "daily"});
+  sim.scheduler.input_moved(TableKey{"q", "elsewhere"});
+  CHECK(sim.launcher.launched.size() == 4);
+  // The schedules fire as before.
+  sim.advance_to(at("2026-01-01T11:00:10Z"));
+  CHECK(launches_of(sim.launcher, "lines").back() == "2026-01-01T11:00:00Z schedule");
+}
+
+TEST_CASE("an input that moved wakes only the dependents this member owns; one waiting for a worker stays as it is") {
+  const auto config = std::make_shared<const Config>(testing::config_of_pipeline(R"(pipeline: p
+source: w
+target: w
+tables:
+  - { name: orders, source_table: s.orders, target_table: r.orders, key: [id], cursor: at, schedule: "*/5 * * * *" }
+  - { name: a, source_table: s.a, target_table: r.a, key: [id], cursor: at, schedule: "0 * * * *", inputs: [p.orders] }
+  - { name: b, source_table: s.b, target_table: r.b, key: [id], cursor: at, schedule: "0 * * * *", inputs: [p.orders] }
+)"));
+  SimulatedScheduler sim(1, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(config, {});
+  sim.scheduler.input_moved(TableKey{"p", "orders"});
+  // One worker: a runs, b waits for it.
+  CHECK(launches_of(sim.launcher, "a") == std::vector<std::string>{"2026-01-01T10:00:30Z input"});
+  CHECK(sim.scheduler.waiting() == 1);
+  sim.scheduler.input_moved(TableKey{"p", "orders"});
+  CHECK(sim.scheduler.waiting() == 1);
+  sim.finish("a", RunStatus::Success);  // b starts; a goes once more after it
+  CHECK(launches_of(sim.launcher, "b") == std::vector<std::string>{"2026-01-01T10:00:30Z input"});
+  CHECK(sim.scheduler.waiting() == 1);
+  sim.finish("b", RunStatus::Success);
+  CHECK(launches_of(sim.launcher, "a").size() == 2);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("in a fleet an input's move wakes only the dependents this member owns: the others' members hear it too") {
+  const std::string mine = owned_by("me", 1)[0];
+  const std::string theirs = owned_by("x", 1)[0];
+  std::string text = "pipeline: p\nsource: w\ntarget: w\ntables:\n"
+                     "  - { name: src, source_table: s.src, target_table: r.src, key: [id], cursor: at, "
+                     "schedule: \"*/5 * * * *\" }\n";
+  for (const std::string& name : {mine, theirs}) {
+    text += "  - { name: " + name + ", source_table: s." + name + ", target_table: r." + name +
+            ", key: [id], cursor: at, schedule: \"0 * * * *\", inputs: [p.src] }\n";
+  }
+  SimulatedScheduler sim(4, at("2026-01-01T10:30:00Z"));
+  sim.scheduler.start(std::make_shared<const Config>(testing::config_of_pipeline(text)), {}, FleetView::none());
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
+  sim.scheduler.input_moved(TableKey{"p", "src"});
+  CHECK(launches_of(sim.launcher, mine) == std::vector<std::string>{"2026-01-01T10:30:00Z input"});
+  CHECK(launches_of(sim.launcher, theirs).empty());
+}
+
+}  // namespace tidemark
