@@ -176,6 +176,9 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   summary.horizon.held_by = chosen->held_by;
   summary.horizon.watermark_ahead = chosen->watermark_ahead;
   run_.observer.on_horizon(summary.table, summary.horizon);
+  // For the gauge only: an incremental table always trails its inputs,
+  // which is no wait of the kind a partition held back is (its run row's).
+  summary.horizon.input_wait_seconds.reset();
   return chosen->hi;
 }
 

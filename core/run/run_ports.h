@@ -84,10 +84,11 @@ struct HorizonReport {
   std::optional<std::int64_t> infinite_cursor_rows;
   // How long an input (inputs:) has held the table back, in seconds: for
   // an incremental table how far past the inputs' limit the source alone
-  // would have let hi go; for a partition table how long ago the first
-  // partition it holds back was complete by the source. Nothing when no
-  // input held anything back (tidemark_input_wait_seconds is then 0);
-  // held_by names the input.
+  // would have let hi go (heard by the observer, not kept in its run row:
+  // such a table always trails its inputs); for a partition table how
+  // long ago the first partition it holds back was complete by the
+  // source. Nothing when no input held anything back
+  // (tidemark_input_wait_seconds is then 0); held_by names the input.
   std::optional<double> input_wait_seconds;
 };
 

@@ -138,6 +138,19 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
                  "rows again (tidemark reconcile does it once)";
       return out;
     }
+    if (runs.input_wait_seconds) {
+      // A day complete by the source's clock, not yet loaded into an input:
+      // it is written once the input has passed its end.
+      TableReason out;
+      out.reason = Reason::Waiting;
+      out.held_by = runs.horizon_held_by;
+      out.waited_seconds = *runs.input_wait_seconds;
+      out.text = runs.horizon_held_by.empty() ? std::string("waiting for an input") : runs.horizon_held_by;
+      out.text += *runs.input_wait_seconds > 0
+                      ? " (a complete partition waits, for " + age_text(*runs.input_wait_seconds) + ")"
+                      : " (a complete partition waits)";
+      return out;
+    }
     return TableReason{};
   }
   // The hold is to blame when it is the larger part of the age: hi stayed
@@ -148,7 +161,7 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
     TableReason out;
     out.reason = Reason::HeldBack;
     out.held_by = runs.horizon_held_by;
-    out.text = "held back by " + runs.horizon_held_by;
+    out.text = held_back_text(runs.horizon_held_by);
     return out;
   }
   return stale(reading, health, runs, now_unix, stale_after);
@@ -166,8 +179,13 @@ const char* reason_name(Reason reason) {
     case Reason::ReconcileFailing: return "reconcile_failing";
     case Reason::RowsMissing: return "rows_missing";
     case Reason::UnseenChanges: return "unseen_changes";
+    case Reason::Waiting: return "waiting";
   }
   return "";
+}
+
+std::string held_back_text(const std::string& held_by) {
+  return held_by.rfind("waiting for ", 0) == 0 ? held_by : "held back by " + held_by;
 }
 
 std::string first_line(const std::string& text) {

@@ -49,6 +49,10 @@ struct TableRunFacts {
   // cursor could not see, since it last ran clean (core/run/change_watch.h);
   // nothing when the table is not watched.
   std::optional<std::int64_t> unseen_changes;
+  // From the latest finished run: how long an input had held back a
+  // partition the source had completed (a partition table's firing that
+  // waited); nothing when it wrote what was due.
+  std::optional<double> input_wait_seconds;
 };
 
 // The reasons, most urgent first: the first that applies is the one given.
@@ -64,6 +68,7 @@ enum class Reason {
   ReconcileFailing,  // fresh, but the latest reconcile failed: deleted rows stay in the target
   RowsMissing,  // fresh, but the last reconcile found rows missing below the watermark
   UnseenChanges,  // fresh, but its cursor cannot see the updates and deletes the source counted
+  Waiting,  // fresh, but a complete partition waits for an input to load it (tidemark_input_wait_seconds)
 };
 
 struct TableReason {
@@ -77,8 +82,10 @@ struct TableReason {
   std::optional<double> failing_since;
   std::optional<ErrorKind> error_kind;
   std::string error_line;
-  // HeldBack and Ahead: what the latest run said held hi back.
+  // HeldBack, Ahead and Waiting: what the latest run said held hi back.
   std::string held_by;
+  // Waiting: for how long, in seconds.
+  double waited_seconds = 0;
   // UnseenChanges: how many updates and deletes.
   std::int64_t unseen_changes = 0;
 };
@@ -90,8 +97,13 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
 
 // The reason's name in JSON: "", "schema_drift", "failing", "ahead",
 // "never_ran", "held_back", "stale", "reconcile_failing", "rows_missing",
-// "unseen_changes".
+// "unseen_changes", "waiting".
 const char* reason_name(Reason reason);
+
+// What held a table's horizon back, as a clause: "held back by pid 42
+// (...)", or as it is when it says so itself ("waiting for shop.orders,
+// at ...").
+std::string held_back_text(const std::string& held_by);
 
 // The first line of an error, for one-line displays.
 std::string first_line(const std::string& text);

@@ -44,9 +44,11 @@ nlohmann::json why_json(const TableReason& why) {
   }
   if (why.reason == Reason::ReconcileFailing) out["error"] = why.error_line;
   if (why.reason == Reason::UnseenChanges) out["unseen_changes"] = why.unseen_changes;
-  if (why.reason == Reason::HeldBack || (why.reason == Reason::Ahead && !why.held_by.empty())) {
+  if (why.reason == Reason::HeldBack || why.reason == Reason::Waiting ||
+      (why.reason == Reason::Ahead && !why.held_by.empty())) {
     out["held_by"] = why.held_by;
   }
+  if (why.reason == Reason::Waiting) out["waited_seconds"] = why.waited_seconds;
   return out;
 }
 
@@ -153,8 +155,8 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
                row["ahead"].get<bool>() ? "AHEAD" : row["stale"].get<bool>() ? "STALE" : "ok",
                row["owner"].is_null() ? "-" : row["owner"].get<std::string>(), why);
     if (horizon.contains("held_by")) {
-      notes.push_back(name + ": " + (row["ahead"].get<bool>() ? "" : "held back by ") +
-                      horizon["held_by"].get<std::string>());
+      const std::string held_by = horizon["held_by"].get<std::string>();
+      notes.push_back(name + ": " + (row["ahead"].get<bool>() ? held_by : held_back_text(held_by)));
     }
     if (!row["null_cursor_rows"].is_null() && row["null_cursor_rows"].get<std::int64_t>() > 0) {
       notes.push_back(name + ": " + std::to_string(row["null_cursor_rows"].get<std::int64_t>()) +

@@ -91,6 +91,7 @@ TableRunFacts TableState::run_facts() const {
   out.last_success_at = last_success_at;
   out.horizon_lag_seconds = horizon_lag_seconds;
   out.horizon_held_by = horizon_held_by.value_or("");
+  out.input_wait_seconds = input_wait_seconds;
   if (last_reconcile) {
     out.reconcile_missing = last_reconcile->missing;
     out.reconcile_at = last_reconcile->finished_at;
@@ -122,7 +123,8 @@ select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.mov
        l.run_id as last_run_id, l.status as last_status, extract(epoch from l.started_at)::float8 as last_started_at,
        extract(epoch from l.finished_at)::float8 as last_finished_at, l.rows_written as last_rows_written,
        l.error as last_error,
-       f.horizon_lag_seconds, f.horizon_held_by, f.watermark_ahead, f.null_cursor_rows, f.infinite_cursor_rows,
+       f.horizon_lag_seconds, f.horizon_held_by, f.input_wait_seconds, f.watermark_ahead, f.null_cursor_rows,
+       f.infinite_cursor_rows,
        extract(epoch from s.finished_at)::float8 as success_at,
        extract(epoch from p.partition_hi)::float8 as partition_hi, extract(epoch from p.moved_at)::float8 as partition_moved_at,
        extract(epoch from now())::float8 as now,
@@ -141,7 +143,8 @@ left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead,
                           status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
                           to_jsonb(r) ->> 'schema_drift' as schema_drift,
                           (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows,
-                          (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes, run_id
+                          (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes,
+                          (to_jsonb(r) ->> 'input_wait_seconds')::float8 as input_wait_seconds, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
                          and r.{is_load}
@@ -177,7 +180,8 @@ order by a.position
     const int last_run_id = c("last_run_id"), last_status = c("last_status"), last_started_at = c("last_started_at"),
               last_finished_at = c("last_finished_at"), last_rows_written = c("last_rows_written"),
               last_error = c("last_error");
-    const int lag = c("horizon_lag_seconds"), held_by = c("horizon_held_by"), ahead = c("watermark_ahead"),
+    const int lag = c("horizon_lag_seconds"), held_by = c("horizon_held_by"), waited = c("input_wait_seconds"),
+              ahead = c("watermark_ahead"),
               null_rows = c("null_cursor_rows"), infinite_rows = c("infinite_cursor_rows"), success_at = c("success_at");
     const int finished_status = c("finished_status"), finished_error = c("finished_error"),
               finished_error_kind = c("finished_error_kind"), failures = c("failures"),
@@ -206,6 +210,7 @@ order by a.position
       }
       s.horizon_lag_seconds = optional_double(r, i, lag);
       s.horizon_held_by = r.optional_text(i, held_by);
+      s.input_wait_seconds = optional_double(r, i, waited);
       s.ahead_of_source = !r.is_null(i, ahead) && r.boolean(i, ahead);
       s.null_cursor_rows = optional_integer(r, i, null_rows);
       s.infinite_cursor_rows = optional_integer(r, i, infinite_rows);

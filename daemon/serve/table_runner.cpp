@@ -7,6 +7,7 @@
 #include "core/reconcile/partition_repair.h"
 #include "core/run/input_horizon.h"
 #include "core/run/table_run.h"
+#include "core/watermark/table_reason.h"
 
 namespace tidemark {
 
@@ -163,7 +164,7 @@ std::string describe_run(const TimedSummary& run) {
   if (h.infinite_cursor_rows && *h.infinite_cursor_rows > 0) {
     line += ", " + std::to_string(*h.infinite_cursor_rows) + " rows with an infinite cursor (never loaded)";
   }
-  if (!h.held_by.empty()) line += std::string(h.watermark_ahead ? "; " : "; held back by ") + h.held_by;
+  if (!h.held_by.empty()) line += "; " + (h.watermark_ahead ? h.held_by : held_back_text(h.held_by));
   if (!s.snapshot_path.empty()) line += "; " + s.snapshot_path;
   if (s.changes && s.changes->unseen > 0) {
     line += "; " + std::to_string(s.changes->unseen) +

@@ -216,6 +216,30 @@ TEST_CASE("unseen changes: said of a fresh table after rows missing; stale comes
   CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(1)).reason == Reason::None);
 }
 
+TEST_CASE("waiting: a fresh partition table whose complete partition an input holds back says for which and how long") {
+  TableRunFacts facts = held(60, 600, "waiting for shop.orders, at 2027-01-15T23:58:10Z");
+  facts.input_wait_seconds = 420;
+  const TableReason fresh = explain_table(time_watermark(120), facts, kNow, std::chrono::hours(26));
+  CHECK(fresh.reason == Reason::Waiting);
+  CHECK(fresh.held_by == "waiting for shop.orders, at 2027-01-15T23:58:10Z");
+  CHECK(fresh.waited_seconds == 420);
+  CHECK(fresh.text == "waiting for shop.orders, at 2027-01-15T23:58:10Z (a complete partition waits, for 7m)");
+  // An input that has loaded nothing: no length to give.
+  facts.input_wait_seconds = 0;
+  facts.horizon_held_by = "waiting for shop.orders, which has loaded nothing yet";
+  CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(26)).text ==
+        "waiting for shop.orders, which has loaded nothing yet (a complete partition waits)");
+  // Stale, it is held back, and says so as any hold; the lesser reasons of a fresh table come first.
+  facts.input_wait_seconds = 420;
+  CHECK(explain_table(time_watermark(30 * kHour), facts, kNow, std::chrono::hours(26)).reason != Reason::Waiting);
+  facts.unseen_changes = 3;
+  CHECK(explain_table(time_watermark(120), facts, kNow, std::chrono::hours(26)).reason == Reason::UnseenChanges);
+  // No wait recorded: nothing to say.
+  CHECK(explain_table(time_watermark(120), held(60, 600, "waiting for shop.orders, at 2027-01-15T23:58:10Z"), kNow,
+                      std::chrono::hours(26))
+            .reason == Reason::None);
+}
+
 TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::None)).empty());
   CHECK(std::string(reason_name(Reason::SchemaDrift)) == "schema_drift");
@@ -227,6 +251,7 @@ TEST_CASE("reason names for the JSON") {
   CHECK(std::string(reason_name(Reason::ReconcileFailing)) == "reconcile_failing");
   CHECK(std::string(reason_name(Reason::RowsMissing)) == "rows_missing");
   CHECK(std::string(reason_name(Reason::UnseenChanges)) == "unseen_changes");
+  CHECK(std::string(reason_name(Reason::Waiting)) == "waiting");
   CHECK(first_line("one\r\ntwo") == "one");
   CHECK(first_line("only") == "only");
 }
