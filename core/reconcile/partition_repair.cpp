@@ -17,9 +17,6 @@ class UnheardFrame final : public RunObserver {
   void on_run_finished(const RunSummary&) override {}
 };
 
-// Every partition a calendar can hold: years 1 to 9999.
-constexpr Instant kFirstInstant{std::chrono::seconds(-62135596800LL)};
-constexpr Instant kLastInstant{std::chrono::seconds(253402300799LL)};
 
 }  // namespace
 
@@ -43,7 +40,7 @@ Status PartitionRepair::repair_locked(const ReconcileRequest& request, RunSummar
   // input rewound a moment ago would be compared with half its rows.
   const auto horizon = partition_horizon(run_.source, run_.state, run_.table, summary.horizon);
   if (!horizon) return horizon.failure();
-  auto done = run_.state.done_partitions(summary.table, kFirstInstant, kLastInstant);
+  auto done = run_.state.done_partitions(summary.table, kCalendarStart, kCalendarEnd);
   if (!done) return done.failure();
   std::vector<Instant> oldest_first = *done;
   std::sort(oldest_first.begin(), oldest_first.end());

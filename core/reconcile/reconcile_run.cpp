@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/reconcile/key_diff.h"
+#include "core/run/input_horizon.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
 #include "core/sql/column_shape.h"
@@ -283,7 +284,17 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     record.lock = RunLock{run_.key(), std::nullopt};
     record.run = run;
     record.reconcile = ReconcileCounts{0, found.missing, found.changed};
-    const auto written = commit_reconcile(run_.target, run_.table, source_table_, fix, record);
+    const auto written = commit_reconcile(
+        run_.target, run_.table, source_table_, fix, record, [&](const ReconcileWrite& repaired) {
+          // Rows changed below the dependents' done partitions: they are
+          // checked again; from the start when where cannot be told.
+          if (repaired.lowest) {
+            return downstream_of_change(run_.pipeline, run_.table, *repaired.lowest, "repaired by reconcile");
+          }
+          const bool changed = repaired.deleted > 0 || repaired.copied.rows_written > 0;
+          return changed ? downstream_recheck(run_.pipeline, run_.table, kCalendarStart, "repaired by reconcile")
+                         : std::nullopt;
+        });
     if (!written) return written.failure();
     report.counts.deleted += written->deleted;
     report.copied.rows_read += written->copied.rows_read;

@@ -90,6 +90,15 @@ std::optional<DownstreamRecheck> downstream_recheck(const PipelineConfig& pipeli
   return out;
 }
 
+std::optional<DownstreamRecheck> downstream_of_change(const PipelineConfig& pipeline, const TableConfig& table,
+                                                     const CursorValue& lowest, const std::string& because) {
+  const TableRef self{pipeline.name, table.name, table.mode, pipeline.zone};
+  const auto bound = input_bound(self, InputState{StoredWatermark{lowest, false}, std::nullopt});
+  if (!bound || !*bound) return std::nullopt;  // an integer cursor: no table can have it as an input
+  const Instant from(std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds(**bound)));
+  return downstream_recheck(pipeline, table, from, because);
+}
+
 void announce_to_dependents(const TableConfig& table, const RunSummary& summary, StateStore& state) {
   if (table.dependents.empty()) return;
   const bool moved = summary.partitions ? summary.chunks > 0 : summary.watermark_after != summary.watermark_before;

@@ -57,6 +57,12 @@ std::optional<double> hold_for_inputs(HorizonDecision& decision, const InputLimi
 std::optional<DownstreamRecheck> downstream_recheck(const PipelineConfig& pipeline, const TableConfig& table,
                                                    Instant from, const std::string& because);
 
+// The same for rows of `table` changed at or after the cursor value
+// `lowest` (a rewind's value, the lowest row a reconcile repaired), read
+// as an input bound is; nothing without a time cursor or dependents.
+std::optional<DownstreamRecheck> downstream_of_change(const PipelineConfig& pipeline, const TableConfig& table,
+                                                     const CursorValue& lowest, const std::string& because);
+
 // Tells the fleet that `table` moved (StateStore::announce_moved) when a
 // run of it committed anything (a step, a partition) and it has
 // dependents, so that they run within seconds rather than at their next

@@ -436,6 +436,11 @@ struct SnapshotWrite {
 struct ReconcileWrite {
   std::int64_t deleted = 0;
   ChunkCounts copied;
+  // The lowest cursor value among the rows it deleted, marked or copied:
+  // where the target's rows changed from (the dependents' partitions after
+  // it are checked again). Nothing when none changed, or it cannot be
+  // told (a value no cursor text reads: infinity, a date BC).
+  std::optional<CursorValue> lowest;
 };
 
 // What reconcile changes in one batch (UnitOfWork::reconcile).

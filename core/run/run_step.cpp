@@ -83,14 +83,16 @@ Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, c
   return counts;
 }
 
-Result<ReconcileWrite> commit_reconcile(Target& target, const TableConfig& table, const SourceTable& source,
-                                        const ReconcileFix& fix, StepRecord record) {
+Result<ReconcileWrite> commit_reconcile(
+    Target& target, const TableConfig& table, const SourceTable& source, const ReconcileFix& fix, StepRecord record,
+    const std::function<std::optional<DownstreamRecheck>(const ReconcileWrite&)>& downstream) {
   if (!record.reconcile || record.move) std::abort();  // a reconcile step records counts, never a watermark
   const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
   const auto changed = work->reconcile(table, source, fix);
   if (!changed) return changed.failure();
   record.reconcile->deleted = changed->deleted;
   record.counts = changed->copied;
+  if (downstream) record.recheck = downstream(*changed);
   if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
   return changed;
 }

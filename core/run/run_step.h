@@ -6,6 +6,8 @@
 // and fails the step, naming why. Stateless functions over the ports.
 #pragma once
 
+#include <functional>
+
 #include "core/run/run_ports.h"
 
 namespace tidemark {
@@ -41,8 +43,11 @@ Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, c
 
 // Applies one batch of reconcile's changes and records its counts
 // (record.reconcile; record.counts gets the rows copied again).
-Result<ReconcileWrite> commit_reconcile(Target& target, const TableConfig& table, const SourceTable& source,
-                                        const ReconcileFix& fix, StepRecord record);
+// `downstream`, when given, names the dependents' partitions that what the
+// batch changed reaches; they are flagged with its record.
+Result<ReconcileWrite> commit_reconcile(
+    Target& target, const TableConfig& table, const SourceTable& source, const ReconcileFix& fix, StepRecord record,
+    const std::function<std::optional<DownstreamRecheck>(const ReconcileWrite&)>& downstream = nullptr);
 
 // A step that writes no rows: the watermark moves on its own (a window
 // with nothing in it still teaches the run a later hi), after `changes`

@@ -14,6 +14,11 @@ namespace tidemark {
 
 enum class PartitionUnit { Hour, Day, Month };
 
+// The first and last instants a partition's bounds can take: years 1 to
+// 9999, as PostgreSQL's timestamptz holds them.
+inline constexpr Instant kCalendarStart{std::chrono::seconds(-62135596800LL)};
+inline constexpr Instant kCalendarEnd{std::chrono::seconds(253402300799LL)};
+
 struct TimeWindow {
   Instant lo;
   Instant hi;  // exclusive

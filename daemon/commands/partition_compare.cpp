@@ -26,9 +26,7 @@ bool compare_partitions(const Config& config, const PipelineConfig& pipeline, co
   if (const auto& down = ports.state_unreachable()) throw std::runtime_error(down->message);
   std::vector<Instant> done;
   if (state_schema_exists(ports.state().connection())) {
-    // Every partition a calendar can hold: years 1 to 9999.
-    const auto all = ports.state().done_partitions(key, Instant(std::chrono::seconds(-62135596800LL)),
-                                                   Instant(std::chrono::seconds(253402300799LL)));
+    const auto all = ports.state().done_partitions(key, kCalendarStart, kCalendarEnd);
     if (!all) throw std::runtime_error(all.error());
     done = *all;
   }

@@ -40,17 +40,6 @@ CursorValue source_clock(PgConnection& source, CursorType type) {
   return CursorValue{type, source.exec("select " + raw).integer(0, 0)};
 }
 
-// The dependents' done partitions a rewind to `to` flags: those that end
-// after the instant `to` stands for.
-std::optional<DownstreamRecheck> downstream_of_rewind(const PipelineConfig& pipeline, const TableConfig& table,
-                                                      const CursorValue& to, const std::string& to_text) {
-  const TableRef self{pipeline.name, table.name, table.mode, pipeline.zone};
-  const auto bound = input_bound(self, InputState{StoredWatermark{to, false}, std::nullopt});
-  if (!bound || !*bound) return std::nullopt;  // an integer cursor: no dependent can have it as an input
-  const Instant from(std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds(**bound)));
-  return downstream_recheck(pipeline, table, from, "rewound to " + to_text);
-}
-
 }  // namespace
 
 int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err) {
@@ -134,7 +123,7 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
 
     // Under the table's lock, so no run is in flight while the value changes.
     WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user(),
-                           downstream_of_rewind(*pipeline, *table, *to, new_value)};
+                           downstream_of_change(*pipeline, *table, *to, "rewound to " + new_value)};
     const auto rewound = PgStateStore(*state).rewind_watermark(rewind);
     if (!rewound) throw std::runtime_error(rewound.error());
     if (!rewound->done) {

@@ -60,6 +60,12 @@ void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& 
   if (t.max_window) fmt::print(out, ", max_window {}", describe_span(*t.max_window));
   if (t.on_schema_change == SchemaChangePolicy::AppendNewColumns) fmt::print(out, ", on_schema_change append_new_columns");
   if (t.initial) fmt::print(out, ", initial {}", *t.initial);
+  if (t.partition && !t.lookback.is_zero()) fmt::print(out, ", lookback {}", describe_span(t.lookback));
+  if (!t.inputs.empty()) {
+    std::vector<std::string> names;
+    for (const TableRef& input : t.inputs) names.push_back(input.display());
+    fmt::print(out, ", inputs [{}]", join(names));
+  }
   fmt::print(out, ", schedule \"{}\"\n    next:", t.schedule->expression());
   Instant from = now;
   for (int i = 0; i < 3; ++i) {
@@ -71,7 +77,9 @@ void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& 
   fmt::print(out, "\n");
   if (t.deletes && t.deletes->reconcile) {
     fmt::print(out, "    deletes: {}{}, reconcile \"{}\", next:",
-               t.deletes->action == DeleteAction::Mark ? "mark " : "delete",
+               t.partition                                 ? "partitions that differ rewritten"
+               : t.deletes->action == DeleteAction::Mark ? "mark "
+                                                           : "delete",
                t.deletes->action == DeleteAction::Mark ? t.deletes->mark_column : std::string(),
                t.deletes->reconcile->expression());
     if (const auto next = t.deletes->reconcile->next_after(now, *p.zone)) fmt::print(out, " {}", format_instant(*next));
@@ -254,6 +262,78 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
   return errors;
 }
 
+// The cursor columns whose types `inputs:` depends on: each incremental
+// input's (its watermark bounds its dependents by time) and each
+// incremental dependent's own (its hi is a time the inputs lower). Asked
+// of each source once; a source that cannot be reached is not checked.
+int check_inputs(const Config& config, std::ostream& err) {
+  struct Asked {
+    std::string source;
+    std::string table;  // quoted
+    std::string cursor;
+  };
+  std::map<std::string, std::vector<Asked>> by_source;
+  const auto cursor_of = [&](const std::string& pipeline, const std::string& table) -> std::optional<Asked> {
+    const PipelineConfig* p = config.find_pipeline(pipeline);
+    const TableConfig* t = p == nullptr ? nullptr : p->find_table(table);
+    if (t == nullptr || t->mode != TableMode::Incremental || !t->source_table) return std::nullopt;
+    return Asked{p->source, t->source_table->quoted(), t->cursor};
+  };
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) {
+      if (t.inputs.empty()) continue;
+      if (const auto own = cursor_of(p.name, t.name)) by_source[own->source].push_back(*own);
+      for (const TableRef& input : t.inputs) {
+        if (const auto theirs = cursor_of(input.pipeline, input.table)) by_source[theirs->source].push_back(*theirs);
+      }
+    }
+  }
+  std::map<std::pair<std::string, std::string>, std::string> types;  // (quoted table, cursor) -> format_type
+  for (const auto& [source, asked] : by_source) {
+    try {
+      const auto connection = connect_to_source(config, source);
+      nlohmann::json list = nlohmann::json::array();
+      for (const Asked& a : asked) list.push_back({a.table, a.cursor});
+      const PgResult r = connection->exec(
+          "select t ->> 0, t ->> 1, (select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
+          " where a.attrelid = to_regclass(t ->> 0) and a.attname = t ->> 1 and not a.attisdropped)"
+          " from json_array_elements($1::json) t",
+          {json_parameter(list)});
+      for (int i = 0; i < r.rows(); ++i) {
+        if (!r.is_null(i, 2)) types[{r.text(i, 0), r.text(i, 1)}] = r.text(i, 2);
+      }
+    } catch (const std::exception&) {
+      // Reported by check_sources as not checked.
+    }
+  }
+  const auto is_integer = [&](const std::optional<Asked>& a) {
+    if (!a) return false;
+    const auto found = types.find({a->table, a->cursor});
+    if (found == types.end()) return false;
+    const auto type = cursor_type_from_postgres(found->second);
+    return type && *type == CursorType::Integer;
+  };
+  int errors = 0;
+  for (const PipelineConfig& p : config.pipelines) {
+    for (const TableConfig& t : p.tables) {
+      if (t.inputs.empty()) continue;
+      if (is_integer(cursor_of(p.name, t.name))) {
+        fmt::print(err, "{}: pipeline {}, table {}: inputs bound a table by time, and cursor {} is an integer; give "
+                   "the table a time cursor, or remove its inputs\n", p.location.file, p.name, t.name, t.cursor);
+        ++errors;
+      }
+      for (const TableRef& input : t.inputs) {
+        if (!is_integer(cursor_of(input.pipeline, input.table))) continue;
+        fmt::print(err, "{}: pipeline {}, table {}: input {} has an integer cursor, whose watermark is an id that "
+                   "says nothing of time, so it cannot bound this table; remove it from inputs, or give it a time "
+                   "cursor\n", p.location.file, p.name, t.name, input.display());
+        ++errors;
+      }
+    }
+  }
+  return errors;
+}
+
 // An `initial` later than now claims rows that do not exist yet (a run
 // refuses it too, against the source's clock).
 int check_initials(const Config& config, Instant now, std::ostream& err) {
@@ -290,7 +370,7 @@ int run_validate(const ValidateOptions& command_line, Instant now, std::ostream&
   const auto security = make_endpoint_security(config.daemon.metrics);
   if (!security) err << security.error() << '\n';
   const int errors = (security ? 0 : 1) + check_initials(config, now, err) + check_sources(config, sources, err) +
-                     check_targets(config, targets, err);
+                     check_inputs(config, err) + check_targets(config, targets, err);
   if (errors > 0) {
     fmt::print(err, "{} error{} found; configuration is invalid\n", errors, errors == 1 ? "" : "s");
     return kExitUsage;

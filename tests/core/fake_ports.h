@@ -475,13 +475,22 @@ class FakeUnitOfWork final : public UnitOfWork {
     target_.fixes.push_back(fix);
     if (!target_.fail_reconcile.empty()) return Error{target_.fail_reconcile};
     ReconcileWrite out;
+    const auto lower = [&](std::int64_t cursor) {
+      const CursorValue value{target_.source_.type, cursor};
+      if (!out.lowest || value < *out.lowest) out.lowest = value;
+    };
     for (const KeyRow& k : fix.gone) {
-      out.deleted += static_cast<std::int64_t>(staged_.erase(std::stoll(*k.columns.at(0))));
+      const auto it = staged_.find(std::stoll(*k.columns.at(0)));
+      if (it == staged_.end()) continue;
+      lower(it->second);
+      staged_.erase(it);
+      ++out.deleted;
     }
     for (const KeyRow& k : fix.recopy) {
       for (const FakeRow& r : target_.source_.rows) {
         if (r.key == std::stoll(*k.columns.at(0)) && r.cursor < fix.watermark.raw) {
           staged_[r.key] = r.cursor;
+          lower(r.cursor);
           ++out.copied.rows_read;
           ++out.copied.rows_written;
         }

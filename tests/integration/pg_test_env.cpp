@@ -81,13 +81,21 @@ std::string PgTestEnv::daemon_yaml() const {
 }
 
 std::string PgTestEnv::write_config_files(const std::string& pipeline_yaml) {
+  return write_config_files(std::vector<std::string>{pipeline_yaml});
+}
+
+std::string PgTestEnv::write_config_files(const std::vector<std::string>& pipeline_yamls) {
   if (config_dir_.empty()) {
     char pattern[] = "/tmp/tidemark-it-XXXXXX";
     config_dir_ = ::mkdtemp(pattern);
   }
+  std::filesystem::remove_all(config_dir_ + "/pipelines");
   std::filesystem::create_directories(config_dir_ + "/pipelines");
   std::ofstream(config_dir_ + "/tidemark.yaml") << daemon_yaml();
-  std::ofstream(config_dir_ + "/pipelines/pipeline.yaml") << pipeline_yaml;
+  for (std::size_t i = 0; i < pipeline_yamls.size(); ++i) {
+    const std::string name = i == 0 ? "pipeline" : "pipeline" + std::to_string(i + 1);
+    std::ofstream(config_dir_ + "/pipelines/" + name + ".yaml") << pipeline_yamls[i];
+  }
   return config_dir_ + "/tidemark.yaml";
 }
 

@@ -50,6 +50,9 @@ class PgTestEnv {
   // with this env), for the commands that read --config; returns the
   // daemon file's path.
   std::string write_config_files(const std::string& pipeline_yaml);
+  // ... with a pipeline file for each of `pipeline_yamls`, replacing those
+  // written before.
+  std::string write_config_files(const std::vector<std::string>& pipeline_yamls);
 
   // Every row of `query`, each as its columns joined with '|'.
   static std::vector<std::string> rows(PgConnection& connection, const std::string& query);
