@@ -17,8 +17,10 @@ FleetView::FleetView(std::string self, std::vector<std::string> members, bool se
   members_.erase(std::unique(members_.begin(), members_.end()), members_.end());
 }
 
-bool FleetView::picks(const TableKey& table) const {
-  if (!settled_ || members_.empty()) return false;
+bool FleetView::picks(const TableKey& table) const { return settled_ && picks_once_settled(table); }
+
+bool FleetView::picks_once_settled(const TableKey& table) const {
+  if (members_.empty()) return false;
   if (members_.size() == 1) return members_[0] == self_;
   return members_[table_owner(table, members_)] == self_;
 }

@@ -33,6 +33,9 @@ class FleetView {
   bool owns(const TableKey& table, Steady now) const { return !lapsed(now) && picks(table); }
   // Whether this view gives `table` to this member, lease aside.
   bool picks(const TableKey& table) const;
+  // Whether it will, once settled: the member it names among its members,
+  // whether or not every other member has seen this one yet.
+  bool picks_once_settled(const TableKey& table) const;
   // The lease it was built from may have ended: nothing is owned.
   bool lapsed(Steady now) const { return now >= valid_until_; }
   bool settled() const { return settled_; }

@@ -56,6 +56,7 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
     }
     disarm(it->first);
     if (queue_.remove(it->first.table, it->first.kind)) events_.queue_length(queue_.waiting());
+    woken_before_gained_.erase(it->first);
     it = tables_.erase(it);
   }
   for (const auto& [key, found] : wanted) {
@@ -120,8 +121,11 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       if (catch_up_on_gain(state.skipped, history, *state.pipeline, *state.table, key.kind, now)) {
         if (history.last_started) events_.catching_up(key.table, *history.last_started);
         arm(key, now, catch_up);
+      } else if (woken_before_gained_.count(key)) {
+        arm(key, now, RunTrigger::Input);  // an input moved while the table was changing hands
       }
     }
+    if (has || !view.picks_once_settled(key.table)) woken_before_gained_.erase(key);
     // Kept through views that decide nothing (none, or not settled yet)
     // until this member owns the table again or another member does.
     if (has || (view.settled() && !view.picks(key.table))) state.skipped = SkippedFiring::None;
@@ -313,7 +317,11 @@ void TableScheduler::input_moved(const TableKey& input) {
   const auto mono = clock_.monotonic();
   for (const TableRef& dependent : moved->second.table->dependents) {
     const JobKey key{TableKey{dependent.pipeline, dependent.table}, JobKind::Load};
-    if (tables_.count(key) == 0 || !view_.owns(key.table, mono)) continue;
+    if (tables_.count(key) == 0) continue;
+    if (!view_.owns(key.table, mono)) {
+      if (view_.picks_once_settled(key.table)) woken_before_gained_.insert(key);
+      continue;
+    }
     if (queue_.is_running(key.table, key.kind)) {
       woken_while_running_.insert(key);
       continue;

@@ -92,8 +92,10 @@ class TableScheduler {
   // loads of the tables that name it among their inputs and that this
   // member owns fire now (trigger input), each at most once; one already
   // waiting for a worker stays as it is, and one running fires once more
-  // when it ends, since it may have read the input's old watermark. Their
-  // schedules fire as before.
+  // when it ends, since it may have read the input's old watermark. One
+  // this member is about to gain (its view picks it once settled: a
+  // handover under way, which no member fires meanwhile) fires once it is
+  // gained. Their schedules fire as before.
   void input_moved(const TableKey& input);
 
   // A batch could not finish the run of `firing` (it found rows to load,
@@ -168,6 +170,7 @@ class TableScheduler {
   StopPhase phase_ = StopPhase::Running;
   std::chrono::steady_clock::duration stop_deadline_{};  // on Clock::monotonic
   std::set<JobKey> woken_while_running_;  // fire once more when their run ends
+  std::set<JobKey> woken_before_gained_;  // fire once this member owns them
   std::function<void()> on_stopped_;
 };
 

@@ -53,13 +53,15 @@ void InputListener::loop() {
     try {
       const auto session = connect_to(*config, config->daemon.state);
       session->exec("LISTEN " + std::string(kMovedChannel));
-      if (failing) spdlog::info("inputs: listening again for tables that move");
+      spdlog::info(failing ? "inputs: listening again for tables that move" : "inputs: listening for tables that move");
       failing = false;
       while (!stopping_) {
         for (const std::string& payload : session->wait_for_notifications(kWaitSlice)) {
           const auto table = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
           if (!table.is_array() || table.size() != 2 || !table[0].is_string() || !table[1].is_string()) continue;
-          on_moved_(TableKey{table[0].get<std::string>(), table[1].get<std::string>()});
+          const TableKey moved{table[0].get<std::string>(), table[1].get<std::string>()};
+          spdlog::debug("inputs: {} moved", moved.display());
+          on_moved_(moved);
         }
       }
     } catch (const std::exception& e) {

@@ -868,3 +868,33 @@ TEST_CASE("in a fleet an input's move wakes only the dependents this member owns
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: an input that moved while its dependent changed hands woke no member; it runs once gained") {
+  // A second member joins: the first gives the dependent away at once, the
+  // second may fire it only once its view settles. A wake in between was
+  // lost, and the dependent waited for its schedule.
+  const std::string mine = owned_by("me", 1)[0];
+  const std::string text = "pipeline: p\nsource: w\ntarget: w\ntables:\n"
+                           "  - { name: src, source_table: s.src, target_table: r.src, key: [id], cursor: at, "
+                           "schedule: \"*/5 * * * *\" }\n"
+                           "  - { name: " + mine + ", source_table: s.d, target_table: r.d, key: [id], cursor: at, "
+                           "schedule: \"0 0 1 1 *\", inputs: [p.src] }\n";
+  SimulatedScheduler sim(4, at("2026-01-01T10:30:00Z"));
+  sim.scheduler.start(std::make_shared<const Config>(testing::config_of_pipeline(text)), {}, FleetView::none());
+  sim.scheduler.assign(FleetView("me", {"me", "x"}, false, Steady::max()), std::nullopt);  // joining
+  sim.scheduler.input_moved(TableKey{"p", "src"});
+  CHECK(launches_of(sim.launcher, mine).empty());
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{{JobKey{TableKey{"p", mine}, JobKind::Load},
+                                                             at("2026-01-01T10:00:00Z")}});
+  sim.advance_to(at("2026-01-01T10:30:01Z"));
+  CHECK(launches_of(sim.launcher, mine) == std::vector<std::string>{"2026-01-01T10:30:00Z input"});
+  sim.finish(mine, RunStatus::Success);
+  // Once: a later view of the same fleet fires nothing more.
+  sim.scheduler.assign(me_and_x(Steady::max()), LastStarts{});
+  sim.advance_to(at("2026-01-01T10:31:00Z"));
+  CHECK(launches_of(sim.launcher, mine).size() == 1);
+}
+
+}  // namespace tidemark
