@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "core/watermark/table_reason.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
@@ -43,6 +44,8 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
                         {"rows_missing", number(run.rows_missing)},
                         {"rows_changed", number(run.rows_changed)},
                         {"unseen_changes", number(run.unseen_changes)},
+                        {"rewrite_reason", text(run.rewrite_reason)},
+                        {"held_by", text(run.held_by)},
                         {"error", text(run.error)},
                         {"error_kind", text(run.error_kind)},
                         {"host", text(run.host)},
@@ -62,8 +65,14 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
   for (const auto& run : runs) {
     // A reconcile moves no watermark: its counts are what it did.
     const bool reconcile = !run["rows_deleted"].is_null() && run["error"].is_null();
+    // A partition written again says why; a firing that wrote nothing, what held it.
+    const bool rewrite = !run["rewrite_reason"].is_null() && run["error"].is_null();
+    const bool held = run["watermark_after"].is_null() && run["window_lo"].is_null() && !run["held_by"].is_null() &&
+                      run["error"].is_null();
     const std::string detail =
-        reconcile ? fmt::format("deleted {}, missing {}, changed {}", run["rows_deleted"].get<std::int64_t>(),
+        rewrite ? "written again: " + escape_control_characters(run["rewrite_reason"].get<std::string>())
+        : held  ? held_back_text(run["held_by"].get<std::string>())
+        : reconcile ? fmt::format("deleted {}, missing {}, changed {}", run["rows_deleted"].get<std::int64_t>(),
                                 run["rows_missing"].is_null() ? 0 : run["rows_missing"].get<std::int64_t>(),
                                 run["rows_changed"].is_null() ? 0 : run["rows_changed"].get<std::int64_t>())
         : !run["error"].is_null()

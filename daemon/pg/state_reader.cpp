@@ -308,7 +308,8 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
         " (to_jsonb(runs) ->> 'rows_deleted')::bigint as rows_deleted,"
         " (to_jsonb(runs) ->> 'rows_missing')::bigint as rows_missing,"
         " (to_jsonb(runs) ->> 'rows_changed')::bigint as rows_changed,"
-        " (to_jsonb(runs) ->> 'unseen_changes')::bigint as unseen_changes"
+        " (to_jsonb(runs) ->> 'unseen_changes')::bigint as unseen_changes,"
+        " to_jsonb(runs) ->> 'rewrite_reason' as rewrite_reason, horizon_held_by"
         " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
         {pipeline, std::to_string(limit)});
     const ResultColumns c(r);
@@ -325,7 +326,9 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
                                       {"watermark_after", &RunRecord::watermark_after},
                                       {"error", &RunRecord::error},
                                       {"error_kind", &RunRecord::error_kind},
-                                      {"host", &RunRecord::host}}) {
+                                      {"host", &RunRecord::host},
+                                      {"rewrite_reason", &RunRecord::rewrite_reason},
+                                      {"horizon_held_by", &RunRecord::held_by}}) {
       texts.emplace_back(c(name), field);
     }
     std::vector<std::pair<int, Count>> counts;

@@ -155,6 +155,10 @@ struct RunRecord {
   std::optional<std::int64_t> rows_missing;
   std::optional<std::int64_t> rows_changed;
   std::optional<std::int64_t> unseen_changes;  // updates and deletes the load's cursor could not see
+  // Why a partition done before was written again (state schema version
+  // 16), and what held the run's horizon back.
+  std::optional<std::string> rewrite_reason;
+  std::optional<std::string> held_by;
 };
 
 // Every table of `config`, in its order: what the reads below are asked.

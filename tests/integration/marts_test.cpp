@@ -188,6 +188,12 @@ TEST_CASE("marts: the shop's changes after their day reach every partition withi
                          days[3] + " lookback: the query returns other values in 1 row; " + days[4] +
                          " lookback: the query returns other values in 1 row") != std::string::npos);
 
+  HistoryOptions history;
+  history.pipeline = "shop";
+  std::ostringstream().swap(m.out);
+  REQUIRE(m.run(run_history, history) == 0);
+  CHECK(m.out.str().find("written again: lookback: the query returns other values in 1 row") != std::string::npos);
+
   // A firing with nothing changed writes nothing: no row, no run row.
   const auto runs = m.state("select count(*) from tidemark.runs")[0];
   REQUIRE(m.run_table("shop", "daily_revenue") == 0);
@@ -236,6 +242,13 @@ TEST_CASE("marts: a mart built from what tidemark loads waits for its input, the
             "waiting for shop.orders, at " + yesterday + "T22:00:00Z (a complete partition waits, for ", 0) == 0);
   CHECK(m.state("select count(*) from tidemark.runs where table_name = 'wh_revenue' and input_wait_seconds > 0")[0] ==
         "1");
+  // history shows the firing that waited, and what for.
+  HistoryOptions history;
+  history.pipeline = "marts";
+  std::ostringstream().swap(m.out);
+  REQUIRE(m.run(run_history, history) == 0);
+  CHECK(m.out.str().find("success  ") != std::string::npos);
+  CHECK(m.out.str().find("waiting for shop.orders, at " + yesterday + "T22:00:00Z") != std::string::npos);
 
   // The input's run loads the rest; the mart's next firing writes yesterday.
   REQUIRE(m.run_table("shop", "orders") == 0);
