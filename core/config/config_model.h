@@ -161,6 +161,7 @@ struct TableRef {
   std::string table;
   TableMode mode = TableMode::Incremental;
   const TimeZone* zone = nullptr;  // never null once resolved
+  CursorSpan lookback{};           // its own lookback: what it claims stops that far below its watermark
 
   std::string display() const { return pipeline + "." + table; }
 };

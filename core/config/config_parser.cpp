@@ -149,7 +149,7 @@ std::vector<TableRef> tables_named(const Config& config, const std::string& name
   for (std::size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', dot + 1)) {
     const PipelineConfig* p = config.find_pipeline(name.substr(0, dot));
     const TableConfig* t = p == nullptr ? nullptr : p->find_table(name.substr(dot + 1));
-    if (t != nullptr) out.push_back(TableRef{p->name, t->name, t->mode, p->zone});
+    if (t != nullptr) out.push_back(TableRef{p->name, t->name, t->mode, p->zone, t->lookback});
   }
   return out;
 }
@@ -236,7 +236,8 @@ void resolve_inputs(Config& config, const std::set<std::string>& broken, std::ve
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
       for (const TableRef& input : t.inputs) {
-        by_name.at({input.pipeline, input.table})->dependents.push_back(TableRef{p.name, t.name, t.mode, p.zone});
+        by_name.at({input.pipeline, input.table})->dependents.push_back(
+            TableRef{p.name, t.name, t.mode, p.zone, t.lookback});
       }
     }
   }

@@ -115,13 +115,14 @@ void require_key(ConfigReader& r, const YAML::Node& table, std::string_view key,
   r.error(table, "missing required key \"" + std::string(key) + "\": " + std::string(why));
 }
 
-// The shortest a unit's partition can be, as a lookback must at least
-// reach back over one: an hour, a day, February.
+// The least lookback that always reaches the partition before the newest
+// complete one: an hour, a day, and for months 31 days (from the first of
+// a month, 28 days fall short of the month before unless it is February).
 std::chrono::seconds shortest_partition(PartitionUnit unit) {
   switch (unit) {
     case PartitionUnit::Hour: return std::chrono::hours(1);
     case PartitionUnit::Day: return std::chrono::hours(24);
-    case PartitionUnit::Month: return std::chrono::hours(24 * 28);
+    case PartitionUnit::Month: return std::chrono::hours(24 * 31);
   }
   return std::chrono::hours(24);
 }
@@ -137,9 +138,10 @@ void check_partition_keys(ConfigReader& r, const YAML::Node& node, const TableCo
       r.error(node["lookback"], "a partition table's lookback is a duration (3d: the done partitions that start "
                                 "within it before the newest complete one are checked again), not a count");
     } else if (std::chrono::seconds(t.lookback.amount) < least) {
-      r.error(node["lookback"], "must be 0s or at least one partition long (" + format_duration(least) +
-                                    "); a shorter one would check again only the newest complete partition, "
-                                    "which a lookback of " + format_duration(least) + " does too");
+      r.error(node["lookback"], "must be 0s or at least " + format_duration(least) +
+                                    ", which reaches the partition before the newest complete one; a shorter one "
+                                    "would check again only the newest complete partition, which " +
+                                    format_duration(least) + " does too");
     }
   }
   if (t.deletes && t.deletes->action == DeleteAction::Mark) {
@@ -690,7 +692,7 @@ const MapSchema<TableConfig>& table_schema() {
            table_key_meaning("lookback",
                              "re-read this far below the watermark every run; a partition table checks again the "
                              "done partitions that start this far before the newest complete one, and rewrites "
-                             "those that differ from their query (at least one partition long)"),
+                             "those that differ from their query (0s, or at least 1h, 1d or 31d, by its unit)"),
            into(&TableConfig::lookback, [](ConfigReader& r, const YAML::Node& n) { return read_cursor_span(r, n, true); })},
           {"max_window", Presence::Optional, "", "positive duration, or a count for integer cursors",
            table_key_meaning("max_window", "split a longer window into chunks, each committed on its own"),

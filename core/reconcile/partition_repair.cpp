@@ -38,7 +38,7 @@ ReconcileReport PartitionRepair::execute(const ReconcileRequest& request) {
 Status PartitionRepair::repair_locked(const ReconcileRequest& request, RunSummary& summary, ReconcileReport& report) {
   // Only what the source and the inputs have passed: a partition past an
   // input rewound a moment ago would be compared with half its rows.
-  const auto horizon = partition_horizon(run_.source, run_.state, run_.table, summary.horizon);
+  const auto horizon = partition_horizon(run_.source, run_.state, summary.table, run_.table, summary.horizon);
   if (!horizon) return horizon.failure();
   auto done = run_.state.done_partitions(summary.table, kCalendarStart, kCalendarEnd);
   if (!done) return done.failure();
@@ -62,7 +62,8 @@ Status PartitionRepair::repair_locked(const ReconcileRequest& request, RunSummar
     PartitionChecked checked{partition, *compared, false, {}};
     if (!compared->equal() && !request.dry_run) {
       const RunSummary one =
-          writer_.write(partition, request.trigger, request.wait_for_lock, "reconcile: " + compared->difference());
+          writer_.write(partition, request.trigger, request.wait_for_lock,
+                        {"reconcile: " + compared->difference(), horizon->input_changes});
       if (one.status == RunStatus::Success) {
         checked.rewritten = true;
         summary.rows_read += one.rows_read;

@@ -286,11 +286,8 @@ Status ReconcileRun::merge_listings(const ReconcileRequest& request, const Curso
     record.reconcile = ReconcileCounts{0, found.missing, found.changed};
     const auto written = commit_reconcile(
         run_.target, run_.table, source_table_, fix, record, [&](const ReconcileWrite& repaired) {
-          // Rows changed below the dependents' done partitions: they are
-          // checked again; from the start when where cannot be told.
-          if (repaired.lowest) {
-            return downstream_of_change(run_.pipeline, run_.table, *repaired.lowest, "repaired by reconcile");
-          }
+          // Rows changed below the dependents' done partitions: those
+          // partitions are checked again.
           const bool changed = repaired.deleted > 0 || repaired.copied.rows_written > 0;
           return changed ? downstream_recheck(run_.pipeline, run_.table, kCalendarStart, "repaired by reconcile")
                          : std::nullopt;

@@ -115,6 +115,22 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
                                                             const std::optional<CursorValue>& initial,
                                                             RunSummary& summary) {
   const CursorType type = source_table.cursor_type;
+  // The inputs first: a standby's replay is awaited up to the primary's
+  // position read with the horizon after them, so it holds every row an
+  // input had committed when they were read.
+  std::optional<InputLimit> limit;
+  if (!run_.table.inputs.empty()) {
+    if (type == CursorType::Integer) {
+      return permanent_error("cursor " + run_.table.cursor +
+                             " is an integer, and its inputs bound a table by time: give the table a time "
+                             "cursor, or remove its inputs");
+    }
+    const auto read = run_.state.read_inputs(summary.table, run_.table.inputs);
+    if (!read) return read.failure();
+    auto least = inputs_limit(run_.table.inputs, read->inputs);
+    if (!least) return least.failure();
+    limit = std::move(least).value();
+  }
   // Another run's reading of the source may serve if it was taken after
   // the one this table's watermark came from: an older one would make the
   // watermark look ahead of the source, the same one would find nothing new.
@@ -126,6 +142,9 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   }
   const auto reading = run_.source.read_horizon(run_.table, type, shared_after);
   if (!reading) return reading.failure();
+  if (limit) {
+    if (auto refused = refuse_inputs_on(*reading, run_.table)) return std::move(*refused);
+  }
   HorizonInput input;
   input.type = type;
   input.reading = *reading;
@@ -147,18 +166,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
         run_.state.save_cursor_samples(summary.table, sampled, decision.forget_samples_before, decision.keep_sample);
     if (!saved) return saved.failure();
   }
-  if (!run_.table.inputs.empty()) {
-    if (type == CursorType::Integer) {
-      return permanent_error("cursor " + run_.table.cursor +
-                             " is an integer, and its inputs bound a table by time: give the table a time "
-                             "cursor, or remove its inputs");
-    }
-    const auto states = run_.state.read_inputs(run_.table.inputs);
-    if (!states) return states.failure();
-    const auto limit = inputs_limit(run_.table.inputs, *states);
-    if (!limit) return limit.failure();
-    summary.horizon.input_wait_seconds = hold_for_inputs(decision, *limit, reading->clock);
-  }
+  if (limit) summary.horizon.input_wait_seconds = hold_for_inputs(decision, *limit, reading->clock);
   // The horizon as decided, also when choosing hi from it fails.
   summary.horizon.lag_seconds = decision.lag_seconds;
   summary.horizon.held_by = decision.held_by;

@@ -22,15 +22,21 @@ Result<std::optional<SourceMicros>> input_bound(const TableRef& input, const Inp
   }
   if (!state.watermark) return std::optional<SourceMicros>();
   const CursorValue& value = state.watermark->value;
+  // What it reads again each run it has not claimed to have read.
+  const SourceMicros lookback = input.mode == TableMode::Incremental && input.lookback.kind == CursorSpan::Kind::Duration
+                                    ? input.lookback.amount * 1'000'000
+                                    : 0;
   switch (value.type) {
-    case CursorType::TimestampTz: return std::optional<SourceMicros>(value.raw);
+    case CursorType::TimestampTz: return std::optional<SourceMicros>(value.raw - lookback);
     case CursorType::Timestamp: {
       const auto wall = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::microseconds(value.raw));
       const SourceMicros below_second = value.raw - wall.count() * 1'000'000;
-      return std::optional<SourceMicros>(micros_of(first_instant_of(LocalTime(wall), *input.zone)) + below_second);
+      return std::optional<SourceMicros>(micros_of(first_instant_of(LocalTime(wall), *input.zone)) + below_second -
+                                         lookback);
     }
     case CursorType::Date:
-      return std::optional<SourceMicros>(micros_of(first_instant_of(LocalTime(date::days(value.raw)), *input.zone)));
+      return std::optional<SourceMicros>(
+          micros_of(first_instant_of(LocalTime(date::days(value.raw)), *input.zone)) - lookback);
     case CursorType::Integer: break;
   }
   return permanent_error("input " + input.display() + " has an integer cursor: its watermark (" +
@@ -62,6 +68,15 @@ Result<InputLimit> inputs_limit(const std::vector<TableRef>& inputs, const std::
   return out;
 }
 
+std::optional<Error> refuse_inputs_on(const HorizonReading& reading, const TableConfig& table) {
+  if (!reading.standby_without_primary || table.inputs.empty()) return std::nullopt;
+  return permanent_error("the source is a hot standby without a primary: connection, whose replay may not have "
+                         "reached the rows its inputs (" + table.inputs.front().display() +
+                         (table.inputs.size() > 1 ? ", ..." : "") +
+                         ") claim to have loaded; give the connection its primary:, or read the inputs' targets on "
+                         "the primary");
+}
+
 std::optional<double> hold_for_inputs(HorizonDecision& decision, const InputLimit& limit, SourceMicros clock) {
   if (limit.input.empty() || decision.hold_at_watermark) return std::nullopt;
   if (!limit.until) {
@@ -90,19 +105,14 @@ std::optional<DownstreamRecheck> downstream_recheck(const PipelineConfig& pipeli
   return out;
 }
 
-std::optional<DownstreamRecheck> downstream_of_change(const PipelineConfig& pipeline, const TableConfig& table,
-                                                     const CursorValue& lowest, const std::string& because) {
-  const TableRef self{pipeline.name, table.name, table.mode, pipeline.zone};
-  const auto bound = input_bound(self, InputState{StoredWatermark{lowest, false}, std::nullopt});
-  if (!bound || !*bound) return std::nullopt;  // an integer cursor: no table can have it as an input
-  const Instant from(std::chrono::floor<std::chrono::seconds>(std::chrono::microseconds(**bound)));
-  return downstream_recheck(pipeline, table, from, because);
-}
-
 void announce_to_dependents(const TableConfig& table, const RunSummary& summary, StateStore& state) {
   if (table.dependents.empty()) return;
   const bool moved = summary.partitions ? summary.chunks > 0 : summary.watermark_after != summary.watermark_before;
-  if (moved) state.announce_moved(summary.table);
+  // A reconcile moves no watermark: what it repaired flagged the
+  // dependents' partitions, which they check at once.
+  const bool repaired =
+      summary.reconcile && (summary.reconcile->deleted > 0 || summary.rows_written > 0);
+  if (moved || repaired) state.announce_moved(summary.table);
 }
 
 }  // namespace tidemark

@@ -22,7 +22,9 @@ namespace tidemark {
 // The instant below which one input holds every row, from what the state
 // holds of it (`state`); nothing when it has loaded nothing. A timestamp
 // or date watermark is a wall-clock value, read in the input's pipeline's
-// zone: its first instant there. Fails (permanent) for an integer one.
+// zone: its first instant there. An incremental input with a lookback
+// claims its rows only that far below its watermark: a row it reads again
+// may be one it had not read. Fails (permanent) for an integer one.
 Result<std::optional<SourceMicros>> input_bound(const TableRef& input, const InputState& state);
 
 // The least of the inputs' bounds.
@@ -42,6 +44,11 @@ struct InputLimit {
 // cursor's id bounds no instant), naming it and the fix.
 Result<InputLimit> inputs_limit(const std::vector<TableRef>& inputs, const std::vector<InputState>& states);
 
+// Why a table with inputs cannot read this source: a hot standby without
+// primary:, whose replay may not have reached what an input claims has
+// committed (its rows, read now, could be short). Nothing when it can.
+std::optional<Error> refuse_inputs_on(const HorizonReading& reading, const TableConfig& table);
+
 // The source's horizon `decision`, lowered to the inputs' limit where that
 // is earlier: held_by then names the input waited for, lag_seconds counts
 // from `clock` (the source's) to the limit, and an input that has loaded
@@ -53,15 +60,12 @@ std::optional<double> hold_for_inputs(HorizonDecision& decision, const InputLimi
 
 // The dependents' done partitions to flag because rows of `table` changed
 // at or after `from` ("input shop.orders " + `because`); nothing when the
-// table has no partition table among its dependents.
+// table has no partition table among its dependents. A partition table's
+// rows are its partitions' (from: the partition's start); an incremental
+// table's change says nothing of which of a dependent's partitions read
+// the rows (its cursor is not their partition column): kCalendarStart.
 std::optional<DownstreamRecheck> downstream_recheck(const PipelineConfig& pipeline, const TableConfig& table,
                                                    Instant from, const std::string& because);
-
-// The same for rows of `table` changed at or after the cursor value
-// `lowest` (a rewind's value, the lowest row a reconcile repaired), read
-// as an input bound is; nothing without a time cursor or dependents.
-std::optional<DownstreamRecheck> downstream_of_change(const PipelineConfig& pipeline, const TableConfig& table,
-                                                     const CursorValue& lowest, const std::string& because);
 
 // Tells the fleet that `table` moved (StateStore::announce_moved) when a
 // run of it committed anything (a step, a partition) and it has

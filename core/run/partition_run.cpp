@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "core/run/input_horizon.h"
 #include "core/run/run_lifecycle.h"
@@ -36,11 +37,27 @@ Instant second_of(SourceMicros micros) {
 
 }  // namespace
 
-Result<PartitionHorizon> partition_horizon(Source& source, StateStore& state, const TableConfig& table,
-                                           HorizonReport& report) {
+Result<PartitionHorizon> partition_horizon(Source& source, StateStore& state, const TableKey& key,
+                                           const TableConfig& table, HorizonReport& report) {
+  // The inputs first: a standby's replay is awaited up to the primary's
+  // position read with the horizon after them, so it holds every row an
+  // input had committed when they were read.
+  PartitionHorizon out;
+  std::optional<InputLimit> limit;
+  if (!table.inputs.empty()) {
+    const auto read = state.read_inputs(key, table.inputs);
+    if (!read) return read.failure();
+    auto least = inputs_limit(table.inputs, read->inputs);
+    if (!least) return least.failure();
+    limit = std::move(least).value();
+    out.input_changes = read->changes;
+  }
   // Any recent reading serves: a partition is due once its end is below it.
   const auto reading = source.read_horizon(table, CursorType::TimestampTz, std::numeric_limits<SourceMicros>::min());
   if (!reading) return reading.failure();
+  if (limit) {
+    if (const auto refused = refuse_inputs_on(*reading, table)) return *refused;
+  }
   HorizonInput input;
   input.type = CursorType::TimestampTz;
   input.reading = *reading;
@@ -48,16 +65,9 @@ Result<PartitionHorizon> partition_horizon(Source& source, StateStore& state, co
   auto decided = decide_horizon(input);
   if (!decided) return decided.failure();
   HorizonDecision decision = std::move(decided).value();
-  PartitionHorizon out;
   out.clock = second_of(reading->clock - kStartReportMargin);
   if (!decision.hold_at_watermark && decision.instant) out.by_source = second_of(*decision.instant);
-  if (!table.inputs.empty()) {
-    const auto states = state.read_inputs(table.inputs);
-    if (!states) return states.failure();
-    const auto limit = inputs_limit(table.inputs, *states);
-    if (!limit) return limit.failure();
-    report.input_wait_seconds = hold_for_inputs(decision, *limit, reading->clock);
-  }
+  if (limit) report.input_wait_seconds = hold_for_inputs(decision, *limit, reading->clock);
   report.lag_seconds = decision.lag_seconds;
   report.held_by = decision.held_by;
   if (!decision.hold_at_watermark && decision.instant) out.complete_before = second_of(*decision.instant);
@@ -75,7 +85,15 @@ RunSummary PartitionRun::execute(RunTrigger trigger) {
 }
 
 Status PartitionRun::fire(RunTrigger trigger, RunSummary& summary) {
-  const auto horizon = partition_horizon(run_.source, run_.state, run_.table, summary.horizon);
+  // The flags before the inputs: a flag set after this read was counted
+  // after it too, and waits for the next firing (it is not cleared here).
+  std::vector<FlaggedPartition> flags;
+  if (!run_.table.inputs.empty()) {
+    auto flagged = run_.state.flagged_partitions(summary.table);
+    if (!flagged) return flagged.failure();
+    flags = std::move(flagged).value();
+  }
+  const auto horizon = partition_horizon(run_.source, run_.state, summary.table, run_.table, summary.horizon);
   if (!horizon) return horizon.failure();
   std::optional<Instant> initial;
   if (run_.table.initial) {
@@ -90,21 +108,22 @@ Status PartitionRun::fire(RunTrigger trigger, RunSummary& summary) {
     std::set<Instant> written;
     for (const TimeWindow& partition : plan_scheduled_partitions(last_done, initial, *horizon->complete_before,
                                                                  run_.table.partition->unit, *run_.pipeline.zone)) {
-      const auto went_on = write(partition, trigger, "", summary);
+      const auto went_on = write(partition, trigger, {"", horizon->input_changes}, summary);
       if (!went_on) return went_on.failure();
       if (!*went_on) return ok_status();  // a backfill is writing it; the next firing goes on
       written.insert(partition.lo);
       last_done = partition.hi;
     }
-    if (const Status checked = recheck(trigger, *horizon->complete_before, written, summary); !checked) return checked;
+    if (const Status checked = recheck(trigger, *horizon, written, flags, summary); !checked) return checked;
   }
   return record_hold(trigger, *horizon, last_done, initial, summary);
 }
 
-Result<bool> PartitionRun::write(const TimeWindow& partition, RunTrigger trigger, const std::string& rewrite_reason,
+Result<bool> PartitionRun::write(const TimeWindow& partition, RunTrigger trigger, const PartitionWriter::Why& why,
                                  RunSummary& summary) {
   if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
-  const RunSummary one = writer_.write(partition, trigger, /*wait=*/false, rewrite_reason);
+  const std::string& rewrite_reason = why.rewrite_reason;
+  const RunSummary one = writer_.write(partition, trigger, /*wait=*/false, why);
   if (one.status == RunStatus::SkippedLocked) return false;
   // Rewrites come after the new partitions but lie before them.
   if (!summary.range) {
@@ -128,28 +147,27 @@ Result<bool> PartitionRun::write(const TimeWindow& partition, RunTrigger trigger
   return true;
 }
 
-Status PartitionRun::recheck(RunTrigger trigger, Instant complete_before, const std::set<Instant>& written,
-                             RunSummary& summary) {
+Status PartitionRun::recheck(RunTrigger trigger, const PartitionHorizon& horizon, const std::set<Instant>& written,
+                             const std::vector<FlaggedPartition>& flags, RunSummary& summary) {
+  const Instant complete_before = *horizon.complete_before;
   const PartitionUnit unit = run_.table.partition->unit;
   const TimeZone& zone = *run_.pipeline.zone;
   std::map<Instant, std::string> checked;  // partition lo -> why it is checked
-  std::set<Instant> flagged;
-  if (!run_.table.lookback.is_zero()) {
+  std::map<Instant, const FlaggedPartition*> flagged;
+  // A firing an input woke checks what it flagged, not the lookback: the
+  // lookback is the schedule's, or an input moving every minute would run
+  // the lookback's queries every minute.
+  if (!run_.table.lookback.is_zero() && trigger != RunTrigger::Input) {
     const TimeWindow newest = last_complete_partition(complete_before, unit, zone);
     const Instant from = lookback_start(newest, std::chrono::seconds(run_.table.lookback.amount), unit, zone);
     const auto done = run_.state.done_partitions(summary.table, from, newest.hi);
     if (!done) return done.failure();
     for (const Instant lo : *done) checked[lo] = "lookback";
   }
-  // Only an input's change flags a partition.
-  if (!run_.table.inputs.empty()) {
-    const auto flags = run_.state.flagged_partitions(summary.table);
-    if (!flags) return flags.failure();
-    for (const FlaggedPartition& f : *flags) {
-      if (f.window.hi > complete_before) continue;  // its inputs have not passed it again yet
-      checked[f.window.lo] = f.because;
-      flagged.insert(f.window.lo);
-    }
+  for (const FlaggedPartition& f : flags) {
+    if (f.window.hi > complete_before) continue;  // its inputs have not passed it again yet
+    checked[f.window.lo] = f.because;
+    flagged[f.window.lo] = &f;
   }
   for (const auto& [lo, because] : checked) {
     if (written.count(lo)) continue;  // written from its query a moment ago
@@ -159,12 +177,14 @@ Status PartitionRun::recheck(RunTrigger trigger, Instant complete_before, const 
         run_.table, partition_request(summary.table, 0, partition, zone, unit));
     if (!compared) return compared.failure();
     if (compared->equal()) {
-      if (flagged.count(lo)) {
-        if (const Status cleared = run_.state.clear_flag(summary.table, lo); !cleared) return cleared;
+      const auto flag = flagged.find(lo);
+      if (flag != flagged.end()) {
+        if (const Status cleared = run_.state.clear_flag(summary.table, *flag->second); !cleared) return cleared;
       }
       continue;
     }
-    const auto went_on = write(partition, trigger, because + ": " + compared->difference(), summary);
+    const auto went_on =
+        write(partition, trigger, {because + ": " + compared->difference(), horizon.input_changes}, summary);
     if (!went_on) return went_on.failure();
     // A backfill is writing it from the query now; the others go on.
   }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <set>
+#include <vector>
 
 #include "core/run/partition_writer.h"
 #include "core/run/run_context.h"
@@ -26,15 +27,19 @@ struct PartitionHorizon {
   std::optional<Instant> by_source;
   // ... and by every input too (inputs:): what a firing writes up to.
   std::optional<Instant> complete_before;
+  // With inputs: their count of changes as read with them (the writes
+  // carry it, PartitionWriter::Why).
+  std::optional<std::int64_t> input_changes;
 };
 
-// Reads the source's horizon and the inputs' state. A horizon the source
-// cannot fully see (no pg_monitor, a standby without primary:) is used as
-// it is and noted in `report`, as is what the inputs hold back. Fails when
-// the source or the state cannot be asked, or an input's watermark is no
-// time.
-Result<PartitionHorizon> partition_horizon(Source& source, StateStore& state, const TableConfig& table,
-                                           HorizonReport& report);
+// Reads the inputs' state of `key`'s table, then the source's horizon. A
+// horizon the source cannot fully see (no pg_monitor, a standby without
+// primary:) is used as it is and noted in `report`, as is what the inputs
+// hold back. Fails when the source or the state cannot be asked, an
+// input's watermark is no time, or the table has inputs and its source is
+// a standby without primary: (its replay may lag what the inputs claim).
+Result<PartitionHorizon> partition_horizon(Source& source, StateStore& state, const TableKey& key,
+                                           const TableConfig& table, HorizonReport& report);
 
 class PartitionRun {
  public:
@@ -54,11 +59,14 @@ class PartitionRun {
   Status fire(RunTrigger trigger, RunSummary& summary);
   // Writes `partition` and adds it to the firing's summary; false when the
   // firing stops there (a backfill holds it: quietly).
-  Result<bool> write(const TimeWindow& partition, RunTrigger trigger, const std::string& rewrite_reason,
+  Result<bool> write(const TimeWindow& partition, RunTrigger trigger, const PartitionWriter::Why& why,
                      RunSummary& summary);
-  // Checks again the done partitions the lookback reaches and those an
-  // input flagged (except `written`), rewriting each that differs.
-  Status recheck(RunTrigger trigger, Instant complete_before, const std::set<Instant>& written, RunSummary& summary);
+  // Checks again the done partitions the lookback reaches (not on a
+  // firing an input woke) and those of `flags` that the inputs have passed
+  // again (except `written`), rewriting each that differs and clearing the
+  // flags of those that do not.
+  Status recheck(RunTrigger trigger, const PartitionHorizon& horizon, const std::set<Instant>& written,
+                 const std::vector<FlaggedPartition>& flags, RunSummary& summary);
   // What held the firing back from the partition the calendar has
   // completed, as a run row of its own; nothing when nothing did.
   // `last_done`: hi of the latest partition done, after this firing's.

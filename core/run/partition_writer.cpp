@@ -29,8 +29,7 @@ PartitionRequest partition_request(const TableKey& table, RunId run, const TimeW
                           unit == PartitionUnit::Hour};
 }
 
-RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait,
-                                  const std::string& rewrite_reason) {
+RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigger, bool wait, const Why& why) {
   if (run_.table.mode != TableMode::Partition) std::abort();
   const RunLock lock{run_.key(), partition};
   RunLifecycle run(run_.state, run_.ownership, run_.observer, lock, trigger);
@@ -50,7 +49,8 @@ RunSummary PartitionWriter::write(const TimeWindow& partition, RunTrigger trigge
     record.recheck = downstream_recheck(run_.pipeline, run_.table, partition.lo,
                                         "rewrote partition " + partition_label(partition, run_.table.partition->unit,
                                                                                *run_.pipeline.zone));
-    summary.rewrite_reason = rewrite_reason;
+    record.input_changes_seen = why.input_changes_seen;
+    summary.rewrite_reason = why.rewrite_reason;
     const auto counts = commit_partition(run_.target, run_.table, request, record);
     if (!counts) return counts.failure();
     summary.rows_read = counts->rows_read;

@@ -20,13 +20,21 @@ class PartitionWriter {
  public:
   explicit PartitionWriter(const RunContext& context) : run_(context) {}
 
+  // Why a partition is written, for its record: `rewrite_reason`, why a
+  // partition done before is written again (its run row's; empty for a
+  // first write); `input_changes_seen`, for a table with inputs, their
+  // count of changes as read with the inputs the write relies on
+  // (StepRecord::input_changes_seen).
+  struct Why {
+    std::string rewrite_reason;
+    std::optional<std::int64_t> input_changes_seen;
+  };
+
   // Requires table.mode == Partition. SkippedLocked when the partition's
-  // lock is held elsewhere (and `wait` is false or timed out).
-  // `rewrite_reason`: why a partition done before is written again, for
-  // its run row; empty for a first write. Either way the done partitions
-  // of the table's dependents that end after it are flagged to be checked
-  // again, with the write.
-  RunSummary write(const TimeWindow& partition, RunTrigger trigger, bool wait, const std::string& rewrite_reason = {});
+  // lock is held elsewhere (and `wait` is false or timed out). Either way
+  // the done partitions of the table's dependents that end after its
+  // start are flagged to be checked again, with the write.
+  RunSummary write(const TimeWindow& partition, RunTrigger trigger, bool wait, const Why& why = {});
 
  private:
   const RunContext run_;  // references only: the run owns none of it

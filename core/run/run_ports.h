@@ -156,16 +156,28 @@ struct InputState {
   std::optional<Instant> partitions_done_until;
 };
 
+// What a table's inputs hold (StateStore::read_inputs), in one statement
+// with how often they changed below its done partitions so far: a write
+// carries that count into its record (StepRecord::input_changes_seen).
+struct InputsRead {
+  std::vector<InputState> inputs;  // in the order asked
+  std::int64_t changes = 0;
+};
+
 // A done partition that must be checked again against its query, and why
-// (an input it reads was rewound or repaired below its end).
+// (an input it reads was rewound or repaired, or wrote again what it
+// read). `since` tells this flag from a later one of the same partition:
+// clearing it clears only this one.
 struct FlaggedPartition {
   TimeWindow window;
   std::string because;
+  std::int64_t since = 0;
 };
 
-// Done partitions of `tables` (the dependents of a table whose rows below
-// `from` changed) to check again at their next firing: each that ends
-// after `from`.
+// Done partitions of `tables` (the dependents of a table whose rows at or
+// after `from` changed) to check again at their next firing: each that
+// ends after `from`. Flagging counts a change of each table's inputs
+// (InputsRead::changes) first.
 struct DownstreamRecheck {
   std::vector<TableKey> tables;
   Instant from;
@@ -256,14 +268,18 @@ class StateStore {
   // The done partitions flagged to be checked again (DownstreamRecheck),
   // oldest first.
   virtual Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey& table) = 0;
-  // Clears a flag a check found nothing behind (a rewrite clears its own).
-  virtual Status clear_flag(const TableKey& table, Instant partition_lo) = 0;
-  // Flags partitions of other tables, as a step's record does, on its own
-  // (a rewind). Requires the flagging table's lock.
+  // Clears a flag a check found nothing behind, unless the partition was
+  // flagged again since (a rewrite clears its own).
+  virtual Status clear_flag(const TableKey& table, const FlaggedPartition& flag) = 0;
+  // Flags partitions of other tables (DownstreamRecheck): on its own (a
+  // rewind), or before a step's record, in its transaction when the state
+  // lives in the target database, else committed first (a flag too many
+  // only costs a check).
   virtual Status flag_downstream(const DownstreamRecheck& recheck) = 0;
 
-  // What each input's target holds (inputs:), in order: one statement.
-  virtual Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>& inputs) = 0;
+  // What each input of `reader` holds (inputs:), in order, and how often
+  // they changed below its done partitions: one statement.
+  virtual Result<InputsRead> read_inputs(const TableKey& reader, const std::vector<TableRef>& inputs) = 0;
   // Records a run that wrote nothing, whole, as it ended: a partition
   // table's firing that something held back. Marks no other run abandoned.
   virtual Result<RunId> record_run(const RunStart& start, const RunEnd& end) = 0;
@@ -396,9 +412,13 @@ struct StepRecord {
   // Stored as the table's snapshot horizon, replacing the one before.
   std::optional<SnapshotHorizon> snapshot_horizon;
   // Done partitions of the dependents to flag, because the rows this step
-  // wrote again lie below their end. Marking lock.partition done also
-  // clears its own flag.
+  // wrote lie below their end (flag_downstream, before the record).
   std::optional<DownstreamRecheck> recheck;
+  // A partition of a table with inputs: their count of changes as the
+  // write read them with its inputs. Marking it done clears its flag,
+  // unless the count has moved on since: then it is flagged, so that a
+  // change made while it was written is checked at the next firing.
+  std::optional<std::int64_t> input_changes_seen;
 };
 
 // What recording a step found. It is written (all of it) only when the
@@ -436,11 +456,6 @@ struct SnapshotWrite {
 struct ReconcileWrite {
   std::int64_t deleted = 0;
   ChunkCounts copied;
-  // The lowest cursor value among the rows it deleted, marked or copied:
-  // where the target's rows changed from (the dependents' partitions after
-  // it are checked again). Nothing when none changed, or it cannot be
-  // told (a value no cursor text reads: infinity, a date BC).
-  std::optional<CursorValue> lowest;
 };
 
 // What reconcile changes in one batch (UnitOfWork::reconcile).

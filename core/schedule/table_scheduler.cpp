@@ -55,8 +55,12 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
       continue;
     }
     disarm(it->first);
-    if (queue_.remove(it->first.table, it->first.kind)) events_.queue_length(queue_.waiting());
+    if (queue_.remove(it->first.table, it->first.kind)) {
+      going_.erase(it->first);
+      events_.queue_length(queue_.waiting());
+    }
     woken_before_gained_.erase(it->first);
+    again_after_run_.erase(it->first);
     it = tables_.erase(it);
   }
   for (const auto& [key, found] : wanted) {
@@ -106,7 +110,10 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
     owned += has ? 1 : 0;
     if (had && !has) {
       ++lost;
-      if (queue_.remove(key.table, key.kind)) events_.queue_length(queue_.waiting());
+      if (queue_.remove(key.table, key.kind)) {
+        going_.erase(key);
+        events_.queue_length(queue_.waiting());
+      }
     } else if (!had && has) {
       ++gained;
       TableHistory history;
@@ -144,7 +151,9 @@ void TableScheduler::stop(std::chrono::seconds grace, std::function<void()> done
   on_stopped_ = std::move(done);
   deadlines_.clear();
   for (auto& [key, state] : tables_) state.armed.reset();
-  const std::size_t dropped = queue_.clear().size();
+  const std::vector<Firing> dropped_firings = queue_.clear();
+  for (const Firing& f : dropped_firings) going_.erase(JobKey{f.table, f.kind});
+  const std::size_t dropped = dropped_firings.size();
   events_.queue_length(0);
   events_.stopping(dropped, queue_.running(), grace);
   stop_deadline_ = clock_.monotonic() + grace;
@@ -202,22 +211,33 @@ void TableScheduler::wake_while_stopping() {
 
 void TableScheduler::run_finished(const TableKey& table, const RunSummary& summary, JobKind kind) {
   const JobKey key{table, kind};
+  const auto went = going_.find(key);
+  const bool woken_run = went != going_.end() && went->second == RunTrigger::Input;
+  if (went != going_.end()) going_.erase(went);
   launch_next(queue_.finished(table, kind));
-  const bool woken = woken_while_running_.erase(key) > 0;
+  const auto again = again_after_run_.find(key);
+  std::optional<RunTrigger> fire_again;
+  if (again != again_after_run_.end()) {
+    fire_again = again->second;
+    again_after_run_.erase(again);
+  }
   if (phase_ != StopPhase::Running) {
     maybe_done();
     return;
   }
   const auto it = tables_.find(key);
   if (it == tables_.end()) return;  // a reload removed the table while it ran
-  // An input moved while it ran: once more, with the input's new watermark.
-  if (woken && view_.owns(table, clock_.monotonic())) offer(Firing{table, clock_.now(), RunTrigger::Input, kind});
+  // An input moved while it ran, or the schedule fired: once more.
+  if (fire_again && view_.owns(table, clock_.monotonic())) offer(Firing{table, clock_.now(), *fire_again, kind});
   TableState& state = it->second;
   RunStatus status = summary.status;
   // A reconcile is rare and does not wait on a worker for the lock: when
   // a load holds it, the reconcile comes back after the backoff instead
-  // of a day later.
-  if (kind == JobKind::Reconcile && status == RunStatus::SkippedLocked && view_.owns(table, clock_.monotonic())) {
+  // of a day later. So does an input's wake that found the lock held (by
+  // the table's reconcile, or its former owner's run): else it is lost
+  // until the schedule fires.
+  if ((kind == JobKind::Reconcile || woken_run) && status == RunStatus::SkippedLocked &&
+      view_.owns(table, clock_.monotonic())) {
     status = RunStatus::Failed;
   }
   switch (status) {
@@ -291,11 +311,20 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
   arm_next_regular(key, std::max(due.at, now));
   if (!owned_at_firing(key)) return;  // another member's, or none's while this lease is in doubt
   const Firing firing{key.table, due.at, due.trigger, key.kind};
-  if (offer(firing) == RunQueue::Offer::Overrun) events_.overrun(firing.table, firing.scheduled);
+  if (offer(firing) != RunQueue::Offer::Overrun) return;
+  const auto went = going_.find(key);
+  if (went != going_.end() && went->second == RunTrigger::Input) {
+    // An input's wake is going, not a slow run: the schedule's firing
+    // runs after it.
+    again_after_run_[key] = due.trigger;
+    return;
+  }
+  events_.overrun(firing.table, firing.scheduled);
 }
 
 RunQueue::Offer TableScheduler::offer(const Firing& firing) {
   const RunQueue::Offer offered = queue_.offer(firing);
+  if (offered != RunQueue::Offer::Overrun) going_[JobKey{firing.table, firing.kind}] = firing.trigger;
   switch (offered) {
     case RunQueue::Offer::Start:
       tables_.at(JobKey{firing.table, firing.kind}).failed_permanently = false;  // a new attempt decides
@@ -317,13 +346,17 @@ void TableScheduler::input_moved(const TableKey& input) {
   const auto mono = clock_.monotonic();
   for (const TableRef& dependent : moved->second.table->dependents) {
     const JobKey key{TableKey{dependent.pipeline, dependent.table}, JobKind::Load};
-    if (tables_.count(key) == 0) continue;
+    const auto state = tables_.find(key);
+    if (state == tables_.end()) continue;
     if (!view_.owns(key.table, mono)) {
       if (view_.picks_once_settled(key.table)) woken_before_gained_.insert(key);
       continue;
     }
+    // A table failing waits for its retry, or (permanently) for a person:
+    // an input moving does not end either.
+    if (state->second.failed_permanently || state->second.failures > 0) continue;
     if (queue_.is_running(key.table, key.kind)) {
-      woken_while_running_.insert(key);
+      again_after_run_.emplace(key, RunTrigger::Input);  // a schedule's firing waiting there stays it
       continue;
     }
     offer(Firing{key.table, clock_.now(), RunTrigger::Input, key.kind});  // coalesced when already waiting
@@ -397,6 +430,7 @@ void TableScheduler::run_alone(const Firing& firing) {
   const JobKey key{firing.table, firing.kind};
   if (phase_ != StopPhase::Running || tables_.count(key) == 0) {
     // Stopping, or a reload removed the table: nothing more of it runs.
+    going_.erase(key);
     launch_next(queue_.finished(firing.table, firing.kind));
     if (phase_ != StopPhase::Running) maybe_done();
     return;

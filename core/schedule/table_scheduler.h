@@ -169,7 +169,14 @@ class TableScheduler {
   bool lapse_reported_ = false;  // since the last assign()
   StopPhase phase_ = StopPhase::Running;
   std::chrono::steady_clock::duration stop_deadline_{};  // on Clock::monotonic
-  std::set<JobKey> woken_while_running_;  // fire once more when their run ends
+  // What fired the run going or waiting of each job: a run an input woke
+  // is no overrun of the schedule, nor is its lock held elsewhere the end
+  // of its wake.
+  std::map<JobKey, RunTrigger> going_;
+  // Fire once more when their run ends: an input moved while it went
+  // (input), or the schedule fired while an input's wake went (schedule:
+  // its lookback is the schedule's).
+  std::map<JobKey, RunTrigger> again_after_run_;
   std::set<JobKey> woken_before_gained_;  // fire once this member owns them
   std::function<void()> on_stopped_;
 };

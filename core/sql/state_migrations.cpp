@@ -217,16 +217,28 @@ create index runs_kind_reconcile_latest on tidemark.runs (pipeline, table_name, 
 )SQL"},
       // Marts (docs/partitions.md): how long an input held a run back
       // (null when none did), and why a partition done before was written
-      // again (null for a first write). A done partition whose input was
-      // rewound or repaired below its end is flagged, with why, until a
-      // check of it finds it equal to its query or writes it again.
-      {16, "marts: input waits, rewrites and partitions flagged by their inputs", R"SQL(
+      // again (null for a first write). A done partition whose input
+      // changed below its end is flagged, with why and since when, until a
+      // check of it finds it equal to its query or writes it again. Each
+      // table with inputs counts the changes of its inputs that flagged
+      // its partitions: a write reads the count with its inputs and,
+      // under a lock, again as it marks its partition done, so that a
+      // change made while it was written is never lost.
+      {16, "marts: input waits, rewrites, flagged partitions and the changes of each table's inputs", R"SQL(
 alter table tidemark.runs
   add column input_wait_seconds double precision,
   add column rewrite_reason text;
-alter table tidemark.partitions add column recheck text;
+alter table tidemark.partitions
+  add column recheck text,
+  add column recheck_since timestamptz;
 create index partitions_flagged on tidemark.partitions (pipeline, table_name, partition_lo)
   where recheck is not null;
+create table tidemark.input_changes (
+  pipeline   text not null,
+  table_name text not null,
+  changes    bigint not null default 0,
+  primary key (pipeline, table_name)
+);
 )SQL"},
   };
   return migrations;

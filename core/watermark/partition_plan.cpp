@@ -19,8 +19,10 @@ std::vector<TimeWindow> plan_scheduled_partitions(std::optional<Instant> last_do
 Instant lookback_start(const TimeWindow& newest_complete, std::chrono::seconds lookback, PartitionUnit unit,
                        const TimeZone& zone) {
   if (unit == PartitionUnit::Hour) return newest_complete.lo - lookback;
-  const LocalTime local = zone.to_local(newest_complete.lo);
-  return first_instant_of(local - lookback, zone);
+  // From the local date's midnight, also where the day begins later (a
+  // zone that skips midnight for summer time).
+  const LocalTime day = date::floor<date::days>(zone.to_local(newest_complete.lo));
+  return first_instant_of(day - lookback, zone);
 }
 
 BackfillPartitions plan_backfill_partitions(Instant from, Instant to, Instant now, PartitionUnit unit,

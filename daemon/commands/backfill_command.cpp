@@ -76,7 +76,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   const auto state_connection = connect_to(*config, config->daemon.state);
   PgStateStore state(*state_connection);
   HorizonReport horizon;
-  const auto complete = partition_horizon(source, state, table, horizon);
+  const auto complete = partition_horizon(source, state, key, table, horizon);
   if (!complete) throw std::runtime_error(complete.error());
   if (!complete->complete_before) {
     err << "tidemark backfill: " << horizon.held_by << "; try again once it has ended\n";
@@ -116,7 +116,7 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   out.flush();
 
   BackfillProgress progress(out, ::isatty(STDOUT_FILENO) == 1 && &out == &std::cout, static_cast<int>(todo.size()));
-  PartitionBackfill(config, pipeline, table).run(todo, cl.parallel, progress, cancel);
+  PartitionBackfill(config, pipeline, table, complete->input_changes).run(todo, cl.parallel, progress, cancel);
   out << progress.summary_line("backfill " + key.display()) << '\n';
   if (cancel.cancelled()) out << "interrupted: run the same command again to finish what is missing\n";
   return progress.failed() == 0 && !cancel.cancelled() ? kExitOk : kExitFailure;

@@ -51,7 +51,7 @@ void PartitionBackfill::work(const std::vector<TimeWindow>& partitions, std::siz
     } else {
       summary = PartitionWriter(RunContext{pipeline_, table_, ports.state(), ports.source(), ports.target(), observer,
                                            cancel, sole_owner()})
-                    .write(partition, RunTrigger::Backfill, /*wait=*/true);
+                    .write(partition, RunTrigger::Backfill, /*wait=*/true, {"", input_changes_});
     }
     progress.finished(label, summary,
                       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started));

@@ -19,8 +19,12 @@ namespace tidemark {
 
 class PartitionBackfill {
  public:
-  PartitionBackfill(std::shared_ptr<const Config> config, const PipelineConfig& pipeline, const TableConfig& table)
-      : config_(std::move(config)), pipeline_(pipeline), table_(table) {}
+  // `input_changes`: for a table with inputs, their count of changes as
+  // read with the inputs that said which partitions are complete
+  // (PartitionHorizon::input_changes).
+  PartitionBackfill(std::shared_ptr<const Config> config, const PipelineConfig& pipeline, const TableConfig& table,
+                    std::optional<std::int64_t> input_changes = std::nullopt)
+      : config_(std::move(config)), pipeline_(pipeline), table_(table), input_changes_(input_changes) {}
 
   // Writes `partitions` (oldest first), `parallel` at a time, reporting
   // each to `progress`. Stops handing out partitions once `cancel` is set.
@@ -34,6 +38,7 @@ class PartitionBackfill {
   std::shared_ptr<const Config> config_;
   const PipelineConfig& pipeline_;
   const TableConfig& table_;
+  std::optional<std::int64_t> input_changes_;
 };
 
 

@@ -123,7 +123,7 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
 
     // Under the table's lock, so no run is in flight while the value changes.
     WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user(),
-                           downstream_of_change(*pipeline, *table, *to, "rewound to " + new_value)};
+                           downstream_recheck(*pipeline, *table, kCalendarStart, "rewound to " + new_value)};
     const auto rewound = PgStateStore(*state).rewind_watermark(rewind);
     if (!rewound) throw std::runtime_error(rewound.error());
     if (!rewound->done) {
@@ -138,8 +138,8 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
         << '\n';
     for (const TableRef& dependent : table->dependents) {
       if (dependent.mode == TableMode::Partition) {
-        out << "dependent " << dependent.display() << ": its done partitions that end after " << new_value
-            << " are checked again once this table has passed them again\n";
+        out << "dependent " << dependent.display()
+            << ": its done partitions are checked again, each once this table has passed its end again\n";
       } else {
         out << "dependent " << dependent.display() << " (" << table_mode_name(dependent.mode)
             << "): not rewound with it; rewind it too if it must read those rows again\n";

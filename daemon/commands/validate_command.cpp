@@ -1,5 +1,6 @@
 #include "daemon/commands/validate_command.h"
 
+#include <date/tz.h>
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
@@ -9,6 +10,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/config/config_error.h"
 #include "core/config/config_model.h"
 #include "core/config/dsn_mask.h"
 #include "core/config/table_modes.h"
@@ -263,21 +265,28 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
 }
 
 // The cursor columns whose types `inputs:` depends on: each incremental
-// input's (its watermark bounds its dependents by time) and each
-// incremental dependent's own (its hi is a time the inputs lower). Asked
-// of each source once; a source that cannot be reached is not checked.
+// input's (its watermark bounds its dependents by time; a timestamp or
+// date one is read in its pipeline's time zone, which must be its
+// source's) and each incremental dependent's own (its hi is a time the
+// inputs lower). Asked of each source once; a source that cannot be
+// reached is not checked. Each error is said where the input is named.
 int check_inputs(const Config& config, std::ostream& err) {
   struct Asked {
     std::string source;
     std::string table;  // quoted
     std::string cursor;
+    const PipelineConfig* pipeline = nullptr;
+  };
+  struct Found {
+    CursorType type = CursorType::TimestampTz;
+    std::string source_zone;  // the source session's TimeZone
   };
   std::map<std::string, std::vector<Asked>> by_source;
   const auto cursor_of = [&](const std::string& pipeline, const std::string& table) -> std::optional<Asked> {
     const PipelineConfig* p = config.find_pipeline(pipeline);
     const TableConfig* t = p == nullptr ? nullptr : p->find_table(table);
     if (t == nullptr || t->mode != TableMode::Incremental || !t->source_table) return std::nullopt;
-    return Asked{p->source, t->source_table->quoted(), t->cursor};
+    return Asked{p->source, t->source_table->quoted(), t->cursor, p};
   };
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
@@ -288,7 +297,7 @@ int check_inputs(const Config& config, std::ostream& err) {
       }
     }
   }
-  std::map<std::pair<std::string, std::string>, std::string> types;  // (quoted table, cursor) -> format_type
+  std::map<std::pair<std::string, std::string>, Found> found;  // (quoted table, cursor)
   for (const auto& [source, asked] : by_source) {
     try {
       const auto connection = connect_to_source(config, source);
@@ -296,38 +305,64 @@ int check_inputs(const Config& config, std::ostream& err) {
       for (const Asked& a : asked) list.push_back({a.table, a.cursor});
       const PgResult r = connection->exec(
           "select t ->> 0, t ->> 1, (select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
-          " where a.attrelid = to_regclass(t ->> 0) and a.attname = t ->> 1 and not a.attisdropped)"
-          " from json_array_elements($1::json) t",
+          " where a.attrelid = to_regclass(t ->> 0) and a.attname = t ->> 1 and not a.attisdropped),"
+          " current_setting('TimeZone') from json_array_elements($1::json) t",
           {json_parameter(list)});
       for (int i = 0; i < r.rows(); ++i) {
-        if (!r.is_null(i, 2)) types[{r.text(i, 0), r.text(i, 1)}] = r.text(i, 2);
+        if (r.is_null(i, 2)) continue;
+        const auto type = cursor_type_from_postgres(r.text(i, 2));
+        if (type) found[{r.text(i, 0), r.text(i, 1)}] = Found{*type, r.text(i, 3)};
       }
     } catch (const std::exception&) {
       // Reported by check_sources as not checked.
     }
   }
-  const auto is_integer = [&](const std::optional<Asked>& a) {
-    if (!a) return false;
-    const auto found = types.find({a->table, a->cursor});
-    if (found == types.end()) return false;
-    const auto type = cursor_type_from_postgres(found->second);
-    return type && *type == CursorType::Integer;
+  const auto type_of = [&](const std::optional<Asked>& a) -> const Found* {
+    if (!a) return nullptr;
+    const auto it = found.find({a->table, a->cursor});
+    return it == found.end() ? nullptr : &it->second;
+  };
+  const auto same_zone = [](const std::string& a, const std::string& b) {
+    try {
+      return date::locate_zone(a) == date::locate_zone(b);
+    } catch (const std::exception&) {
+      return a == b;
+    }
   };
   int errors = 0;
+  const auto refuse = [&](const TableConfig::WrittenInput& where, const std::string& message) {
+    err << ConfigError{where.location.file, where.location.line, where.location.column, where.key_path, message}
+               .to_string()
+        << '\n';
+    ++errors;
+  };
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
-      if (t.inputs.empty()) continue;
-      if (is_integer(cursor_of(p.name, t.name))) {
-        fmt::print(err, "{}: pipeline {}, table {}: inputs bound a table by time, and cursor {} is an integer; give "
-                   "the table a time cursor, or remove its inputs\n", p.location.file, p.name, t.name, t.cursor);
-        ++errors;
+      if (t.inputs.empty() || t.inputs_written.empty()) continue;
+      const Found* own = type_of(cursor_of(p.name, t.name));
+      if (own != nullptr && own->type == CursorType::Integer) {
+        refuse(t.inputs_written.front(), "inputs bound a table by time, and cursor " + t.cursor +
+                                             " is an integer; give the table a time cursor, or remove its inputs");
       }
-      for (const TableRef& input : t.inputs) {
-        if (!is_integer(cursor_of(input.pipeline, input.table))) continue;
-        fmt::print(err, "{}: pipeline {}, table {}: input {} has an integer cursor, whose watermark is an id that "
-                   "says nothing of time, so it cannot bound this table; remove it from inputs, or give it a time "
-                   "cursor\n", p.location.file, p.name, t.name, input.display());
-        ++errors;
+      for (std::size_t i = 0; i < t.inputs.size() && i < t.inputs_written.size(); ++i) {
+        const TableRef& input = t.inputs[i];
+        const auto asked = cursor_of(input.pipeline, input.table);
+        const Found* theirs = type_of(asked);
+        if (theirs == nullptr) continue;
+        if (theirs->type == CursorType::Integer) {
+          refuse(t.inputs_written[i], "input " + input.display() +
+                                          " has an integer cursor, whose watermark is an id that says nothing of "
+                                          "time, so it cannot bound this table; remove it from inputs, or give it a "
+                                          "time cursor");
+        } else if ((theirs->type == CursorType::Timestamp || theirs->type == CursorType::Date) &&
+                   !same_zone(theirs->source_zone, asked->pipeline->timezone)) {
+          refuse(t.inputs_written[i],
+                 "input " + input.display() + " has a " + std::string(cursor_type_name(theirs->type)) +
+                     " cursor, whose watermark is a wall-clock value of its source's time zone (" +
+                     theirs->source_zone + "), but pipeline " + asked->pipeline->name + " reads it in " +
+                     asked->pipeline->timezone + ": set timezone: " + theirs->source_zone + " on pipeline " +
+                     asked->pipeline->name);
+        }
       }
     }
   }

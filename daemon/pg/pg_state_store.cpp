@@ -232,19 +232,24 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
     fields["done_lo"] = unix_seconds(step.lock.partition->lo);
     fields["done_hi"] = unix_seconds(step.lock.partition->hi);
   }
-  if (step.recheck) {
-    fields["recheck_tables"] = table_keys_json(step.recheck->tables);
-    fields["recheck_from"] = unix_seconds(step.recheck->from);
-    fields["recheck_because"] = step.recheck->because;
-  }
   return as_result([&] {
+    if (step.partition_done && step.input_changes_seen) {
+      // Under a lock a flagging holds while it counts (flag_downstream):
+      // a change counted since the write read its inputs flags the
+      // partition it marks done; a change counted after waits for its
+      // commit, and then finds the partition done, to flag.
+      const PgResult counted = tx.exec_prepared(
+          "select changes from tidemark.input_changes where pipeline = $1 and table_name = $2 for share",
+          {step.lock.table.pipeline, step.lock.table.table});
+      const std::int64_t changes = counted.rows() == 0 ? 0 : counted.integer(0, 0);
+      if (changes != *step.input_changes_seen) fields["done_recheck"] = "an input changed while it was written";
+    }
     static const std::string statement = run_row_sql(R"SQL(
 with s as (
   select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
        expected text, next text, value_type text, window_lo text, window_hi text, rows_read bigint,
        rows_written bigint, rows_deleted bigint, rows_missing bigint, rows_changed bigint, done_lo bigint,
-       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint, recheck_tables jsonb,
-       recheck_from bigint, recheck_because text)),
+       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint, done_recheck text)),
 lock as (select pg_backend_pid() = s.holder as held from s),
 moved as (
   update tidemark.watermarks w set value = s.next, value_type = s.value_type, updated_at = now(),
@@ -263,17 +268,15 @@ written as (
   select (select held from lock)
          and ((select mode from s) = 'none' or exists (select 1 from moved) or exists (select 1 from created)) as ok),
 done as (
-  insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at)
-  select s.pipeline, s.table_name, to_timestamp(s.done_lo), to_timestamp(s.done_hi), 'done', s.run_id, now() from s
+  insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status, run_id, updated_at,
+                                   recheck, recheck_since)
+  select s.pipeline, s.table_name, to_timestamp(s.done_lo), to_timestamp(s.done_hi), 'done', s.run_id, now(),
+         s.done_recheck, case when s.done_recheck is null then null else clock_timestamp() end from s
   where s.done_lo is not null and (select ok from written)
   on conflict (pipeline, table_name, partition_lo) do update
   set partition_hi = excluded.partition_hi, status = 'done', run_id = excluded.run_id, updated_at = now(),
-      recheck = null),
-flagged as (
-  update tidemark.partitions p set recheck = s.recheck_because
-  from s cross join jsonb_array_elements(s.recheck_tables) t
-  where s.recheck_tables is not null and (select ok from written) and p.pipeline = t ->> 0
-        and p.table_name = t ->> 1 and p.status = 'done' and p.partition_hi > to_timestamp(s.recheck_from)),
+      recheck = (select done_recheck from s),
+      recheck_since = case when (select done_recheck from s) is null then null else clock_timestamp() end),
 run as (
   update tidemark.runs r set window_lo = coalesce(r.window_lo, s.window_lo), window_hi = coalesce(s.window_hi, r.window_hi),
          watermark_after = coalesce(s.next, r.watermark_after), rows_read = r.rows_read + s.rows_read,
@@ -571,81 +574,102 @@ Result<std::vector<FlaggedPartition>> PgStateStore::flagged_partitions(const Tab
   return as_result([&] {
     const PgResult r = connection_.exec_prepared(
         "select extract(epoch from partition_lo)::bigint as lo, extract(epoch from partition_hi)::bigint as hi,"
-        " recheck from tidemark.partitions where pipeline = $1 and table_name = $2 and recheck is not null"
-        " and status = 'done' order by partition_lo",
+        " recheck, (extract(epoch from recheck_since) * 1000000)::bigint as since from tidemark.partitions"
+        " where pipeline = $1 and table_name = $2 and recheck is not null and status = 'done' order by partition_lo",
         {table.pipeline, table.table});
     const ResultColumns c(r);
     std::vector<FlaggedPartition> out;
     for (int i = 0; i < r.rows(); ++i) {
       out.push_back({TimeWindow{Instant(std::chrono::seconds(r.integer(i, c("lo")))),
                                 Instant(std::chrono::seconds(r.integer(i, c("hi"))))},
-                     r.text(i, c("recheck"))});
+                     r.text(i, c("recheck")), r.is_null(i, c("since")) ? 0 : r.integer(i, c("since"))});
     }
     return out;
   });
 }
 
-Status PgStateStore::clear_flag(const TableKey& table, Instant partition_lo) {
+Status PgStateStore::clear_flag(const TableKey& table, const FlaggedPartition& flag) {
   return as_result([&] {
+    // Not a flag set again since it was read: that one is a change the
+    // check did not see.
     connection_.exec_prepared(
-        "update tidemark.partitions set recheck = null where pipeline = $1 and table_name = $2"
-        " and partition_lo = to_timestamp($3::bigint) and recheck is not null",
-        {table.pipeline, table.table, epoch_text(partition_lo)});
+        "update tidemark.partitions set recheck = null, recheck_since = null where pipeline = $1"
+        " and table_name = $2 and partition_lo = to_timestamp($3::bigint) and recheck is not null"
+        " and coalesce((extract(epoch from recheck_since) * 1000000)::bigint, 0) = $4::bigint",
+        {table.pipeline, table.table, epoch_text(flag.window.lo), std::to_string(flag.since)});
     return ok_status();
   });
 }
 
 Status PgStateStore::flag_downstream(const DownstreamRecheck& recheck) {
   return as_result([&] {
-    // As a step's record flags them (record_step), on its own.
-    connection_.exec(
-        "update tidemark.partitions p set recheck = $3 from jsonb_array_elements($1::jsonb) t"
-        " where p.pipeline = t ->> 0 and p.table_name = t ->> 1 and p.status = 'done'"
-        " and p.partition_hi > to_timestamp($2::bigint)",
-        {json_parameter(table_keys_json(recheck.tables)), epoch_text(recheck.from), recheck.because});
+    const std::string tables = json_parameter(table_keys_json(recheck.tables));
+    // The count first, in a statement of its own: its row lock is what a
+    // dependent's write waits for as it marks a partition done
+    // (record_step), so that the partitions below see every partition
+    // that write marks, or the write sees the count.
+    connection_.exec_prepared(
+        "insert into tidemark.input_changes (pipeline, table_name, changes)"
+        " select t ->> 0, t ->> 1, 1 from jsonb_array_elements($1::jsonb) t order by 1, 2"
+        " on conflict (pipeline, table_name) do update set changes = tidemark.input_changes.changes + 1",
+        {tables});
+    connection_.exec_prepared(
+        "update tidemark.partitions p set recheck = $3, recheck_since = clock_timestamp()"
+        " from jsonb_array_elements($1::jsonb) t where p.pipeline = t ->> 0 and p.table_name = t ->> 1"
+        " and p.status = 'done' and p.partition_hi > to_timestamp($2::bigint)",
+        {tables, epoch_text(recheck.from), recheck.because});
     return ok_status();
   });
 }
 
-Result<std::vector<InputState>> PgStateStore::read_inputs(const std::vector<TableRef>& inputs) {
+Result<InputsRead> PgStateStore::read_inputs(const TableKey& reader, const std::vector<TableRef>& inputs) {
   nlohmann::json asked = nlohmann::json::array();
   for (const TableRef& input : inputs) {
     asked.push_back({input.pipeline, input.table, input.mode == TableMode::Partition});
   }
   return as_result([&] {
     // A partition input's done partitions, from its first on, end at the
-    // first one whose end no done partition starts at: its first gap.
+    // first one whose end no done partition starts at: its first gap. The
+    // reader's count of changes is made to exist, so that a write can
+    // lock it (record_step).
     const PgResult r = connection_.exec_prepared(R"SQL(
+with counted as (
+  insert into tidemark.input_changes (pipeline, table_name) values ($2, $3)
+  on conflict (pipeline, table_name) do nothing)
 select i.n, w.value, w.value_type,
        (select extract(epoch from min(p.partition_hi))::bigint from tidemark.partitions p
         where (i.x ->> 2)::boolean and p.pipeline = i.x ->> 0 and p.table_name = i.x ->> 1 and p.status = 'done'
           and not exists (select from tidemark.partitions n
                           where n.pipeline = p.pipeline and n.table_name = p.table_name and n.status = 'done'
-                            and n.partition_lo = p.partition_hi)) as done_until
+                            and n.partition_lo = p.partition_hi)) as done_until,
+       coalesce((select changes from tidemark.input_changes c where c.pipeline = $2 and c.table_name = $3), 0)
+         as changes
 from jsonb_array_elements($1::jsonb) with ordinality i(x, n)
 left join tidemark.watermarks w on not (i.x ->> 2)::boolean and w.pipeline = i.x ->> 0 and w.table_name = i.x ->> 1
 order by i.n
 )SQL",
-                                                  {json_parameter(asked)});
+                                                  {json_parameter(asked), reader.pipeline, reader.table});
     if (r.rows() != static_cast<int>(inputs.size())) std::abort();  // one row per input asked
     const ResultColumns c(r);
-    std::vector<InputState> out(inputs.size());
+    InputsRead out;
+    out.inputs.resize(inputs.size());
     for (int i = 0; i < r.rows(); ++i) {
-      InputState& state = out[static_cast<std::size_t>(i)];
+      InputState& state = out.inputs[static_cast<std::size_t>(i)];
       if (!r.is_null(i, c("value"))) {
         const auto value = cursor_from_stored(r.text(i, c("value_type")), r.text(i, c("value")));
         if (!value) {
-          return Result<std::vector<InputState>>(
-              permanent_error("stored watermark of input " + inputs[static_cast<std::size_t>(i)].display() + ": " +
-                              value.error()));
+          return Result<InputsRead>(permanent_error("stored watermark of input " +
+                                                    inputs[static_cast<std::size_t>(i)].display() + ": " +
+                                                    value.error()));
         }
         state.watermark = StoredWatermark{*value, r.text(i, c("value_type")) == kSnapshotValueType};
       }
       if (!r.is_null(i, c("done_until"))) {
         state.partitions_done_until = Instant(std::chrono::seconds(r.integer(i, c("done_until"))));
       }
+      out.changes = r.integer(i, c("changes"));
     }
-    return Result<std::vector<InputState>>(std::move(out));
+    return Result<InputsRead>(std::move(out));
   });
 }
 

@@ -63,9 +63,9 @@ class PgStateStore final : public StateStore {
   Result<std::vector<Instant>> done_partitions(const TableKey& table, Instant from, Instant to) override;
   Status mark_partition_failed(const TableKey& table, const TimeWindow& partition, RunId run) override;
   Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey& table) override;
-  Status clear_flag(const TableKey& table, Instant partition_lo) override;
+  Status clear_flag(const TableKey& table, const FlaggedPartition& flag) override;
   Status flag_downstream(const DownstreamRecheck& recheck) override;
-  Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>& inputs) override;
+  Result<InputsRead> read_inputs(const TableKey& reader, const std::vector<TableRef>& inputs) override;
   Result<RunId> record_run(const RunStart& start, const RunEnd& end) override;
   void announce_moved(const TableKey& table) override;
 

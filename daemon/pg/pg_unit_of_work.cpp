@@ -354,46 +354,33 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
   const LoadStatements load = build_load_statements(table, source.columns, Window{fix.watermark, fix.watermark},
                                                     CopyFormat::Text, RelationKind::Table, {}, copy_types_.columns);
   std::int64_t changed = 0;
-  // The lowest cursor of the rows changed, as text (ISO, as the session prints it).
-  std::optional<std::string> lowest_text;
-  const auto lower = [&](const PgResult& r, int column) {
-    if (r.rows() == 0 || r.is_null(0, column)) return;
-    const auto value = cursor_from_text(source.cursor_type, r.text(0, column));
-    const auto so_far = lowest_text ? cursor_from_text(source.cursor_type, *lowest_text) : Result<CursorValue>(Error{});
-    if (value && (!so_far || *value < *so_far)) lowest_text = r.text(0, column);
-  };
-  const std::string cursor = quote_identifier(table.cursor);
   const auto done = in_target_transaction([&] {
     if (!fix.gone.empty()) {
       const std::string keys = keys_json(table.key, fix.gone);
-      const PgResult gone = target_.exec(
-          "WITH changed AS (" + (fix.mark_column.empty() ? sql.delete_keys : sql.mark_keys) + " RETURNING t." + cursor +
-              " AS c) SELECT count(*), min(c)::text FROM changed",
-          {keys});
-      changed = gone.integer(0, 0);
-      lower(gone, 1);
+      changed = target_.exec(fix.mark_column.empty() ? sql.delete_keys : sql.mark_keys, {keys}).affected();
     }
     ChunkCounts counts;
     if (!fix.recopy.empty()) {
       target_.exec(load.create_stage);
       counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
                              .copy_query(sql.copy_source, {keys_json(table.key, fix.recopy)}, {0}, load.stage);
-      if (counts.rows_read > 0) {
-        lower(target_.exec("SELECT min(" + cursor + ")::text FROM " + load.stage), 0);
-        counts.rows_written = target_.exec(load.upsert).affected();
-      }
+      counts.rows_written = counts.rows_read > 0 ? target_.exec(load.upsert).affected() : 0;
     }
     return counts;
   });
   if (!done) return done.failure();
-  ReconcileWrite out{changed, *done, std::nullopt};
-  if (lowest_text) {
-    if (const auto lowest = cursor_from_text(source.cursor_type, *lowest_text)) out.lowest = *lowest;
-  }
-  return out;
+  return ReconcileWrite{changed, *done};
 }
 
 Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {
+  // The dependents' partitions it reaches are flagged before anything of
+  // it is recorded: in its transaction when the state lives in the target
+  // (committed with it, or not at all), else committed first, since the
+  // state commits after the target and a flag must not be lost with a
+  // state that failed to (a flag too many costs one check).
+  if (record.recheck) {
+    if (const Status flagged = state_.flag_downstream(*record.recheck); !flagged) return flagged.failure();
+  }
   // With nothing written yet the record stands alone: one statement,
   // which commits all or nothing by itself. Beside written rows it joins
   // their transaction, or, in a separate state database, a transaction of

@@ -144,7 +144,8 @@ left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead,
                           to_jsonb(r) ->> 'schema_drift' as schema_drift,
                           (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows,
                           (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes,
-                          (to_jsonb(r) ->> 'input_wait_seconds')::float8 as input_wait_seconds, run_id
+                          (to_jsonb(r) ->> 'input_wait_seconds')::float8
+                            + extract(epoch from now() - r.finished_at)::float8 as input_wait_seconds, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
                          and r.{is_load}

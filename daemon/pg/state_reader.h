@@ -62,8 +62,8 @@ struct TableState {
   // From the latest finished run: what its safe horizon was made of.
   std::optional<double> horizon_lag_seconds;
   std::optional<std::string> horizon_held_by;
-  // ... and how long an input had held back a complete partition
-  // (version 16; nothing for runs before it, or when none was held).
+  // ... and how long an input has held back a complete partition, up to
+  // now (version 16; nothing for runs before it, or when none was held).
   std::optional<double> input_wait_seconds;
   bool ahead_of_source = false;
   std::optional<std::int64_t> null_cursor_rows;

@@ -37,6 +37,14 @@ void InputListener::set_config(std::shared_ptr<const Config> config) {
   if (wanted && !thread_.joinable() && !stopping_) thread_ = std::thread([this] { loop(); });
 }
 
+bool InputListener::reloaded(const std::shared_ptr<const Config>& listening) {
+  // A reload may move the state database: the session is opened again on
+  // the new configuration's (a notification lost in between only means
+  // a dependent waits for its schedule).
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return config_ != listening;
+}
+
 void InputListener::stop() {
   stopping_ = true;
   if (thread_.joinable()) thread_.join();
@@ -53,9 +61,9 @@ void InputListener::loop() {
     try {
       const auto session = connect_to(*config, config->daemon.state);
       session->exec("LISTEN " + std::string(kMovedChannel));
-      spdlog::info(failing ? "inputs: listening again for tables that move" : "inputs: listening for tables that move");
+      if (failing) spdlog::info("inputs: listening again for tables that move");
       failing = false;
-      while (!stopping_) {
+      while (!stopping_ && !reloaded(config)) {
         for (const std::string& payload : session->wait_for_notifications(kWaitSlice)) {
           const auto table = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
           if (!table.is_array() || table.size() != 2 || !table[0].is_string() || !table[1].is_string()) continue;

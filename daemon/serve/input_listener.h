@@ -2,7 +2,8 @@
 // the fleet): a thread that LISTENs on the state database, on a session of
 // its own (opened again after a failure), and hands each table heard of to
 // `on_moved`, so that the scheduler wakes its dependents. Runs only while
-// the configuration has a table with inputs. Owns one thread; public
+// the configuration has a table with inputs; a reload opens its session
+// again. Owns one thread; public
 // methods are thread-safe; `on_moved` is called on that thread.
 #pragma once
 
@@ -34,6 +35,8 @@ class InputListener {
 
  private:
   void loop();
+  // Whether a reload replaced the configuration the session listens for.
+  bool reloaded(const std::shared_ptr<const Config>& listening);
 
   OnMoved on_moved_;
   std::mutex mutex_;

@@ -208,24 +208,29 @@ class FakeState final : public StateStore {
     return out;
   }
   int flags_cleared = 0;
-  Status clear_flag(const TableKey&, Instant lo) override {
-    flags_cleared += static_cast<int>(flags.erase(lo));
+  Status clear_flag(const TableKey&, const FlaggedPartition& flag) override {
+    flags_cleared += static_cast<int>(flags.erase(flag.window.lo));
     return ok_status();
   }
-  std::vector<DownstreamRecheck> downstream;  // every flagging of other tables that committed
+  std::vector<DownstreamRecheck> downstream;  // every flagging of other tables
   Status flag_downstream(const DownstreamRecheck& recheck) override {
     downstream.push_back(recheck);
     return ok_status();
   }
-  // What read_inputs answers, in the order asked; how often it was asked.
+  // What read_inputs answers, in the order asked; how often it was asked;
+  // the count of changes of this table's inputs (InputsRead::changes).
   std::vector<InputState> inputs;
+  std::int64_t input_changes = 0;
   std::string fail_inputs;
   int inputs_read = 0;
-  Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>& asked) override {
+  // Called as read_inputs answers: a test plays an input that changes then.
+  std::function<void()> after_inputs_read;
+  Result<InputsRead> read_inputs(const TableKey&, const std::vector<TableRef>& asked) override {
     ++inputs_read;
     if (!fail_inputs.empty()) return Error{fail_inputs};
-    std::vector<InputState> out = inputs;
-    out.resize(asked.size());
+    InputsRead out{inputs, input_changes};
+    out.inputs.resize(asked.size());
+    if (after_inputs_read) after_inputs_read();
     return out;
   }
   Result<RunId> record_run(const RunStart& start, const RunEnd& end) override {
@@ -475,22 +480,13 @@ class FakeUnitOfWork final : public UnitOfWork {
     target_.fixes.push_back(fix);
     if (!target_.fail_reconcile.empty()) return Error{target_.fail_reconcile};
     ReconcileWrite out;
-    const auto lower = [&](std::int64_t cursor) {
-      const CursorValue value{target_.source_.type, cursor};
-      if (!out.lowest || value < *out.lowest) out.lowest = value;
-    };
     for (const KeyRow& k : fix.gone) {
-      const auto it = staged_.find(std::stoll(*k.columns.at(0)));
-      if (it == staged_.end()) continue;
-      lower(it->second);
-      staged_.erase(it);
-      ++out.deleted;
+      out.deleted += static_cast<std::int64_t>(staged_.erase(std::stoll(*k.columns.at(0))));
     }
     for (const KeyRow& k : fix.recopy) {
       for (const FakeRow& r : target_.source_.rows) {
         if (r.key == std::stoll(*k.columns.at(0)) && r.cursor < fix.watermark.raw) {
           staged_[r.key] = r.cursor;
-          lower(r.cursor);
           ++out.copied.rows_read;
           ++out.copied.rows_written;
         }
@@ -543,7 +539,13 @@ class FakeUnitOfWork final : public UnitOfWork {
     if (record_->partition_done && partition_) {
       target_.partitions_written.push_back(*partition_);
       state.partitions[partition_->lo] = {partition_->hi, "done"};
-      state.flags.erase(partition_->lo);
+      // As the state store's record: the flag cleared, unless the inputs
+      // changed since the write read them.
+      if (record_->input_changes_seen && *record_->input_changes_seen != state.input_changes) {
+        state.flags[partition_->lo] = "an input changed while it was written";
+      } else {
+        state.flags.erase(partition_->lo);
+      }
       // A rewrite leaves the query's rows: no longer differing.
       target_.differing.erase(partition_->lo);
     }

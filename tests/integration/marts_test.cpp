@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "daemon/commands/commands.h"
+#include "daemon/commands/validate_command.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -279,11 +280,15 @@ TEST_CASE("marts: a rewind of the input or a reconcile that repairs it makes the
   // done partitions that end after it are flagged, and say why.
   std::ostringstream().swap(m.out);
   REQUIRE(m.rewind(four_days_ago + "T00:00:00Z", "re-read a change the cursor missed") == 0);
-  CHECK(m.out.str().find("dependent marts.wh_revenue: its done partitions that end after " + four_days_ago +
-                         "T00:00:00Z are checked again once this table has passed them again") != std::string::npos);
+  CHECK(m.out.str().find("dependent marts.wh_revenue: its done partitions are checked again, each once this table "
+                         "has passed its end again") != std::string::npos);
+  // Which of them read the rows its cursor does not tell (the mart is by
+  // when an order was placed): all five.
   CHECK(m.state("select count(*) from tidemark.partitions where table_name = 'wh_revenue' and recheck = "
-                "'input shop.orders rewound to " + four_days_ago + "T00:00:00Z'")[0] == "4");
-  // Before the input has read them again, checking them would find nothing.
+                "'input shop.orders rewound to " + four_days_ago + "T00:00:00Z'")[0] == "5");
+  // Before the input has read them again, checking them would find
+  // nothing: only five days ago's, which ended before the rewind's
+  // value, is checked, found equal, and cleared.
   REQUIRE(m.run_table("marts", "wh_revenue") == 0);
   CHECK(m.state("select count(*) from tidemark.partitions where recheck is not null")[0] == "4");
   CHECK(m.mart("wh_revenue") != m.expected());
@@ -298,7 +303,7 @@ TEST_CASE("marts: a rewind of the input or a reconcile that repairs it makes the
 
   // An order refunded three days ago, deleted where no cursor sees it: a
   // reconcile of the input removes it from the warehouse, and the mart
-  // checks the days from its day on again at its next firing.
+  // checks its days again at its next firing.
   const std::string three_days_ago = day(m.env, 3);
   m.env.source().exec("delete from orders where order_id = (select min(order_id) from orders"
                       " where status = 'completed' and ordered_at::date = '" + three_days_ago + "')");
@@ -307,10 +312,63 @@ TEST_CASE("marts: a rewind of the input or a reconcile that repairs it makes the
   reconcile.table = "orders";
   REQUIRE(m.run(run_reconcile, reconcile) == 0);
   CHECK(m.state("select count(*) from tidemark.partitions where recheck = 'input shop.orders repaired by reconcile'")[0] ==
-        "3");
+        "5");
   REQUIRE(m.run_table("marts", "wh_revenue") == 0);
   CHECK(m.mart("wh_revenue") == m.expected());
   CHECK(m.state("select count(*) from tidemark.partitions where recheck is not null")[0] == "0");
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("marts: validate refuses inputs an id bounds, and a wall-clock input read in another zone, where named") {
+  PgTestEnv env;
+  env.source().exec(
+      "create table events (id bigint primary key, at timestamp not null);"
+      "create table orders (order_id int primary key, updated_at timestamptz not null)");
+  env.target().exec("create table events (id bigint primary key, at timestamp not null);"
+                    "create table orders (order_id int primary key, updated_at timestamptz not null);"
+                    "create table daily (day date primary key, n bigint not null)");
+  const std::string zone = PgTestEnv::rows(env.source(), "select current_setting('TimeZone')").at(0);
+  const std::string other_zone = zone == "Pacific/Auckland" ? "Asia/Tokyo" : "Pacific/Auckland";
+  const std::string shop = R"(pipeline: shop
+source: source
+target: target
+schedule: "@daily"
+timezone: )" + other_zone + R"(
+tables:
+  - { name: by_id, source_table: events, target_table: events, key: [id], cursor: id }
+  - { name: by_time, source_table: events, target_table: events, key: [id], cursor: at }
+  - { name: orders, source_table: orders, target_table: orders, key: [order_id], cursor: updated_at }
+)";
+  const std::string marts = R"(pipeline: marts
+source: target
+target: target
+schedule: "@daily"
+tables:
+  - name: daily
+    mode: partition
+    partition: { column: day }
+    query: "select $1::date as day, count(*) as n from orders where updated_at >= $1 and updated_at < $2"
+    target_table: daily
+    inputs: [shop.orders, shop.by_id, shop.by_time]
+)";
+  ValidateOptions validate;
+  validate.config_path = env.write_config_files({shop, marts});
+  std::ostringstream out;
+  std::ostringstream err;
+  CHECK(run_validate(validate, Instant{}, out, err) == 2);
+  const std::string errors = err.str();
+  INFO(errors);
+  CHECK(errors.find("pipeline2.yaml:11:27: tables[0].inputs[1]: input shop.by_id has an integer cursor") !=
+        std::string::npos);
+  CHECK(errors.find("pipeline2.yaml:11:39: tables[0].inputs[2]: input shop.by_time has a timestamp cursor, whose "
+                    "watermark is a wall-clock value of its source's time zone (" + zone + "), but pipeline shop "
+                    "reads it in " + other_zone + ": set timezone: " + zone + " on pipeline shop") !=
+        std::string::npos);
+  CHECK(errors.find("shop.orders") == std::string::npos);
+  CHECK(errors.find("2 errors found") != std::string::npos);
 }
 
 }  // namespace tidemark

@@ -3,12 +3,14 @@
 // store's audited rewind, whose old value is read under the table's lock.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/run/table_key.h"
+#include "core/time/instant_text.h"
 #include "daemon/commands/commands.h"
 #include "daemon/serve/metrics_registry.h"
 #include "daemon/pg/pg_state_store.h"
@@ -336,7 +338,8 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
   g.env.state().exec(
       "delete from tidemark.runs;"
       "alter table tidemark.runs drop column kind, drop column input_wait_seconds, drop column rewrite_reason;"
-      "alter table tidemark.partitions drop column recheck;"
+      "alter table tidemark.partitions drop column recheck, drop column recheck_since;"
+      "drop table tidemark.input_changes;"
       "delete from tidemark.schema_migrations where version >= 15;"
       "insert into tidemark.runs (pipeline, table_name, trigger, status)"
       " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
@@ -348,6 +351,134 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
   CHECK_THROWS_AS(g.env.state().exec("insert into tidemark.runs (pipeline, table_name, trigger, status)"
                                      " values ('shop', 'orders', 'reconcile', 'running')"),
                   PgError);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a flag is cleared only as it was read, and a partition done while its inputs changed is flagged") {
+  Gateway g;
+  PgStateStore store(g.env.state());
+  const TimeWindow day1{*parse_instant("2026-01-01T00:00:00Z"), *parse_instant("2026-01-02T00:00:00Z")};
+  const TimeWindow day2{*parse_instant("2026-01-02T00:00:00Z"), *parse_instant("2026-01-03T00:00:00Z")};
+  // Two days of shop.daily done; reading its inputs makes its count.
+  g.env.state().exec(
+      "insert into tidemark.partitions (pipeline, table_name, partition_lo, partition_hi, status) values"
+      " ('shop', 'daily', '2026-01-01 00:00Z', '2026-01-02 00:00Z', 'done'),"
+      " ('shop', 'daily', '2026-01-02 00:00Z', '2026-01-03 00:00Z', 'done')");
+  const std::vector<TableRef> inputs{TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  auto read = store.read_inputs(kDaily, inputs);
+  REQUIRE(read);
+  CHECK(read->changes == 0);
+  CHECK_FALSE(read->inputs.at(0).watermark);
+
+  // A rewind of shop.orders flags both, and counts a change.
+  REQUIRE(store.flag_downstream(DownstreamRecheck{{kDaily}, kCalendarStart, "input shop.orders rewound"}));
+  auto flags = store.flagged_partitions(kDaily);
+  REQUIRE(flags);
+  REQUIRE(flags->size() == 2);
+  CHECK(flags->at(0).window == day1);
+  CHECK(flags->at(0).because == "input shop.orders rewound");
+  read = store.read_inputs(kDaily, inputs);
+  REQUIRE(read);
+  CHECK(read->changes == 1);
+
+  // Flagged again after it was read: the check of what was read clears
+  // nothing; a check of the new flag does.
+  REQUIRE(store.flag_downstream(DownstreamRecheck{{kDaily}, day2.lo, "input shop.orders repaired by reconcile"}));
+  REQUIRE(store.clear_flag(kDaily, flags->at(1)));
+  CHECK(g.one("select recheck from tidemark.partitions where partition_lo = '2026-01-02 00:00Z'") ==
+        "input shop.orders repaired by reconcile");
+  REQUIRE(store.clear_flag(kDaily, flags->at(0)));
+  CHECK(g.one("select count(*) from tidemark.partitions where recheck is not null") == "1");
+  const auto again = store.flagged_partitions(kDaily);
+  REQUIRE(again);
+  REQUIRE(again->size() == 1);
+  REQUIRE(store.clear_flag(kDaily, again->at(0)));
+  CHECK(g.one("select count(*) from tidemark.partitions where recheck is not null") == "0");
+
+  // A partition written with the count it read (2) is done and clear; one
+  // written after its inputs changed again is done and flagged.
+  const auto write = [&](const TimeWindow& day, std::int64_t seen) {
+    REQUIRE(store.lock(RunLock{kDaily, day}, false));
+    const auto run = store.open_run(RunStart{kDaily, RunTrigger::Schedule, std::nullopt});
+    REQUIRE(run);
+    StepRecord record;
+    record.lock = RunLock{kDaily, day};
+    record.run = run->run;
+    record.partition_done = true;
+    record.input_changes_seen = seen;
+    g.env.state().exec("begin");
+    const auto recorded = store.record_step(g.env.state(), record);
+    g.env.state().exec("commit");
+    store.unlock(RunLock{kDaily, day});
+    REQUIRE(recorded);
+    CHECK(recorded->written);
+  };
+  write(day1, 2);
+  CHECK(g.one("select coalesce(recheck, 'clear') from tidemark.partitions where partition_lo = '2026-01-01 00:00Z'") ==
+        "clear");
+  REQUIRE(store.flag_downstream(DownstreamRecheck{{kOrders}, kCalendarStart, "not this table's"}));
+  write(day1, 2);
+  CHECK(g.one("select coalesce(recheck, 'clear') from tidemark.partitions where partition_lo = '2026-01-01 00:00Z'") ==
+        "clear");
+  REQUIRE(store.flag_downstream(DownstreamRecheck{{kDaily}, day2.hi, "after both days: flags none"}));
+  write(day2, 2);
+  CHECK(g.one("select recheck from tidemark.partitions where partition_lo = '2026-01-02 00:00Z'") ==
+        "an input changed while it was written");
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("an input's change counted while a partition is being marked done waits for it, then flags it") {
+  // The flagging counts the change first, under the row lock a write
+  // holds as it marks its partition done: it waits for that write's
+  // commit, and its flags then see the partition done.
+  Gateway g;
+  PgStateStore store(g.env.state());
+  const TimeWindow day{*parse_instant("2026-01-01T00:00:00Z"), *parse_instant("2026-01-02T00:00:00Z")};
+  const std::vector<TableRef> inputs{TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  const auto read = store.read_inputs(kDaily, inputs);
+  REQUIRE(read);
+  REQUIRE(store.lock(RunLock{kDaily, day}, false));
+  const auto run = store.open_run(RunStart{kDaily, RunTrigger::Schedule, std::nullopt});
+  REQUIRE(run);
+  StepRecord record;
+  record.lock = RunLock{kDaily, day};
+  record.run = run->run;
+  record.partition_done = true;
+  record.input_changes_seen = read->changes;
+  g.env.state().exec("begin");
+  const auto recorded = store.record_step(g.env.state(), record);
+  REQUIRE(recorded);
+  REQUIRE(recorded->written);
+
+  PgConnection other(testing::test_dsn(g.database(g.env.state())), "flagger");
+  PgStateStore flagger(other);
+  std::atomic<bool> flagged{false};
+  std::thread rewind([&] {
+    REQUIRE(flagger.flag_downstream(DownstreamRecheck{{kDaily}, kCalendarStart, "input shop.orders rewound"}));
+    flagged = true;
+  });
+  // It waits for the write: its session waits for a lock the write holds.
+  const std::string waiting = "select count(*) from pg_locks where not granted and pid = " +
+                              std::to_string(other.backend_pid());
+  PgConnection watcher(testing::test_dsn(g.database(g.env.state())), "watcher");
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (PgTestEnv::rows(watcher, waiting).at(0) == "0" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(PgTestEnv::rows(watcher, waiting).at(0) == "1");
+  CHECK_FALSE(flagged);
+  g.env.state().exec("commit");
+  rewind.join();
+  CHECK(flagged);
+  store.unlock(RunLock{kDaily, day});
+  CHECK(g.one("select recheck from tidemark.partitions where partition_lo = '2026-01-01 00:00Z'") ==
+        "input shop.orders rewound");
 }
 
 }  // namespace tidemark

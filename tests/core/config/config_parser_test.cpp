@@ -653,7 +653,7 @@ tables:
     target_table: mart.daily
     lookback: 12h
 )",
-     11, 15, "tables[0].lookback", "at least one partition long (1d)"},
+     11, 15, "tables[0].lookback", "must be 0s or at least 1d, which reaches the partition before the newest"},
     {"a partition table's reconcile that would mark rows", R"(pipeline: p
 source: shop
 target: warehouse
@@ -1330,7 +1330,7 @@ tables:
   - name: monthly
     mode: partition
     partition: { column: month, unit: month }
-    lookback: 28d
+    lookback: 31d
     query: "select $1::date as month, sum(count) from mart.daily_revenue where day >= $1 and day < $2"
     target_table: mart.monthly
     inputs: [marts.daily_revenue, shop.v2.orders]

@@ -323,25 +323,24 @@ TEST_CASE("a column whose type differs between the sides is named and left out o
 
 namespace tidemark {
 
-TEST_CASE("rows a reconcile repairs flag its dependents' done partitions from the lowest cursor it changed") {
+TEST_CASE("rows a reconcile repairs flag every done partition of its partition dependents, with the batch") {
   Harness h;
   h.pipeline.zone = date::locate_zone("UTC");
-  h.source.type = CursorType::TimestampTz;
-  h.state.watermark = CursorValue{CursorType::TimestampTz, 1'000'000'000'000'000};
-  // Cursor values are seconds apart from 2001-09-09T01:46:40Z on.
-  for (FakeRow& r : h.source.rows) r.cursor = 1'000'000'000'000'000 - 3600'000'000LL * (200 - r.key);
-  for (auto& [key, cursor] : h.target.rows) cursor = 1'000'000'000'000'000 - 3600'000'000LL * (200 - key);
-  h.table.dependents = {TableRef{"marts", "daily", TableMode::Partition, nullptr}};
+  h.table.dependents = {TableRef{"marts", "daily", TableMode::Partition, nullptr},
+                        TableRef{"marts", "lines", TableMode::Incremental, nullptr}};
   h.delete_in_source(60);
   h.target.rows.erase(40);  // missing below the watermark: copied again
   const ReconcileReport r = h.reconcile();
   CHECK(r.run.status == RunStatus::Success);
+  // Which of a dependent's partitions read the rows its cursor does not
+  // say (a mart partitions by when an order was placed, the input's
+  // cursor is when it changed): all of them are checked again.
   REQUIRE(h.state.downstream.size() == 1);
   CHECK(h.state.downstream[0].tables == std::vector<TableKey>{TableKey{"marts", "daily"}});
-  // Key 40's cursor, 160 hours before the last: the lowest row changed.
-  CHECK(h.state.downstream[0].from ==
-        Instant(std::chrono::seconds(1'000'000'000 - 3600 * 160)));
+  CHECK(h.state.downstream[0].from == kCalendarStart);
   CHECK(h.state.downstream[0].because == "input p.t repaired by reconcile");
+  // And the fleet hears of it: the dependents run soon.
+  CHECK(h.state.announced.empty());  // announced by the runner that ran it (table_runner), not the run class
 
   // A reconcile that changes nothing flags nothing.
   h.state.downstream.clear();

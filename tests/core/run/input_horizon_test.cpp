@@ -54,6 +54,10 @@ TEST_CASE("each kind of input bounds a table at the instant below which its targ
        partitions_until("2026-12-05T23:00:00Z"), "2026-12-05T23:00:00Z"},
       {"an input that has loaded nothing", input("orders", TableMode::Incremental), InputState{}, "-"},
       {"a partition input with none done", input("daily", TableMode::Partition), InputState{}, "-"},
+      {"an incremental input with a lookback claims its rows that far below its watermark",
+       TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC"),
+                CursorSpan{CursorSpan::Kind::Duration, 3600}},
+       watermark(CursorType::TimestampTz, micros("2026-12-05T23:58:10Z")), "2026-12-05T22:58:10Z"},
   };
   for (const Row& row : rows) {
     INFO(std::string(row.name));
@@ -62,6 +66,21 @@ TEST_CASE("each kind of input bounds a table at the instant below which its targ
     const std::string got = *bound ? cursor_to_text(CursorValue{CursorType::TimestampTz, **bound}) : "-";
     CHECK(got == row.expected);
   }
+}
+
+TEST_CASE("a table with inputs refuses a standby source without its primary, whose replay may lag them") {
+  TableConfig table;
+  table.inputs = {input("orders", TableMode::Incremental)};
+  HorizonReading reading;
+  CHECK_FALSE(refuse_inputs_on(reading, table));
+  reading.standby_without_primary = true;
+  const auto refused = refuse_inputs_on(reading, table);
+  REQUIRE(refused);
+  CHECK(refused->kind == ErrorKind::Permanent);
+  CHECK(refused->message.find("hot standby without a primary: connection") != std::string::npos);
+  CHECK(refused->message.find("(shop.orders)") != std::string::npos);
+  table.inputs.clear();
+  CHECK_FALSE(refuse_inputs_on(reading, table));
 }
 
 TEST_CASE("an input with an integer cursor bounds no time: refused, naming it and the fix") {

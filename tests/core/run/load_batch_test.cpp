@@ -62,9 +62,9 @@ class RoutedState final : public StateStore {
   Result<std::vector<Instant>> done_partitions(const TableKey&, Instant, Instant) override { return Error{"unused"}; }
   Status mark_partition_failed(const TableKey&, const TimeWindow&, RunId) override { return Error{"unused"}; }
   Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey&) override { return Error{"unused"}; }
-  Status clear_flag(const TableKey&, Instant) override { return Error{"unused"}; }
+  Status clear_flag(const TableKey&, const FlaggedPartition&) override { return Error{"unused"}; }
   Status flag_downstream(const DownstreamRecheck&) override { return Error{"unused"}; }
-  Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>&) override { return Error{"unused"}; }
+  Result<InputsRead> read_inputs(const TableKey&, const std::vector<TableRef>&) override { return Error{"unused"}; }
   Result<RunId> record_run(const RunStart&, const RunEnd&) override { return Error{"unused"}; }
   std::vector<TableKey> announced;
   void announce_moved(const TableKey& t) override { announced.push_back(t); }

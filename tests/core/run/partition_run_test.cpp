@@ -173,9 +173,9 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
       return Error{"unused"};
     }
     Result<std::vector<FlaggedPartition>> flagged_partitions(const TableKey&) override { return Error{"unused"}; }
-    Status clear_flag(const TableKey&, Instant) override { return Error{"unused"}; }
+    Status clear_flag(const TableKey&, const FlaggedPartition&) override { return Error{"unused"}; }
     Status flag_downstream(const DownstreamRecheck&) override { return Error{"unused"}; }
-    Result<std::vector<InputState>> read_inputs(const std::vector<TableRef>&) override { return Error{"unused"}; }
+    Result<InputsRead> read_inputs(const TableKey&, const std::vector<TableRef>&) override { return Error{"unused"}; }
     Result<RunId> record_run(const RunStart&, const RunEnd&) override { return Error{"unused"}; }
     void announce_moved(const TableKey&) override {}
   } unreachable;
@@ -420,6 +420,66 @@ TEST_CASE("a partition written again flags its dependents' done partitions after
   CHECK(h.state.downstream[0].because == "input p.daily rewrote partition 2026-03-28");
   // And the firing told the fleet: its dependents run soon.
   CHECK(h.state.announced == std::vector<TableKey>{TableKey{"p", "daily"}});
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: a flag set while a firing read its inputs was cleared by a check that could not see it") {
+  // The firing reads the flags first, then its inputs: a flag set in
+  // between (a rewind) is counted with the inputs and waits for the next
+  // firing, whose read of the inputs sees the rewind.
+  Written h;
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, micros_at("2026-03-30T09:00:00Z")}},
+                               std::nullopt}};
+  h.state.after_inputs_read = [&] {
+    h.state.flags[at(kMarch28)] = "input shop.orders rewound to 2026-03-22T00:00:00Z";
+    h.state.after_inputs_read = nullptr;
+  };
+  h.run();
+  CHECK(h.target.compared.empty());
+  CHECK(h.state.flags.size() == 1);
+  // The next firing checks it.
+  h.run();
+  CHECK(h.compared() == kMarch28);
+  CHECK(h.state.flags.empty());
+}
+
+TEST_CASE("regression: a partition written while its input changed below it was marked done and never checked") {
+  Harness h;
+  h.table.initial = "2026-03-28";
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.source.now = at("2026-03-30T10:00:00Z");
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, micros_at("2026-03-30T09:00:00Z")}},
+                               std::nullopt}};
+  h.state.input_changes = 4;
+  // An input is rewound (its change counted) after the firing read it,
+  // before its partitions are recorded: they are flagged as they are done.
+  h.state.after_inputs_read = [&] { h.state.input_changes = 5; };
+  REQUIRE(h.run().chunks == 2);
+  CHECK(h.state.flags.size() == 2);
+  CHECK(h.state.flags.begin()->second == "an input changed while it was written");
+  // The next firing, its count read afresh, checks them and clears them.
+  h.state.after_inputs_read = nullptr;
+  h.run();
+  CHECK(h.target.compared.size() == 2);
+  CHECK(h.state.flags.empty());
+}
+
+TEST_CASE("a firing an input woke checks what is flagged, not its lookback: that is the schedule's") {
+  Written h;
+  h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 3 * 86400};
+  h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
+  h.state.inputs = {InputState{StoredWatermark{CursorValue{CursorType::TimestampTz, micros_at("2026-03-30T09:00:00Z")}},
+                               std::nullopt}};
+  h.state.flags[at("2026-03-21T23:00:00Z")] = "input shop.orders repaired by reconcile";
+  PartitionRun(h.context()).execute(RunTrigger::Input);
+  CHECK(h.compared() == "2026-03-21T23:00:00Z");
+  h.target.compared.clear();
+  h.run();  // the schedule's
+  CHECK(h.target.compared.size() == 4);
 }
 
 }  // namespace tidemark

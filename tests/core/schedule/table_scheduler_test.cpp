@@ -898,3 +898,49 @@ TEST_CASE("regression: an input that moved while its dependent changed hands wok
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+std::shared_ptr<const Config> one_dependent(const std::string& schedule) {
+  return std::make_shared<const Config>(testing::config_of_pipeline(
+      "pipeline: p\nsource: w\ntarget: w\ntables:\n"
+      "  - { name: src, source_table: s.src, target_table: r.src, key: [id], cursor: at, schedule: \"0 0 1 1 *\" }\n"
+      "  - { name: dep, source_table: s.d, target_table: r.d, key: [id], cursor: at, schedule: \"" + schedule +
+      "\", inputs: [p.src] }\n"));
+}
+
+}  // namespace
+
+TEST_CASE("regression: a schedule's firing that met an input's wake going counted an overrun; it runs after it") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:04:50Z"));
+  sim.scheduler.start(one_dependent("*/5 * * * *"), {});
+  sim.scheduler.input_moved(TableKey{"p", "src"});
+  sim.advance_to(at("2026-01-01T10:05:01Z"));  // the schedule fires while the wake runs
+  CHECK(sim.events.overruns.empty());
+  CHECK(launches_of(sim.launcher, "dep") == std::vector<std::string>{"2026-01-01T10:04:50Z input"});
+  sim.finish("dep", RunStatus::Success);
+  CHECK(launches_of(sim.launcher, "dep") ==
+        std::vector<std::string>{"2026-01-01T10:04:50Z input", "2026-01-01T10:05:01Z schedule"});
+}
+
+TEST_CASE("regression: an input's wake that found the table's lock held was lost; it comes back after the backoff") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(one_dependent("0 0 1 1 *"), {});
+  sim.scheduler.input_moved(TableKey{"p", "src"});
+  sim.finish("dep", RunStatus::SkippedLocked);  // its reconcile, or its former owner's run, held it
+  sim.advance_to(at("2026-01-01T10:00:41Z"));
+  CHECK(launches_of(sim.launcher, "dep") ==
+        std::vector<std::string>{"2026-01-01T10:00:30Z input", "2026-01-01T10:00:40Z retry"});
+}
+
+TEST_CASE("a failing dependent is not woken: it waits for its retry, or, failing permanently, for a person") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(one_dependent("0 0 1 1 *"), {});
+  sim.scheduler.input_moved(TableKey{"p", "src"});
+  sim.finish("dep", RunStatus::Failed, ErrorKind::Permanent);
+  sim.scheduler.input_moved(TableKey{"p", "src"});
+  CHECK(launches_of(sim.launcher, "dep").size() == 1);
+}
+
+}  // namespace tidemark
