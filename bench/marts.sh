@@ -73,7 +73,7 @@ queries=$(psql -X -At -d bench_source -c "
   select string_agg(format('select %L::date as day, count(*), coalesce(sum(amount), 0) from orders
                             where ordered_at >= %L::date and ordered_at < %L::date and status = ''completed'';',
                            d, d, d + 1), E'\n')
-  from generate_series((now() at time zone 'UTC')::date - 4, (now() at time zone 'UTC')::date - 1, interval '1 day') d")
+  from generate_series(4, 1, -1) back, lateral (select (now() at time zone 'UTC')::date - back as d) day")
 psql_session() { PGTZ=UTC psql -X -q -d bench_source -c "$1" >/dev/null; }
 versions() { psql -X -At -d bench_target -c "select string_agg(day || ':' || xmin, ',' order by day) from mart.with_lookback"; }
 runs() { psql -X -At -d bench_target -c "select count(*) from tidemark.runs"; }

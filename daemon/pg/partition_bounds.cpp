@@ -4,37 +4,44 @@
 
 namespace tidemark {
 
-Result<PartitionBounds> partition_bounds(PgConnection& target, const TableConfig& table,
-                                         const PartitionRequest& request) {
+Result<PartitionBounds> partition_bounds_for(const std::string& column_type, const TableConfig& table,
+                                             const PartitionRequest& request) {
   constexpr PgOid kDateOid = 1082;
   constexpr PgOid kTimestampOid = 1114;
   constexpr PgOid kTimestampTzOid = 1184;
+  const std::string& column = table.partition->column;
+  const auto type = cursor_type_from_postgres(column_type);
+  if (!type || *type == CursorType::Integer) {
+    return permanent_error("partition column " + column + " of " + table.target_table.display() + " has type " +
+                           column_type + "; it must be timestamptz, timestamp or date");
+  }
+  switch (*type) {
+    case CursorType::Date:
+      if (request.hourly) {
+        return permanent_error("partition column " + column + " is a date; hour partitions need a timestamp");
+      }
+      return PartitionBounds{{request.lo_date, request.hi_date}, {kDateOid, kDateOid}, "date"};
+    case CursorType::Timestamp:
+      return PartitionBounds{{request.lo_local, request.hi_local}, {kTimestampOid, kTimestampOid}, "timestamp"};
+    default:
+      return PartitionBounds{{format_instant(request.window.lo), format_instant(request.window.hi)},
+                             {kTimestampTzOid, kTimestampTzOid},
+                             "timestamptz"};
+  }
+}
+
+Result<PartitionBounds> partition_bounds(PgConnection& target, const TableConfig& table,
+                                         const PartitionRequest& request) {
   return as_result([&]() -> Result<PartitionBounds> {
-    const std::string name = table.target_table.display();
-    const std::string& column = table.partition->column;
     const PgResult type = target.exec(
         "select format_type(a.atttypid, a.atttypmod) from pg_attribute a"
         " where a.attrelid = to_regclass($1) and a.attname = $2 and a.attnum > 0 and not a.attisdropped",
-        {table.target_table.quoted(), column});
-    if (type.rows() == 0) return permanent_error("target table " + name + " does not exist or has no column " + column);
-    const auto column_type = cursor_type_from_postgres(type.text(0, 0));
-    if (!column_type || *column_type == CursorType::Integer) {
-      return permanent_error("partition column " + column + " of " + name + " has type " + type.text(0, 0) +
-                             "; it must be timestamptz, timestamp or date");
+        {table.target_table.quoted(), table.partition->column});
+    if (type.rows() == 0) {
+      return permanent_error("target table " + table.target_table.display() + " does not exist or has no column " +
+                             table.partition->column);
     }
-    switch (*column_type) {
-      case CursorType::Date:
-        if (request.hourly) {
-          return permanent_error("partition column " + column + " is a date; hour partitions need a timestamp");
-        }
-        return PartitionBounds{{request.lo_date, request.hi_date}, {kDateOid, kDateOid}, "date"};
-      case CursorType::Timestamp:
-        return PartitionBounds{{request.lo_local, request.hi_local}, {kTimestampOid, kTimestampOid}, "timestamp"};
-      default:
-        return PartitionBounds{{format_instant(request.window.lo), format_instant(request.window.hi)},
-                               {kTimestampTzOid, kTimestampTzOid},
-                               "timestamptz"};
-    }
+    return partition_bounds_for(type.text(0, 0), table, request);
   });
 }
 

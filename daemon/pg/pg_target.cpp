@@ -1,5 +1,6 @@
 #include "daemon/pg/pg_target.h"
 
+#include "core/sql/copy_format.h"
 #include "core/sql/verify_statements.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/partition_bounds.h"
@@ -76,26 +77,43 @@ std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
 Result<PartitionComparison> PgTarget::compare_partition(const TableConfig& table, const PartitionRequest& request) {
   PgConnection& source = source_.connection();
   auto compared = as_result([&]() -> Result<PartitionComparison> {
-    const auto bounds = partition_bounds(target_, table, request);
-    if (!bounds) return bounds.failure();
-    if (!partition_checks_ || partition_checks_->first != table.target_table.quoted()) {
-      // The query's columns, by name, each as the target stores it: the
-      // same for every partition of the run.
+    if (!partition_check_ || partition_check_->table != table.target_table.quoted()) {
+      // What every partition of the run is checked with, read once: the
+      // partition column's type, and the query's columns, each as the
+      // target stores it.
+      const PgResult columns = target_.exec(
+          "select a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
+              " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
+              " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped",
+          {table.target_table.quoted()});
+      std::vector<ColumnShape> in_target;
+      for (int i = 0; i < columns.rows(); ++i) {
+        in_target.push_back(ColumnShape{columns.text(i, 0), columns.text(i, 1), columns.boolean(i, 2)});
+      }
+      const ColumnShape* partition_column = find_column(in_target, table.partition->column);
+      if (partition_column == nullptr) {
+        return permanent_error("target table " + table.target_table.display() + " does not exist or has no column " +
+                               table.partition->column);
+      }
+      const auto bounds = partition_bounds_for(partition_column->type, table, request);
+      if (!bounds) return bounds.failure();
       const PgResult shape = source.exec(
           "SELECT * FROM (\n" + without_trailing_semicolons(table.query) + "\n) q LIMIT 0", bounds->params,
           bounds->types);
-      const auto target = find_table(table);
-      if (!target) return target.failure();
-      std::vector<PartitionColumn> columns;
+      std::vector<PartitionColumn> compared_columns;
       for (int c = 0; c < shape.columns(); ++c) {
-        const ColumnShape* stored = find_column(target->columns, shape.column_name(c));
+        const ColumnShape* stored = find_column(in_target, shape.column_name(c));
         // A type of the target's own (an enum, say) may not exist on the
         // source: its text is compared as the source prints it.
-        columns.push_back({shape.column_name(c), stored != nullptr && stored->portable_binary ? stored->type : ""});
+        compared_columns.push_back(
+            {shape.column_name(c), stored != nullptr && stored->portable_binary ? stored->type : ""});
       }
-      partition_checks_.emplace(table.target_table.quoted(), partition_verify_queries(table, columns, bounds->cast));
+      partition_check_ = PartitionCheck{table.target_table.quoted(), partition_column->type,
+                                        partition_verify_queries(table, compared_columns, bounds->cast)};
     }
-    const PartitionVerifyQueries& queries = partition_checks_->second;
+    const auto bounds = partition_bounds_for(partition_check_->column_type, table, request);
+    if (!bounds) return bounds.failure();
+    const PartitionVerifyQueries& queries = partition_check_->queries;
     // Both sides at once: the source's query is most of the time.
     source.send(queries.source, bounds->params, bounds->types);
     const PgResult in_target = target_.exec(queries.target, bounds->params);

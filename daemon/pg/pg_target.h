@@ -60,9 +60,15 @@ class PgTarget final : public Target {
   std::optional<RelationVersions> versions_;  // read_versions()'s
   std::function<void(ChunkStep)> fault_hook_;
   TargetCopyTypes copy_types_;  // from the last check()
-  // A partition check's statements, for the target table they were made
-  // for (its quoted name): the same for each partition of a run.
-  std::optional<std::pair<std::string, PartitionVerifyQueries>> partition_checks_;
+  // What a partition check reads once for a target table (its quoted
+  // name): the partition column's type and the statements, the same for
+  // each partition of a run.
+  struct PartitionCheck {
+    std::string table;
+    std::string column_type;
+    PartitionVerifyQueries queries;
+  };
+  std::optional<PartitionCheck> partition_check_;
 };
 
 }  // namespace tidemark
