@@ -47,6 +47,12 @@ TEST_CASE("the example configuration under config/ is valid") {
   REQUIRE(orders->find_table("orders"));
   REQUIRE(orders->find_table("orders")->deletes);
   CHECK(orders->find_table("orders")->deletes->action == DeleteAction::Delete);
+  const PipelineConfig* marts = loaded.value->find_pipeline("marts");
+  REQUIRE(marts);
+  REQUIRE(marts->find_table("customer_revenue"));
+  REQUIRE(marts->find_table("customer_revenue")->inputs.size() == 1);
+  CHECK(marts->find_table("customer_revenue")->inputs[0].display() == "shop_orders.orders");
+  CHECK(orders->find_table("orders")->dependents.size() == 1);
 }
 
 TEST_CASE("pipelines_dir is relative to the daemon file and only *.yaml is read") {

@@ -159,7 +159,8 @@ psql_as tidemark warehouse "create table orders (id int primary key, updated_at 
 # tidemark user). The example pipelines give way to one that fires every second.
 in_container sh -c 'umask 027 && printf "%s\n" "SHOP_DSN=host=/run/postgresql dbname=shop" \
   "WAREHOUSE_DSN=host=/run/postgresql dbname=warehouse" >/etc/tidemark/environment && chgrp tidemark /etc/tidemark/environment'
-in_container rm /etc/tidemark/pipelines/shop_orders.yaml /etc/tidemark/pipelines/shop_customers.yaml
+in_container rm /etc/tidemark/pipelines/shop_orders.yaml /etc/tidemark/pipelines/shop_customers.yaml \
+  /etc/tidemark/pipelines/marts.yaml
 pipeline() {  # pipeline TABLE...: /etc/tidemark/pipelines/shop.yaml loading orders into each
   {
     echo 'pipeline: shop'
