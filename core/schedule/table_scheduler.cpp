@@ -112,6 +112,7 @@ void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& las
       ++lost;
       if (queue_.remove(key.table, key.kind)) {
         going_.erase(key);
+        again_after_run_.erase(key);
         events_.queue_length(queue_.waiting());
       }
     } else if (!had && has) {

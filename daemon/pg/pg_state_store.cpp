@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -193,7 +194,8 @@ from (select 1) one left join stored on true
   });
 }
 
-Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecord& step) {
+Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecord& step,
+                                              std::optional<std::int64_t> input_changes_counted) {
   // One statement, one round trip: the lock check, the compare-and-set of
   // the watermark, the partition marked done and the run row, every write
   // conditional on the lock and on the compare-and-set, so that even on
@@ -232,18 +234,15 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
     fields["done_lo"] = unix_seconds(step.lock.partition->lo);
     fields["done_hi"] = unix_seconds(step.lock.partition->hi);
   }
+  // A change of the table's inputs counted since the write read them
+  // flags the partition it marks done (count_input_changes holds the
+  // count's lock until the commit: a change counted after waits, then
+  // finds the partition done, to flag).
+  if (step.partition_done && step.input_changes_seen && input_changes_counted &&
+      *input_changes_counted != *step.input_changes_seen) {
+    fields["done_recheck"] = "an input changed while it was written";
+  }
   return as_result([&] {
-    if (step.partition_done && step.input_changes_seen) {
-      // Under a lock a flagging holds while it counts (flag_downstream):
-      // a change counted since the write read its inputs flags the
-      // partition it marks done; a change counted after waits for its
-      // commit, and then finds the partition done, to flag.
-      const PgResult counted = tx.exec_prepared(
-          "select changes from tidemark.input_changes where pipeline = $1 and table_name = $2 for share",
-          {step.lock.table.pipeline, step.lock.table.table});
-      const std::int64_t changes = counted.rows() == 0 ? 0 : counted.integer(0, 0);
-      if (changes != *step.input_changes_seen) fields["done_recheck"] = "an input changed while it was written";
-    }
     static const std::string statement = run_row_sql(R"SQL(
 with s as (
   select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
@@ -601,25 +600,54 @@ Status PgStateStore::clear_flag(const TableKey& table, const FlaggedPartition& f
   });
 }
 
-Status PgStateStore::flag_downstream(const DownstreamRecheck& recheck) {
+Result<std::optional<std::int64_t>> PgStateStore::count_input_changes(PgConnection& tx,
+                                                                     const std::optional<TableKey>& own,
+                                                                     const std::vector<TableKey>& changed) {
+  // One order for every count's lock, whoever takes them (a table that is
+  // both an input and a dependent takes its own and its dependents'):
+  // two records never wait for each other in a circle.
+  std::vector<std::pair<TableKey, bool>> rows;  // (table, its own)
+  if (own) rows.emplace_back(*own, true);
+  for (const TableKey& t : changed) rows.emplace_back(t, false);
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   return as_result([&] {
-    const std::string tables = json_parameter(table_keys_json(recheck.tables));
-    // The count first, in a statement of its own: its row lock is what a
-    // dependent's write waits for as it marks a partition done
-    // (record_step), so that the partitions below see every partition
-    // that write marks, or the write sees the count.
-    connection_.exec_prepared(
-        "insert into tidemark.input_changes (pipeline, table_name, changes)"
-        " select t ->> 0, t ->> 1, 1 from jsonb_array_elements($1::jsonb) t order by 1, 2"
-        " on conflict (pipeline, table_name) do update set changes = tidemark.input_changes.changes + 1",
-        {tables});
-    connection_.exec_prepared(
+    std::optional<std::int64_t> counted;
+    for (const auto& [table, is_own] : rows) {
+      if (is_own) {
+        const PgResult r = tx.exec_prepared(
+            "select changes from tidemark.input_changes where pipeline = $1 and table_name = $2 for share",
+            {table.pipeline, table.table});
+        counted = r.rows() == 0 ? 0 : r.integer(0, 0);
+      } else {
+        tx.exec_prepared(
+            "insert into tidemark.input_changes (pipeline, table_name, changes) values ($1, $2, 1)"
+            " on conflict (pipeline, table_name) do update set changes = tidemark.input_changes.changes + 1",
+            {table.pipeline, table.table});
+      }
+    }
+    return counted;
+  });
+}
+
+Status PgStateStore::flag_partitions(PgConnection& tx, const DownstreamRecheck& recheck) {
+  return as_result([&] {
+    tx.exec_prepared(
         "update tidemark.partitions p set recheck = $3, recheck_since = clock_timestamp()"
         " from jsonb_array_elements($1::jsonb) t where p.pipeline = t ->> 0 and p.table_name = t ->> 1"
         " and p.status = 'done' and p.partition_hi > to_timestamp($2::bigint)",
-        {tables, epoch_text(recheck.from), recheck.because});
+        {json_parameter(table_keys_json(recheck.tables)), epoch_text(recheck.from), recheck.because});
     return ok_status();
   });
+}
+
+Status PgStateStore::flag_downstream(const DownstreamRecheck& recheck) {
+  // The count first, in a statement of its own: its lock is what a
+  // dependent's write waits for as it marks a partition done, so that the
+  // flags below see every partition that write marks, or the write sees
+  // the count.
+  const auto counted = count_input_changes(connection_, std::nullopt, recheck.tables);
+  if (!counted) return counted.failure();
+  return flag_partitions(connection_, recheck);
 }
 
 Result<InputsRead> PgStateStore::read_inputs(const TableKey& reader, const std::vector<TableRef>& inputs) {

@@ -75,8 +75,21 @@ class PgStateStore final : public StateStore {
   // `tx`: the state connection, or the target connection when the two are
   // one, inside the unit of work's transaction or on its own. Reports what
   // it found; writes nothing unless the lock is held and the
-  // compare-and-set holds. Fails when the statement fails.
-  Result<StepRecorded> record_step(PgConnection& tx, const StepRecord& step);
+  // compare-and-set holds. A partition with step.input_changes_seen is
+  // marked done and flagged when `input_changes_counted` (its count, as
+  // count_input_changes read it under its lock in `tx`'s transaction)
+  // differs. Fails when the statement fails.
+  Result<StepRecorded> record_step(PgConnection& tx, const StepRecord& step,
+                                   std::optional<std::int64_t> input_changes_counted = std::nullopt);
+
+  // The counts of tidemark.input_changes, locked in one order on `tx`
+  // until its transaction ends: `own`'s read (shared), each of `changed`
+  // counted one change more. Returns `own`'s count; nothing without it.
+  Result<std::optional<std::int64_t>> count_input_changes(PgConnection& tx, const std::optional<TableKey>& own,
+                                                          const std::vector<TableKey>& changed);
+  // Flags the done partitions `recheck` names, on `tx` (after their
+  // tables' changes were counted: flag_downstream does both).
+  Status flag_partitions(PgConnection& tx, const DownstreamRecheck& recheck);
 
   PgConnection& connection() { return connection_; }
 

@@ -373,25 +373,48 @@ Result<ReconcileWrite> PgUnitOfWork::reconcile(const TableConfig& table, const S
 }
 
 Result<StepRecorded> PgUnitOfWork::record(const StepRecord& record) {
-  // The dependents' partitions it reaches are flagged before anything of
-  // it is recorded: in its transaction when the state lives in the target
-  // (committed with it, or not at all), else committed first, since the
+  const bool one_database = &state_.connection() == &target_;
+  // The dependents' partitions it reaches are flagged with the record:
+  // in its transaction when the state lives in the target (committed with
+  // it, or not at all); else first, committed on their own, since the
   // state commits after the target and a flag must not be lost with a
-  // state that failed to (a flag too many costs one check).
-  if (record.recheck) {
+  // state that failed to, and once more after both commits (commit()), as
+  // a check between the two could have found the rows not changed yet and
+  // cleared the first. A flag too many costs one check.
+  if (record.recheck && !one_database) {
     if (const Status flagged = state_.flag_downstream(*record.recheck); !flagged) return flagged.failure();
+    flag_after_commit_ = record.recheck;
   }
-  // With nothing written yet the record stands alone: one statement,
-  // which commits all or nothing by itself. Beside written rows it joins
+  // With nothing written yet the record stands alone (one statement,
+  // which commits all or nothing by itself), unless it must hold a count
+  // of its inputs' changes until it commits. Beside written rows it joins
   // their transaction, or, in a separate state database, a transaction of
   // its own that commits right after the target's.
-  if (!target_open_ || &state_.connection() == &target_) return state_.record_step(state_.connection(), record);
+  const bool counts = record.input_changes_seen || (record.recheck && one_database);
   const Status begun = as_result([&] {
-    state_.connection().exec("BEGIN");
-    state_open_ = true;
+    if (one_database && counts) open_target();
+    if (!one_database && (target_open_ || record.input_changes_seen) && !state_open_) {
+      state_.connection().exec("BEGIN");
+      state_open_ = true;
+    }
   });
   if (!begun) return begun.failure();
-  return state_.record_step(state_.connection(), record);
+  std::optional<std::int64_t> counted;
+  if (counts) {
+    const std::vector<TableKey> changed =
+        record.recheck && one_database ? record.recheck->tables : std::vector<TableKey>{};
+    const auto read = state_.count_input_changes(
+        state_.connection(), record.input_changes_seen ? std::optional<TableKey>(record.lock.table) : std::nullopt,
+        changed);
+    if (!read) return read.failure();
+    counted = *read;
+    if (record.recheck && one_database) {
+      if (const Status flagged = state_.flag_partitions(state_.connection(), *record.recheck); !flagged) {
+        return flagged.failure();
+      }
+    }
+  }
+  return state_.record_step(state_.connection(), record, counted);
 }
 
 Status PgUnitOfWork::commit() {
@@ -408,6 +431,11 @@ Status PgUnitOfWork::commit() {
       state_.connection().exec("COMMIT");
     }
     step(ChunkStep::AfterCommit);
+    if (flag_after_commit_) {
+      // Best effort: the flags set before the rows stand when this fails.
+      state_.flag_downstream(*flag_after_commit_);
+      flag_after_commit_.reset();
+    }
     return ok_status();
   } catch (const PgError& e) {
     return e.as_error();

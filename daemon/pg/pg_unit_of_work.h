@@ -87,6 +87,9 @@ class PgUnitOfWork final : public UnitOfWork {
   bool target_open_ = false;  // a target transaction is open
   bool state_open_ = false;   // a transaction of a separate state database is open
   bool written_ = false;      // the unit's write ran
+  // With a separate state database: the dependents' partitions to flag
+  // again once the rows committed (record()).
+  std::optional<DownstreamRecheck> flag_after_commit_;
 };
 
 }  // namespace tidemark

@@ -70,7 +70,7 @@ tables:
 struct Marts : testing::CommandRunner {
   PgTestEnv env;
 
-  Marts() {
+  explicit Marts(bool state_in_target = true) : env(state_in_target) {
     // A day that ends while the test runs would move every partition.
     const auto seconds_to_midnight = std::stoi(PgTestEnv::rows(
         env.source(), "select extract(epoch from date_trunc('day', now() at time zone 'UTC') + interval '1 day'"
@@ -369,6 +369,30 @@ tables:
         std::string::npos);
   CHECK(errors.find("shop.orders") == std::string::npos);
   CHECK(errors.find("2 errors found") != std::string::npos);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("marts: with the state in a database of its own, a reconcile of the input flags the mart, which mends it") {
+  Marts m(/*state_in_target=*/false);
+  REQUIRE(m.run_table("shop", "orders") == 0);
+  REQUIRE(m.run_table("marts", "wh_revenue") == 0);
+  REQUIRE(m.mart("wh_revenue") == m.expected());
+  m.env.source().exec("delete from orders where order_id = (select min(order_id) from orders"
+                      " where status = 'completed' and ordered_at::date = '" + day(m.env, 2) + "')");
+  ReconcileOptions reconcile;
+  reconcile.pipeline = "shop";
+  reconcile.table = "orders";
+  REQUIRE(m.run(run_reconcile, reconcile) == 0);
+  // Flagged before the warehouse committed the repair, and again after.
+  CHECK(m.state("select count(*) from tidemark.partitions where recheck = 'input shop.orders repaired by reconcile'")[0] ==
+        "5");
+  CHECK(m.state("select changes from tidemark.input_changes where table_name = 'wh_revenue'")[0] == "2");
+  REQUIRE(m.run_table("marts", "wh_revenue") == 0);
+  CHECK(m.mart("wh_revenue") == m.expected());
+  CHECK(m.state("select count(*) from tidemark.partitions where recheck is not null")[0] == "0");
 }
 
 }  // namespace tidemark

@@ -410,7 +410,9 @@ TEST_CASE("a flag is cleared only as it was read, and a partition done while its
     record.partition_done = true;
     record.input_changes_seen = seen;
     g.env.state().exec("begin");
-    const auto recorded = store.record_step(g.env.state(), record);
+    const auto counted = store.count_input_changes(g.env.state(), kDaily, {});
+    REQUIRE(counted);
+    const auto recorded = store.record_step(g.env.state(), record, *counted);
     g.env.state().exec("commit");
     store.unlock(RunLock{kDaily, day});
     REQUIRE(recorded);
@@ -452,7 +454,9 @@ TEST_CASE("an input's change counted while a partition is being marked done wait
   record.partition_done = true;
   record.input_changes_seen = read->changes;
   g.env.state().exec("begin");
-  const auto recorded = store.record_step(g.env.state(), record);
+  const auto counted = store.count_input_changes(g.env.state(), kDaily, {});
+  REQUIRE(counted);
+  const auto recorded = store.record_step(g.env.state(), record, *counted);
   REQUIRE(recorded);
   REQUIRE(recorded->written);
 
