@@ -44,29 +44,13 @@ sed -i "/^connections:/a\\  state: { dsn: \"host=$state_dir port=$PGPORT dbname=
 
 state() { psql -X -At -h "$state_dir" -d postgres -c "$1"; }
 
-# Member N: its own configuration (its own metrics port), log and pid.
-declare -A member_pid member_port
-start_member() {
-  local n=$1 port
-  port=$(free_port)
-  sed "s|127.0.0.1:[0-9]*|127.0.0.1:$port|" "$work/tidemark.yaml" >"$work/member$n.yaml"
-  "$tidemark" serve --config "$work/member$n.yaml" >>"$work/member$n.log" 2>&1 &
-  member_pid[$n]=$!
-  member_port[$n]=$port
-  pids+=("$!")
-  # Listening before the next member picks a free port.
-  eventually 10 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null
-}
-value() {  # value N SERIES: its sample in member N's scrape
-  curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'
-}
-owned() { value "$1" tidemark_tables_owned; }
+owned() { member_value "$1" tidemark_tables_owned; }
 # Every listed member sees `count` members and together they own every table.
 settled() {
   local count=$1 sum=0 n
   shift
   for n in "$@"; do
-    [ "$(value "$n" tidemark_fleet_members)" = "$count" ] || return 1
+    [ "$(member_value "$n" tidemark_fleet_members)" = "$count" ] || return 1
     sum=$((sum + $(owned "$n")))
   done
   [ "$sum" = "$tables" ]
@@ -194,7 +178,7 @@ check "the new member owns about half" test "$(owned 4)" -ge 15
 sleep 4
 check "drain and join: no firing ran twice" test "$(doubled "$drained")" = 0
 check "no run of any table overlapped another, all along" test "$(overlaps)" = 0
-check "alert input: tidemark_fleet_expected_members is 3" test "$(value 2 tidemark_fleet_expected_members)" = 3
+check "alert input: tidemark_fleet_expected_members is 3" test "$(member_value 2 tidemark_fleet_expected_members)" = 3
 
 # The state database restarts while members 2 and 4 run: first for
 # less than the lease, then for more.

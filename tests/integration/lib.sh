@@ -177,6 +177,29 @@ debian_mirror() {
   echo "${uri:-http://deb.debian.org/debian}"
 }
 
+# start_member N (after daemon_config, with $tidemark): member N of a fleet
+# sharing $work/tidemark.yaml, with its own metrics port
+# (member_port[N]), configuration and log ($work/memberN.yaml, .log) and
+# pid (member_pid[N]), stopped on exit; returns once it listens, so the
+# next member picks another free port. member_value N SERIES: that
+# series' sample in member N's scrape.
+# shellcheck disable=SC2034  # member_pid is read by the tests that source this
+declare -A member_pid member_port
+start_member() {
+  local n=$1 port
+  port=$(free_port)
+  sed "s|127.0.0.1:[0-9]*|127.0.0.1:$port|" "$work/tidemark.yaml" >"$work/member$n.yaml"
+  "${tidemark:?start_member runs \$tidemark}" serve --config "$work/member$n.yaml" >>"$work/member$n.log" 2>&1 &
+  # shellcheck disable=SC2034  # read by the tests that source this
+  member_pid[$n]=$!
+  member_port[$n]=$port
+  pids+=("$!")
+  eventually 10 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null
+}
+member_value() {
+  curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'
+}
+
 # Prints the closing line; fails when any check failed.
 report() {
   echo "$passed passed, $failed failed"

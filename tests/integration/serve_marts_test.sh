@@ -69,24 +69,10 @@ YAML
 target() { psql -X -At -d "${db}_target" -c "$1"; }
 source_db() { psql -X -At -d "${db}_source" -c "$1"; }
 
-# Two members, each with its own metrics port and log.
-declare -A member_pid member_port
-start_member() {
-  local n=$1 port
-  port=$(free_port)
-  sed "s|127.0.0.1:[0-9]*|127.0.0.1:$port|" "$work/tidemark.yaml" >"$work/member$n.yaml"
-  "$tidemark" serve --config "$work/member$n.yaml" >>"$work/member$n.log" 2>&1 &
-  member_pid[$n]=$!
-  member_port[$n]=$port
-  pids+=("$!")
-  eventually 10 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null
-}
-value() {  # value N SERIES: its sample in member N's scrape
-  curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'
-}
+# Two members (start_member, lib.sh).
 start_member 1
 start_member 2
-both_see_two() { [ "$(value 1 tidemark_fleet_members)" = 2 ] && [ "$(value 2 tidemark_fleet_members)" = 2 ]; }
+both_see_two() { [ "$(member_value 1 tidemark_fleet_members)" = 2 ] && [ "$(member_value 2 tidemark_fleet_members)" = 2 ]; }
 check "two members share the tables" eventually 20 both_see_two
 # Nothing fires by schedule; the dependents have not run.
 sleep 2
@@ -139,7 +125,7 @@ check "the daily mart wrote nothing more" test "$(target "select count(*) from t
 # The gauge: every configured table has it, 0 when nothing waits.
 gauge() {
   local n
-  for n in 1 2; do value "$n" "tidemark_input_wait_seconds{pipeline=\"marts\",table=\"daily\"}"; done | sort -u
+  for n in 1 2; do member_value "$n" "tidemark_input_wait_seconds{pipeline=\"marts\",table=\"daily\"}"; done | sort -u
 }
 check "the input-wait gauge exists and reads 0 on both members" test "$(gauge)" = 0
 
