@@ -1,6 +1,7 @@
 #include "core/run/cursor_backfill.h"
 
 #include "core/time/partition_calendar.h"
+#include "core/run/input_horizon.h"
 #include "core/run/run_lifecycle.h"
 #include "core/run/run_step.h"
 #include "core/watermark/window_plan.h"
@@ -22,7 +23,10 @@ RunSummary CursorBackfill::execute(const std::string& from, const std::string& t
                    RunTrigger::Backfill);
   const Status outcome =
       run.open(/*wait=*/false) ? reload(from, to, run.loaded_columns(), run.summary()) : ok_status();
-  return run.finish(outcome, run_.cancel.cancelled());
+  const RunSummary summary = run.finish(outcome, run_.cancel.cancelled());
+  // Also after a failure: what its committed chunks wrote was flagged.
+  announce_if_written(run_.table, summary.table, summary.rows_written > 0, run_.state);
+  return summary;
 }
 
 Status CursorBackfill::reload(const std::string& from, const std::string& to,
@@ -46,6 +50,12 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to,
   const auto plan = WindowPlan::make(input);
   if (!plan) return plan.failure();
   summary.range = plan->range();
+  // Rows copied again below the watermark may change what the dependents'
+  // done partitions read, and which of them read the rows the cursor does
+  // not tell: all are flagged, by every chunk, in its transaction (a check
+  // between two chunks would clear a flag set once by the first).
+  const auto recheck = downstream_recheck(run_.pipeline, run_.table, kCalendarStart,
+                                          "backfilled from " + from + " to " + to);
   std::optional<Window> chunk;
   while ((chunk = plan->chunk_after(chunk))) {
     if (run_.cancel.cancelled()) return Error{"cancelled: the backfill was stopped before it finished"};
@@ -54,6 +64,7 @@ Status CursorBackfill::reload(const std::string& from, const std::string& to,
     record.lock = RunLock{summary.table, std::nullopt};
     record.run = summary.run;
     record.window = *chunk;
+    record.recheck = recheck;
     const bool first = summary.chunks == 0;
     if (first) record.loaded_columns = columns->snapshot;
     const auto counts =

@@ -106,13 +106,16 @@ std::optional<DownstreamRecheck> downstream_recheck(const PipelineConfig& pipeli
 }
 
 void announce_to_dependents(const TableConfig& table, const RunSummary& summary, StateStore& state) {
-  if (table.dependents.empty()) return;
   const bool moved = summary.partitions ? summary.chunks > 0 : summary.watermark_after != summary.watermark_before;
   // A reconcile moves no watermark: what it repaired flagged the
   // dependents' partitions, which they check at once.
   const bool repaired =
       summary.reconcile && (summary.reconcile->deleted > 0 || summary.rows_written > 0);
-  if (moved || repaired) state.announce_moved(summary.table);
+  announce_if_written(table, summary.table, moved || repaired, state);
+}
+
+void announce_if_written(const TableConfig& table, const TableKey& key, bool wrote, StateStore& state) {
+  if (wrote && !table.dependents.empty()) state.announce_moved(key);
 }
 
 }  // namespace tidemark

@@ -73,4 +73,9 @@ std::optional<DownstreamRecheck> downstream_recheck(const PipelineConfig& pipeli
 // firing.
 void announce_to_dependents(const TableConfig& table, const RunSummary& summary, StateStore& state);
 
+// The same for what is no run: a backfill moves no watermark, but what it
+// wrote (`wrote`) flagged the dependents' partitions, or filled a gap they
+// wait for, which they check or write at once.
+void announce_if_written(const TableConfig& table, const TableKey& key, bool wrote, StateStore& state);
+
 }  // namespace tidemark

@@ -51,6 +51,7 @@ Result<ChunkCounts> commit_chunk(Target& target, const TableConfig& table, const
   const auto counts = work->write_chunk(table, source, *record.window);
   if (!counts) return counts.failure();
   record.counts = *counts;
+  if (counts->rows_written == 0) record.recheck.reset();  // nothing a dependent reads has changed
   if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
   return counts;
 }

@@ -6,6 +6,7 @@
 
 #include "core/config/table_modes.h"
 #include "core/run/cursor_backfill.h"
+#include "core/run/input_horizon.h"
 #include "core/time/instant_text.h"
 #include "core/watermark/partition_plan.h"
 #include "daemon/commands/backfill_progress.h"
@@ -22,6 +23,15 @@
 namespace tidemark {
 namespace {
 
+// What a backfill that wrote rows again asks of the tables built from them.
+void name_flagged_dependents(const TableConfig& table, std::ostream& out) {
+  for (const TableRef& dependent : table.dependents) {
+    if (dependent.mode == TableMode::Partition) {
+      out << "dependent " << dependent.display() << ": its done partitions are checked again at its next firing\n";
+    }
+  }
+}
+
 int backfill_cursor_range(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
                           const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
                           std::ostream& out) {
@@ -37,6 +47,7 @@ int backfill_cursor_range(const std::shared_ptr<const Config>& config, const Pip
   result.duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   out << describe_run(result) << '\n';
+  if (result.summary.rows_written > 0) name_flagged_dependents(table, out);
   if (result.summary.status == RunStatus::SkippedLocked) {
     out << "a run of " << pipeline.name << "." << table.name << " is active; try again when it has finished\n";
   }
@@ -118,6 +129,8 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   BackfillProgress progress(out, ::isatty(STDOUT_FILENO) == 1 && &out == &std::cout, static_cast<int>(todo.size()));
   PartitionBackfill(config, pipeline, table, complete->input_changes).run(todo, cl.parallel, progress, cancel);
   out << progress.summary_line("backfill " + key.display()) << '\n';
+  if (cl.rerun && progress.done() > 0) name_flagged_dependents(table, out);
+  announce_if_written(table, key, progress.done() > 0, state);
   if (cancel.cancelled()) out << "interrupted: run the same command again to finish what is missing\n";
   return progress.failed() == 0 && !cancel.cancelled() ? kExitOk : kExitFailure;
 }

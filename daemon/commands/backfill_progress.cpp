@@ -57,4 +57,9 @@ int BackfillProgress::failed() const {
   return failed_ + skipped_;
 }
 
+int BackfillProgress::done() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
 }  // namespace tidemark

@@ -22,6 +22,7 @@ class BackfillProgress {
   // The closing line: done, failed, rows, time. Returns it too.
   std::string summary_line(const std::string& what) const;
   int failed() const;
+  int done() const;  // partitions written
 
  private:
   void draw_bar() const;  // requires mutex_

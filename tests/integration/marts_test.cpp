@@ -318,6 +318,42 @@ TEST_CASE("marts: a rewind of the input or a reconcile that repairs it makes the
   CHECK(m.state("select count(*) from tidemark.partitions where recheck is not null")[0] == "0");
 }
 
+TEST_CASE("marts: a backfill of the input makes the mart check its done partitions again, and wakes it") {
+  Marts m;
+  REQUIRE(m.run_table("shop", "orders") == 0);
+  REQUIRE(m.run_table("marts", "wh_revenue") == 0);
+  REQUIRE(m.mart("wh_revenue") == m.expected());
+  const std::string four_days_ago = day(m.env, 4);
+  const std::string three_days_ago = day(m.env, 3);
+  m.env.source().exec(
+      "set session_replication_role = replica;"
+      "update orders set amount = amount + 500 where order_id = (select min(order_id) from orders"
+      " where status = 'completed' and ordered_at::date = '" + four_days_ago + "');"
+      "reset session_replication_role");
+
+  // The operator copies those days again, below the watermark: the mart's
+  // done partitions are flagged, and the fleet is told at once.
+  m.env.state().exec("listen tidemark_moved");
+  BackfillOptions backfill;
+  backfill.pipeline = "shop";
+  backfill.table = "orders";
+  backfill.from = four_days_ago;
+  backfill.to = three_days_ago;
+  std::ostringstream().swap(m.out);
+  REQUIRE(m.run(run_backfill, backfill) == 0);
+  CHECK(m.out.str().find("dependent marts.wh_revenue: its done partitions are checked again at its next firing") !=
+        std::string::npos);
+  const auto told = m.env.state().wait_for_notifications(std::chrono::seconds(5));
+  CHECK(told == std::vector<std::string>{R"(["shop","orders"])"});
+  m.env.state().exec("unlisten tidemark_moved");
+  CHECK(m.state("select count(*) from tidemark.partitions where table_name = 'wh_revenue' and recheck = "
+                "'input shop.orders backfilled from " + four_days_ago + " to " + three_days_ago + "'")[0] == "5");
+
+  REQUIRE(m.run_table("marts", "wh_revenue") == 0);
+  CHECK(m.mart("wh_revenue") == m.expected());
+  CHECK(m.state("select count(*) from tidemark.partitions where recheck is not null")[0] == "0");
+}
+
 }  // namespace tidemark
 
 namespace tidemark {
