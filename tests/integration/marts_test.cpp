@@ -131,6 +131,15 @@ group by 1 order by 1
   std::vector<std::string> mart(const std::string& table) {
     return PgTestEnv::rows(env.target(), "select day, orders, revenue from mart." + table + " order by 1");
   }
+  // A change of an order placed on `date` that the cursor cannot see (the
+  // trigger that stamps it is off for this session): no run loads it.
+  void change_unseen(const std::string& date) {
+    env.source().exec(
+        "set session_replication_role = replica;"
+        "update orders set amount = amount + 500 where order_id = (select min(order_id) from orders"
+        " where status = 'completed' and ordered_at::date = '" + date + "');"
+        "reset session_replication_role");
+  }
   std::vector<std::string> state(const std::string& query) { return PgTestEnv::rows(env.state(), query); }
   nlohmann::json status_of(const std::string& pipeline, const std::string& table) {
     StatusOptions options;
@@ -265,13 +274,7 @@ TEST_CASE("marts: a rewind of the input or a reconcile that repairs it makes the
   REQUIRE(m.mart("wh_revenue") == m.expected());
   const std::string four_days_ago = day(m.env, 4);
 
-  // A change the cursor cannot see (the trigger that stamps it is off for
-  // this session): no run of the input loads it.
-  m.env.source().exec(
-      "set session_replication_role = replica;"
-      "update orders set amount = amount + 500 where order_id = (select min(order_id) from orders"
-      " where status = 'completed' and ordered_at::date = '" + four_days_ago + "');"
-      "reset session_replication_role");
+  m.change_unseen(four_days_ago);
   REQUIRE(m.run_table("shop", "orders") == 0);
   REQUIRE(m.run_table("marts", "wh_revenue") == 0);
   CHECK(m.mart("wh_revenue") != m.expected());
@@ -325,11 +328,7 @@ TEST_CASE("marts: a backfill of the input makes the mart check its done partitio
   REQUIRE(m.mart("wh_revenue") == m.expected());
   const std::string four_days_ago = day(m.env, 4);
   const std::string three_days_ago = day(m.env, 3);
-  m.env.source().exec(
-      "set session_replication_role = replica;"
-      "update orders set amount = amount + 500 where order_id = (select min(order_id) from orders"
-      " where status = 'completed' and ordered_at::date = '" + four_days_ago + "');"
-      "reset session_replication_role");
+  m.change_unseen(four_days_ago);
 
   // The operator copies those days again, below the watermark: the mart's
   // done partitions are flagged, and the fleet is told at once.
