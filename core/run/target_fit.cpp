@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/sql/key_equality.h"
 #include "core/text/sql_identifier.h"
 
 namespace tidemark {
@@ -71,6 +72,15 @@ std::optional<std::string> refuse_target(const TableConfig& table,
     if (column != nullptr && column->fill == ColumnFill::Generated) {
       return "target table " + target_name + " generates key column " + k +
              " itself, so the source's keys are not what it stores: make it a plain column";
+    }
+  }
+  for (const std::string& k : table.key) {
+    const ColumnShape* in_source = find_column(source.columns, k);
+    const ColumnShape* in_target = find_column(target.columns, k);
+    if (in_source == nullptr || in_target == nullptr) continue;
+    if (const auto coarser = coarser_key_equality(*in_source, *in_target)) {
+      return "key column " + k + " of target table " + target_name +
+             " would merge keys the source keeps apart (one row would overwrite another, every run): " + *coarser;
     }
   }
   for (const std::string& name : loaded) {

@@ -53,6 +53,8 @@ struct SourceKeys {
 //   under a NULL key become one; a view cannot show it, and its key is
 //   trusted as any view's is. A key column NOT NULL in the target fails
 //   the load loudly instead.
+// - A key column whose equality in the target is coarser than in the
+//   source (core/sql/key_equality.h) would hold two source rows as one.
 // - A copied column the target fills itself as identity ALWAYS refuses
 //   the source's values in every upsert; a key column the target generates
 //   is no key of the source's.

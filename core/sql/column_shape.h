@@ -24,6 +24,10 @@ struct ColumnShape {
   bool portable_binary = false;
   bool not_null = false;  // NOT NULL (a view's columns never are)
   ColumnFill fill = ColumnFill::None;
+  // The column's collation when it is nondeterministic (values other than
+  // byte-equal compare equal: case- or accent-insensitive); empty for
+  // every other.
+  std::string nondeterministic_collation{};
 
   bool operator==(const ColumnShape& other) const { return name == other.name && type == other.type; }
   bool operator!=(const ColumnShape& other) const { return !(*this == other); }

@@ -58,13 +58,19 @@ std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool has
 // servers are 14 or later (`hash_record`): each row hashed as a record of
 // its columns (fingerprint_hash), that 64-bit hash hashed again as text
 // to mix it, the rows combined with bit_xor.
-// Before 14: each row's text hashed, combined with a sum. Two tables that
+// Before 14: each row's text hashed, combined with a sum (rows_hash_sql). Two tables that
 // give the same hold the same rows but with a chance of 2^-64, the bar
 // reconcile's buckets hold as well. With `with_horizon` (PostgreSQL 13
 // and later), two more columns: the statement's snapshot's xmin and xmax
 // (core/diff/recent_rows.h).
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
                             bool hash_record, bool with_horizon = false);
+
+// The hash of a set of rows as a bigint, whatever their order: where both
+// servers are 14 or later (`hash_record`) the bit_xor of their mixed
+// hashes, before it their sum folded into a bigint. An aggregate over
+// the statement's rows; 0 for none.
+std::string rows_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record);
 
 // One row's hash mixed so that rows can be combined with bit_xor (the
 // record's hash combines its fields linearly): the fingerprint's term,

@@ -76,9 +76,9 @@ std::string digits(std::int64_t n) { return "(" + std::to_string(n) + ")::bigint
 // block's end is its start plus the width: (b + 1) * width alone passes
 // the largest bigint in a range from the smallest one, where the end
 // does not.
-std::string block_side(const QualifiedName& table, const std::string& key, const std::string& mixed,
+std::string block_side(const QualifiedName& table, const std::string& key, const std::string& rows_hash,
                        const KeyBlocks& blocks) {
-  const std::string sums = "SELECT coalesce(bit_xor(" + mixed + "), 0) # count(*), count(*) FROM " + table.quoted();
+  const std::string sums = "SELECT " + rows_hash + " # count(*), count(*) FROM " + table.quoted();
   const std::string start = digits(blocks.origin) + " + tm_block * " + digits(blocks.width);
   return "COPY (SELECT tm_block, s.* FROM generate_series(0::bigint, " + digits(blocks.count - 1) +
          ") AS tm_b(tm_block) CROSS JOIN LATERAL (" + sums + " WHERE " + key + " >= " + start + " AND " + key + " < " +
@@ -113,11 +113,11 @@ RowHashStatements block_statements(const TableConfig& table, const std::vector<F
                                    bool hash_record, const KeyBlocks& blocks) {
   if (table.key.size() != 1) std::abort();  // blocks cut one integer key
   const std::string key = quote_identifier(table.key[0]);
-  const std::string mixed = mixed_row_hash_sql(columns, hash_record);
+  const std::string rows_hash = rows_hash_sql(columns, hash_record);
   RowHashStatements out;
   out.order = {KeyOrder::Integer};
-  out.source = block_side(*table.source_table, key, mixed, blocks);
-  out.target = block_side(table.target_table, key, mixed, blocks);
+  out.source = block_side(*table.source_table, key, rows_hash, blocks);
+  out.target = block_side(table.target_table, key, rows_hash, blocks);
   return out;
 }
 

@@ -24,6 +24,37 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// The privileges a run of `t` needs that the sessions' roles lack, each
+// with what it is for; empty when none is missing. A first run that would
+// fail on one is refused here instead.
+std::vector<std::string> missing_grants(PgConnection& source, PgConnection& target, const TableConfig& t,
+                                        bool target_exists) {
+  std::vector<std::string> out;
+  if (!source.exec("select has_table_privilege($1, 'SELECT')", {t.source_table->quoted()}).boolean(0, 0)) {
+    out.push_back("SELECT on source table " + t.source_table->display() + " (GRANT SELECT ON " +
+                  t.source_table->quoted() + " TO <the source's role>)");
+  }
+  const PgResult r = target.exec(
+      "select has_database_privilege(current_database(), 'TEMP'),"
+      " case when $2 then array_to_string(array(select p from unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE']) p"
+      "   where not has_table_privilege($1, p)), ', ') else '' end,"
+      " case when $2 then true else has_schema_privilege(coalesce($3, current_schema()), 'CREATE') end,"
+      " coalesce($3, current_schema())",
+      {t.target_table.quoted(), target_exists ? "true" : "false", t.target_table.schema()});
+  if (!r.boolean(0, 0)) {
+    out.push_back("TEMP on the target database (a load stages its rows in a temporary table: GRANT TEMP ON DATABASE "
+                  "... TO <the target's role>)");
+  }
+  if (!r.text(0, 1).empty()) {
+    out.push_back(r.text(0, 1) + " on target table " + t.target_table.display());
+  }
+  if (!r.boolean(0, 2)) {
+    out.push_back("CREATE on schema " + r.text(0, 3) + " (create_target makes the table there: GRANT CREATE ON SCHEMA " +
+                  quote_identifier(r.text(0, 3)) + " TO <the target's role>, or create the table beforehand)");
+  }
+  return out;
+}
+
 // One pipeline's incremental tables, over one source and one target session.
 int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::ostream& out, std::ostream& err) {
   std::unique_ptr<PgConnection> source_session;
@@ -55,11 +86,22 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
       fmt::print(out, "  table {}: target not checked ({})\n", t.name, checked.error());
       continue;
     }
+    try {
+      const std::vector<std::string> grants = missing_grants(*source_session, *target_session, t, checked->exists);
+      if (!grants.empty()) {
+        fmt::print(err, "{}: pipeline {}, table {}: this role lacks {}\n", pipeline.location.file, pipeline.name,
+                   t.name, join(grants));
+        ++refusals;
+        continue;
+      }
+    } catch (const PgError& e) {
+      fmt::print(out, "  table {}: grants not checked ({})\n", t.name, e.what());
+    }
     if (!checked->exists) {
       // create_target: what its first run would create, or why it cannot.
       try {
         const TableDefinition definition =
-            read_table_definition(*source_session, *t.source_table, inspected->columns);
+            read_table_definition(*source_session, *t.source_table, inspected->columns, t.target_table);
         const std::vector<DefinedType> missing = missing_types(*target_session, definition);
         if (const auto refusal = creation_refusal(missing, t.target_table)) {
           fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, *refusal);

@@ -35,7 +35,7 @@ std::vector<CatalogTable> read_source_catalog(PgConnection& connection, const st
   const std::string sql =
       "select n.nspname, c.relname, c.relkind = 'p',"
       " (select coalesce(json_agg(json_build_object('name', a.attname, 'type', format_type(a.atttypid, a.atttypmod),"
-      "   'not_null', a.attnotnull, 'default', pg_get_expr(d.adbin, d.adrelid), 'identity', a.attidentity::text,"
+      "   'not_null', " + validated_not_null_sql("a") + ", 'default', pg_get_expr(d.adbin, d.adrelid), 'identity', a.attidentity::text,"
       "   'generated', a.attgenerated::text) order by a.attnum), '[]')::text"
       "  from pg_attribute a left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum"
       "  where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped),"

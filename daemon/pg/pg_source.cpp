@@ -88,8 +88,8 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
   return as_result([&]() -> Result<SourceTable> {
     const std::string name = table.source_table->display();
     const PgResult r = connection_.exec_prepared(
-        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, a.attnotnull, " +
-            std::string(kPortableBinarySql) +
+        "select a.attname, format_type(a.atttypid, a.atttypmod), c.oid is not null, " + validated_not_null_sql("a") +
+            ", " + std::string(kPortableBinarySql) +
             ", (select relkind from pg_class where oid = c.oid), " +
             unique_indexes_sql("to_regclass($1)", connection_.server_major_version()) +
             ", a.atthasdef or a.attidentity <> '' or a.attgenerated <> '', " +
@@ -98,9 +98,8 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
             " where d.adrelid = a.attrelid and d.adnum = a.attnum), '') like 'nextval(%'"
             // A NOT NULL constraint may be NOT VALID (PostgreSQL 18), and
             // a foreign table's remote rows need not meet it.
-            ", a.attnotnull and (select relkind in ('r', 'p') from pg_class where oid = c.oid)"
-            " and not exists (select from pg_constraint k where k.conrelid = a.attrelid and k.contype = 'n'"
-            " and not k.convalidated and a.attnum = any(k.conkey))"
+            ", " + validated_not_null_sql("a") + " and (select relkind in ('r', 'p') from pg_class where oid = c.oid), " +
+            nondeterministic_collation_sql("a") +
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -132,6 +131,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
       all.push_back(r.text(i, 0));
       ColumnShape column{r.text(i, 0), r.text(i, 1), r.boolean(i, 4)};
       column.not_null = r.boolean(i, 3);
+      if (!r.is_null(i, 12)) column.nondeterministic_collation = r.text(i, 12);
       out.catalog.push_back(column);
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
@@ -163,8 +163,11 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
   });
 }
 
+// The subscription's name through pg_stat_subscription, which lists every
+// subscription: PostgreSQL 12 lets roles other than a superuser read no
+// oid of pg_subscription itself.
 std::string subscription_sql(const std::string& table) {
-  return "(select s.subname from pg_subscription_rel sr join pg_subscription s on s.oid = sr.srsubid"
+  return "(select s.subname from pg_subscription_rel sr join pg_stat_subscription s on s.subid = sr.srsubid"
          " where sr.srrelid = " + table + " order by s.subname limit 1)";
 }
 

@@ -76,7 +76,7 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
   if (written_ || state_open_) std::abort();  // the table comes before the unit's write and record
   return as_result([&]() -> Status {
     const TableDefinition definition =
-        read_table_definition(source_.connection(), *table.source_table, source.columns);
+        read_table_definition(source_.connection(), *table.source_table, source.columns, table.target_table);
     open_target();
     // Runs of other tables may create the same schema or type, or (shards)
     // the same table, at the same moment. Each object is claimed with a

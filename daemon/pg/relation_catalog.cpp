@@ -102,6 +102,17 @@ std::vector<UniqueIndex> parse_unique_indexes(const std::string& json) {
   return out;
 }
 
+std::string validated_not_null_sql(const std::string& attribute) {
+  const std::string& a = attribute;
+  return "(" + a + ".attnotnull and not exists (select from pg_constraint k where k.conrelid = " + a +
+         ".attrelid and k.contype = 'n' and not k.convalidated and " + a + ".attnum = any(k.conkey)))";
+}
+
+std::string nondeterministic_collation_sql(const std::string& attribute) {
+  return "coalesce((select quote_ident(co.collname) from pg_collation co where co.oid = " + attribute +
+         ".attcollation and not co.collisdeterministic), '')";
+}
+
 std::string row_changing_triggers_sql(const std::string& relation) {
   // tgtype bits: 1 row, 2 before, 4 insert, 16 update. 'O' fires in the
   // usual (origin) sessions, 'A' always; 'R' and 'D' do not for ours. A

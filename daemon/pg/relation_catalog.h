@@ -30,6 +30,15 @@ std::string unique_indexes_sql(const std::string& relation, int server_major);
 // Its value (NULL text: none). Throws PgError on text it did not make.
 std::vector<UniqueIndex> parse_unique_indexes(const std::string& json);
 
+// A boolean expression: whether the column `attribute` (an alias of
+// pg_attribute) holds no NULL. PostgreSQL 18 keeps attnotnull set under a
+// NOT NULL ... NOT VALID, which existing rows need not meet.
+std::string validated_not_null_sql(const std::string& attribute);
+
+// A text expression: the collation of the column `attribute` (an alias of
+// pg_attribute) when it is nondeterministic, else ''.
+std::string nondeterministic_collation_sql(const std::string& attribute);
+
 // A json expression listing the enabled BEFORE triggers of `relation`, and
 // of its partitions, that run for each row an INSERT or UPDATE writes:
 // they can change what is written. Its value, parsed: the relation's own

@@ -1,6 +1,7 @@
 #include "daemon/pg/state_schema.h"
 
 #include "core/sql/state_migrations.h"
+#include "daemon/pg/pg_error.h"
 
 namespace tidemark {
 
@@ -9,8 +10,20 @@ std::vector<int> migrate_state_schema(PgConnection& state) {
   state.exec("BEGIN");
   try {
     state.exec("select pg_advisory_xact_lock($1::bigint)", {std::to_string(kMigrationLockKey)});
+    // An administrator may have made the schema for a role without
+    // CREATE on the database, which `create schema if not exists` needs
+    // even when the schema is there.
+    if (state.exec("select to_regnamespace('tidemark') is null").boolean(0, 0)) {
+      try {
+        state.exec("create schema tidemark");
+      } catch (const PgError& e) {
+        throw PgError(e.kind(), std::string(e.what()) +
+                                    " (the state's role may not create schemas here: have an administrator run"
+                                    " `create schema tidemark authorization <that role>`, then migrate again;"
+                                    " docs/operations.md, \"Roles and grants\")");
+      }
+    }
     state.exec(
-        "create schema if not exists tidemark;"
         "create table if not exists tidemark.schema_migrations ("
         "  version int primary key, description text not null,"
         "  applied_at timestamptz not null default now())");

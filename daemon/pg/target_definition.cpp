@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/pg/json_parameter.h"
+#include "daemon/pg/relation_catalog.h"
 
 namespace tidemark {
 namespace {
@@ -12,16 +13,20 @@ namespace {
 // first. A domain keeps its validated CHECK constraints (a NOT VALID one
 // never held for the source's rows); a table's row type is not made (it
 // comes with its table). With search_path at pg_catalog, format_type() and
-// pg_get_constraintdef() qualify every name outside it.
-constexpr const char* kDefinitionSql = R"SQL(
-with recursive loaded as (
-  select a.attname, a.atttypid, format_type(a.atttypid, a.atttypmod) as type, a.attnotnull, a.attnum
+// pg_get_constraintdef() qualify every name outside it. A type tidemark
+// makes goes into the target table's schema ($3; the source's own schema
+// when the target table names none), so two sources' types of one name
+// stay apart in one warehouse; an extension's type keeps its name, as the
+// target's extension has it.
+constexpr const char* kDefinitionTemplate = R"SQL(
+with recursive columns as (
+  select a.attname, a.atttypid, a.atttypmod, %NOT_NULL% as attnotnull, a.attnum
   from pg_attribute a
   where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped
     and a.attname in (select json_array_elements_text($2::json))
 ),
 needs(oid, depth, used_by) as (
-  select atttypid, 0, attname from loaded
+  select atttypid, 0, attname from columns
   union all
   select x.child, n.depth + 1, n.used_by
   from needs n join pg_type t on t.oid = n.oid
@@ -34,38 +39,63 @@ needs(oid, depth, used_by) as (
   where n.depth < 32
 ),
 wanted as (
-  select n.oid, max(n.depth) as depth, min(n.used_by) as used_by
+  select n.oid, max(n.depth) as depth, min(n.used_by) as used_by,
+    coalesce((select x.extname from pg_depend d join pg_extension x on x.oid = d.refobjid
+              where d.classid = 'pg_type'::regclass and d.objid = n.oid
+                and d.refclassid = 'pg_extension'::regclass and d.deptype = 'e' limit 1), '') as extension
   from needs n join pg_type t on t.oid = n.oid join pg_namespace s on s.oid = t.typnamespace
   where s.nspname not in ('pg_catalog', 'information_schema')
     -- an array type comes with its element type
     and not (t.typelem <> 0 and t.typlen = -1)
   group by n.oid
+),
+placed as (
+  select w.*, t.typname, t.typtype, t.typarray, t.typbasetype, t.typtypmod, t.typnotnull, t.typrelid,
+    case when w.extension = '' then coalesce($3, s.nspname) else s.nspname end as schema
+  from wanted w join pg_type t on t.oid = w.oid join pg_namespace s on s.oid = t.typnamespace
+),
+named(oid, name) as (
+  select oid, quote_ident(schema) || '.' || quote_ident(typname) from placed
+  union all
+  select typarray, quote_ident(schema) || '.' || quote_ident(typname) || '[]' from placed where typarray <> 0
 )
 select
-  (select coalesce(json_agg(json_build_array(attname, type, attnotnull) order by attnum), '[]') from loaded)::text,
+  (select coalesce(json_agg(json_build_array(attname,
+       coalesce((select name from named where oid = atttypid), format_type(atttypid, atttypmod)), attnotnull)
+     order by attnum), '[]') from columns)::text,
   (select coalesce(json_agg(json_build_array(
-      quote_ident(s.nspname) || '.' || quote_ident(t.typname), s.nspname, t.typname,
-      case t.typtype
-        when 'e' then 'CREATE TYPE ' || quote_ident(s.nspname) || '.' || quote_ident(t.typname) || ' AS ENUM (' ||
+      quote_ident(p.schema) || '.' || quote_ident(p.typname), p.schema, p.typname,
+      case p.typtype
+        when 'e' then 'CREATE TYPE ' || quote_ident(p.schema) || '.' || quote_ident(p.typname) || ' AS ENUM (' ||
           coalesce((select string_agg(quote_literal(e.enumlabel), ', ' order by e.enumsortorder)
-                    from pg_enum e where e.enumtypid = t.oid), '') || ')'
-        when 'd' then 'CREATE DOMAIN ' || quote_ident(s.nspname) || '.' || quote_ident(t.typname) || ' AS ' ||
-          format_type(t.typbasetype, t.typtypmod) ||
-          case when t.typnotnull then ' NOT NULL' else '' end ||
+                    from pg_enum e where e.enumtypid = p.oid), '') || ')'
+        when 'd' then 'CREATE DOMAIN ' || quote_ident(p.schema) || '.' || quote_ident(p.typname) || ' AS ' ||
+          coalesce((select name from named where oid = p.typbasetype), format_type(p.typbasetype, p.typtypmod)) ||
+          case when p.typnotnull then ' NOT NULL' else '' end ||
           coalesce((select ' ' || string_agg(pg_get_constraintdef(c.oid), ' ' order by c.conname)
-                    from pg_constraint c where c.contypid = t.oid and c.contype = 'c' and c.convalidated), '')
-        when 'c' then case when (select relkind from pg_class where oid = t.typrelid) <> 'c' then '' else 'CREATE TYPE ' || quote_ident(s.nspname) || '.' || quote_ident(t.typname) || ' AS (' ||
-          (select string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod), ', '
-                             order by a.attnum)
-           from pg_attribute a where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped) || ')' end
+                    from pg_constraint c where c.contypid = p.oid and c.contype = 'c' and c.convalidated), '')
+        when 'c' then case when (select relkind from pg_class where oid = p.typrelid) <> 'c' then '' else 'CREATE TYPE ' || quote_ident(p.schema) || '.' || quote_ident(p.typname) || ' AS (' ||
+          (select string_agg(quote_ident(a.attname) || ' ' ||
+                             coalesce((select name from named where oid = a.atttypid), format_type(a.atttypid, a.atttypmod)),
+                             ', ' order by a.attnum)
+           from pg_attribute a where a.attrelid = p.typrelid and a.attnum > 0 and not a.attisdropped) || ')' end
         else '' end,
-      coalesce((select x.extname from pg_depend d join pg_extension x on x.oid = d.refobjid
-                where d.classid = 'pg_type'::regclass and d.objid = t.oid
-                  and d.refclassid = 'pg_extension'::regclass and d.deptype = 'e' limit 1), ''),
-      w.used_by)
-    order by w.depth desc, s.nspname, t.typname), '[]')
-   from wanted w join pg_type t on t.oid = w.oid join pg_namespace s on s.oid = t.typnamespace)::text
+      p.extension, p.used_by)
+    order by p.depth desc, p.schema, p.typname), '[]')
+   from placed p)::text
 )SQL";
+
+// The template with its NOT NULL test: a NOT VALID one (PostgreSQL 18)
+// is not made, as the source's rows need not meet it.
+const std::string& definition_sql() {
+  static const std::string sql = [] {
+    std::string out = kDefinitionTemplate;
+    const std::string mark = "%NOT_NULL%";
+    out.replace(out.find(mark), mark.size(), validated_not_null_sql("a"));
+    return out;
+  }();
+  return sql;
+}
 
 }  // namespace
 
@@ -98,11 +128,11 @@ std::optional<std::string> creation_refusal(const std::vector<DefinedType>& miss
 }
 
 TableDefinition read_table_definition(PgConnection& source, const QualifiedName& table,
-                                      const std::vector<std::string>& columns) {
+                                      const std::vector<std::string>& columns, const QualifiedName& target) {
   TableDefinition out;
   source.exec("BEGIN READ ONLY; SET LOCAL search_path = pg_catalog");
   try {
-    const PgResult r = source.exec(kDefinitionSql, {table.quoted(), json_parameter(nlohmann::json(columns))});
+    const PgResult r = source.exec(definition_sql(), {table.quoted(), json_parameter(nlohmann::json(columns)), target.schema()});
     source.exec("COMMIT");
     for (const auto& c : nlohmann::json::parse(r.text(0, 0))) {
       out.columns.push_back(DefinedColumn{c.at(0).get<std::string>(), c.at(1).get<std::string>(), c.at(2).get<bool>()});

@@ -1,6 +1,7 @@
 // What create_target makes in the target, read from the source's catalog:
 // the loaded columns with their types written so that they resolve in any
-// database (schema-qualified), and the user-defined types they need, in
+// database (schema-qualified, a type tidemark makes in the target table's
+// schema), and the user-defined types they need, in
 // the order they must be created, each with its CREATE statement when it
 // can be made (an enum, a domain, a composite) or the extension it comes
 // from when it cannot. Read-only; on the calling thread, with a session it
@@ -45,9 +46,11 @@ std::vector<DefinedType> missing_types(PgConnection& target, const TableDefiniti
 // type), with what to do; nothing when it can be. Throws PgError.
 std::optional<std::string> creation_refusal(const std::vector<DefinedType>& missing, const QualifiedName& table);
 
-// The definition of `columns` of `table` on `source`, in one read-only
-// transaction of its own (the session must have none open). Throws PgError.
+// The definition of `columns` of `table` on `source` as `target` (the
+// target table) is to be made: the types tidemark makes placed in its
+// schema. In one read-only transaction of its own (the session must have
+// none open). Throws PgError.
 TableDefinition read_table_definition(PgConnection& source, const QualifiedName& table,
-                                      const std::vector<std::string>& columns);
+                                      const std::vector<std::string>& columns, const QualifiedName& target);
 
 }  // namespace tidemark

