@@ -84,6 +84,14 @@ std::optional<std::string> refuse_target(const TableConfig& table,
     }
   }
   for (const std::string& name : loaded) {
+    const ColumnShape* in_source = find_column(source.columns, name);
+    const ColumnShape* in_target = find_column(target.columns, name);
+    if (in_source == nullptr || in_target == nullptr) continue;
+    if (const auto missing = missing_enum_labels(*in_source, *in_target)) {
+      return "column " + name + " of target table " + target_name + ": " + *missing;
+    }
+  }
+  for (const std::string& name : loaded) {
     const ColumnShape* column = find_column(target.columns, name);
     if (column == nullptr || column->fill != ColumnFill::IdentityAlways) continue;
     return "target table " + target_name + " has column " + name +

@@ -55,6 +55,10 @@ struct SourceKeys {
 //   the load loudly instead.
 // - A key column whose equality in the target is coarser than in the
 //   source (core/sql/key_equality.h) would hold two source rows as one.
+// - A copied enum column whose target enum lacks labels the source's has
+//   (a label added or renamed on the source): every row with one would
+//   fail; the missing labels and the ALTER TYPE that adds (or renames)
+//   them are named (core/sql/key_equality.h).
 // - A copied column the target fills itself as identity ALWAYS refuses
 //   the source's values in every upsert; a key column the target generates
 //   is no key of the source's.

@@ -28,6 +28,10 @@ struct ColumnShape {
   // byte-equal compare equal: case- or accent-insensitive); empty for
   // every other.
   std::string nondeterministic_collation{};
+  // An enum column's type, schema-qualified and quoted, and its labels in
+  // their order; empty for every other column.
+  std::string enum_type{};
+  std::vector<std::string> enum_labels{};
 
   bool operator==(const ColumnShape& other) const { return name == other.name && type == other.type; }
   bool operator!=(const ColumnShape& other) const { return !(*this == other); }

@@ -1,5 +1,6 @@
 #include "core/sql/key_equality.h"
 
+#include <algorithm>
 #include <regex>
 
 namespace tidemark {
@@ -56,6 +57,42 @@ std::optional<std::string> coarser_key_equality(const ColumnShape& source, const
            "away are one key there: make the target's column " + from;
   }
   return std::nullopt;
+}
+
+std::optional<std::string> missing_enum_labels(const ColumnShape& source, const ColumnShape& target) {
+  if (source.enum_type.empty() || target.enum_type.empty()) return std::nullopt;
+  const auto has = [](const std::vector<std::string>& labels, const std::string& label) {
+    return std::find(labels.begin(), labels.end(), label) != labels.end();
+  };
+  std::vector<std::string> missing;
+  for (const std::string& label : source.enum_labels) {
+    if (!has(target.enum_labels, label)) missing.push_back(label);
+  }
+  if (missing.empty()) return std::nullopt;
+  const auto literal = [](const std::string& label) {
+    std::string out = "'";
+    for (const char c : label) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+  };
+  std::string labels;
+  for (const std::string& label : missing) labels += (labels.empty() ? "" : ", ") + literal(label);
+  // One label changed in place, the rest as they were: a rename.
+  if (missing.size() == 1 && source.enum_labels.size() == target.enum_labels.size()) {
+    for (std::size_t i = 0; i < source.enum_labels.size(); ++i) {
+      if (source.enum_labels[i] != missing[0] || has(source.enum_labels, target.enum_labels[i])) continue;
+      return "enum " + target.enum_type + " lacks label " + labels + " of the source's " + source.enum_type +
+             ", which has " + literal(target.enum_labels[i]) + " no longer: it was renamed there; rename it here too "
+             "(ALTER TYPE " + target.enum_type + " RENAME VALUE " + literal(target.enum_labels[i]) + " TO " + labels +
+             ")";
+    }
+  }
+  std::string fix;
+  for (const std::string& label : missing) {
+    fix += (fix.empty() ? "" : "; ") + std::string("ALTER TYPE ") + target.enum_type + " ADD VALUE " + literal(label);
+  }
+  return "enum " + target.enum_type + " lacks label" + (missing.size() > 1 ? "s " : " ") + labels +
+         " of the source's " + source.enum_type + ", so rows with " + (missing.size() > 1 ? "them" : "it") +
+         " cannot be written: add " + (missing.size() > 1 ? "them" : "it") + " (" + fix + ")";
 }
 
 }  // namespace tidemark

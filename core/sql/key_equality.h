@@ -1,7 +1,8 @@
-// Whether a target key column tells apart every two keys its source column
-// tells apart: a target whose equality is coarser (a case-insensitive
-// collation, character(n)'s padding, a type that rounds) holds two source
-// rows as one. Pure; thread-safe.
+// Whether a target column takes every value of its source column as the
+// source tells them apart: a key whose equality is coarser (a
+// case-insensitive collation, character(n)'s padding, a type that
+// rounds) holds two source rows as one; an enum without one of the
+// source's labels refuses its rows. Pure; thread-safe.
 #pragma once
 
 #include <optional>
@@ -16,5 +17,12 @@ namespace tidemark {
 // pairings known to merge are named: a type the target parses from the
 // source's text either keeps the value or fails the load.
 std::optional<std::string> coarser_key_equality(const ColumnShape& source, const ColumnShape& target);
+
+// Why `target`, an enum column, cannot take every value of `source`, an
+// enum column too: the labels the source's enum has and the target's
+// lacks, and the ALTER TYPE that fixes it (a rename where the source's
+// labels are the target's with one in place changed, else an ADD VALUE
+// for each); nothing when every label is there or either is no enum.
+std::optional<std::string> missing_enum_labels(const ColumnShape& source, const ColumnShape& target);
 
 }  // namespace tidemark

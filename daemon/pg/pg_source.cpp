@@ -99,7 +99,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
             // A NOT NULL constraint may be NOT VALID (PostgreSQL 18), and
             // a foreign table's remote rows need not meet it.
             ", " + validated_not_null_sql("a") + " and (select relkind in ('r', 'p') from pg_class where oid = c.oid), " +
-            nondeterministic_collation_sql("a") +
+            nondeterministic_collation_sql("a") + ", " + enum_labels_sql("a") +
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
             " left join pg_type t on t.oid = a.atttypid"
@@ -132,6 +132,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
       ColumnShape column{r.text(i, 0), r.text(i, 1), r.boolean(i, 4)};
       column.not_null = r.boolean(i, 3);
       if (!r.is_null(i, 12)) column.nondeterministic_collation = r.text(i, 12);
+      if (!r.is_null(i, 13)) parse_enum_labels(r.text(i, 13), column);
       out.catalog.push_back(column);
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);

@@ -42,7 +42,8 @@ Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
         "select a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
             ", a.attnotnull, a.attidentity::text, a.attgenerated::text, " +
             unique_indexes_sql("to_regclass($1)", target_.server_major_version()) + ", " +
-            row_changing_triggers_sql("to_regclass($1)") + ", " + nondeterministic_collation_sql("a") +
+            row_changing_triggers_sql("to_regclass($1)") + ", " + nondeterministic_collation_sql("a") + ", " +
+            enum_labels_sql("a") +
             " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
             " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped order by a.attnum",
         {table.target_table.quoted()});
@@ -52,6 +53,7 @@ Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
       c.not_null = r.boolean(i, 3);
       c.fill = column_fill(r.text(i, 4), r.text(i, 5));
       c.nondeterministic_collation = r.text(i, 8);
+      if (!r.is_null(i, 9)) parse_enum_labels(r.text(i, 9), c);
       out.columns.push_back(c);
     }
     if (r.rows() > 0) {

@@ -221,8 +221,16 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // The source table's lock and its columns as the lock holds them come
   // before the rows, in the COPY's transaction; a snapshot's clock, read
   // under the lock, between them.
+  // A snapshot between servers that both tell rows apart by their xmin
+  // (14 and later) also reads where the source's snapshot stands, so that
+  // the next snapshot's first look finds the rows written since this one
+  // and does not diff the whole table (core/diff/recent_rows.h). Read
+  // before the COPY's own snapshot: never later than it.
+  const bool horizon = snapshot != nullptr && hash_record_between(source_.connection().server_major_version(),
+                                                                  target_.server_major_version());
+  const std::string source_horizon = horizon ? "SELECT pg_snapshot_xmin(pg_current_snapshot())::text" : "";
   std::string before;
-  for (const std::string* statement : {&sql.lock_source, &sql.source_clock, &sql.source_columns}) {
+  for (const std::string* statement : {&sql.lock_source, &sql.source_clock, &source_horizon, &sql.source_columns}) {
     if (!statement->empty()) before += (before.empty() ? "" : "; ") + *statement;
   }
   std::vector<PgResult> answers;
@@ -266,6 +274,17 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
       throw PgError(ErrorKind::Transient, "the source's clock did not come with the snapshot's rows");
     }
     snapshot->taken_at = snapshot_time(answers[at]);
+    if (horizon) {
+      if (answers.size() <= at + 2) {
+        throw PgError(ErrorKind::Transient, "the source's snapshot horizon did not come with the snapshot's rows");
+      }
+      // The target's: past this transaction, whose rows are the source's
+      // as of the snapshot. A writer of the target older than it that
+      // commits later goes unseen by the first look, whose fingerprints
+      // then do not add up: it falls back to the whole diff.
+      const std::int64_t written_by = std::stoll(target_.exec("SELECT pg_current_xact_id()::text").text(0, 0));
+      snapshot->horizon = SnapshotHorizon{std::stoll(answers[at + 1].text(0, 0)), written_by + 1};
+    }
     // Gone rows go first: a new row may take a value a gone one held in
     // another unique column. Rows straight into an empty target leave
     // nothing to delete; no rows at all leave nothing in the target.

@@ -16,7 +16,9 @@ std::string relation_version_sql(const std::string& relation) {
   // catalog answers; a partitioned table's partitions only for one.
   return "select c.oid::text || '.' || c.xmin::text || '.' || c.relfilenode::text"
     " || '|' || coalesce((select string_agg(a.attnum::text || '.' || a.xmin::text || '.'"
-    " || (select t.xmin::text from pg_type t where t.oid = a.atttypid), ',' order by a.attnum)"
+    " || (select t.xmin::text from pg_type t where t.oid = a.atttypid)"
+    " || coalesce((select ':' || string_agg(e.oid::text || '.' || e.xmin::text, ',' order by e.oid)"
+    " from pg_enum e where e.enumtypid = a.atttypid), ''), ',' order by a.attnum)"
     " from pg_attribute a where a.attrelid = c.oid and a.attnum > 0), '')"
     " || '|' || coalesce((select string_agg(d.oid::text || '.' || d.xmin::text, ',' order by d.oid)"
     " from pg_attrdef d where d.adrelid = c.oid), '')"
@@ -111,6 +113,24 @@ std::string validated_not_null_sql(const std::string& attribute) {
 std::string nondeterministic_collation_sql(const std::string& attribute) {
   return "coalesce((select quote_ident(co.collname) from pg_collation co where co.oid = " + attribute +
          ".attcollation and not co.collisdeterministic), '')";
+}
+
+std::string enum_labels_sql(const std::string& attribute) {
+  return "(select json_build_array(quote_ident(n.nspname) || '.' || quote_ident(t.typname),"
+         " (select json_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = t.oid))::text"
+         " from pg_type t join pg_namespace n on n.oid = t.typnamespace where t.oid = " + attribute +
+         ".atttypid and t.typtype = 'e')";
+}
+
+void parse_enum_labels(const std::string& json, ColumnShape& column) {
+  try {
+    const nlohmann::json parsed = nlohmann::json::parse(json);
+    column.enum_type = parsed.at(0).get<std::string>();
+    column.enum_labels.clear();
+    if (!parsed.at(1).is_null()) column.enum_labels = parsed.at(1).get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& e) {
+    throw PgError(ErrorKind::Transient, std::string("unexpected enum labels: ") + e.what());
+  }
 }
 
 std::string row_changing_triggers_sql(const std::string& relation) {

@@ -39,6 +39,13 @@ std::string validated_not_null_sql(const std::string& attribute);
 // pg_attribute) when it is nondeterministic, else ''.
 std::string nondeterministic_collation_sql(const std::string& attribute);
 
+// A json expression: the column `attribute`'s enum type, qualified and
+// quoted, and its labels in order ([name, [labels]]); NULL when its type
+// is no enum. Its value, parsed into `column`. Throws PgError on text it
+// did not make.
+std::string enum_labels_sql(const std::string& attribute);
+void parse_enum_labels(const std::string& json, ColumnShape& column);
+
 // A json expression listing the enabled BEFORE triggers of `relation`, and
 // of its partitions, that run for each row an INSERT or UPDATE writes:
 // they can change what is written. Its value, parsed: the relation's own

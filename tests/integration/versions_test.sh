@@ -5,7 +5,7 @@
 # state written by a role that owns the schemas `wh` and `tidemark` an
 # administrator made for it, without CREATE on the database. discover
 # (--target-schema wh), validate, a first load that creates every target,
-# a round of inserts, updates and deletes, a
+# a round of inserts, updates and deletes, an enum label renamed, a
 # second run, verify, reconcile, a rewind and a short serve; every target
 # must equal its source after each. The servers are the builds of
 # TIDEMARK_POSTGRES_BUILDS (scripts/lib/common.sh), each its own.
@@ -240,6 +240,18 @@ check "the second run of the mart" logged run2m tm run marts
 check "reconcile, as the source's and the target's roles" logged reconcile tm reconcile source_app
 check "the changes arrive" all_equal
 check "verify finds no difference" logged verify tm verify source_app
+
+# An enum label renamed on the source, no row rewritten: the run refuses
+# before writing, naming the rename that brings the target's enum (which
+# create_target made, owned by the target's role) along; done, the rows
+# that still held the old label are read again and arrive.
+as_admin "$source_major" shop "alter type app.tier rename value 'gold' to 'platinum'"
+if tm run source_app --table customers >"$work/renamed.out" 2>&1; then status=0; else status=$?; fi
+check "a renamed enum label fails the run before it writes" test "$status" -ne 0
+check "... naming the rename to make" grep -q "ALTER TYPE wh.tier RENAME VALUE 'gold' TO 'platinum'" "$work/renamed.out"
+as_role "$target_major" tm_warehouse wh -c "alter type wh.tier rename value 'gold' to 'platinum'"
+check "with the rename made, the next run is exact" logged renamed-run tm run source_app --table customers
+check "... every table still equal" all_equal
 check "rewind, as the state's role" logged rewind tm rewind source_app orders --to "2026-01-01T00:00:00Z" --reason matrix
 # Days older than the mart's lookback are left alone: a reconcile's
 # work, not a firing's. The snapshot's change is its first look's (14

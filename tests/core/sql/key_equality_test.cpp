@@ -58,3 +58,32 @@ TEST_CASE("key equality: a target that merges what the source keeps apart is nam
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+ColumnShape labelled(const std::string& type, std::vector<std::string> labels) {
+  ColumnShape c{"tier", "app.tier"};
+  c.enum_type = type;
+  c.enum_labels = std::move(labels);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("enum labels: a label renamed or added on the source is named with the ALTER TYPE that brings it") {
+  const ColumnShape target = labelled("wh.tier", {"bronze", "silver", "gold"});
+  CHECK_FALSE(missing_enum_labels(labelled("app.tier", {"bronze", "silver", "gold"}), target));
+  CHECK_FALSE(missing_enum_labels(labelled("app.tier", {"bronze", "gold"}), target));  // the target has more
+  CHECK(missing_enum_labels(labelled("app.tier", {"bronze", "silver", "platinum"}), target).value_or("") ==
+        "enum wh.tier lacks label 'platinum' of the source's app.tier, which has 'gold' no longer: it was renamed "
+        "there; rename it here too (ALTER TYPE wh.tier RENAME VALUE 'gold' TO 'platinum')");
+  CHECK(missing_enum_labels(labelled("app.tier", {"bronze", "silver", "gold", "it's new", "vip"}), target)
+            .value_or("") ==
+        "enum wh.tier lacks labels 'it''s new', 'vip' of the source's app.tier, so rows with them cannot be written: "
+        "add them (ALTER TYPE wh.tier ADD VALUE 'it''s new'; ALTER TYPE wh.tier ADD VALUE 'vip')");
+  ColumnShape text{"tier", "text"};
+  CHECK_FALSE(missing_enum_labels(labelled("app.tier", {"x"}), text));  // a text target takes any label
+}
+
+}  // namespace tidemark
