@@ -28,6 +28,11 @@ std::optional<std::pair<std::string, int>> time_precision(const std::string& typ
 
 bool is_character(const std::string& type) { return type.rfind("character(", 0) == 0 || type == "character"; }
 
+// citext (the extension's, in whichever schema) compares case-insensitively.
+bool is_citext(const std::string& type) {
+  return type == "citext" || (type.size() > 7 && type.compare(type.size() - 7, 7, ".citext") == 0);
+}
+
 }  // namespace
 
 std::optional<std::string> coarser_key_equality(const ColumnShape& source, const ColumnShape& target) {
@@ -38,6 +43,10 @@ std::optional<std::string> coarser_key_equality(const ColumnShape& source, const
     return "collation " + target.nondeterministic_collation +
            " of the target compares values the source tells apart as equal (case or accents): give the target's " +
            "column a deterministic collation, e.g. COLLATE \"C\"";
+  }
+  if (is_citext(to) && !is_citext(from)) {
+    return "the target's " + to + " compares case-insensitively, so 'a' and 'A' of the source's " + from +
+           " are one key there: make the target's column " + from;
   }
   if (is_character(to) && !is_character(from)) {
     return "the target's " + to + " ignores trailing blanks, so 'a' and 'a ' of the source's " + from +

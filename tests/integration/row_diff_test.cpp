@@ -165,7 +165,9 @@ TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only
     if (*c.change) env.source().exec(std::string("set search_path = public; ") + c.change);
     const TimedSummary second = runs.run("p", "t");
     REQUIRE_MESSAGE(second.summary.status == RunStatus::Success, second.summary.error);
-    CHECK_MESSAGE(second.summary.snapshot_path.rfind("diff: ", 0) == 0, second.summary.snapshot_path);
+    // The first load left its horizon: the first look, or the whole diff
+    // where the recent rows do not explain the change (a delete).
+    CHECK_MESSAGE(second.summary.snapshot_path.rfind("diff", 0) == 0, second.summary.snapshot_path);
     CHECK(rows(env.target(), "raw.t", c.order) == rows(env.source(), "public.t", c.order));
     // The lost row is copied again too, unless the change deleted it or
     // wrote it anyway; no unchanged row is rewritten.
@@ -275,6 +277,21 @@ TEST_CASE("row diff: the recent rows explain updates and inserts; anything else 
   CHECK(t.target_is_source());
   const TimedSummary again = t.runs.run("p", "t");
   CHECK(again.summary.snapshot_path == "unchanged");
+}
+
+TEST_CASE("regression: the first changed snapshot after a first load diffed the whole table; the load leaves its horizon") {
+  LoadedTable t(5000);  // the first load into an empty target, and no run after it
+  t.env.source().exec("update public.t set v = -v where id % 100 = 1; insert into public.t values (6000, 6)");
+  const TimedSummary r = t.runs.run("p", "t");
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 50 changed, 1 missing, 0 gone");
+  CHECK(t.target_is_source());
+  // A target row changed by hand after the load is the target's recent row.
+  t.env.target().exec("update raw.t set v = 0 where id = 9");
+  const TimedSummary hand = t.runs.run("p", "t");
+  REQUIRE_MESSAGE(hand.summary.status == RunStatus::Success, hand.summary.error);
+  CHECK(hand.summary.snapshot_path == "diff of the rows written since the last snapshot: 1 changed, 0 missing, 0 gone");
+  CHECK(t.target_is_source());
 }
 
 TEST_CASE("regression: a key of another type on each side failed every first look on a target key the source's type cannot hold") {

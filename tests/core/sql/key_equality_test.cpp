@@ -43,6 +43,9 @@ TEST_CASE("key equality: a target that merges what the source keeps apart is nam
       {"timestamp(3) with time zone", "", "timestamp with time zone", "", nullptr},
       {"timestamp(3) without time zone", "", "timestamp(3) with time zone", "", nullptr},
       {"uuid", "", "text", "", nullptr},
+      {"text", "", "public.citext", "", "case-insensitively"},
+      {"public.citext", "", "public.citext", "", nullptr},
+      {"ext.citext", "", "public.citext", "", nullptr},
   };
   for (const Row& row : rows) {
     CAPTURE(row.source);
