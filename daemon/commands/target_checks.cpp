@@ -30,17 +30,29 @@ std::string join(const std::vector<std::string>& items) {
 std::vector<std::string> missing_grants(PgConnection& source, PgConnection& target, const TableConfig& t,
                                         bool target_exists) {
   std::vector<std::string> out;
-  if (!source.exec("select has_table_privilege($1, 'SELECT')", {t.source_table->quoted()}).boolean(0, 0)) {
+  // SELECT on the table, or on its columns (a column grant serves a load
+  // that copies those).
+  if (!source.exec("select has_table_privilege($1, 'SELECT') or has_any_column_privilege($1, 'SELECT')",
+                   {t.source_table->quoted()})
+           .boolean(0, 0)) {
     out.push_back("SELECT on source table " + t.source_table->display() + " (GRANT SELECT ON " +
                   t.source_table->quoted() + " TO <the source's role>)");
   }
+  // The upsert needs SELECT, INSERT and UPDATE; DELETE only a table that
+  // deletes (a snapshot's gone rows, a reconcile's). A missing schema is
+  // made by create_target, which then needs CREATE on the database.
+  const bool deletes = t.mode == TableMode::Snapshot || (t.deletes && t.deletes->action == DeleteAction::Delete);
   const PgResult r = target.exec(
       "select has_database_privilege(current_database(), 'TEMP'),"
-      " case when $2 then array_to_string(array(select p from unnest(array['SELECT', 'INSERT', 'UPDATE', 'DELETE']) p"
+      " case when $2 then array_to_string(array(select p from unnest($4::text[]) p"
       "   where not has_table_privilege($1, p)), ', ') else '' end,"
-      " case when $2 then true else has_schema_privilege(coalesce($3, current_schema()), 'CREATE') end,"
+      " case when $2 then true"
+      "   when to_regnamespace(quote_ident(coalesce($3, current_schema()))) is null"
+      "     then has_database_privilege(current_database(), 'CREATE')"
+      "   else has_schema_privilege(coalesce($3, current_schema()), 'CREATE') end,"
       " coalesce($3, current_schema())",
-      {t.target_table.quoted(), target_exists ? "true" : "false", t.target_table.schema()});
+      {t.target_table.quoted(), target_exists ? "true" : "false", t.target_table.schema(),
+       deletes ? "{SELECT,INSERT,UPDATE,DELETE}" : "{SELECT,INSERT,UPDATE}"});
   if (!r.boolean(0, 0)) {
     out.push_back("TEMP on the target database (a load stages its rows in a temporary table: GRANT TEMP ON DATABASE "
                   "... TO <the target's role>)");
@@ -49,8 +61,9 @@ std::vector<std::string> missing_grants(PgConnection& source, PgConnection& targ
     out.push_back(r.text(0, 1) + " on target table " + t.target_table.display());
   }
   if (!r.boolean(0, 2)) {
-    out.push_back("CREATE on schema " + r.text(0, 3) + " (create_target makes the table there: GRANT CREATE ON SCHEMA " +
-                  quote_identifier(r.text(0, 3)) + " TO <the target's role>, or create the table beforehand)");
+    out.push_back("CREATE on schema " + r.text(0, 3) + ", or on the database when the schema is not there yet " +
+                  "(create_target makes the table there: GRANT CREATE ON SCHEMA " + quote_identifier(r.text(0, 3)) +
+                  " TO <the target's role>, or create the schema and the table beforehand)");
   }
   return out;
 }
@@ -103,7 +116,7 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
         const TableDefinition definition =
             read_table_definition(*source_session, *t.source_table, inspected->columns, t.target_table);
         const std::vector<DefinedType> missing = missing_types(*target_session, definition);
-        if (const auto refusal = creation_refusal(missing, t.target_table)) {
+        if (const auto refusal = creation_refusal(definition, missing, t.target_table)) {
           fmt::print(err, "{}: pipeline {}, table {}: {}\n", pipeline.location.file, pipeline.name, t.name, *refusal);
           ++refusals;
           continue;

@@ -100,7 +100,7 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
       if (!schema_exists(schema)) target_.exec("CREATE SCHEMA " + quote_identifier(schema));
     };
     const std::vector<DefinedType> missing = missing_types(target_, definition);
-    if (const auto refusal = creation_refusal(missing, table.target_table)) return permanent_error(*refusal);
+    if (const auto refusal = creation_refusal(definition, missing, table.target_table)) return permanent_error(*refusal);
     for (const DefinedType& type : missing) {
       create_schema(type.schema);
       claim("type " + type.name);

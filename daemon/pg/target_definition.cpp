@@ -17,7 +17,8 @@ namespace {
 // makes goes into the target table's schema ($3; the source's own schema
 // when the target table names none), so two sources' types of one name
 // stay apart in one warehouse; an extension's type keeps its name, as the
-// target's extension has it.
+// target's extension has it, written by format_type() with its modifier
+// (vector(1536), geometry(Point,4326)).
 constexpr const char* kDefinitionTemplate = R"SQL(
 with recursive columns as (
   select a.attname, a.atttypid, a.atttypmod, %NOT_NULL% as attnotnull, a.attnum
@@ -51,13 +52,15 @@ wanted as (
 ),
 placed as (
   select w.*, t.typname, t.typtype, t.typarray, t.typbasetype, t.typtypmod, t.typnotnull, t.typrelid,
-    case when w.extension = '' then coalesce($3, s.nspname) else s.nspname end as schema
+    case when w.extension = '' then coalesce($3, s.nspname) else s.nspname end as schema,
+    quote_ident(s.nspname) || '.' || quote_ident(t.typname) as source_name
   from wanted w join pg_type t on t.oid = w.oid join pg_namespace s on s.oid = t.typnamespace
 ),
 named(oid, name) as (
-  select oid, quote_ident(schema) || '.' || quote_ident(typname) from placed
+  select oid, quote_ident(schema) || '.' || quote_ident(typname) from placed where extension = ''
   union all
-  select typarray, quote_ident(schema) || '.' || quote_ident(typname) || '[]' from placed where typarray <> 0
+  select typarray, quote_ident(schema) || '.' || quote_ident(typname) || '[]' from placed
+  where typarray <> 0 and extension = ''
 )
 select
   (select coalesce(json_agg(json_build_array(attname,
@@ -80,7 +83,7 @@ select
                              ', ' order by a.attnum)
            from pg_attribute a where a.attrelid = p.typrelid and a.attnum > 0 and not a.attisdropped) || ')' end
         else '' end,
-      p.extension, p.used_by)
+      p.extension, p.used_by, p.source_name)
     order by p.depth desc, p.schema, p.typname), '[]')
    from placed p)::text
 )SQL";
@@ -115,7 +118,16 @@ std::vector<DefinedType> missing_types(PgConnection& target, const TableDefiniti
   return out;
 }
 
-std::optional<std::string> creation_refusal(const std::vector<DefinedType>& missing, const QualifiedName& table) {
+std::optional<std::string> creation_refusal(const TableDefinition& definition, const std::vector<DefinedType>& missing,
+                                            const QualifiedName& table) {
+  for (const DefinedType& type : definition.types) {
+    for (const DefinedType& other : definition.types) {
+      if (&other == &type || other.name != type.name) continue;
+      return "cannot create target table " + table.display() + ": its columns need types " + type.source_name +
+             " and " + other.source_name + ", which would both be " + type.name +
+             " in the target: create the target table by hand, with types of other names";
+    }
+  }
   for (const DefinedType& type : missing) {
     if (!type.create.empty()) continue;
     return "cannot create target table " + table.display() + ": column " + display_identifier(type.used_by) +
@@ -140,7 +152,8 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
     for (const auto& t : nlohmann::json::parse(r.text(0, 1))) {
       out.types.push_back(DefinedType{t.at(0).get<std::string>(), t.at(1).get<std::string>(),
                                       t.at(2).get<std::string>(), t.at(3).get<std::string>(),
-                                      t.at(4).get<std::string>(), t.at(5).get<std::string>()});
+                                      t.at(4).get<std::string>(), t.at(5).get<std::string>(),
+                                      t.at(6).get<std::string>()});
     }
   } catch (const nlohmann::json::exception& e) {
     source.rollback_quietly();

@@ -30,6 +30,7 @@ struct DefinedType {
   std::string create;     // its CREATE TYPE or CREATE DOMAIN; empty when it cannot be made here
   std::string extension;  // the extension it belongs to; empty when none
   std::string used_by;    // a column whose type needs it, for messages
+  std::string source_name;  // its name in the source, qualified and quoted
 };
 
 struct TableDefinition {
@@ -41,10 +42,13 @@ struct TableDefinition {
 // Throws PgError.
 std::vector<DefinedType> missing_types(PgConnection& target, const TableDefinition& definition);
 
-// Why `table` cannot be created from `definition` on `target`: the first
-// type it lacks that tidemark cannot make (an extension's, a base or range
-// type), with what to do; nothing when it can be. Throws PgError.
-std::optional<std::string> creation_refusal(const std::vector<DefinedType>& missing, const QualifiedName& table);
+// Why `table` cannot be created from `definition` on `target`: two of the
+// source's types that would take one name in the target's schema, or the
+// first type it lacks (`missing`) that tidemark cannot make (an
+// extension's, a base or range type), with what to do; nothing when it
+// can be.
+std::optional<std::string> creation_refusal(const TableDefinition& definition, const std::vector<DefinedType>& missing,
+                                            const QualifiedName& table);
 
 // The definition of `columns` of `table` on `source` as `target` (the
 // target table) is to be made: the types tidemark makes placed in its

