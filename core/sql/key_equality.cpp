@@ -30,14 +30,6 @@ bool is_character(const std::string& type) {
   return type.rfind("character(", 0) == 0 || type == "character" || type == "bpchar";
 }
 
-// varchar(n)'s n; nothing for an unbounded one or another type.
-std::optional<int> varchar_length(const std::string& type) {
-  static const std::regex kVarchar("character varying\\(([0-9]+)\\)");
-  std::smatch m;
-  if (!std::regex_match(type, m, kVarchar)) return std::nullopt;
-  return std::stoi(m[1].str());
-}
-bool is_text_like(const std::string& type) { return type == "text" || type.rfind("character varying", 0) == 0; }
 
 // citext (the extension's, in whichever schema) compares case-insensitively.
 bool is_citext(const std::string& type) {
@@ -64,13 +56,6 @@ std::optional<std::string> coarser_key_equality(const ColumnShape& source, const
            " are one key there: make the target's column " + from;
   }
   if (from == to) return std::nullopt;
-  // Stored, a value longer than varchar(n) by blanks only is cut to n.
-  const auto to_length = varchar_length(to);
-  const auto from_length = varchar_length(from);
-  if (to_length && is_text_like(from) && (!from_length || *from_length > *to_length)) {
-    return "the target's " + to + " cuts the trailing blanks past its length off a stored value, so 'a' and 'a  ' "
-           "of the source's " + from + " can be one key there: make the target's column " + from;
-  }
   const auto to_scale = numeric_scale(to);
   const auto from_scale = numeric_scale(from);
   const bool numeric_with_fraction = from == "numeric" || (from_scale && *from_scale > 0);
@@ -84,11 +69,6 @@ std::optional<std::string> coarser_key_equality(const ColumnShape& source, const
   const auto from_time = time_precision(from);
   const bool rounds_time = (to_time && from_time && to_time->first == from_time->first && to_time->second < from_time->second) ||
                            (to == "date" && from_time && from_time->first.rfind("timestamp", 0) == 0);
-  if (to_time && from_time && to_time->first == "timestamp without time zone" &&
-      from_time->first == "timestamp with time zone") {
-    return "the target's " + to + " holds the source's " + from + " as local time, in which the hour a clock "
-           "goes back repeats: two instants are one key there: make the target's column " + from;
-  }
   if (rounds_numeric || rounds_to_integer || rounds_float || rounds_time) {
     return "the target's " + to + " rounds the source's " + from + ", so keys that differ only in what is rounded "
            "away are one key there: make the target's column " + from;

@@ -14,8 +14,12 @@ namespace tidemark {
 
 // Why `target`, a key column, can take two of `source`'s distinct values
 // as one key, in the operator's words; nothing when it cannot. Only the
-// pairings known to merge are named: a type the target parses from the
-// source's text either keeps the value or fails the load.
+// pairings that merge whatever the data are named: a type the target
+// parses from the source's text either keeps the value or fails the load.
+// Two that merge only at the edges are accepted: timestamptz into
+// timestamp (the repeated hour when the source session's zone goes back,
+// none in UTC) and text into varchar(n) (a value longer by blanks only,
+// which a store cuts to n).
 std::optional<std::string> coarser_key_equality(const ColumnShape& source, const ColumnShape& target);
 
 // Why `target`, an enum column, cannot take every value of `source`, an

