@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "core/text/sql_identifier.h"
+
 namespace tidemark {
 namespace {
 
@@ -29,7 +31,6 @@ std::optional<std::pair<std::string, int>> time_precision(const std::string& typ
 bool is_character(const std::string& type) {
   return type.rfind("character(", 0) == 0 || type == "character" || type == "bpchar";
 }
-
 
 // citext (the extension's, in whichever schema) compares case-insensitively.
 bool is_citext(const std::string& type) {
@@ -86,11 +87,7 @@ std::optional<std::string> missing_enum_labels(const ColumnShape& source, const 
     if (!has(target.enum_labels, label)) missing.push_back(label);
   }
   if (missing.empty()) return std::nullopt;
-  const auto literal = [](const std::string& label) {
-    std::string out = "'";
-    for (const char c : label) out += c == '\'' ? std::string("''") : std::string(1, c);
-    return out + "'";
-  };
+  const auto literal = [](const std::string& label) { return quote_literal(label); };
   std::string labels;
   for (const std::string& label : missing) labels += (labels.empty() ? "" : ", ") + literal(label);
   // One label changed in place, the rest as they were: a rename.

@@ -95,10 +95,7 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
             ", a.atthasdef or a.attidentity <> '' or a.attgenerated <> '', " +
             row_changing_triggers_sql("to_regclass($1)") + ", " + subscription_sql("c.oid") +
             ", a.attidentity <> '' or coalesce((select pg_get_expr(d.adbin, d.adrelid) from pg_attrdef d"
-            " where d.adrelid = a.attrelid and d.adnum = a.attnum), '') like 'nextval(%'"
-            // A NOT NULL constraint may be NOT VALID (PostgreSQL 18), and
-            // a foreign table's remote rows need not meet it.
-            ", " + validated_not_null_sql("a") + " and (select relkind in ('r', 'p') from pg_class where oid = c.oid), " +
+            " where d.adrelid = a.attrelid and d.adnum = a.attnum), '') like 'nextval(%', " +
             nondeterministic_collation_sql("a") + ", " + enum_labels_sql("a") +
             " from (select to_regclass($1) as oid) c"
             " left join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped"
@@ -131,14 +128,16 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
       all.push_back(r.text(i, 0));
       ColumnShape column{r.text(i, 0), r.text(i, 1), r.boolean(i, 4)};
       column.not_null = r.boolean(i, 3);
-      if (!r.is_null(i, 12)) column.nondeterministic_collation = r.text(i, 12);
-      if (!r.is_null(i, 13)) parse_enum_labels(r.text(i, 13), column);
+      if (!r.is_null(i, 11)) column.nondeterministic_collation = r.text(i, 11);
+      if (!r.is_null(i, 12)) parse_enum_labels(r.text(i, 12), column);
       out.catalog.push_back(column);
       if (all.back() == table.cursor) {
         cursor_type = r.text(i, 1);
         out.cursor_stamped_by_database = r.boolean(i, 7) || !parse_row_triggers(r.text(i, 8)).empty();
         out.cursor_insert_only = r.boolean(i, 10);
-        out.cursor_never_null = r.boolean(i, 11);
+        // A NOT NULL that holds (not NOT VALID); a foreign table's
+        // remote rows need not meet one.
+        out.cursor_never_null = column.not_null && (out.kind == RelationKind::Table);
       }
     }
     // A snapshot table has no cursor: its watermark is the source's clock.
