@@ -326,6 +326,21 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
                                                           : "; deletes: needs a target table of its own")});
     }
   }
+  // A table whose rows are inserted once commits them with its watermark
+  // in one transaction, which only a target that holds the state can.
+  if (daemon_check == DaemonCheck::Connections) {
+    for (const PipelineConfig& p : config.pipelines) {
+      for (const TableConfig& t : p.tables) {
+        if (!table_mode(t.mode).needs_state_in_target || p.target == daemon.state) continue;
+        out.errors.push_back(ConfigError{
+            t.mode_location.file, t.mode_location.line, t.mode_location.column, t.mode_key_path,
+            std::string("mode: ") + table_mode_name(t.mode) + " inserts each row once, in the transaction that moves "
+                "its watermark, which needs the state in the target's database: pipeline " + p.name +
+                " writes to connection " + p.target + " and the state lives in " + daemon.state +
+                "; set state: " + p.target + " in " + daemon.file + ", or use mode: incremental with a key"});
+      }
+    }
+  }
   std::sort(config.pipelines.begin(), config.pipelines.end(),
             [](const PipelineConfig& a, const PipelineConfig& b) { return a.name < b.name; });
   if (out.errors.empty()) out.value = std::move(config);

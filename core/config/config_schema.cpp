@@ -683,7 +683,8 @@ const MapSchema<TableConfig>& table_schema() {
                  r, n, {{"fail", SchemaChangePolicy::Fail}, {"append_new_columns", SchemaChangePolicy::AppendNewColumns}});
            })},
           {"key", Presence::Optional, "", "list of columns",
-           table_key_meaning("key", "the upsert key, which a snapshot also matches deletes on"),
+           table_key_meaning("key", "the upsert key, which a snapshot also matches deletes on; a snapshot table "
+                                    "without one is made equal to its source as a multiset (identical rows counted)"),
            into(&TableConfig::key, read_column_list)},
           {"cursor", Presence::Optional, "", "column",
            table_key_meaning("cursor", "timestamptz, timestamp, date or integer column"),
@@ -720,7 +721,7 @@ const MapSchema<TableConfig>& table_schema() {
           {"create_target", Presence::Optional, "", "true | false",
            table_key_meaning("create_target",
                              "the first run creates the target table when it is missing (schema, the source's "
-                             "columns and types in order, NOT NULL, a primary key on key; nothing else), in the "
+                             "columns and types in order, NOT NULL, a primary key on key if there is one; nothing else), in the "
                              "transaction of its first write; default: the pipeline's create_target"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              if (const auto v = read_bool(r, n)) {

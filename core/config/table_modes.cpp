@@ -66,7 +66,7 @@ TableModeSpec snapshot() {
   m.keys = {
       {"source_table", "a snapshot table reads a source table whole"},
       {"columns", ""},
-      {"key", "a snapshot table matches source and target rows on its key columns"},
+      {"key", ""},
       {"on_schema_change", ""},
       {"create_target", ""},
   };
@@ -87,6 +87,49 @@ TableModeSpec snapshot() {
       "tidemark run";
   m.backfill_refused = ": every run reads it whole; run it now with tidemark run {pipeline} --table {table}";
   m.verify_skipped = "each run makes its target equal to the source";
+  return m;
+}
+
+TableModeSpec append() {
+  TableModeSpec m;
+  m.mode = TableMode::Append;
+  m.name = "append";
+  m.loads = "rows past an insert-only cursor, each inserted once (for tables without a key)";
+  m.keys = {
+      {"source_table", "an append table reads from a source table"},
+      {"columns", ""},
+      {"cursor", "an append table inserts the rows past its cursor"},
+      {"max_window", ""},
+      {"initial", ""},
+      {"create_target", ""},
+      {"inputs", ""},
+  };
+  m.refuses_because = "append tables read source_table";
+  m.refuses = {
+      {"key",
+       "an append table inserts each row once, in the transaction that moves its watermark, and has no key; a table "
+       "with a key is mode: incremental"},
+      {"lookback",
+       "a row read again below the watermark would be inserted a second time; an append table's horizon must see "
+       "every writer instead (pg_monitor on the source)"},
+      {"deletes",
+       "an append table's rows are never updated or deleted; what the source changes is counted as unseen changes"},
+      {"on_schema_change",
+       "a column added later could not be filled in the rows already inserted, which have no key to be found by"},
+  };
+  m.run = RunClass::IncrementalRun;
+  m.reads_past_cursor = true;
+  m.inserts_only = true;
+  m.needs_state_in_target = true;
+  m.batches = true;
+  m.reconcile_refused =
+      ": its rows have no key to be told apart by; tidemark verify compares each day's rows as multisets";
+  m.rewind_refused =
+      ": moving its watermark back would insert the rows above it a second time; to load it again from the start, "
+      "empty its target table and give the table a new name";
+  m.backfill_refused =
+      ": reading a range again would insert its rows a second time; tidemark verify compares each day's rows";
+  m.verify = VerifyBy::Days;
   return m;
 }
 
@@ -114,7 +157,7 @@ void replace_all(std::string& text, std::string_view from, const std::string& to
 }  // namespace
 
 const std::vector<TableModeSpec>& table_modes() {
-  static const std::vector<TableModeSpec> modes{incremental(), partition(), snapshot()};
+  static const std::vector<TableModeSpec> modes{incremental(), partition(), snapshot(), append()};
   return modes;
 }
 
@@ -126,6 +169,12 @@ const TableModeSpec& table_mode(TableMode mode) {
 }
 
 const char* table_mode_name(TableMode mode) { return table_mode(mode).name; }
+
+std::string a_mode_table(TableMode mode) {
+  const std::string name = table_mode_name(mode);
+  const bool vowel = std::string_view("aeiou").find(name.front()) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + name + " table";
+}
 
 const std::vector<std::string_view>& mode_keys() {
   static const std::vector<std::string_view> keys = [] {
@@ -176,7 +225,7 @@ std::string mode_refusal(std::string_view command, TableMode mode, std::string_v
   std::string tail(why);
   replace_all(tail, "{pipeline}", pipeline);
   replace_all(tail, "{table}", table);
-  return std::string(command) + ": " + pipeline + "." + table + " is a " + table_mode_name(mode) + " table" + tail;
+  return std::string(command) + ": " + pipeline + "." + table + " is " + a_mode_table(mode) + tail;
 }
 
 }  // namespace tidemark

@@ -15,8 +15,9 @@ namespace tidemark {
 
 // incremental: rows newer than the watermark, by cursor; partition: a
 // query's rows, one time partition at a time; snapshot: the whole table,
-// made equal to one source snapshot each run.
-enum class TableMode { Incremental, Partition, Snapshot };
+// made equal to one source snapshot each run; append: rows past an
+// insert-only cursor, inserted once each into a target without a key.
+enum class TableMode { Incremental, Partition, Snapshot, Append };
 
 // The class in core/run that carries out a table's runs (run_table in
 // core/run/table_run.h starts it).
@@ -74,6 +75,14 @@ struct TableModeSpec {
   // Its sessions work in the pipeline's time zone: its query's bounds are
   // that zone's local days and hours.
   bool in_pipeline_time_zone = false;
+  // Its rows are inserted once and never written again: an update or a
+  // delete the source counts on its table is one the target never sees,
+  // whatever the cursor (core/run/change_watch.h).
+  bool inserts_only = false;
+  // Its rows and its watermark must commit in one transaction: its
+  // target must be the state connection (a retry after a commit of one
+  // side only would insert its rows again).
+  bool needs_state_in_target = false;
   // Its loads that wait together may run as one batch
   // (core/run/load_batch.h), which does at once the runs that find
   // nothing new.
@@ -99,14 +108,17 @@ const TableModeSpec& table_mode(TableMode mode);
 // "incremental", "partition" or "snapshot", as the configuration spells it.
 const char* table_mode_name(TableMode mode);
 
+// "an append table", "a snapshot table": the mode's name with its article.
+std::string a_mode_table(TableMode mode);
+
 // Every mode's own keys, each once, in the order of the rows.
 const std::vector<std::string_view>& mode_keys();
 
 // Whether `mode`'s tables take `key`, one of mode_keys().
 bool takes_key(TableMode mode, std::string_view key);
 
-// Incremental and snapshot tables read a source table, keyed; a partition
-// table runs a query.
+// Incremental, snapshot and append tables read a source table; a
+// partition table runs a query.
 bool reads_source_table(TableMode mode);
 
 // The modes that take `key`, for the reference docs: "incremental and
@@ -120,7 +132,7 @@ std::string key_modes_text(std::string_view key);
 std::optional<std::string> refused_key(TableMode mode, std::string_view key);
 
 // What `command` says when it refuses (or skips) `pipeline`.`table` for
-// its mode: "<command>: <pipeline>.<table> is a <mode> table<why>", with
+// its mode: "<command>: <pipeline>.<table> is a(n) <mode> table<why>", with
 // {pipeline} and {table} in `why` replaced by the names.
 std::string mode_refusal(std::string_view command, TableMode mode, std::string_view why, const std::string& pipeline,
                          const std::string& table);

@@ -6,7 +6,8 @@ namespace tidemark {
 
 bool watches_changes(const TableConfig& table, const SourceTable& source) {
   const bool reconciled = table.deletes.has_value();  // its reconcile schedule is required
-  return table_mode(table.mode).reads_past_cursor && source.cursor_insert_only && !reconciled;
+  const TableModeSpec& mode = table_mode(table.mode);
+  return mode.reads_past_cursor && (source.cursor_insert_only || mode.inserts_only) && !reconciled;
 }
 
 ChangeCount next_change_count(const std::optional<ChangeCount>& previous, std::int64_t counted) {

@@ -9,8 +9,8 @@ namespace {
 
 // The table create_target makes: the columns the table loads (every source
 // column, or those configured), as the source has them, with a primary
-// key on the key (so its columns are NOT NULL, wherever the source's are
-// not: a view's). Drift is then decided against it like any target.
+// key on the key, if it has one (so its columns are NOT NULL, wherever
+// the source's are not: a view's). Drift is then decided against it like any target.
 TargetTable planned_target(const TableConfig& table, const SourceTable& source) {
   TargetTable out;
   for (const ColumnShape& c : source.catalog) {
@@ -23,6 +23,7 @@ TargetTable planned_target(const TableConfig& table, const SourceTable& source) 
     if (std::find(table.key.begin(), table.key.end(), c.name) != table.key.end()) column.not_null = true;
     out.columns.push_back(column);
   }
+  if (table.key.empty()) return out;  // rows without a key: no primary key either
   UniqueIndex key;
   key.name = "primary key";
   key.primary = true;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "core/config/table_modes.h"
 #include "core/run/change_watch.h"
 #include "core/run/input_horizon.h"
 #include "core/run/run_lifecycle.h"
@@ -11,7 +12,7 @@
 namespace tidemark {
 
 RunSummary IncrementalRun::execute(RunTrigger trigger) {
-  if (run_.table.mode != TableMode::Incremental) std::abort();
+  if (table_mode(run_.table.mode).run != RunClass::IncrementalRun) std::abort();
   RunLifecycle run(run_.state, run_.ownership, run_.observer, RunLock{run_.key(), std::nullopt}, trigger);
   if (!run.open(/*wait=*/false)) return run.finish(ok_status(), run_.cancel.cancelled());
   // A snapshot's time says nothing of which rows a cursor has passed: a

@@ -26,7 +26,8 @@ class IncrementalRun {
  public:
   explicit IncrementalRun(const RunContext& context) : run_(context) {}
 
-  // Requires table.mode == Incremental. Reports the summary to the
+  // Requires a table whose mode runs as an IncrementalRun (incremental,
+  // append). Reports the summary to the
   // observer before returning it.
   RunSummary execute(RunTrigger trigger);
 

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/config/table_modes.h"
 #include "core/run/incremental_run.h"
 #include "core/run/run_lifecycle.h"
 
@@ -24,7 +25,7 @@ std::vector<std::optional<RunSummary>> LoadBatch::execute(const std::vector<Batc
   std::vector<std::optional<RunSummary>> out(members.size());
   std::vector<RunLock> locks;
   for (const BatchMember& m : members) {
-    if (m.table->mode != TableMode::Incremental) std::abort();  // the scheduler batches loads of incremental tables
+    if (table_mode(m.table->mode).run != RunClass::IncrementalRun) std::abort();  // the scheduler batches loads of incremental tables
     locks.push_back(RunLock{TableKey{pipeline_.name, m.table->name}, std::nullopt});
   }
   const auto taken = state_.try_lock_all(locks);

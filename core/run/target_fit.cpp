@@ -103,6 +103,9 @@ std::optional<std::string> refuse_target(const TableConfig& table,
                 : std::string());
   }
 
+  // Rows without a key are inserted, never upserted: no index serves them.
+  if (table.key.empty()) return std::nullopt;
+
   // The index the upsert arbitrates on: the first usable one on the key.
   const UniqueIndex* chosen = nullptr;
   std::string why_not;

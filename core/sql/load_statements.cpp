@@ -73,6 +73,19 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   // holds twice (DO NOTHING); COPY straight into the target would break
   // its unique index on them instead, so such a table always stages.
   if (!rest.empty()) s.copy_into_target = "COPY " + target + " (" + cols + ") FROM STDIN" + options;
+  if (!window) {
+    // On a hot standby the data is the primary's as of the last commit
+    // replayed, which can be well behind the standby's own clock (NULL
+    // when it has replayed none yet).
+    s.source_clock =
+        "SELECT (extract(epoch FROM CASE WHEN pg_is_in_recovery() THEN pg_last_xact_replay_timestamp() "
+        "ELSE clock_timestamp() END) * 1000000)::int8";
+    s.clear_target = "DELETE FROM " + target;
+  }
+  // Rows without a key are only ever inserted: straight from COPY (an
+  // append), or after the target's rows are cleared or diffed away as
+  // multisets (a snapshot, daemon/pg/pg_snapshot_sync.h).
+  if (table.key.empty()) return s;
   s.upsert = "INSERT INTO " + target + " AS t (" + cols + ") SELECT " + cols + " FROM " + kStage +
              " ON CONFLICT (" + column_list(table.key) + ") DO ";
   // deletes with action mark: a row loaded again is in the source again,
@@ -124,12 +137,6 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
     s.upsert += "UPDATE SET " + sets + " WHERE " + changed;
   }
   if (!window) {
-    // On a hot standby the data is the primary's as of the last commit
-    // replayed, which can be well behind the standby's own clock (NULL
-    // when it has replayed none yet).
-    s.source_clock =
-        "SELECT (extract(epoch FROM CASE WHEN pg_is_in_recovery() THEN pg_last_xact_replay_timestamp() "
-        "ELSE clock_timestamp() END) * 1000000)::int8";
     // Keys are matched with `=`, which a hash anti-join can use. A key
     // column that can hold NULL (the target's unique index then treats
     // NULLs as equal, core/run/target_fit.h) needs a NULL-safe match too,
@@ -152,7 +159,6 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
       s.delete_gone += " AND NOT ((" + holds_null + ") AND EXISTS (SELECT 1 FROM " + kStage + " AS s WHERE " + same +
                        "))";
     }
-    s.clear_target = "DELETE FROM " + target;
   }
   return s;
 }

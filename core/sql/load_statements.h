@@ -46,8 +46,10 @@ struct LoadStatements {
   std::string clear_target;
 };
 
-// Requires a source table (incremental or snapshot) and a non-empty
-// `columns` that includes the key (and an incremental table's cursor).
+// Requires a source table (incremental, snapshot or append) and a
+// non-empty `columns` that includes the key (and the cursor). A table
+// without a key gets no stage, upsert or delete_gone: its rows go
+// straight into the target (copy_into_target).
 // `window` nothing reads the whole table (a snapshot); `source_catalog`
 // then says which key columns can hold NULL, which delete_gone matches
 // NULL-safely. `format` is that of all three COPY statements

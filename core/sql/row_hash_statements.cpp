@@ -173,4 +173,45 @@ RowHashStatements keyed_hash_statements(const TableConfig& table, const std::vec
   return out;
 }
 
+RowHashStatements multiset_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                      bool hash_record, const std::string& where) {
+  const std::string hash = row_hash_sql(columns, hash_record);
+  const std::string limited = where.empty() ? "" : " WHERE " + where;
+  const auto side = [&](const QualifiedName& name) {
+    return "COPY (SELECT tm_hash, count(*), count(*) FROM (SELECT " + hash + " AS tm_hash FROM " + name.quoted() +
+           limited + ") tm_rows GROUP BY tm_hash ORDER BY tm_hash) TO STDOUT (FORMAT binary)";
+  };
+  RowHashStatements out;
+  out.order = {KeyOrder::Integer};
+  out.source = side(*table.source_table);
+  out.target = side(table.target_table);
+  return out;
+}
+
+std::string hashes_array(const std::vector<std::int64_t>& hashes, std::size_t at, std::size_t most) {
+  std::string out = "{";
+  for (std::size_t i = at; i < hashes.size() && i - at < most; ++i) {
+    out += (i == at ? "" : ",") + std::to_string(hashes[i]);
+  }
+  return out + "}";
+}
+
+RowsOfHashes rows_of_hashes_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                       bool hash_record) {
+  const std::string hash = row_hash_sql(columns, hash_record);
+  std::string names;
+  for (const FingerprintColumn& c : columns) names += (names.empty() ? "" : ", ") + quote_identifier(c.name);
+  RowsOfHashes out;
+  out.delete_target = "DELETE FROM " + table.target_table.quoted() + " WHERE " + hash + " = ANY($1::bigint[])";
+  out.select_source =
+      "SELECT " + names + " FROM " + table.source_table->quoted() + " WHERE " + hash + " = ANY($1::bigint[])";
+  const auto counted = [&](const QualifiedName& name) {
+    return "SELECT ROW(" + names + ")::text, count(*) FROM " + name.quoted() + " WHERE " + hash +
+           " = ANY($1::bigint[]) GROUP BY 1 ORDER BY 1";
+  };
+  out.counted_source = counted(*table.source_table);
+  out.counted_target = counted(table.target_table);
+  return out;
+}
+
 }  // namespace tidemark

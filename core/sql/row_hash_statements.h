@@ -82,4 +82,34 @@ RowHashStatements keyed_hash_statements(const TableConfig& table, const std::vec
                                         const std::vector<KeyColumnType>& source_keys,
                                         const std::vector<KeyColumnType>& target_keys);
 
+// A table without a key, compared as a multiset: on each side every
+// distinct row hash (row_hash_sql) with its count, ascending by hash. Its
+// streams read (counted) as row hash streams of one KeyOrder::Integer key,
+// the row hash, whose hash is the count and whose entries stand for that
+// many rows: the row diff's missing and changed keys are the row values
+// the target lacks copies of or holds too many of, its gone keys those
+// the source no longer holds.
+// A `where` (SQL over the table's columns, unqualified, without
+// parameters) limits both sides to the rows it holds for.
+RowHashStatements multiset_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                      bool hash_record, const std::string& where = {});
+
+// The rows of a table without a key whose row hash is among $1 (a
+// bigint[] in its text form): on the target, their DELETE; on the source,
+// a SELECT of the loaded columns for PgCopyStream::copy_query; on each
+// side, each such row as ROW(...)::text with how often it occurs, for a
+// report.
+struct RowsOfHashes {
+  std::string delete_target;
+  std::string select_source;
+  std::string counted_source;
+  std::string counted_target;
+};
+// hashes[at, at + most) as the text of a bigint[], the $1 of RowsOfHashes.
+std::string hashes_array(const std::vector<std::int64_t>& hashes, std::size_t at = 0,
+                         std::size_t most = static_cast<std::size_t>(-1));
+
+RowsOfHashes rows_of_hashes_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                       bool hash_record);
+
 }  // namespace tidemark

@@ -124,8 +124,9 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
         std::vector<std::string> types;
         for (const DefinedType& type : missing) types.push_back(type.name);
         fmt::print(out, "  table {}: target {} does not exist: the first run creates it (create_target), {} columns "
-                        "and a primary key on [{}]{}\n",
-                   t.name, t.target_table.display(), definition.columns.size(), join(t.key),
+                        "and {}{}\n",
+                   t.name, t.target_table.display(), definition.columns.size(),
+                   t.key.empty() ? "no primary key (the table has no key)" : "a primary key on [" + join(t.key) + "]",
                    types.empty() ? "" : ", with type " + join(types));
       } catch (const PgError& e) {
         fmt::print(out, "  table {}: target not checked ({})\n", t.name, e.what());

@@ -285,7 +285,7 @@ int check_inputs(const Config& config, std::ostream& err) {
   const auto cursor_of = [&](const std::string& pipeline, const std::string& table) -> std::optional<Asked> {
     const PipelineConfig* p = config.find_pipeline(pipeline);
     const TableConfig* t = p == nullptr ? nullptr : p->find_table(table);
-    if (t == nullptr || t->mode != TableMode::Incremental || !t->source_table) return std::nullopt;
+    if (t == nullptr || !table_mode(t->mode).reads_past_cursor || !t->source_table) return std::nullopt;
     return Asked{p->source, t->source_table->quoted(), t->cursor, p};
   };
   for (const PipelineConfig& p : config.pipelines) {

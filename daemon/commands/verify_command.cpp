@@ -99,6 +99,52 @@ void print_differing_keys(PgConnection& source, PgConnection& target, const Tabl
   if (!gone.empty()) fmt::print(out, "    only in the target: {}\n", fmt::join(gone, " "));
 }
 
+// Names the first `most` row values whose counts differ between the sides
+// among the rows of one bucket of a table without a key: both sides'
+// multisets of row hashes, merged, then each differing value with how
+// often each side holds it.
+void print_differing_rows(PgConnection& source, PgConnection& target, const TableConfig& table,
+                          const std::vector<FingerprintColumn>& columns, const std::string& where, std::size_t most,
+                          std::ostream& out) {
+  const bool hash_record = hash_record_between(source.server_major_version(), target.server_major_version());
+  const RowHashStatements multisets = multiset_statements(table, columns, hash_record, where);
+  CancelToken interrupt;
+  const InterruptScope interrupt_scope(interrupt);
+  for (PgConnection* side : {&source, &target}) {
+    side->exec("BEGIN READ ONLY");
+    side->exec(kRowDiffPlanSettings);
+  }
+  const auto diffed = [&] {
+    PgRowHashStream from_source(source, multisets.source, multisets.order, interrupt, /*counted=*/true);
+    PgRowHashStream from_target(target, multisets.target, multisets.order, interrupt, /*counted=*/true);
+    return diff_rows(from_source, from_target, multisets.order,
+                     RowDiffLimits{static_cast<std::int64_t>(most), std::size_t{16} << 20});
+  }();
+  if (!diffed) {
+    for (PgConnection* side : {&source, &target}) side->rollback_quietly();
+    throw std::runtime_error(diffed.error());
+  }
+  bool has_null = false;
+  std::vector<std::int64_t> hashes = diffed->fetch.integers(has_null);
+  for (const std::int64_t h : diffed->gone.integers(has_null)) hashes.push_back(h);
+  if (hashes.size() > most) hashes.resize(most);
+  const std::string array = hashes_array(hashes);
+  const RowsOfHashes of_hashes = rows_of_hashes_statements(table, columns, hash_record);
+  std::map<std::string, std::pair<std::string, std::string>> counts;  // row -> (source, target)
+  const PgResult in_source = source.exec(of_hashes.counted_source, {array});
+  const PgResult in_target = target.exec(of_hashes.counted_target, {array});
+  for (PgConnection* side : {&source, &target}) side->rollback_quietly();
+  for (int i = 0; i < in_source.rows(); ++i) counts[in_source.text(i, 0)].first = in_source.text(i, 1);
+  for (int i = 0; i < in_target.rows(); ++i) counts[in_target.text(i, 0)].second = in_target.text(i, 1);
+  const RowDiffCounts& n = diffed->counts;
+  fmt::print(out, "    {} row values missing from the target, {} held a different number of times, {} only in the "
+                  "target\n", n.missing, n.changed, n.gone);
+  for (const auto& [row, pair] : counts) {
+    fmt::print(out, "    {}: {} in the source, {} in the target\n", row, pair.first.empty() ? "0" : pair.first,
+               pair.second.empty() ? "0" : pair.second);
+  }
+}
+
 // Verifies one table; returns whether every bucket matched. With `keys`,
 // each bucket that differs names its first `keys` differing keys.
 bool verify_table(const Config& config, const PipelineConfig& pipeline, const TableConfig& table, std::size_t keys,
@@ -149,10 +195,14 @@ bool verify_table(const Config& config, const PipelineConfig& pipeline, const Ta
     const char* result = match ? "ok" : (pair.first.rows == pair.second.rows ? "DIFFERENT VALUES" : "DIFFERENT COUNT");
     fmt::print(out, "  {:<12} {:>12} {:>12}  {}\n", day, pair.first.rows, pair.second.rows, result);
     ok = ok && match;
-    if (match || keys == 0 || table.key.empty()) continue;
+    if (match || keys == 0) continue;
     if (!columns) columns = hashed_columns(*target, table, *source_table);
-    print_differing_keys(*source, *target, table, *columns,
-                         verify_bucket_predicate(table.cursor, *window, pipeline.timezone, day), keys, out);
+    const std::string bucket = verify_bucket_predicate(table.cursor, *window, pipeline.timezone, day);
+    if (table.key.empty()) {
+      print_differing_rows(*source, *target, table, *columns, bucket, keys, out);
+    } else {
+      print_differing_keys(*source, *target, table, *columns, bucket, keys, out);
+    }
   }
   if (all.empty()) fmt::print(out, "  (no rows on either side)\n");
   return ok;
@@ -179,7 +229,7 @@ int run_verify(const ConfigPtr& config, const VerifyOptions& command_line, std::
       const TableModeSpec& mode = table_mode(table.mode);
       switch (mode.verify) {
         case VerifyBy::Skipped:
-          fmt::print(out, "{}.{}: a {} table, not verified ({})\n", pipeline->name, table.name, mode.name,
+          fmt::print(out, "{}.{}: {}, not verified ({})\n", pipeline->name, table.name, a_mode_table(mode.mode),
                      mode.verify_skipped);
           break;
         case VerifyBy::Partitions:

@@ -48,6 +48,10 @@ std::optional<KeyBlocks> key_range_blocks(const PgResult& source, const PgResult
   return key_blocks(*min, *max, rows);
 }
 
+// Row hashes a statement takes at once (about 2 MiB of text): each
+// statement reads its whole table, so they are many.
+constexpr std::size_t kHashesPerStatement = 100000;
+
 // Past 1 / this of the blocks differing, the rows are compared whole.
 constexpr std::int64_t kMostBlocksShare = 4;
 
@@ -166,6 +170,50 @@ RowDiff PgSnapshotSync::diff_all(const TableConfig& table, const std::vector<Fin
   return std::move(*diffed);
 }
 
+void PgSnapshotSync::write_multiset(const TableConfig& table, const std::vector<FingerprintColumn>& columns,
+                                    bool hash_record, const LoadStatements& sql, CopyFormat format, std::int64_t rows,
+                                    SnapshotWrite& out) {
+  const RowHashStatements multisets = multiset_statements(table, columns, hash_record);
+  auto diffed = [&] {
+    PgRowHashStream from_source(source_, multisets.source, multisets.order, cancel_, /*counted=*/true);
+    PgRowHashStream from_target(target_, multisets.target, multisets.order, cancel_, /*counted=*/true);
+    return diff_rows(from_source, from_target, multisets.order, row_diff_limits(rows));
+  }();
+  if (!diffed) throw_error(diffed.failure());
+  const RowDiff& diff = *diffed;
+  out.diff = diff.counts;
+  out.whole_because = diff.gave_up;
+  out.path = diff.gave_up.empty() ? SnapshotPath::Diffed : SnapshotPath::Whole;
+  std::int64_t inserted = 0;
+  if (!diff.gave_up.empty()) {
+    // The whole table crosses, in the same snapshot, after the target's
+    // rows are cleared: without a key there is nothing to upsert on.
+    out.deleted = target_.exec(sql.clear_target, cancel_).affected();
+    inserted = PgCopyStream(source_, target_, cancel_)
+                   .copy(sql.copy_out, [&] { return sql.copy_into_target; }, format == CopyFormat::Binary);
+  } else {
+    // A row value whose count differs has every copy of it replaced: the
+    // copies are alike, so which of them stay is no matter. Values the
+    // source lacks go, values it holds more or fewer times come again.
+    const RowsOfHashes of_hashes = rows_of_hashes_statements(table, columns, hash_record);
+    bool has_null = false;
+    const std::vector<std::int64_t> gone = diff.gone.integers(has_null);
+    const std::vector<std::int64_t> fetch = diff.fetch.integers(has_null);
+    for (const std::vector<std::int64_t>* hashes : {&gone, &fetch}) {
+      for (std::size_t at = 0; at < hashes->size(); at += kHashesPerStatement) {
+        target_.send(of_hashes.delete_target, {hashes_array(*hashes, at, kHashesPerStatement)});
+        out.deleted += target_.finish(&cancel_).affected();
+      }
+    }
+    for (std::size_t at = 0; at < fetch.size(); at += kHashesPerStatement) {
+      inserted += PgCopyStream(source_, target_, cancel_)
+                      .copy_query(of_hashes.select_source, {hashes_array(fetch, at, kHashesPerStatement)}, {0},
+                                  table.target_table.quoted());
+    }
+  }
+  out.counts.rows_written = inserted + out.deleted;
+}
+
 std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const SourceTable& source,
                                                  const std::optional<SnapshotHorizon>& since) {
   const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
@@ -224,6 +272,12 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     // horizons still tell them.
     std::optional<RowDiff> recent;
     const bool xmin = source.kind == RelationKind::Table || source.kind == RelationKind::MaterializedView;
+    if (table.key.empty()) {
+      write_multiset(table, columns, hash_record, sql, format, std::max(source_print.rows, target_print.rows), out);
+      out.counts.rows_read = source_print.rows;
+      source_.exec("COMMIT");
+      return out;
+    }
     if (horizons && xmin && since && same_key_types(table, columns) &&
         horizon_usable(since->source, std::stoll(theirs.text(0, 3))) &&
         horizon_usable(since->target, std::stoll(ours.text(0, 3)))) {

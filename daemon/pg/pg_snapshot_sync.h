@@ -4,7 +4,8 @@
 // written since the previous snapshot, which explain the difference when
 // nothing else changed; else the row diff (core/diff/row_diff.h) over
 // both sides' (key, row hash) streams,
-// and only the missing, changed and gone rows are copied or deleted; a
+// and only the missing, changed and gone rows are copied or deleted (a
+// table without a key: its multisets of row hashes, by the same merge); a
 // diff that gives up crosses the whole table instead, in the same
 // snapshot. Made by PgUnitOfWork for one call, on its thread, inside its
 // open target transaction. Throws PgError.
@@ -17,6 +18,7 @@
 #include "core/run/cancel_token.h"
 #include "core/run/run_ports.h"
 #include "core/sql/copy_format.h"
+#include "core/sql/load_statements.h"
 #include "core/sql/row_fingerprint.h"
 #include "daemon/pg/pg_connection.h"
 
@@ -48,6 +50,14 @@ class PgSnapshotSync {
   // column is the key); `rows`, the larger side's count.
   RowDiff diff_all(const TableConfig& table, const std::vector<FingerprintColumn>& columns, bool hash_record,
                    std::int64_t rows);
+
+  // A table without a key: both sides as multisets of row hashes
+  // (core/sql/row_hash_statements.h, multiset_statements), then the row
+  // values that differ deleted and copied again; past the diff's limits,
+  // the target cleared and the whole table copied. Fills `out` but for
+  // its rows read. `rows`, the larger side's count.
+  void write_multiset(const TableConfig& table, const std::vector<FingerprintColumn>& columns, bool hash_record,
+                      const LoadStatements& sql, CopyFormat format, std::int64_t rows, SnapshotWrite& out);
 
   PgConnection& source_;
   PgConnection& target_;

@@ -119,15 +119,18 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
                                 {table.target_table.schema(), table.target_table.name()})
                           .boolean(0, 0);
     if (made) return ok_status();  // another table loading into it made it
-    // The key as a primary key (its columns NOT NULL, also where the
-    // source's are not, as a view's: a NULL key fails the load).
+    // The key as a primary key, if there is one (its columns NOT NULL,
+    // also where the source's are not, as a view's: a NULL key fails the
+    // load).
     std::string columns;
     for (const DefinedColumn& c : definition.columns) {
       columns += quote_identifier(c.name) + " " + c.type + (c.not_null ? " NOT NULL" : "") + ", ";
     }
     std::string key;
     for (const std::string& k : table.key) key += (key.empty() ? "" : ", ") + quote_identifier(k);
-    target_.exec("CREATE TABLE " + table.target_table.quoted() + " (" + columns + "PRIMARY KEY (" + key + "))");
+    if (key.empty()) columns.resize(columns.size() - 2);  // rows without a key: no primary key
+    target_.exec("CREATE TABLE " + table.target_table.quoted() + " (" + columns +
+                 (key.empty() ? std::string() : "PRIMARY KEY (" + key + ")") + ")");
     return ok_status();
   });
 }
@@ -249,11 +252,20 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // again), to keep it empty until we commit; the usual upsert takes
   // no table lock, so it never blocks other writers or autovacuum.
   // None of it happens for a window without rows.
+  // Rows without a key go straight into the target: an append's beside
+  // those loaded before (each run's rows are new), a snapshot's after the
+  // target's rows are cleared.
+  const bool keyed = !table.key.empty();
+  std::int64_t cleared = 0;
   bool staged = false;
   counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_).copy(
       sql.copy_out,
       [&] {
         check_columns();
+        if (!keyed) {
+          if (snapshot != nullptr) cleared = target_.exec(sql.clear_target, cancel_).affected();
+          return sql.copy_into_target;
+        }
         bool empty = !sql.copy_into_target.empty() && target_.exec(sql.target_is_empty).boolean(0, 0);
         if (empty) {
           target_.exec(sql.lock_target);
@@ -290,6 +302,8 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
     // nothing to delete; no rows at all leave nothing in the target.
     if (staged) {
       snapshot->deleted = target_.exec(sql.delete_gone, cancel_).affected();
+    } else if (!keyed && counts.rows_read > 0) {
+      snapshot->deleted = cleared;
     } else if (counts.rows_read == 0) {
       snapshot->deleted = target_.exec(sql.clear_target, cancel_).affected();
     }

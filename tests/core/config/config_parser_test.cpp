@@ -393,7 +393,7 @@ tables:
     key: [order_id]
     cursor: updated_at
 )",
-     7, 11, "tables[0].mode", "\"full_refresh\" is not one of: incremental, partition, snapshot"},
+     7, 11, "tables[0].mode", "\"full_refresh\" is not one of: incremental, partition, snapshot, append"},
     {"unknown partition unit", R"(pipeline: p
 source: shop
 target: warehouse
@@ -604,17 +604,6 @@ tables:
     cursor: updated_at
 )",
      11, 13, "tables[0].cursor", "a snapshot run reads the whole table"},
-    {"snapshot without a key", R"(pipeline: p
-source: shop
-target: warehouse
-schedule: "* * * * *"
-tables:
-  - name: countries
-    mode: snapshot
-    source_table: public.countries
-    target_table: raw.countries
-)",
-     6, 5, "tables[0]", "missing required key \"key\": a snapshot table matches"},
     {"snapshot with deletes", R"(pipeline: p
 source: shop
 target: warehouse
@@ -748,6 +737,70 @@ tables:
     inputs: [q.orders]
 )",
      11, 13, "tables[0].inputs", "no window for an input to hold back"},
+    {"append table with a key", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+    cursor: id
+    key: [id]
+)",
+     11, 10, "tables[0].key", "an append table inserts each row once"},
+    {"append table with a lookback", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+    cursor: id
+    lookback: 100
+)",
+     11, 15, "tables[0].lookback", "would be inserted a second time"},
+    {"append table without a cursor", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+)",
+     6, 5, "tables[0]", "missing required key \"cursor\": an append table inserts the rows past its cursor"},
+    {"append table with deletes", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "* * * * *"
+tables:
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+    cursor: id
+    deletes: { reconcile: "0 3 * * *" }
+)",
+     11, 14, "tables[0].deletes", "never updated or deleted"},
+    {"append table whose target does not hold the state", R"(pipeline: p
+source: shop
+target: shop
+schedule: "* * * * *"
+tables:
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+    cursor: id
+)",
+     7, 11, "tables[0].mode",
+     "needs the state in the target's database: pipeline p writes to connection shop and the state lives in warehouse; "
+     "set state: shop in tidemark.yaml, or use mode: incremental with a key"},
 };
 
 const BrokenCase kBrokenDaemonFiles[] = {
@@ -1060,6 +1113,39 @@ tables:
   CHECK(t.on_schema_change == SchemaChangePolicy::AppendNewColumns);
 }
 
+TEST_CASE("tables without a key: a snapshot compared as a multiset, an append table past its cursor") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: readings
+    mode: snapshot
+    source_table: public.readings
+    target_table: raw.readings
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+    cursor: id
+    max_window: 100000
+    create_target: true
+)"}});
+  for (const auto& e : outcome.errors) MESSAGE(e.to_string());
+  REQUIRE(outcome.errors.empty());
+  const TableConfig& readings = outcome.value->pipelines[0].tables[0];
+  CHECK(readings.mode == TableMode::Snapshot);
+  CHECK(readings.key.empty());
+  const TableConfig& events = outcome.value->pipelines[0].tables[1];
+  CHECK(events.mode == TableMode::Append);
+  CHECK(std::string(table_mode_name(events.mode)) == "append");
+  CHECK(reads_source_table(events.mode));
+  CHECK(events.key.empty());
+  CHECK(events.cursor == "id");
+  CHECK(events.lookback.is_zero());
+  CHECK(events.create_target);
+}
+
 TEST_CASE("a snapshot table whose target table another table also loads is refused at its mode") {
   const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
 source: shop
@@ -1131,7 +1217,7 @@ tables:
   REQUIRE(refused.size() == 2);
   CHECK(refused[0].key_path == "tables[0].create_target");
   CHECK(refused[0].message == "\"yes\" is not true or false");
-  CHECK(refused[1].message.find("only for mode: incremental or snapshot") == 0);
+  CHECK(refused[1].message.find("only for mode: incremental, snapshot or append") == 0);
 }
 
 TEST_CASE("integer cursors take counts for lookback and max_window") {

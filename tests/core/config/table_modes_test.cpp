@@ -39,9 +39,12 @@ const ModeCase kModes[] = {
     {TableMode::Partition, "partition", RunClass::PartitionRun, {"partition", "query"},
      {"initial", "lookback", "deletes", "inputs"},
      ReconcileBy::Partitions, false, BackfillBy::Partitions, VerifyBy::Partitions, false, false, true, false},
-    {TableMode::Snapshot, "snapshot", RunClass::SnapshotRun, {"source_table", "key"},
-     {"columns", "on_schema_change", "create_target"}, ReconcileBy::Refused, false, BackfillBy::Refused,
+    {TableMode::Snapshot, "snapshot", RunClass::SnapshotRun, {"source_table"},
+     {"columns", "key", "on_schema_change", "create_target"}, ReconcileBy::Refused, false, BackfillBy::Refused,
      VerifyBy::Skipped, false, true, false, false},
+    {TableMode::Append, "append", RunClass::IncrementalRun, {"source_table", "cursor"},
+     {"columns", "max_window", "initial", "create_target", "inputs"}, ReconcileBy::Refused, false,
+     BackfillBy::Refused, VerifyBy::Days, true, false, false, true},
 };
 
 bool contains(const std::vector<const char*>& keys, std::string_view key) {
@@ -109,25 +112,33 @@ TEST_CASE("a key is taken by the modes whose rows name it, and refused by the ot
       {TableMode::Snapshot, "key", true, std::nullopt},
       {TableMode::Snapshot, "create_target", true, std::nullopt},
       {TableMode::Snapshot, "cursor", false,
-       "only for mode: incremental (a snapshot run reads the whole table, no cursor)"},
+       "only for mode: incremental or append (a snapshot run reads the whole table, no cursor)"},
       {TableMode::Snapshot, "initial", false,
-       "only for mode: incremental or partition (a snapshot run reads the whole table, no cursor)"},
+       "only for mode: incremental, partition or append (a snapshot run reads the whole table, no cursor)"},
       {TableMode::Snapshot, "deletes", false,
        "only for mode: incremental or partition (a snapshot run deletes the rows gone from the source itself)"},
       {TableMode::Snapshot, "query", false, "only for mode: partition (snapshot tables read source_table)"},
       {TableMode::Partition, "initial", true, std::nullopt},
       {TableMode::Partition, "source_table", false,
-       std::string("only for mode: incremental or snapshot") + kPartitionReason},
+       std::string("only for mode: incremental, snapshot or append") + kPartitionReason},
       {TableMode::Partition, "key", false, std::string("only for mode: incremental or snapshot") + kPartitionReason},
       {TableMode::Partition, "create_target", false,
-       std::string("only for mode: incremental or snapshot") + kPartitionReason},
+       std::string("only for mode: incremental, snapshot or append") + kPartitionReason},
       {TableMode::Partition, "lookback", true, std::nullopt},
       {TableMode::Partition, "deletes", true, std::nullopt},
       {TableMode::Partition, "inputs", true, std::nullopt},
       {TableMode::Incremental, "inputs", true, std::nullopt},
       {TableMode::Snapshot, "inputs", false,
-       "only for mode: incremental or partition (a snapshot run copies the whole table, with no window for an "
-       "input to hold back)"},
+       "only for mode: incremental, partition or append (a snapshot run copies the whole table, with no window for "
+       "an input to hold back)"},
+      {TableMode::Append, "cursor", true, std::nullopt},
+      {TableMode::Append, "key", false,
+       "only for mode: incremental or snapshot (an append table inserts each row once, in the transaction that "
+       "moves its watermark, and has no key; a table with a key is mode: incremental)"},
+      {TableMode::Append, "lookback", false,
+       "only for mode: incremental or partition (a row read again below the watermark would be inserted a second "
+       "time; an append table's horizon must see every writer instead (pg_monitor on the source))"},
+      {TableMode::Append, "query", false, "only for mode: partition (append tables read source_table)"},
       {TableMode::Snapshot, "lookback", false,
        "only for mode: incremental or partition (a snapshot run reads the whole table, no cursor)"},
       // Keys of every table are no mode's own: neither taken nor refused here.
@@ -141,23 +152,34 @@ TEST_CASE("a key is taken by the modes whose rows name it, and refused by the ot
   }
   CHECK(reads_source_table(TableMode::Incremental));
   CHECK(reads_source_table(TableMode::Snapshot));
+  CHECK(reads_source_table(TableMode::Append));
   CHECK_FALSE(reads_source_table(TableMode::Partition));
 }
 
 TEST_CASE("the reference docs name the modes that take a key, and whether they require it") {
   const std::pair<const char*, const char*> cases[] = {
-      {"source_table", "incremental and snapshot (required)"},
-      {"cursor", "incremental (required)"},
-      {"columns", "incremental and snapshot"},
-      {"initial", "incremental and partition"},
+      {"source_table", "incremental, snapshot and append (required)"},
+      {"cursor", "incremental and append (required)"},
+      {"key", "incremental (required) and snapshot"},
+      {"columns", "incremental, snapshot and append"},
+      {"initial", "incremental, partition and append"},
       {"query", "partition (required)"},
       {"deletes", "incremental and partition"},
-      {"inputs", "incremental and partition"},
+      {"inputs", "incremental, partition and append"},
   };
   for (const auto& c : cases) {
     CAPTURE(std::string(c.first));
     CHECK(key_modes_text(c.first) == c.second);
   }
+}
+
+TEST_CASE("a mode's tables are named with their article") {
+  CHECK(a_mode_table(TableMode::Snapshot) == "a snapshot table");
+  CHECK(a_mode_table(TableMode::Incremental) == "an incremental table");
+  CHECK(a_mode_table(TableMode::Append) == "an append table");
+  CHECK(mode_refusal("tidemark rewind", TableMode::Append, table_mode(TableMode::Append).rewind_refused, "logs",
+                     "events")
+            .rfind("tidemark rewind: logs.events is an append table: moving its watermark back", 0) == 0);
 }
 
 TEST_CASE("a command's refusal names the table, its mode and, where it says so, the command to run") {

@@ -163,3 +163,29 @@ TEST_CASE("the upsert compares a row's whole image only where its cursor stayed,
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("a table without a key copies straight into its target: no stage, no upsert, no delete by key") {
+  TableConfig t;
+  t.source_table = *QualifiedName::parse("app.events");
+  t.target_table = *QualifiedName::parse("raw.events");
+  t.cursor = "id";
+  const Window w{CursorValue{CursorType::Integer, 10}, CursorValue{CursorType::Integer, 20}};
+  const LoadStatements append = build_load_statements(t, {"id", "kind"}, w, CopyFormat::Binary);
+  CHECK(append.copy_into_target == "COPY \"raw\".\"events\" (\"id\", \"kind\") FROM STDIN (FORMAT binary)");
+  CHECK(append.upsert.empty());
+  CHECK(append.delete_gone.empty());
+  CHECK(append.clear_target.empty());  // an append never clears what it inserted
+  CHECK(append.source_clock.empty());
+
+  t.cursor.clear();
+  const LoadStatements snapshot = build_load_statements(t, {"id", "kind"}, std::nullopt);
+  CHECK(snapshot.copy_into_target == "COPY \"raw\".\"events\" (\"id\", \"kind\") FROM STDIN");
+  CHECK(snapshot.clear_target == "DELETE FROM \"raw\".\"events\"");
+  CHECK(snapshot.upsert.empty());
+  CHECK(snapshot.delete_gone.empty());
+  CHECK_FALSE(snapshot.source_clock.empty());  // a snapshot's watermark is the source's clock
+}
+
+}  // namespace tidemark

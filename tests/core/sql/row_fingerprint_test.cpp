@@ -164,4 +164,29 @@ TEST_CASE("row hash streams: a single integer key's blocks, each a range of its 
         "SELECT min(\"id\")::bigint::text, max(\"id\")::bigint::text FROM \"public\".\"t\"");
 }
 
+TEST_CASE("a table without a key as multisets: each distinct row hash with its count, ascending") {
+  TableConfig table;
+  table.source_table = QualifiedName::parse("app.readings").value();
+  table.target_table = QualifiedName::parse("raw.readings").value();
+  const std::vector<FingerprintColumn> columns{{"sensor", "integer", "integer"}, {"note", "text", "text"}};
+  const std::string hash = row_hash_sql(columns, false);
+  const RowHashStatements s = multiset_statements(table, columns, false);
+  CHECK(s.order == std::vector<KeyOrder>{KeyOrder::Integer});
+  // The hash is the key, the count both the "row hash" (a differing count
+  // is a changed key) and the rows the entry stands for.
+  CHECK(s.source == "COPY (SELECT tm_hash, count(*), count(*) FROM (SELECT " + hash +
+                        " AS tm_hash FROM \"app\".\"readings\") tm_rows GROUP BY tm_hash ORDER BY tm_hash) TO STDOUT "
+                        "(FORMAT binary)");
+  CHECK(s.target.find("FROM \"raw\".\"readings\") tm_rows") != std::string::npos);
+  CHECK(hashes_array({-3, 5, 9}) == "{-3,5,9}");
+  CHECK(hashes_array({-3, 5, 9}, 1, 1) == "{5}");
+  CHECK(hashes_array({-3, 5, 9}, 3, 2) == "{}");
+  CHECK(multiset_statements(table, columns, false, "sensor > 2").source.find(" WHERE sensor > 2) tm_rows") !=
+        std::string::npos);
+  const RowsOfHashes rows = rows_of_hashes_statements(table, columns, false);
+  CHECK(rows.delete_target == "DELETE FROM \"raw\".\"readings\" WHERE " + hash + " = ANY($1::bigint[])");
+  CHECK(rows.select_source == "SELECT \"sensor\", \"note\" FROM \"app\".\"readings\" WHERE " + hash +
+                                  " = ANY($1::bigint[])");
+}
+
 }  // namespace tidemark
