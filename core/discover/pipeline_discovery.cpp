@@ -80,13 +80,23 @@ std::optional<std::pair<std::vector<std::string>, std::string>> choose_key(const
   if (!nullable.empty()) {
     why_not += " (unique index " + join(nullable) + " allows NULL, which may repeat)";
   }
-  why_not += "; add a primary key to load it";
   return std::nullopt;
 }
 
 bool is_integer(const std::string& type) {
   const auto cursor = cursor_type_from_postgres(type);
   return cursor && *cursor == CursorType::Integer;
+}
+
+// An integer the database numbers on INSERT: an identity or a sequence
+// default.
+bool is_sequenced(const CatalogColumn& c) {
+  return is_integer(c.type) && (c.fill == ColumnFill::IdentityAlways || c.fill == ColumnFill::IdentityByDefault ||
+                                c.default_expression.find("nextval(") != std::string::npos);
+}
+
+std::string sequence_origin(const CatalogColumn& c) {
+  return c.fill == ColumnFill::None ? "a sequence (" + c.default_expression + ")" : std::string("an identity");
 }
 
 // Higher is a finer clock: timestamptz, then timestamp, then date; 0 for
@@ -235,6 +245,166 @@ std::vector<std::string> columns_stamped_by(const CatalogTrigger& trigger, const
   return out;
 }
 
+namespace {
+
+// What stamps each column of `table` with the clock, by trigger; in the
+// columns' order.
+std::vector<Stamp> stamps_of(const CatalogTable& table) {
+  std::vector<Stamp> stamps(table.columns.size());
+  for (const CatalogTrigger& t : table.triggers) {
+    for (const std::string& column : columns_stamped_by(t, table)) {
+      for (std::size_t i = 0; i < table.columns.size(); ++i) {
+        if (table.columns[i].name != column) continue;
+        if (t.on_update) stamps[i].on_update.push_back(display_identifier(t.name));
+        if (t.on_insert) stamps[i].on_insert.push_back(display_identifier(t.name));
+      }
+    }
+  }
+  return stamps;
+}
+
+// Whether a BEFORE UPDATE row trigger's function has a source discover
+// cannot read for assignments (C other than moddatetime, internal,
+// another language): it may stamp any column.
+bool has_unread_update_trigger(const CatalogTable& table) {
+  return std::any_of(table.triggers.begin(), table.triggers.end(), [](const CatalogTrigger& t) {
+    const std::string language = lower(t.language);
+    const bool read = language == "plpgsql" || language == "sql" || (language == "c" && t.source == "moddatetime");
+    return t.before && t.for_each_row && t.on_update && !read;
+  });
+}
+
+struct InsertCursor {
+  const CatalogColumn* column = nullptr;
+  std::string evidence;  // what numbers or stamps it on INSERT, and why nothing else moves it
+  std::vector<std::string> risks;
+};
+
+// The cursor of a table without a key, for mode: append: a column only
+// INSERT sets. An identity or a sequence's id first: the database hands
+// it out, and no one's clock decides it (an identity ALWAYS refuses an
+// INSERT's own value outright). Only then a timestamp whose default reads
+// the clock (or that a BEFORE INSERT trigger stamps) and that nothing
+// stamps on UPDATE, since a column stamped on UPDATE moves when a row
+// changes, and that row would be inserted a second time. Its risk is the
+// application: an INSERT that gives it a value of its own (its host's
+// clock, a backdated row) may land below the watermark, never loaded.
+std::optional<InsertCursor> insert_only_cursor(const CatalogTable& table, const std::vector<Stamp>& stamps) {
+  const auto usable = [](const CatalogColumn& c) {
+    return c.fill != ColumnFill::Generated && !has_control_character(c.name);
+  };
+  const CatalogColumn* id = nullptr;
+  const auto id_rank = [](const CatalogColumn& c) {
+    return (c.fill == ColumnFill::IdentityAlways ? 4 : c.fill == ColumnFill::IdentityByDefault ? 2 : 0) +
+           (c.not_null ? 1 : 0);
+  };
+  for (const CatalogColumn& c : table.columns) {
+    if (is_sequenced(c) && usable(c) && (id == nullptr || id_rank(c) > id_rank(*id))) id = &c;
+  }
+  InsertCursor out;
+  if (id != nullptr) {
+    out.column = id;
+    out.evidence = display_identifier(id->name) + " comes from " + sequence_origin(*id) + ", which numbers new rows";
+    if (id->fill == ColumnFill::IdentityAlways) {
+      out.evidence += " (GENERATED ALWAYS: an INSERT cannot give it a value of its own)";
+    } else {
+      out.risks.push_back("an INSERT that gives " + display_identifier(id->name) +
+                          " a value of its own below the watermark is never loaded");
+    }
+    out.risks.push_back("no lookback: a run must see every open transaction of the source (pg_monitor for the "
+                        "source's role), and the sequence must hand out ids with CACHE 1");
+  } else {
+    if (has_unread_update_trigger(table)) return std::nullopt;
+    std::optional<std::size_t> best;
+    const auto time_score = [&](std::size_t i) {
+      return (table.columns[i].not_null ? 10 : 0) + time_rank(table.columns[i].type);
+    };
+    for (std::size_t i = 0; i < table.columns.size(); ++i) {
+      const CatalogColumn& c = table.columns[i];
+      const bool stamped_on_insert = reads_the_clock(c.default_expression) || !stamps[i].on_insert.empty();
+      if (time_rank(c.type) < 2 || !usable(c) || !stamped_on_insert || !stamps[i].on_update.empty()) continue;
+      if (!best || time_score(i) > time_score(*best)) best = i;
+    }
+    if (!best) return std::nullopt;
+    const CatalogColumn& c = table.columns[*best];
+    out.column = &c;
+    out.evidence = display_identifier(c.name) + " is stamped on INSERT by " +
+                   (stamps[*best].on_insert.empty() ? "its default " + c.default_expression
+                                                    : "trigger " + join(stamps[*best].on_insert)) +
+                   ", and no trigger stamps it on UPDATE";
+    out.risks.push_back("an INSERT that gives " + display_identifier(c.name) +
+                        " a value of its own (an application's clock, a backdated row) below the watermark is never "
+                        "loaded");
+    out.risks.push_back("no lookback: a run must see every open transaction of the source (pg_monitor for the "
+                        "source's role)");
+  }
+  if (!out.column->not_null) {
+    out.risks.push_back(display_identifier(out.column->name) +
+                        " allows NULL: a row inserted with NULL in it is never loaded");
+  }
+  return out;
+}
+
+// A table without a key: mode: append on an insert-only cursor where the
+// target holds the state, else a snapshot without key up to the limit,
+// else left out. `out` has its names; `no_key` says why it has no key.
+DiscoveredTable discover_keyless(DiscoveredTable out, const CatalogTable& table, const std::string& no_key,
+                                 const DiscoverPolicy& policy) {
+  out.key_reason = no_key;
+  const std::vector<Stamp> stamps = stamps_of(table);
+  // A change stamp is a cursor only with a key to find the row it changed.
+  std::vector<std::string> notes;
+  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+    if (stamps[i].on_update.empty()) continue;
+    notes.push_back(display_identifier(table.columns[i].name) + " is stamped on every UPDATE by trigger " +
+                    join(stamps[i].on_update) + ": with a key it would be the cursor of an incremental table");
+  }
+  const std::optional<InsertCursor> cursor = insert_only_cursor(table, stamps);
+  const bool state_in_target = policy.target == policy.state;
+  if (cursor && state_in_target) {
+    out.mode = DiscoveredMode::Append;
+    out.cursor = cursor->column->name;
+    out.insert_only = true;
+    out.reason = cursor->evidence + "; each run inserts the rows past the watermark once, in the transaction that "
+                 "moves it";
+    out.notes.push_back("updates and deletes of its rows are not loaded: the runs count them as unseen changes "
+                        "(tidemark_unseen_changes); if rows change, drop cursor and make it mode: snapshot");
+    out.notes.push_back("it needs the state in the target's database (state: " +
+                        (policy.state.empty() ? std::string("the target connection") : policy.state) + ")");
+    out.notes.insert(out.notes.end(), cursor->risks.begin(), cursor->risks.end());
+    out.notes.insert(out.notes.end(), notes.begin(), notes.end());
+    return out;
+  }
+  std::string no_append;
+  if (cursor) {
+    no_append = cursor->evidence + ", but mode: append commits its rows and its watermark in one transaction, which "
+                "needs the state in the target's database: this pipeline writes to connection " + policy.target +
+                " and the state lives in " + policy.state;
+  } else {
+    no_append = "no insert-only cursor for mode: append (an identity, a sequence default, or a timestamp its default "
+                "stamps and no trigger stamps on UPDATE)";
+  }
+  if (table.estimated_rows <= policy.snapshot_limit) {
+    out.mode = DiscoveredMode::Snapshot;
+    out.reason = no_append + "; so each run makes the target equal to the source as a multiset, comparing both "
+                 "sides' row hashes and copying what differs; no key: identical rows are counted, and a changed row "
+                 "is deleted and inserted again";
+    out.notes = notes;
+    return out;
+  }
+  out.mode = DiscoveredMode::LeftOut;
+  out.reason = no_key + "; about " + std::to_string(table.estimated_rows) + " rows, above --snapshot-limit (" +
+               std::to_string(policy.snapshot_limit) +
+               "), where a snapshot without key would compare the whole table every run; and " + no_append +
+               (table.partitioned ? "; add a primary key (on a partitioned table it holds the partition columns) or "
+                                    "an identity column to load it"
+                                  : "; add a primary key or an identity column to load it");
+  if (cursor) out.reason += ", or set state: " + policy.target + " to load it as mode: append";
+  return out;
+}
+
+}  // namespace
+
 DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& policy) {
   DiscoveredTable out;
   out.source = table.name;
@@ -246,11 +416,7 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
   }
   std::string why_not;
   const auto key = choose_key(table, why_not);
-  if (!key) {
-    out.mode = DiscoveredMode::LeftOut;
-    out.reason = why_not;
-    return out;
-  }
+  if (!key) return discover_keyless(std::move(out), table, why_not, policy);
   out.key = key->first;
   out.key_reason = key->second;
   if (std::any_of(out.key.begin(), out.key.end(), has_control_character)) {
@@ -259,17 +425,7 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
     return out;
   }
 
-  // What stamps each column, by trigger.
-  std::vector<Stamp> stamps(table.columns.size());
-  for (const CatalogTrigger& t : table.triggers) {
-    for (const std::string& column : columns_stamped_by(t, table)) {
-      for (std::size_t i = 0; i < table.columns.size(); ++i) {
-        if (table.columns[i].name != column) continue;
-        if (t.on_update) stamps[i].on_update.push_back(display_identifier(t.name));
-        if (t.on_insert) stamps[i].on_insert.push_back(display_identifier(t.name));
-      }
-    }
-  }
+  const std::vector<Stamp> stamps = stamps_of(table);
 
   // A time column a trigger stamps on every UPDATE: best when something
   // also stamps it on INSERT, then the finer clock, then the name.
@@ -327,15 +483,10 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
   }
   const CatalogColumn* increasing = nullptr;
   for (const CatalogColumn& c : table.columns) {
-    const bool sequenced = c.fill == ColumnFill::IdentityAlways || c.fill == ColumnFill::IdentityByDefault ||
-                           c.default_expression.find("nextval(") != std::string::npos;
-    if (!is_integer(c.type) || !sequenced || has_control_character(c.name)) continue;
+    if (!is_sequenced(c) || has_control_character(c.name)) continue;
     // A key column first: it never changes once inserted.
     if (increasing == nullptr || (contains(out.key, c.name) && !contains(out.key, increasing->name))) increasing = &c;
   }
-  const auto origin = [](const CatalogColumn& c) {
-    return c.fill == ColumnFill::None ? "a sequence (" + c.default_expression + ")" : std::string("an identity");
-  };
   const std::string rows = "about " + std::to_string(table.estimated_rows) + " rows";
   const CatalogColumn* cursor = stamped_by_application ? stamped_by_application : increasing;
   if (table.estimated_rows <= policy.snapshot_limit || cursor == nullptr) {
@@ -348,7 +499,7 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
                           " with a lookback and a daily deletes.reconcile (and drop mode: snapshot)");
     }
     if (increasing) {
-      out.notes.push_back(display_identifier(increasing->name) + " comes from " + origin(*increasing) +
+      out.notes.push_back(display_identifier(increasing->name) + " comes from " + sequence_origin(*increasing) +
                           ": as a cursor it sees new rows only; use it only for a table that is never updated or "
                           "deleted from");
     }
@@ -371,7 +522,7 @@ DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& 
                  "to be exact at every run";
   } else {
     out.insert_only = true;
-    out.reason = display_identifier(cursor->name) + " comes from " + origin(*cursor) + "; " + why +
+    out.reason = display_identifier(cursor->name) + " comes from " + sequence_origin(*cursor) + "; " + why +
                  "; INSERT ONLY: changes to existing rows are not seen until that reconcile (use mode: snapshot "
                  "if rows change)";
   }
@@ -399,7 +550,8 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
   out += comment("# ", "Written by tidemark discover from connection " + request.source + ", schema " +
                            display_identifier(request.source_schema) + ": " + std::to_string(counts.found) +
                            " tables, " + std::to_string(counts.incremental) + " incremental, " +
-                           std::to_string(counts.snapshot) + " snapshot, " + std::to_string(counts.left_out) +
+                           std::to_string(counts.append) + " append, " + std::to_string(counts.snapshot) +
+                           " snapshot, " + std::to_string(counts.left_out) +
                            " left out. Read each table's comment before serving it; tidemark validate checks the "
                            "result.");
   out += "pipeline: " + yaml_scalar(request.pipeline) + "\n";
@@ -407,7 +559,7 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
   out += "target: " + yaml_scalar(request.target) + "\n";
   out += "schedule: \"" + request.schedule + "\"\n";
   out += comment("# ", "A missing target table is created by its first run: the source's columns and types, NOT "
-                       "NULL, a primary key on key; nothing else.");
+                       "NULL, a primary key on key (none for a table without key); nothing else.");
   out += "create_target: true\n";
   if (counts.loadable() > 0) out += "tables:\n";
   bool first = true;
@@ -415,16 +567,22 @@ std::string render_pipeline(const PipelineRequest& request, std::vector<Discover
     if (t.mode == DiscoveredMode::LeftOut) continue;
     if (!first) out += "\n";
     first = false;
-    out += comment("  # ", t.source.display() + ": key from its " + t.key_reason + ".");
-    out += comment("  # ", (t.mode == DiscoveredMode::Snapshot ? "mode: snapshot: " : "cursor: ") + t.reason + ".");
+    out += comment("  # ", t.source.display() + ": " + (t.key.empty() ? "" : "key from its ") + t.key_reason + ".");
+    const char* choice = t.mode == DiscoveredMode::Snapshot ? "mode: snapshot: "
+                         : t.mode == DiscoveredMode::Append ? "mode: append: "
+                                                            : "cursor: ";
+    out += comment("  # ", choice + t.reason + ".");
     for (const std::string& note : t.notes) out += comment("  # ", "Note: " + note + ".");
     out += "  - name: " + yaml_scalar(t.name) + "\n";
     if (t.mode == DiscoveredMode::Snapshot) out += "    mode: snapshot\n";
+    if (t.mode == DiscoveredMode::Append) out += "    mode: append\n";
     out += "    source_table: " + yaml_scalar(t.source.display()) + "\n";
     out += "    target_table: " +
            yaml_scalar(QualifiedName(request.target_schema, t.source.name()).display()) + "\n";
-    out += "    key: " + yaml_columns(t.key) + "\n";
-    if (t.mode == DiscoveredMode::Incremental) out += "    cursor: " + yaml_scalar(display_identifier(t.cursor)) + "\n";
+    if (!t.key.empty()) out += "    key: " + yaml_columns(t.key) + "\n";
+    if (t.mode == DiscoveredMode::Incremental || t.mode == DiscoveredMode::Append) {
+      out += "    cursor: " + yaml_scalar(display_identifier(t.cursor)) + "\n";
+    }
     if (!t.lookback.empty()) out += "    lookback: " + t.lookback + "\n";
     if (!t.reconcile.empty()) out += "    deletes: { reconcile: \"" + t.reconcile + "\" }\n";
   }
@@ -441,6 +599,7 @@ DiscoveryCounts& DiscoveryCounts::operator+=(const DiscoveryCounts& other) {
   found += other.found;
   incremental += other.incremental;
   insert_only += other.insert_only;
+  append += other.append;
   snapshot += other.snapshot;
   left_out += other.left_out;
   return *this;
@@ -455,6 +614,7 @@ DiscoveryCounts count_discovered(const std::vector<DiscoveredTable>& tables) {
         ++counts.incremental;
         counts.insert_only += t.insert_only ? 1 : 0;
         break;
+      case DiscoveredMode::Append: ++counts.append; break;
       case DiscoveredMode::Snapshot: ++counts.snapshot; break;
       case DiscoveredMode::LeftOut: ++counts.left_out; break;
     }

@@ -1,5 +1,6 @@
 // What `tidemark discover` decides for each source table (SPEC §4): its
 // key, its cursor with the catalog evidence for it, or mode: snapshot, or
+// for a table without a key mode: append or a snapshot without key, or
 // why it is left out; and the pipeline file that says so, one per source
 // schema, for `validate` to accept as written. Pure functions of the
 // catalog (core/discover/source_catalog.h); thread-safe.
@@ -14,20 +15,24 @@
 
 namespace tidemark {
 
-enum class DiscoveredMode { Incremental, Snapshot, LeftOut };
+// Append: a table without a key whose cursor only INSERT sets, each row
+// inserted once. Snapshot covers tables with and without a key (then
+// `key` is empty).
+enum class DiscoveredMode { Incremental, Snapshot, Append, LeftOut };
 
 struct DiscoveredTable {
   QualifiedName source;
   std::string name;  // the table's name in its pipeline
   DiscoveredMode mode = DiscoveredMode::LeftOut;
-  std::vector<std::string> key;
-  std::string key_reason;  // "primary key actor_pkey"
-  std::string cursor;      // incremental only
+  std::vector<std::string> key;  // empty for a table without one
+  // "primary key actor_pkey", or why the table has no key.
+  std::string key_reason;
+  std::string cursor;        // incremental and append only
   bool insert_only = false;  // a cursor that only new rows move: updates are not seen
   std::string lookback;      // a duration, or empty: none
   std::string reconcile;     // deletes.reconcile's cron, or empty: none
-  // Why the cursor (incremental), why no cursor (snapshot), or why the
-  // table is left out.
+  // Why the cursor (incremental, append), why no cursor (snapshot), or
+  // why the table is left out.
   std::string reason;
   std::vector<std::string> notes;  // what else the reader should check
 };
@@ -37,12 +42,23 @@ struct DiscoverPolicy {
   // gets the best cursor it has and a daily reconcile instead of mode:
   // snapshot (`--snapshot-limit`).
   std::int64_t snapshot_limit = 10000000;
+  // The connection the pipeline writes to and the one the daemon keeps
+  // its state in. A table without a key is written as mode: append only
+  // when they are one: such a table commits its rows and its watermark in
+  // one transaction, and the configuration refuses it otherwise. Two
+  // empty names are one.
+  std::string target{};
+  std::string state{};
 };
 
 // Decides one table. Its name in the pipeline is the source table's. A
 // column a trigger stamps on every UPDATE is the cursor; else the table is
 // a snapshot table (exact, and a run costs what changed), unless it is
-// larger than the policy's limit and has a cursor to offer.
+// larger than the policy's limit and has a cursor to offer. A table
+// without a key is a mode: append table when it has an insert-only cursor
+// (an identity or sequence, else a time column its default stamps and no
+// trigger stamps on UPDATE) and the target holds the state; else a
+// snapshot without key up to the policy's limit; else it is left out.
 DiscoveredTable discover_table(const CatalogTable& table, const DiscoverPolicy& policy = {});
 
 // The columns of `table` that trigger `trigger` stamps with the clock on
@@ -78,10 +94,11 @@ struct DiscoveryCounts {
   int found = 0;
   int incremental = 0;
   int insert_only = 0;  // of the incremental ones
+  int append = 0;
   int snapshot = 0;
   int left_out = 0;
 
-  int loadable() const { return incremental + snapshot; }
+  int loadable() const { return incremental + append + snapshot; }
   DiscoveryCounts& operator+=(const DiscoveryCounts& other);
 };
 DiscoveryCounts count_discovered(const std::vector<DiscoveredTable>& tables);

@@ -108,8 +108,8 @@ const std::vector<CommandRow>& command_table() {
                        },
                        run_verify),
       database_command("discover",
-                       "read a source's catalog (read only) and write pipeline files: key, cursor or mode: snapshot, "
-                       "each choice explained",
+                       "read a source's catalog (read only) and write pipeline files: key, cursor or mode: snapshot "
+                       "(mode: append for a table without a key on an insert-only cursor), each choice explained",
                        [](CLI::App& sub, DiscoverOptions& o) {
                          sub.add_option("--source", o.source, "the connection to read (a name in the daemon file)")
                              ->required();

@@ -22,6 +22,13 @@ struct SchemaFile {
   DiscoveryCounts counts;
 };
 
+// "2 append, " where tables without a key were found to append, else
+// nothing: the counts read as before for schemas whose tables all have
+// keys.
+std::string appended(const DiscoveryCounts& counts) {
+  return counts.append == 0 ? "" : fmt::format("{} append, ", counts.append);
+}
+
 }  // namespace
 
 int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, std::ostream& out, std::ostream& err) {
@@ -45,9 +52,13 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
     return kExitFailure;
   }
 
+  DiscoverPolicy policy;
+  policy.snapshot_limit = command_line.snapshot_limit;
+  policy.target = target;
+  policy.state = config->daemon.state;
   std::map<std::string, std::vector<DiscoveredTable>> by_schema;
   for (const std::string& s : command_line.schemas) by_schema[s];
-  for (const CatalogTable& t : catalog) by_schema[*t.name.schema()].push_back(discover_table(t, DiscoverPolicy{command_line.snapshot_limit}));
+  for (const CatalogTable& t : catalog) by_schema[*t.name.schema()].push_back(discover_table(t, policy));
 
   std::vector<SchemaFile> files;
   DiscoveryCounts total;
@@ -97,9 +108,9 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
   }
 
   const std::string summary = fmt::format(
-      "{} tables found in {} schema{}: {} incremental ({} of them insert-only), {} snapshot, {} left out{}\n",
-      total.found, by_schema.size(), by_schema.size() == 1 ? "" : "s", total.incremental, total.insert_only, total.snapshot,
-      total.left_out,
+      "{} tables found in {} schema{}: {} incremental ({} of them insert-only), {}{} snapshot, {} left out{}\n",
+      total.found, by_schema.size(), by_schema.size() == 1 ? "" : "s", total.incremental, total.insert_only,
+      appended(total), total.snapshot, total.left_out,
       unloadable.empty() ? "" : "; no table to load in schema " + fmt::format("{}", fmt::join(unloadable, ", ")));
 
   if (command_line.write_dir.empty()) {
@@ -144,8 +155,8 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
       err << "tidemark discover: cannot write " << path.string() << ": " << ec.message() << '\n';
       return kExitFailure;
     }
-    fmt::print(out, "wrote {}: {} incremental, {} snapshot, {} left out\n", path.string(), f.counts.incremental,
-               f.counts.snapshot, f.counts.left_out);
+    fmt::print(out, "wrote {}: {} incremental, {}{} snapshot, {} left out\n", path.string(), f.counts.incremental,
+               appended(f.counts), f.counts.snapshot, f.counts.left_out);
   }
   out << summary;
   return kExitOk;

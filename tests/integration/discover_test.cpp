@@ -1,7 +1,9 @@
 // tidemark discover against a real catalog: the choices it makes from
 // triggers (plpgsql and contrib's moddatetime), identities, keys and
-// partitions; the files it writes, never over one that exists without
-// --force; and that what it writes validates and runs as written.
+// partitions, and for tables without a key (append by an identity, a
+// sequence or a clock default; a snapshot without key; left out above
+// --snapshot-limit); the files it writes, never over one that exists
+// without --force; and that what it writes validates and runs as written.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -31,6 +33,17 @@ create trigger orders_stamp before update on app.orders
 create table app.items (id int generated always as identity primary key, name text not null);
 create table app.settings (key text primary key, value text);
 create table app.log (line text);
+create table app.clicks (id bigint generated always as identity, page text);
+create table app.audit (at timestamptz not null default now(), what text);
+create table app.touched (created_at timestamptz not null default now(), note text);
+create function app.touch() returns trigger language plpgsql as $$
+begin
+  new.created_at := now();
+  return new;
+end $$;
+create trigger touch before update on app.touched for each row execute function app.touch();
+create table app.hits (id bigserial, at timestamptz not null, page text) partition by range (at);
+create table app.hits_2026 partition of app.hits for values from ('2026-01-01') to ('2027-01-01');
 create table app.events (id bigint not null, at timestamptz not null, kind text, primary key (id, at))
   partition by range (at);
 create table app.events_2026 partition of app.events for values from ('2026-01-01') to ('2027-01-01');
@@ -48,6 +61,11 @@ insert into app.orders (note) values ('a'), ('b');
 insert into app.items (name) values ('x');
 insert into app.settings values ('mode', 'on');
 insert into app.events values (1, '2026-06-01', 'click');
+insert into app.log values ('same'), ('same'), ('other');
+insert into app.clicks (page) values ('/'), ('/about');
+insert into app.audit (what) values ('login');
+insert into app.touched (note) values ('first');
+insert into app.hits (at, page) values ('2026-06-01', '/'), ('2026-06-02', '/');
 insert into "Odd"."Mixed Case" values (1);
 )SQL";
 
@@ -55,7 +73,7 @@ struct Discover : testing::CommandRunner {
   PgTestEnv env;
   std::string dir;
 
-  Discover() {
+  explicit Discover(bool state_in_target = true) : env(state_in_target) {
     env.source().exec(kSource);
     // The configuration's own pipeline file must parse; it loads nothing discover looks at.
     config_path = env.write_config_files(
@@ -91,9 +109,9 @@ struct Discover : testing::CommandRunner {
 TEST_CASE("discover: each table's key and cursor from the catalog, written one file per schema") {
   Discover d;
   REQUIRE(d.discover() == 0);
-  CHECK(d.out.str().find("7 tables found") == std::string::npos);  // partitions are not tables of their own
-  CHECK(d.out.str().find("6 tables found in 2 schemas: 2 incremental (0 of them insert-only), 3 snapshot, 1 left "
-                         "out") != std::string::npos);
+  CHECK(d.out.str().find("12 tables found") == std::string::npos);  // partitions are not tables of their own
+  CHECK(d.out.str().find("10 tables found in 2 schemas: 2 incremental (0 of them insert-only), 3 append, 5 snapshot, "
+                         "0 left out") != std::string::npos);
   const std::string app = d.file("source_app.yaml");
   const std::string odd = d.file("source_Odd.yaml");
   CHECK(app.find("pipeline: source_app\n") != std::string::npos);
@@ -107,14 +125,30 @@ TEST_CASE("discover: each table's key and cursor from the catalog, written one f
   CHECK(app.find("  - name: settings\n    mode: snapshot\n") != std::string::npos);
   CHECK(app.find("  - name: events\n    mode: snapshot\n    source_table: app.events\n") != std::string::npos);
   CHECK(app.find("events_2026") == std::string::npos);
-  CHECK(app.find("#   app.log: no primary key") != std::string::npos);
+  // Without a key: appended by an insert-only cursor, else a snapshot without key.
+  CHECK(app.find("  - name: clicks\n    mode: append\n    source_table: app.clicks\n    target_table: app.clicks\n"
+                 "    cursor: id\n") != std::string::npos);
+  CHECK(app.find("  - name: audit\n    mode: append\n    source_table: app.audit\n    target_table: app.audit\n"
+                 "    cursor: at\n") != std::string::npos);
+  CHECK(app.find("  - name: hits\n    mode: append\n    source_table: app.hits\n    target_table: app.hits\n"
+                 "    cursor: id\n") != std::string::npos);
+  CHECK(app.find("# mode: append: id comes from a sequence (nextval('app.hits_id_seq'::regclass))") !=
+        std::string::npos);
+  CHECK(app.find("  - name: log\n    mode: snapshot\n    source_table: app.log\n    target_table: app.log\n\n") !=
+        std::string::npos);
+  // The trigger makes created_at an updated_at: not insert-only.
+  CHECK(app.find("  - name: touched\n    mode: snapshot\n    source_table: app.touched\n"
+                 "    target_table: app.touched\n") != std::string::npos);
+  CHECK(app.find("# Note: created_at is stamped on every UPDATE by trigger touch") != std::string::npos);
+  CHECK(app.find("hits_2026") == std::string::npos);
+  CHECK(app.find("# Left out:") == std::string::npos);
   CHECK(odd.find("    source_table: '\"Odd\".\"Mixed Case\"'\n") != std::string::npos);
   CHECK(odd.find("    key: ['\"Row Id\"']\n    cursor: '\"Changed At\"'\n") != std::string::npos);
 }
 
 TEST_CASE("discover: above --snapshot-limit's estimated rows, an identity with a daily reconcile") {
   Discover d;
-  d.env.source().exec("analyze app.items");  // an estimate of 1 row
+  d.env.source().exec("analyze app.items; analyze app.log; analyze app.clicks");  // estimates of 1 row and more
   DiscoverOptions options;
   options.source = "source";
   options.target = "target";
@@ -128,6 +162,11 @@ TEST_CASE("discover: above --snapshot-limit's estimated rows, an identity with a
   CHECK(app.find("INSERT ONLY") != std::string::npos);
   // Never analyzed: no estimate, a snapshot.
   CHECK(app.find("  - name: settings\n    mode: snapshot\n") != std::string::npos);
+  // Without a key: too large for a snapshot without key, and nothing to
+  // append by; an insert-only cursor appends whatever the size.
+  CHECK(app.find("#   app.log: no primary key and no unique index on NOT NULL columns, so nothing tells its rows\n"
+                 "#     apart; about 3 rows, above --snapshot-limit (0)") != std::string::npos);
+  CHECK(app.find("  - name: clicks\n    mode: append\n") != std::string::npos);
 }
 
 TEST_CASE("discover: --schema limits it; an existing file is kept unless --force") {
@@ -149,6 +188,9 @@ TEST_CASE("discover: without --write the files go to standard output, the count 
   REQUIRE(d.discover({"Odd"}, false) == 0);
   CHECK(d.out.str().find("pipeline: source_Odd\n") == d.out.str().find("pipeline:"));
   CHECK(d.err.str() == "1 tables found in 1 schema: 1 incremental (0 of them insert-only), 0 snapshot, 0 left out\n");
+  REQUIRE(d.discover({"app"}, false) == 0);
+  CHECK(d.err.str() ==
+        "9 tables found in 1 schema: 1 incremental (0 of them insert-only), 3 append, 5 snapshot, 0 left out\n");
   CHECK(std::filesystem::is_empty(d.dir));
 }
 
@@ -187,6 +229,64 @@ create table "Odd"."Mixed Case" ("Row Id" int primary key, "Changed At" timestam
   CHECK(PgTestEnv::rows(d.env.target(), "select value from app.settings") == Rows{"on"});
   CHECK(PgTestEnv::rows(d.env.target(), "select kind from app.events") == Rows{"click"});
   CHECK(PgTestEnv::rows(d.env.target(), R"(select "Row Id" from "Odd"."Mixed Case")") == Rows{"1"});
+  // The tables without a key, their targets made by their first runs.
+  const auto same = [&](const std::string& table, const std::string& columns) {
+    const std::string query = "select " + columns + " from " + table + " order by " + columns;
+    const Rows source = PgTestEnv::rows(d.env.source(), query);
+    const Rows target = PgTestEnv::rows(d.env.target(), query);
+    CHECK_MESSAGE(source == target, table);
+    return source.size();
+  };
+  CHECK(same("app.clicks", "id, page") == 2);
+  CHECK(same("app.audit", "at, what") == 1);
+  CHECK(same("app.hits", "id, at, page") == 2);
+  CHECK(same("app.log", "line") == 3);
+  CHECK(same("app.touched", "created_at, note") == 1);
+  CHECK(PgTestEnv::rows(d.env.target(), "select count(*) from pg_index where indrelid = 'app.clicks'::regclass") ==
+        Rows{"0"});
+
+  // New rows are appended; a snapshot without key follows the source as
+  // a multiset, a row repeated included.
+  d.env.source().exec(R"SQL(
+insert into app.clicks (page) values ('/new');
+insert into app.audit (what) values ('logout');
+insert into app.hits (at, page) values ('2026-06-03', '/new');
+insert into app.log values ('same');
+delete from app.log where line = 'other';
+update app.touched set note = 'changed';
+)SQL");
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+  RunOptions again;
+  again.pipeline = "source_app";
+  CHECK_MESSAGE(d.run(run_run, again) == 0, d.err.str());
+  CHECK(same("app.clicks", "id, page") == 3);
+  CHECK(same("app.audit", "at, what") == 2);
+  CHECK(same("app.hits", "id, at, page") == 3);
+  CHECK(same("app.log", "line") == 3);
+  CHECK(same("app.touched", "created_at, note") == 1);
+}
+
+TEST_CASE("discover: with the state in a database of its own, tables without a key are snapshots and validate") {
+  // mode: append needs the state in the target's database, which the
+  // configuration checks: discover writes what it would accept.
+  Discover d(/*state_in_target=*/false);
+  REQUIRE(d.discover({"app"}) == 0);
+  CHECK(d.out.str().find("9 tables found in 1 schema: 1 incremental (0 of them insert-only), 8 snapshot, 0 left "
+                         "out") != std::string::npos);
+  const std::string app = d.file("source_app.yaml");
+  CHECK(app.find("mode: append\n") == std::string::npos);
+  CHECK(app.find("  - name: clicks\n    mode: snapshot\n") != std::string::npos);
+  CHECK_MESSAGE(app.find("#   connection target and the state lives in state; so each run makes the target equal") !=
+                    std::string::npos,
+                app);
+  const std::string pipelines = std::filesystem::path(d.config_path).parent_path().string() + "/pipelines";
+  std::filesystem::remove(pipelines + "/pipeline.yaml");
+  std::filesystem::copy_file(d.dir + "/source_app.yaml", pipelines + "/source_app.yaml");
+  ValidateOptions validate;
+  validate.config_path = d.config_path;
+  std::ostringstream out;
+  std::ostringstream err;
+  CHECK_MESSAGE(run_validate(validate, Instant{}, out, err) == 0, err.str());
 }
 
 TEST_CASE("discover: two tables that one --target-schema would load into one table are refused, nothing written") {

@@ -4,9 +4,10 @@
 # the source read by a role with SELECT and pg_monitor, the target and the
 # state written by a role that owns the schemas `wh` and `tidemark` an
 # administrator made for it, without CREATE on the database. discover
-# (--target-schema wh), validate, a first load that creates every target,
-# a round of inserts, updates and deletes, an enum label renamed, a
-# second run, verify, reconcile, a rewind and a short serve; every target
+# (--target-schema wh; tables without a key among them), validate, a
+# first load that creates every target, a round of inserts, updates and
+# deletes, an enum label renamed, a second run, verify, reconcile, a
+# rewind and a short serve; every target
 # must equal its source after each. The servers are the builds of
 # TIDEMARK_POSTGRES_BUILDS (scripts/lib/common.sh), each its own.
 # Usage: versions_test.sh TIDEMARK_BINARY SOURCE_MAJOR TARGET_MAJOR [STATE_MAJOR]
@@ -85,6 +86,10 @@ as_admin "$source_major" shop "
     partition by range (at);
   create table app.events_old partition of app.events for values from (minvalue) to ('2026-01-01');
   create table app.events_new partition of app.events for values from ('2026-01-01') to (maxvalue);
+  create table app.audit_log (id bigint generated always as identity, at timestamptz not null default now(), what text);
+  create table app.readings (sensor int, value numeric(6,2));
+  insert into app.audit_log (what) select 'boot ' || g from generate_series(1, 200) g;
+  insert into app.readings select g % 4, (g % 3) * 1.5 from generate_series(1, 60) g;
   create table app.codes (code text unique, label text not null);
   insert into app.codes values ('a', 'first'), ('b', 'second'), (null, 'no code');
   insert into app.customers (email, tier, tags, profile)
@@ -204,7 +209,7 @@ revenue_equal() {
 }
 # What PostgreSQL 18 brought: a uuidv7() key, a VIRTUAL generated column
 # (18's default), a NOT NULL NOT VALID that holds a NULL, a temporal key.
-tables=(customers orders products events)
+tables=(customers orders products events audit_log readings)
 [ "$source_major" -lt 18 ] || tables+=(devices bookings)
 all_equal() {
   local t
@@ -232,7 +237,10 @@ as_admin "$source_major" shop "
   delete from app.products where id = 5;
   insert into app.products values (500, 'SKU-500', 1.5);
   insert into app.events values (9999, '2026-02-01', 'late');
-  update app.events set kind = 'changed' where id % 9 = 0"
+  update app.events set kind = 'changed' where id % 9 = 0;
+  insert into app.audit_log (what) values ('login'), ('logout');
+  delete from app.readings where ctid = (select min(ctid) from app.readings where sensor = 0);
+  insert into app.readings values (1, 1.50), (7, 7.00)"
 sleep 1.1
 check "the second run of the discovered tables" logged run2 tm run source_app
 check "the second run of the mart" logged run2m tm run marts

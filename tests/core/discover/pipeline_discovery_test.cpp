@@ -1,8 +1,10 @@
 // discover's decisions from catalog facts, table by table: which key,
-// which cursor and on what evidence, snapshot, or left out and why; and
-// that the pipeline file it writes is one the configuration parser
-// accepts as it is.
+// which cursor and on what evidence, snapshot, append for a table without
+// a key, or left out and why; and that the pipeline file it writes is one
+// the configuration parser accepts as it is.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 
 #include "core/config/config_parser.h"
 #include "core/discover/pipeline_discovery.h"
@@ -48,6 +50,20 @@ CatalogTable table_with(std::vector<CatalogTrigger> triggers) {
   t.unique_indexes = {primary_key({"id"})};
   t.triggers = std::move(triggers);
   return t;
+}
+
+// A discovered file as the daemon reads it, beside a daemon file whose
+// state is the target connection (warehouse).
+ParseOutcome<Config> parse_discovered(const std::string& file, const std::string& yaml) {
+  const auto daemon = parse_daemon_config({"tidemark.yaml", R"(state: warehouse
+connections:
+  shop: { dsn: "dbname=shop" }
+  warehouse: { dsn: "dbname=warehouse" }
+)"});
+  REQUIRE(daemon.errors.empty());
+  auto parsed = parse_config(*daemon.value, {{file, yaml}});
+  for (const ConfigError& e : parsed.errors) MESSAGE(e.to_string());
+  return parsed;
 }
 
 }  // namespace
@@ -197,7 +213,7 @@ TEST_CASE("discover: a table with a key and no cursor is a snapshot table") {
   CHECK(d.notes.empty());
 }
 
-TEST_CASE("discover: the key is the primary key, else a unique index on NOT NULL columns, else the table is left out") {
+TEST_CASE("discover: the key is the primary key, else a unique index on NOT NULL columns, else none") {
   CatalogTable t;
   t.name = QualifiedName("public", "t");
   t.columns = {column("a", "text"), column("b", "text", false), column("c", "text")};
@@ -222,10 +238,11 @@ TEST_CASE("discover: the key is the primary key, else a unique index on NOT NULL
 
   t.unique_indexes = {on_nullable, partial};
   d = discover_table(t);
-  CHECK(d.mode == DiscoveredMode::LeftOut);
-  CHECK(d.reason ==
+  CHECK(d.mode == DiscoveredMode::Snapshot);
+  CHECK(d.key.empty());
+  CHECK(d.key_reason ==
         "no primary key and no unique index on NOT NULL columns, so nothing tells its rows apart (unique index t_b_key "
-        "allows NULL, which may repeat); add a primary key to load it");
+        "allows NULL, which may repeat)");
 }
 
 TEST_CASE("regression: a table whose name holds a newline is left out, not written into a comment and a name") {
@@ -253,14 +270,16 @@ TEST_CASE("discover: the pipeline file it writes parses as written, names made u
   CatalogTable big = table_with({});
   big.name = QualifiedName("Sales", "big");
   big.estimated_rows = 20000000;
-  CatalogTable keyless;
+  CatalogTable keyless;  // too large for a snapshot without key, and no cursor to append by
   keyless.name = QualifiedName("Sales", "log");
   keyless.columns = {column("line", "text")};
+  keyless.estimated_rows = 20000000;
 
   PipelineRequest request{pipeline_name("shop", "Sales"), "shop", "warehouse", "Sales", "raw"};
   CHECK(request.pipeline == "shop_Sales");
   const std::vector<DiscoveredTable> found = {discover_table(odd), discover_table(twin), discover_table(snapshot),
-                                              discover_table(keyless), discover_table(big, DiscoverPolicy{10000000})};
+                                              discover_table(keyless, DiscoverPolicy{10000000}),
+                                              discover_table(big, DiscoverPolicy{10000000})};
   const std::string yaml = render_pipeline(request, found);
   const DiscoveryCounts counts = count_discovered(found);
   CHECK(counts.found == 5);
@@ -268,14 +287,7 @@ TEST_CASE("discover: the pipeline file it writes parses as written, names made u
   CHECK(counts.snapshot == 2);
   CHECK(counts.left_out == 1);
 
-  const auto daemon = parse_daemon_config({"tidemark.yaml", R"(state: warehouse
-connections:
-  shop: { dsn: "dbname=shop" }
-  warehouse: { dsn: "dbname=warehouse" }
-)"});
-  REQUIRE(daemon.errors.empty());
-  const auto parsed = parse_config(*daemon.value, {{"shop_Sales.yaml", yaml}});
-  for (const ConfigError& e : parsed.errors) CAPTURE(e.message);
+  const auto parsed = parse_discovered("shop_Sales.yaml", yaml);
   REQUIRE_MESSAGE(parsed.errors.empty(), yaml);
   const PipelineConfig& p = parsed.value->pipelines.at(0);
   CHECK(p.name == "shop_Sales");
@@ -298,6 +310,273 @@ connections:
   CHECK(p.tables[3].name == "yes");  // quoted in YAML, not read as true
   CHECK(p.tables[3].mode == TableMode::Snapshot);
   CHECK(yaml.find("# Left out:\n#   \"Sales\".log: no primary key") != std::string::npos);
+}
+
+namespace {
+
+CatalogColumn filled(CatalogColumn c, ColumnFill fill) {
+  c.fill = fill;
+  return c;
+}
+
+// public.events without a key: `columns` and a payload, with `triggers`.
+CatalogTable keyless_with(std::vector<CatalogColumn> columns, std::vector<CatalogTrigger> triggers = {}) {
+  CatalogTable t;
+  t.name = QualifiedName("public", "events");
+  t.columns = std::move(columns);
+  t.columns.push_back(column("payload", "text", false));
+  t.triggers = std::move(triggers);
+  return t;
+}
+
+const char* const kStampCreatedAt = "BEGIN NEW.created_at := now(); RETURN NEW; END";
+
+}  // namespace
+
+TEST_CASE("discover: a table without a key appends by its insert-only cursor, else is a snapshot without key") {
+  CatalogTrigger unread;  // a C function's body says nothing of what it assigns
+  unread.name = "audit_stamp";
+  unread.language = "c";
+  unread.source = "audit_stamp";
+  unread.before = true;
+  unread.for_each_row = true;
+  unread.on_update = true;
+  const CatalogColumn created_at = column("created_at", "timestamp with time zone", true, "now()");
+  struct Case {
+    const char* what;
+    CatalogTable table;
+    DiscoveredMode mode;
+    const char* cursor;
+    const char* reason;  // where the reason starts
+  };
+  const Case cases[] = {
+      {"an identity", keyless_with({filled(column("id", "bigint"), ColumnFill::IdentityAlways)}),
+       DiscoveredMode::Append, "id",
+       "id comes from an identity, which numbers new rows (GENERATED ALWAYS: an INSERT cannot give it a value of its "
+       "own); each run inserts the rows past the watermark once"},
+      {"a sequence's default", keyless_with({column("id", "integer", true, "nextval('events_id_seq'::regclass)")}),
+       DiscoveredMode::Append, "id", "id comes from a sequence (nextval('events_id_seq'::regclass)), which numbers"},
+      {"a timestamp its default stamps, no trigger", keyless_with({created_at}), DiscoveredMode::Append,
+       "created_at", "created_at is stamped on INSERT by its default now(), and no trigger stamps it on UPDATE"},
+      {"timestamp without time zone, CURRENT_TIMESTAMP",
+       keyless_with({column("logged", "timestamp without time zone", true, "CURRENT_TIMESTAMP")}),
+       DiscoveredMode::Append, "logged", "logged is stamped on INSERT by its default CURRENT_TIMESTAMP"},
+      {"a timestamp a BEFORE INSERT trigger stamps",
+       keyless_with({column("created_at", "timestamp with time zone")},
+                    {plpgsql_trigger(kStampCreatedAt, /*on_insert=*/true, /*on_update=*/false)}),
+       DiscoveredMode::Append, "created_at", "created_at is stamped on INSERT by trigger stamp, and no trigger"},
+      {"an identity before a clock default",
+       keyless_with({created_at, filled(column("id", "bigint"), ColumnFill::IdentityByDefault)}),
+       DiscoveredMode::Append, "id", "id comes from an identity, which numbers new rows; each run"},
+      {"a trigger also stamps it on UPDATE: an updated_at, not insert-only",
+       keyless_with({created_at}, {plpgsql_trigger(kStampCreatedAt, true, true)}), DiscoveredMode::Snapshot, "",
+       "no insert-only cursor for mode: append"},
+      {"a trigger whose body cannot be read may stamp it on UPDATE", keyless_with({created_at}, {unread}),
+       DiscoveredMode::Snapshot, "", "no insert-only cursor for mode: append"},
+      {"a date is not fine enough", keyless_with({column("day", "date", true, "CURRENT_DATE")}),
+       DiscoveredMode::Snapshot, "", "no insert-only cursor for mode: append"},
+      {"a timestamp without a clock default", keyless_with({column("at", "timestamp with time zone")}),
+       DiscoveredMode::Snapshot, "", "no insert-only cursor for mode: append"},
+      {"an integer no sequence numbers", keyless_with({column("n", "bigint")}), DiscoveredMode::Snapshot, "",
+       "no insert-only cursor for mode: append"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const DiscoveredTable d = discover_table(c.table);
+    CHECK(d.mode == c.mode);
+    CHECK(d.key.empty());
+    CHECK(d.key_reason == "no primary key and no unique index on NOT NULL columns, so nothing tells its rows apart");
+    CHECK(d.cursor == c.cursor);
+    CHECK(d.lookback.empty());
+    CHECK(d.reconcile.empty());
+    CHECK_MESSAGE(d.reason.find(c.reason) == 0, d.reason);
+    if (c.mode == DiscoveredMode::Append) {
+      CHECK(d.insert_only);
+      // The risks, in the reader's words.
+      REQUIRE(d.notes.size() >= 3);
+      CHECK(d.notes[0].find("updates and deletes of its rows are not loaded: the runs count them as unseen changes "
+                            "(tidemark_unseen_changes)") == 0);
+      CHECK(d.notes[1] == "it needs the state in the target's database (state: the target connection)");
+    } else {
+      CHECK(d.reason.find("no key: identical rows are counted, and a changed row is deleted and inserted again") !=
+            std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("discover: an append cursor's risks are noted: an INSERT's own values, NULL, a column stamped on UPDATE") {
+  // A clock default is the application's to override.
+  DiscoveredTable d = discover_table(keyless_with({column("created_at", "timestamp with time zone", false, "now()")}));
+  REQUIRE(d.mode == DiscoveredMode::Append);
+  CHECK(std::count(d.notes.begin(), d.notes.end(),
+                   "an INSERT that gives created_at a value of its own (an application's clock, a backdated row) below "
+                   "the watermark is never loaded") == 1);
+  CHECK(std::count(d.notes.begin(), d.notes.end(),
+                   "created_at allows NULL: a row inserted with NULL in it is never loaded") == 1);
+  // So is an identity BY DEFAULT's; an identity ALWAYS refuses it.
+  d = discover_table(keyless_with({filled(column("id", "bigint"), ColumnFill::IdentityByDefault)}));
+  CHECK(std::count(d.notes.begin(), d.notes.end(),
+                   "an INSERT that gives id a value of its own below the watermark is never loaded") == 1);
+  d = discover_table(keyless_with({filled(column("id", "bigint"), ColumnFill::IdentityAlways)}));
+  CHECK(std::none_of(d.notes.begin(), d.notes.end(),
+                     [](const std::string& n) { return n.find("a value of its own") != std::string::npos; }));
+  // A change stamp would be a cursor with a key to find the row it changed.
+  d = discover_table(keyless_with({filled(column("id", "bigint"), ColumnFill::IdentityAlways),
+                                   column("updated_at", "timestamp with time zone", true, "now()")},
+                                  {plpgsql_trigger("BEGIN NEW.updated_at := now(); RETURN NEW; END")}));
+  CHECK(d.cursor == "id");
+  CHECK(d.notes.back() ==
+        "updated_at is stamped on every UPDATE by trigger stamp: with a key it would be the cursor of an incremental "
+        "table");
+}
+
+TEST_CASE("discover: a table without a key or an insert-only cursor above --snapshot-limit is left out, saying why") {
+  CatalogTable t = keyless_with({column("n", "bigint")});
+  t.estimated_rows = 20000000;
+  DiscoveredTable d = discover_table(t, DiscoverPolicy{10000000});
+  CHECK(d.mode == DiscoveredMode::LeftOut);
+  CHECK(d.reason ==
+        "no primary key and no unique index on NOT NULL columns, so nothing tells its rows apart; about 20000000 rows, "
+        "above --snapshot-limit (10000000), where a snapshot without key would compare the whole table every run; and "
+        "no insert-only cursor for mode: append (an identity, a sequence default, or a timestamp its default stamps "
+        "and no trigger stamps on UPDATE); add a primary key or an identity column to load it");
+  // At the limit, a snapshot without key.
+  t.estimated_rows = 10000000;
+  CHECK(discover_table(t, DiscoverPolicy{10000000}).mode == DiscoveredMode::Snapshot);
+
+  // A partitioned table, whose primary key would have to hold its
+  // partition columns, is judged alike.
+  t.partitioned = true;
+  t.estimated_rows = 20000000;
+  d = discover_table(t, DiscoverPolicy{10000000});
+  CHECK(d.mode == DiscoveredMode::LeftOut);
+  CHECK(d.reason.find("add a primary key (on a partitioned table it holds the partition columns) or an identity "
+                      "column to load it") != std::string::npos);
+  t.columns[0].default_expression = "nextval('events_n_seq'::regclass)";
+  d = discover_table(t, DiscoverPolicy{10000000});
+  CHECK(d.mode == DiscoveredMode::Append);
+  CHECK(d.cursor == "n");
+}
+
+TEST_CASE("discover: with the state outside the target, a table without a key is a snapshot, never append") {
+  // The configuration refuses mode: append unless the target holds the
+  // state: its rows and watermark commit in one transaction.
+  DiscoverPolicy policy;
+  policy.target = "warehouse";
+  policy.state = "tidemark_state";
+  CatalogTable t = keyless_with({filled(column("id", "bigint"), ColumnFill::IdentityAlways)});
+  DiscoveredTable d = discover_table(t, policy);
+  CHECK(d.mode == DiscoveredMode::Snapshot);
+  CHECK(d.cursor.empty());
+  CHECK(d.reason.find("id comes from an identity, which numbers new rows (GENERATED ALWAYS: an INSERT cannot give it "
+                      "a value of its own), but mode: append commits its rows and its watermark in one transaction, "
+                      "which needs the state in the target's database: this pipeline writes to connection warehouse "
+                      "and the state lives in tidemark_state; so each run makes the target equal") == 0);
+  t.estimated_rows = policy.snapshot_limit + 1;
+  d = discover_table(t, policy);
+  CHECK(d.mode == DiscoveredMode::LeftOut);
+  const std::string ending = "an identity column to load it, or set state: warehouse to load it as mode: append";
+  REQUIRE(d.reason.size() > ending.size());
+  CHECK(d.reason.substr(d.reason.size() - ending.size()) == ending);
+  // Where they are one, append.
+  policy.state = "warehouse";
+  CHECK(discover_table(t, policy).mode == DiscoveredMode::Append);
+}
+
+TEST_CASE("discover: append tables and snapshots without key are written as the configuration takes them") {
+  DiscoverPolicy policy;
+  policy.snapshot_limit = 10000000;
+  policy.target = "warehouse";
+  policy.state = "warehouse";
+  CatalogTable by_id = keyless_with({filled(column("id", "bigint"), ColumnFill::IdentityAlways)});
+  by_id.name = QualifiedName("app", "by_id");
+  CatalogTable by_clock = keyless_with({column("created_at", "timestamp with time zone", true, "now()")});
+  by_clock.name = QualifiedName("app", "by_clock");
+  CatalogTable partitioned = keyless_with({column("id", "bigint", true, "nextval('app.parted_id_seq'::regclass)")});
+  partitioned.name = QualifiedName("app", "parted");
+  partitioned.partitioned = true;
+  CatalogTable multiset = keyless_with({column("n", "bigint")});
+  multiset.name = QualifiedName("app", "multiset");
+  CatalogTable huge = keyless_with({column("n", "bigint")});
+  huge.name = QualifiedName("app", "huge");
+  huge.estimated_rows = 20000000;
+  CatalogTable keyed = table_with({plpgsql_trigger("BEGIN NEW.updated_at := now(); RETURN NEW; END")});
+  keyed.name = QualifiedName("app", "keyed");
+
+  std::vector<DiscoveredTable> found;
+  for (const CatalogTable* t : {&by_id, &by_clock, &partitioned, &multiset, &huge, &keyed}) {
+    found.push_back(discover_table(*t, policy));
+  }
+  const DiscoveryCounts counts = count_discovered(found);
+  CHECK(counts.found == 6);
+  CHECK(counts.incremental == 1);
+  CHECK(counts.insert_only == 0);
+  CHECK(counts.append == 3);
+  CHECK(counts.snapshot == 1);
+  CHECK(counts.left_out == 1);
+  CHECK(counts.loadable() == 5);
+
+  const PipelineRequest request{pipeline_name("shop", "app"), "shop", "warehouse", "app", "raw"};
+  const std::string yaml = render_pipeline(request, found);
+  CHECK(yaml.find("  # app.by_id: no primary key and no unique index on NOT NULL columns, so nothing tells its rows\n"
+                  "  #   apart.\n  # mode: append: id comes from an identity") != std::string::npos);
+  CHECK(yaml.find("  # Note: it needs the state in the target's database (state: warehouse).\n") != std::string::npos);
+  CHECK(yaml.find("  - name: by_id\n    mode: append\n    source_table: app.by_id\n    target_table: raw.by_id\n"
+                  "    cursor: id\n\n") != std::string::npos);
+  CHECK(yaml.find("  - name: multiset\n    mode: snapshot\n    source_table: app.multiset\n"
+                  "    target_table: raw.multiset\n\n") != std::string::npos);
+  CHECK(yaml.find("#   app.huge: no primary key") != std::string::npos);
+  CHECK(yaml.find("6 tables, 1 incremental, 3 append,\n#   1 snapshot, 1 left out.") != std::string::npos);
+
+  const auto parsed = parse_discovered("shop_app.yaml", yaml);
+  REQUIRE_MESSAGE(parsed.errors.empty(), yaml);
+  const PipelineConfig& p = parsed.value->pipelines.at(0);
+  REQUIRE(p.tables.size() == 5);
+  struct Expected {
+    const char* name;
+    TableMode mode;
+    const char* cursor;
+  };
+  const Expected expected[] = {{"by_clock", TableMode::Append, "created_at"},
+                               {"by_id", TableMode::Append, "id"},
+                               {"keyed", TableMode::Incremental, "updated_at"},
+                               {"multiset", TableMode::Snapshot, ""},
+                               {"parted", TableMode::Append, "id"}};
+  for (std::size_t i = 0; i < p.tables.size(); ++i) {
+    const TableConfig& t = p.tables[i];
+    CAPTURE(t.name);
+    CHECK(t.name == expected[i].name);
+    CHECK(t.mode == expected[i].mode);
+    CHECK(t.cursor == expected[i].cursor);
+    CHECK(t.key.empty() == (t.mode != TableMode::Incremental));
+    CHECK(t.create_target);
+    if (t.mode != TableMode::Incremental) {
+      CHECK_FALSE(t.deletes.has_value());
+      CHECK(t.lookback.amount == 0);
+    }
+  }
+
+  // With the state elsewhere, the same tables are written as snapshots
+  // (or left out), and the configuration takes them.
+  const auto apart = parse_daemon_config({"tidemark.yaml", R"(state: tidemark_state
+connections:
+  shop: { dsn: "dbname=shop" }
+  warehouse: { dsn: "dbname=warehouse" }
+  tidemark_state: { dsn: "dbname=state" }
+)"});
+  REQUIRE(apart.errors.empty());
+  policy.state = "tidemark_state";
+  found.clear();
+  for (const CatalogTable* t : {&by_id, &by_clock, &partitioned, &multiset, &huge, &keyed}) {
+    found.push_back(discover_table(*t, policy));
+  }
+  CHECK(count_discovered(found).append == 0);
+  CHECK(count_discovered(found).snapshot == 4);
+  const std::string snapshots = render_pipeline(request, found);
+  CHECK(snapshots.find("mode: append\n") == std::string::npos);
+  const auto reparsed = parse_config(*apart.value, {{"shop_app.yaml", snapshots}});
+  for (const ConfigError& e : reparsed.errors) CAPTURE(e.message);
+  CHECK_MESSAGE(reparsed.errors.empty(), snapshots);
 }
 
 }  // namespace tidemark
