@@ -36,6 +36,20 @@ Result<IncrementalPlan> IncrementalRun::plan(const std::optional<std::vector<Col
   // a retyped cursor included.
   auto columns = check_columns(run_, *source_table, loaded, summary);
   if (!columns) return columns.failure();
+  // Rows inserted once each cannot be told from rows inserted again: a
+  // first run (a renamed table, a lost state) beside rows already there
+  // would insert every source row a second time.
+  if (table_mode(run_.table.mode).inserts_only && !summary.watermark_before && !run_.table.initial &&
+      !columns->first_step.create) {
+    const auto holds = run_.target.holds_rows(run_.table);
+    if (!holds) return holds.failure();
+    if (*holds) {
+      return permanent_error("target table " + run_.table.target_table.display() + " already holds rows, and " +
+                             a_mode_table(run_.table.mode) + " with no watermark yet would insert every source row "
+                             "again beside them: empty it (TRUNCATE " + run_.table.target_table.quoted() +
+                             "), or set initial: to the cursor value where the rows it holds end");
+    }
+  }
   if (watches_changes(run_.table, *source_table)) {
     if (const Status watched = watch_changes(summary); !watched) return watched.failure();
   }
@@ -151,6 +165,7 @@ Result<std::optional<CursorValue>> IncrementalRun::safe_hi(const SourceTable& so
   input.reading = *reading;
   input.subscription = source_table.subscription;
   input.has_lookback = !run_.table.lookback.is_zero();
+  input.takes_lookback = takes_key(run_.table.mode, "lookback");
   input.source_name = run_.pipeline.source;
   // Observations are only comparable for one table on one source.
   const std::string sampled = run_.pipeline.source + ":" + run_.table.source_table->quoted() + ":" + run_.table.cursor;

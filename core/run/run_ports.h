@@ -548,6 +548,8 @@ class Target {
   virtual Result<TargetTable> check(const TableConfig& table) = 0;
   // As Source::about_to_inspect, for check().
   virtual void about_to_check(const std::vector<const TableConfig*>& /*tables*/) {}
+  // Whether the target table holds a row: read at once, never kept.
+  virtual Result<bool> holds_rows(const TableConfig& table) = 0;
   // A new unit of work under `lock`, which the run holds; nothing is sent
   // until it is used. Rows it writes are written under the lock too (on
   // the target itself when the state lives elsewhere), so that a run that

@@ -89,20 +89,21 @@ std::string mixed_row_hash_sql(const std::vector<FingerprintColumn>& columns, bo
   return hash_record ? "hashtextextended(" + row + "::text, 0)" : row;
 }
 
-std::string rows_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record) {
+std::string rows_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record, bool rows_repeat) {
   const std::string mixed = mixed_row_hash_sql(columns, hash_record);
-  // bit_xor came with PostgreSQL 14; before it the rows' sum, exact as
-  // numeric, is folded back into a bigint.
-  return hash_record ? "coalesce(bit_xor(" + mixed + "), 0)"
-                     : "(coalesce(sum(" + mixed + "), 0) % 9223372036854775807)::bigint";
+  // bit_xor came with PostgreSQL 14; before it, and for rows that may
+  // repeat, the rows' sum, exact as numeric, is folded back into a bigint.
+  return hash_record && !rows_repeat ? "coalesce(bit_xor(" + mixed + "), 0)"
+                                     : "(coalesce(sum(" + mixed + "), 0) % 9223372036854775807)::bigint";
 }
 
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
-                            bool hash_record, bool with_horizon) {
+                            bool hash_record, bool with_horizon, bool rows_repeat) {
   const std::string horizon =
       with_horizon ? ", pg_snapshot_xmin(pg_current_snapshot())::text, pg_snapshot_xmax(pg_current_snapshot())::text"
                    : "";
-  return "SELECT count(*), " + rows_hash_sql(columns, hash_record) + "::text" + horizon + " FROM " + table.quoted();
+  return "SELECT count(*), " + rows_hash_sql(columns, hash_record, rows_repeat) + "::text" + horizon + " FROM " +
+         table.quoted();
 }
 
 }  // namespace tidemark

@@ -63,14 +63,20 @@ std::string row_hash_sql(const std::vector<FingerprintColumn>& columns, bool has
 // reconcile's buckets hold as well. With `with_horizon` (PostgreSQL 13
 // and later), two more columns: the statement's snapshot's xmin and xmax
 // (core/diff/recent_rows.h).
+// With `rows_repeat` (a table without a key, whose identical rows count)
+// the rows are combined with the sum whatever the versions: bit_xor
+// cancels identical rows in pairs, so two copies of one row changed into
+// two copies of another would leave it as it was.
 std::string fingerprint_sql(const QualifiedName& table, const std::vector<FingerprintColumn>& columns,
-                            bool hash_record, bool with_horizon = false);
+                            bool hash_record, bool with_horizon = false, bool rows_repeat = false);
 
 // The hash of a set of rows as a bigint, whatever their order: where both
 // servers are 14 or later (`hash_record`) the bit_xor of their mixed
 // hashes, before it their sum folded into a bigint. An aggregate over
 // the statement's rows; 0 for none.
-std::string rows_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record);
+// With `rows_repeat`, the sum folded into a bigint whatever the versions
+// (see fingerprint_sql).
+std::string rows_hash_sql(const std::vector<FingerprintColumn>& columns, bool hash_record, bool rows_repeat = false);
 
 // One row's hash mixed so that rows can be combined with bit_xor (the
 // record's hash combines its fields linearly): the fingerprint's term,

@@ -23,39 +23,44 @@ double seconds_between(SourceMicros from, SourceMicros to) { return static_cast<
 std::optional<std::string> unknowable(const HorizonInput& input) {
   if (input.has_lookback) return std::nullopt;
   const HorizonReading& r = input.reading;
+  // The way out through a lookback, where the table may take one.
+  const auto or_lookback = [&](const std::string& how_long) {
+    return input.takes_lookback ? ", or set a lookback " + how_long
+                                : " (this table's mode takes no lookback, which would load rows twice)";
+  };
   if (!r.sees_all_sessions) {
     return "source " + input.source_name +
                  ": this role cannot see other sessions' transactions, so rows still in flight cannot be held "
                  "back and the run is refused with lookback 0s; grant the role pg_monitor (or "
-                 "pg_read_all_stats) with inheritance (a NOINHERIT role has its privileges only after SET ROLE), or "
-                 "set a lookback longer than the longest write transaction";
+                 "pg_read_all_stats) with inheritance (a NOINHERIT role has its privileges only after SET ROLE)" +
+           or_lookback("longer than the longest write transaction");
   }
   if (!r.unreported_session.empty()) {
     return "source " + input.source_name + ": " + r.unreported_session +
            " has track_activities off, so whether it has a transaction open, and since when, cannot be seen; the "
            "run is refused with lookback 0s; turn track_activities back on for it (ALTER ROLE ... RESET "
-           "track_activities), or set a lookback longer than the longest write transaction";
+           "track_activities)" + or_lookback("longer than the longest write transaction");
   }
   if (r.standby_without_primary) {
     return "source " + input.source_name +
                  " is a hot standby, which cannot see the primary's open transactions, so the run is refused "
-                 "with lookback 0s; give the connection a primary: (a connection to the primary) or set a "
-                 "lookback longer than the longest write transaction plus the replication lag";
+                 "with lookback 0s; give the connection a primary: (a connection to the primary)" +
+           or_lookback("longer than the longest write transaction plus the replication lag");
   }
   if (input.type == CursorType::Integer && r.sequence_cache > 1) {
     const std::string cache = std::to_string(r.sequence_cache);
     return "source " + input.source_name + ": the cursor takes its ids from a sequence with CACHE " + cache +
            ", which hands each session a block of " + cache +
            " ids, so a session can commit an id below ids committed long before, and no observation shows it; "
-           "the run is refused with lookback 0s; set the sequence's CACHE to 1 (ALTER SEQUENCE ... CACHE 1), or "
-           "set a lookback (in ids) larger than " + cache + " times the number of sessions that insert";
+           "the run is refused with lookback 0s; set the sequence's CACHE to 1 (ALTER SEQUENCE ... CACHE 1)" +
+           or_lookback("(in ids) larger than " + cache + " times the number of sessions that insert");
   }
   if (!input.subscription.empty()) {
     return "source " + input.source_name + ": the table is written by logical replication (subscription " +
            input.subscription +
            "), whose rows carry values stamped on the publisher, where transactions still open cannot be seen "
-           "from here, so the run is refused with lookback 0s; set a lookback longer than the publisher's "
-           "longest write transaction plus the replication lag, or read the table on the publisher";
+           "from here, so the run is refused with lookback 0s; read the table on the publisher" +
+           or_lookback("longer than the publisher's longest write transaction plus the replication lag");
   }
   return std::nullopt;
 }

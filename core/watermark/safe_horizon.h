@@ -110,6 +110,9 @@ struct HorizonInput {
   // lookback of the table, in the cursor's units; zero refuses a horizon
   // that cannot see every writer.
   bool has_lookback = false;
+  // Whether the table may take one: a refusal names a lookback as a way
+  // out only then (an append table's rows would be inserted twice).
+  bool takes_lookback = true;
   std::string source_name;  // for messages
   // The logical replication subscription that writes the table, when one
   // does: its rows carry values stamped on the publisher, whose open

@@ -133,9 +133,10 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
       out.reason = Reason::UnseenChanges;
       out.unseen_changes = *runs.unseen_changes;
       out.text = "unseen changes: the source counted " + std::to_string(*runs.unseen_changes) +
-                 " updates and deletes that the cursor (an identity or sequence: new rows only) cannot see; use "
-                 "mode: snapshot, a cursor stamped on every change, or deletes.reconcile, which copies changed "
-                 "rows again (tidemark reconcile does it once)";
+                 " updates and deletes that the cursor cannot see (an identity, a sequence or an append table's "
+                 "cursor follows new rows only); use mode: snapshot, a cursor stamped on every change, or "
+                 "deletes.reconcile, which copies changed rows again (tidemark reconcile does it once; an append "
+                 "table has none: see the TidemarkUnseenChanges runbook)";
       return out;
     }
     if (runs.input_wait_seconds) {

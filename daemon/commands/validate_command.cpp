@@ -257,6 +257,10 @@ int check_sources(const Config& config, std::ostream& out, std::ostream& err) {
         }
       }
       if (why.empty()) continue;
+      if (!takes_key(t.mode, "lookback")) {
+        why += " (" + a_mode_table(t.mode) + " takes no lookback, which would load rows twice: only the first way "
+               "out applies)";
+      }
       fmt::print(err, "{}: pipeline {}, table {}: lookback 0s is refused: {}\n", p.location.file, p.name, t.name, why);
       ++errors;
     }

@@ -137,7 +137,7 @@ void print_differing_rows(PgConnection& source, PgConnection& target, const Tabl
   for (int i = 0; i < in_source.rows(); ++i) counts[in_source.text(i, 0)].first = in_source.text(i, 1);
   for (int i = 0; i < in_target.rows(); ++i) counts[in_target.text(i, 0)].second = in_target.text(i, 1);
   const RowDiffCounts& n = diffed->counts;
-  fmt::print(out, "    {} row values missing from the target, {} held a different number of times, {} only in the "
+  fmt::print(out, "    row values: {} missing from the target, {} held a different number of times, {} only in the "
                   "target\n", n.missing, n.changed, n.gone);
   for (const auto& [row, pair] : counts) {
     fmt::print(out, "    {}: {} in the source, {} in the target\n", row, pair.first.empty() ? "0" : pair.first,

@@ -251,8 +251,9 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
     // as records (14 and later), the same statements say where each
     // side's snapshot stands, for the next snapshot's first look.
     const bool horizons = hash_record;
-    source_.send(fingerprint_sql(*table.source_table, columns, hash_record, horizons), {});
-    target_.send(fingerprint_sql(table.target_table, columns, hash_record, horizons), {});
+    const bool rows_repeat = table.key.empty();
+    source_.send(fingerprint_sql(*table.source_table, columns, hash_record, horizons, rows_repeat), {});
+    target_.send(fingerprint_sql(table.target_table, columns, hash_record, horizons, rows_repeat), {});
     const PgResult theirs = source_.finish(&cancel_);
     const PgResult ours = target_.finish(&cancel_);
     const TableFingerprint source_print = fingerprint_of(theirs, hash_record);

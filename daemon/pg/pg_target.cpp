@@ -77,6 +77,12 @@ std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
   return std::make_unique<PgUnitOfWork>(target_, source_, state_, lock, cancel_, fault_hook_, copy_types_);
 }
 
+Result<bool> PgTarget::holds_rows(const TableConfig& table) {
+  return as_result([&] {
+    return target_.exec("SELECT EXISTS (SELECT FROM " + table.target_table.quoted() + ")").boolean(0, 0);
+  });
+}
+
 Result<PartitionComparison> PgTarget::compare_partition(const TableConfig& table, const PartitionRequest& request) {
   PgConnection& source = source_.connection();
   auto compared = as_result([&]() -> Result<PartitionComparison> {

@@ -34,6 +34,7 @@ class PgTarget final : public Target {
   Result<TargetTable> check(const TableConfig& table) override;
   // As PgSource::about_to_inspect, for check(): the target tables' versions.
   void about_to_check(const std::vector<const TableConfig*>& tables) override;
+  Result<bool> holds_rows(const TableConfig& table) override;
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
   // Both sides' count and checksum (core/sql/verify_statements.h) at once,
   // the query's columns read as the target stores them.

@@ -189,8 +189,9 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
   try {
     if (!sql.lock_source.empty()) from.exec(sql.lock_source);
     const PgResult clock = from.exec(sql.source_clock);
-    from.send(fingerprint_sql(*table.source_table, columns, hash_record), {});
-    target_.send(fingerprint_sql(table.target_table, columns, hash_record), {});
+    const bool rows_repeat = table.key.empty();
+    from.send(fingerprint_sql(*table.source_table, columns, hash_record, false, rows_repeat), {});
+    target_.send(fingerprint_sql(table.target_table, columns, hash_record, false, rows_repeat), {});
     const PgResult theirs = from.finish(&cancel_);
     const PgResult ours = target_.finish(&cancel_);
     from.exec("COMMIT");

@@ -29,6 +29,7 @@ class UnreachableDatabase final : public Source, public Target, public KeySide {
   Result<std::optional<std::int64_t>> count_changes(const TableConfig&) override { return failure(); }
 
   Result<TargetTable> check(const TableConfig&) override { return failure(); }
+  Result<bool> holds_rows(const TableConfig&) override { return failure(); }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override;
   Result<PartitionComparison> compare_partition(const TableConfig&, const PartitionRequest&) override {
     return failure();

@@ -389,6 +389,9 @@ class FakeTarget final : public Target {
     }
     return out;
   }
+  // Whether the target holds rows before any unit of work wrote some.
+  bool held_rows = false;
+  Result<bool> holds_rows(const TableConfig&) override { return held_rows || !rows.empty(); }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
   // What compare_partition finds: equal unless a partition's lo is here.
   std::map<Instant, PartitionComparison> differing;

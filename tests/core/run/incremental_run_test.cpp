@@ -542,3 +542,44 @@ TEST_CASE("inputs: nothing is claimed before every input has loaded something; a
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("regression: an append table's first run refuses a target that already holds rows") {
+  // A renamed append table started from nothing and inserted every source
+  // row a second time beside those its old name had loaded.
+  Harness h;
+  h.table.mode = TableMode::Append;
+  h.table.key.clear();
+  h.source.rows = {{1, 10}, {2, 20}};
+  h.target.held_rows = true;
+  const RunSummary refused = h.run();
+  CHECK(refused.status == RunStatus::Failed);
+  CHECK(refused.error.find("already holds rows") != std::string::npos);
+  CHECK(refused.error.find("TRUNCATE") != std::string::npos);
+  CHECK_FALSE(h.state.watermark);
+  CHECK(h.target.rows.empty());
+
+  // With initial: the operator said where the rows it holds end.
+  h.table.initial = "15";
+  const RunSummary loaded = h.run();
+  CHECK(loaded.status == RunStatus::Success);
+  CHECK(h.state.watermark == n(21));
+  CHECK(loaded.rows_read == 1);
+
+  // Runs after the first load beside the rows it inserted.
+  h.table.initial.reset();
+  h.source.rows.push_back({3, 30});
+  CHECK(h.run().status == RunStatus::Success);
+}
+
+TEST_CASE("an append table's first run into an empty target loads, as an incremental one does") {
+  Harness h;
+  h.table.mode = TableMode::Append;
+  h.table.key.clear();
+  h.source.rows = {{1, 10}, {2, 20}};
+  CHECK(h.run().status == RunStatus::Success);
+  CHECK(h.state.watermark == n(21));
+}
+
+}  // namespace tidemark

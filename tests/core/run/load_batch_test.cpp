@@ -148,6 +148,7 @@ class RoutedTarget final : public Target {
   Result<PartitionComparison> compare_partition(const TableConfig&, const PartitionRequest&) override {
     return Error{"unused"};
   }
+  Result<bool> holds_rows(const TableConfig&) override { return Error{"unused"}; }
 
  private:
   std::map<std::string, std::unique_ptr<OneTable>>& tables_;

@@ -172,6 +172,13 @@ TEST_CASE("an unknowable horizon is refused without a lookback, and accepted wit
       CHECK(refused.error().find(row.says) != std::string::npos);
       CHECK(refused.error().find(row.unreported) != std::string::npos);
       CHECK(refused.error().find("shop") != std::string::npos);
+      CHECK(refused.error().find("set a lookback") != std::string::npos);
+      // A table that takes no lookback (append) is not told to set one.
+      in.takes_lookback = false;
+      const auto no_way_out = decide_horizon(in);
+      REQUIRE_FALSE(no_way_out);
+      CHECK(no_way_out.error().find("set a lookback") == std::string::npos);
+      CHECK(no_way_out.error().find("takes no lookback") != std::string::npos);
       in.has_lookback = true;
       const auto accepted = decide_horizon(in);
       REQUIRE(accepted);
