@@ -6,14 +6,15 @@ namespace tidemark {
 namespace {
 
 // count(*) and the order-independent checksum of the rows' `columns`, as
-// the select list of a query over `prefix`-qualified columns.
+// the select list of a query over `prefix`-qualified columns. Each row is
+// the text of a row of its columns' texts, which tells a NULL from any
+// text ('\N' included) and quotes what would blur the columns' bounds.
 std::string count_and_checksum(const std::vector<std::string>& columns, const std::string& prefix) {
   std::string row_text;
   for (const std::string& column : columns) {
-    row_text += (row_text.empty() ? "" : ", ") + std::string("coalesce(") + prefix + quote_identifier(column) +
-                "::text, '\\N')";
+    row_text += (row_text.empty() ? "" : ", ") + prefix + quote_identifier(column) + "::text";
   }
-  return "count(*), coalesce(sum(hashtextextended(concat_ws(E'\\x1f', " + row_text + "), 0)::numeric), 0)::text";
+  return "count(*), coalesce(sum(hashtextextended(row(" + row_text + ")::text, 0)::numeric), 0)::text";
 }
 
 // The day a row's cursor falls on, in `timezone`, as text; 'all' for an

@@ -180,6 +180,23 @@ TEST_CASE("append: verify compares the rows as multisets and names the row value
   CHECK(said.find(nine[0] + ": 1 in the source, 2 in the target") != std::string::npos);
 }
 
+TEST_CASE("regression: verify tells a NULL from the text \\N") {
+  Keyless f;
+  f.env.source().exec("update public.events set kind = NULL where id = 10");
+  REQUIRE(f.run("events").summary.status == RunStatus::Success);
+  testing::CommandRunner c;
+  c.config_path = f.env.write_config_files(kPipeline);
+  VerifyOptions verify;
+  verify.pipeline = "logs";
+  verify.table = "events";
+  REQUIRE(c.run(run_verify, verify) == 0);
+  f.env.target().exec("update raw.events set kind = E'\\\\N' where id = 10");
+  REQUIRE(PgTestEnv::rows(f.env.target(), "select kind from raw.events where id = 10") == Rows{"\\N"});
+  c.out.str("");
+  CHECK(c.run(run_verify, verify) == 1);
+  CHECK(c.out.str().find("DIFFERENT VALUES") != std::string::npos);
+}
+
 TEST_CASE("snapshot without a key: the target ends equal to the source as a multiset") {
   Keyless f;
   const TimedSummary first = f.run("readings");

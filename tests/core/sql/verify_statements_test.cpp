@@ -21,6 +21,16 @@ TEST_CASE("a partition's check: the query's rows on the source as the target sto
         "0)::numeric), 0)::text FROM \"mart\".\"Daily\" WHERE \"day start\" >= $1::date AND \"day start\" < $2::date");
 }
 
+TEST_CASE("regression: verify's checksum tells a NULL from the text \\N and keeps the columns' bounds") {
+  // Each value was coalesced to '\N' and the values joined with \x1f: a
+  // NULL and the text \N, or a value holding \x1f, summed alike.
+  const Window ids{CursorValue{CursorType::Integer, 1}, CursorValue{CursorType::Integer, 9}};
+  const std::string q = verify_query(*QualifiedName::parse("raw.events"), {"id", "kind"}, "id", ids, "UTC");
+  CHECK(q.find("hashtextextended(row(\"id\"::text, \"kind\"::text)::text, 0)") != std::string::npos);
+  CHECK(q.find("coalesce(\"") == std::string::npos);
+  CHECK(q.find("x1f") == std::string::npos);
+}
+
 TEST_CASE("verify --keys: the rows of one bucket are the window's rows whose day is that bucket") {
   const Window ids{CursorValue{CursorType::Integer, 91}, CursorValue{CursorType::Integer, 101}};
   CHECK(verify_bucket_predicate("event id", ids, "UTC", "all") ==
