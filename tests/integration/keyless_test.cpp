@@ -79,6 +79,22 @@ struct Keyless {
   }
 };
 
+// `tidemark verify logs --table events [--keys N]` on a Keyless's files,
+// each call's output alone in `out`.
+struct Verifier : testing::CommandRunner {
+  VerifyOptions options;
+  Verifier(Keyless& f, std::size_t keys) {
+    config_path = f.env.write_config_files(kPipeline);
+    options.pipeline = "logs";
+    options.table = "events";
+    options.keys = keys;
+  }
+  int verify() {
+    out.str("");
+    return run(run_verify, options);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("append: each run inserts the new rows once; its target has no primary key") {
@@ -157,19 +173,13 @@ TEST_CASE("append: an update or a delete on the source is counted as an unseen c
 TEST_CASE("append: verify compares the rows as multisets and names the row values whose counts differ") {
   Keyless f;
   REQUIRE(f.run("events").summary.status == RunStatus::Success);
-  testing::CommandRunner c;
-  c.config_path = f.env.write_config_files(kPipeline);
-  VerifyOptions verify;
-  verify.pipeline = "logs";
-  verify.table = "events";
-  verify.keys = 5;
-  REQUIRE(c.run(run_verify, verify) == 0);
+  Verifier c(f, 5);
+  REQUIRE(c.verify() == 0);
   CHECK(c.out.str().find("300          300  ok") != std::string::npos);
 
   // One row lost, another held twice: the same count, other rows.
   f.env.target().exec("delete from raw.events where id = 7; insert into raw.events select * from raw.events where id = 9");
-  c.out.str("");
-  CHECK(c.run(run_verify, verify) == 1);
+  CHECK(c.verify() == 1);
   const std::string said = c.out.str();
   CHECK(said.find("DIFFERENT VALUES") != std::string::npos);
   CHECK(said.find("row values: 1 missing from the target, 1 held a different number of times, 0 only in the "
@@ -184,16 +194,11 @@ TEST_CASE("regression: verify tells a NULL from the text \\N") {
   Keyless f;
   f.env.source().exec("update public.events set kind = NULL where id = 10");
   REQUIRE(f.run("events").summary.status == RunStatus::Success);
-  testing::CommandRunner c;
-  c.config_path = f.env.write_config_files(kPipeline);
-  VerifyOptions verify;
-  verify.pipeline = "logs";
-  verify.table = "events";
-  REQUIRE(c.run(run_verify, verify) == 0);
+  Verifier c(f, 0);
+  REQUIRE(c.verify() == 0);
   f.env.target().exec("update raw.events set kind = E'\\\\N' where id = 10");
   REQUIRE(PgTestEnv::rows(f.env.target(), "select kind from raw.events where id = 10") == Rows{"\\N"});
-  c.out.str("");
-  CHECK(c.run(run_verify, verify) == 1);
+  CHECK(c.verify() == 1);
   CHECK(c.out.str().find("DIFFERENT VALUES") != std::string::npos);
 }
 
