@@ -68,33 +68,42 @@ std::vector<FingerprintColumn> hashed_columns(PgConnection& target, const TableC
   return fingerprint_columns(source.columns, source.catalog, in_target);
 }
 
-// Names the first `most` keys that differ between the sides among the
-// rows of one bucket: both sides' (key, row hash) streams, merged.
-void print_differing_keys(PgConnection& source, PgConnection& target, const TableConfig& table,
-                          const std::vector<FingerprintColumn>& columns, const std::string& where, std::size_t most,
-                          std::ostream& out) {
-  const bool hash_record = hash_record_between(source.server_major_version(), target.server_major_version());
-  const RowHashStatements hashes = row_hash_statements(table, columns, hash_record, where);
+// Both sides' streams of `statements` (`counted`: each entry stands for
+// its count of rows), merged in a read-only transaction a side under the
+// diff's plan settings; collecting stops past `most` differences, the
+// counts stay whole. Throws on a failure.
+RowDiff diff_sides(PgConnection& source, PgConnection& target, const RowHashStatements& statements, bool counted,
+                   std::size_t most) {
   CancelToken interrupt;
   const InterruptScope interrupt_scope(interrupt);
   for (PgConnection* side : {&source, &target}) {
     side->exec("BEGIN READ ONLY");
     side->exec(kRowDiffPlanSettings);
   }
-  const auto diffed = [&] {
-    PgRowHashStream from_source(source, hashes.source, hashes.order, interrupt);
-    PgRowHashStream from_target(target, hashes.target, hashes.order, interrupt);
-    // Collecting stops past `most` differences; the counts stay whole.
-    return diff_rows(from_source, from_target, hashes.order,
+  auto diffed = [&] {
+    PgRowHashStream from_source(source, statements.source, statements.order, interrupt, counted);
+    PgRowHashStream from_target(target, statements.target, statements.order, interrupt, counted);
+    return diff_rows(from_source, from_target, statements.order,
                      RowDiffLimits{static_cast<std::int64_t>(most), std::size_t{16} << 20});
   }();
   for (PgConnection* side : {&source, &target}) side->rollback_quietly();
   if (!diffed) throw std::runtime_error(diffed.error());
-  const RowDiffCounts& n = diffed->counts;
+  return std::move(*diffed);
+}
+
+// Names the first `most` keys that differ between the sides among the
+// rows of one bucket: both sides' (key, row hash) streams, merged.
+void print_differing_keys(PgConnection& source, PgConnection& target, const TableConfig& table,
+                          const std::vector<FingerprintColumn>& columns, const std::string& where, std::size_t most,
+                          std::ostream& out) {
+  const bool hash_record = hash_record_between(source.server_major_version(), target.server_major_version());
+  const RowDiff diffed =
+      diff_sides(source, target, row_hash_statements(table, columns, hash_record, where), false, most);
+  const RowDiffCounts& n = diffed.counts;
   fmt::print(out, "    {} missing from the target, {} with other values, {} only in the target\n", n.missing, n.changed,
              n.gone);
-  const std::vector<std::string> fetch = diffed->fetch.texts(most);
-  const std::vector<std::string> gone = diffed->gone.texts(most > fetch.size() ? most - fetch.size() : 0);
+  const std::vector<std::string> fetch = diffed.fetch.texts(most);
+  const std::vector<std::string> gone = diffed.gone.texts(most > fetch.size() ? most - fetch.size() : 0);
   if (!fetch.empty()) fmt::print(out, "    missing or other values: {}\n", fmt::join(fetch, " "));
   if (!gone.empty()) fmt::print(out, "    only in the target: {}\n", fmt::join(gone, " "));
 }
@@ -107,36 +116,20 @@ void print_differing_rows(PgConnection& source, PgConnection& target, const Tabl
                           const std::vector<FingerprintColumn>& columns, const std::string& where, std::size_t most,
                           std::ostream& out) {
   const bool hash_record = hash_record_between(source.server_major_version(), target.server_major_version());
-  const RowHashStatements multisets = multiset_statements(table, columns, hash_record, where);
-  CancelToken interrupt;
-  const InterruptScope interrupt_scope(interrupt);
-  for (PgConnection* side : {&source, &target}) {
-    side->exec("BEGIN READ ONLY");
-    side->exec(kRowDiffPlanSettings);
-  }
-  const auto diffed = [&] {
-    PgRowHashStream from_source(source, multisets.source, multisets.order, interrupt, /*counted=*/true);
-    PgRowHashStream from_target(target, multisets.target, multisets.order, interrupt, /*counted=*/true);
-    return diff_rows(from_source, from_target, multisets.order,
-                     RowDiffLimits{static_cast<std::int64_t>(most), std::size_t{16} << 20});
-  }();
-  if (!diffed) {
-    for (PgConnection* side : {&source, &target}) side->rollback_quietly();
-    throw std::runtime_error(diffed.error());
-  }
+  const RowDiff diffed =
+      diff_sides(source, target, multiset_statements(table, columns, hash_record, where), true, most);
   bool has_null = false;
-  std::vector<std::int64_t> hashes = diffed->fetch.integers(has_null);
-  for (const std::int64_t h : diffed->gone.integers(has_null)) hashes.push_back(h);
+  std::vector<std::int64_t> hashes = diffed.fetch.integers(has_null);
+  for (const std::int64_t h : diffed.gone.integers(has_null)) hashes.push_back(h);
   if (hashes.size() > most) hashes.resize(most);
   const std::string array = hashes_array(hashes);
   const RowsOfHashes of_hashes = rows_of_hashes_statements(table, columns, hash_record);
   std::map<std::string, std::pair<std::string, std::string>> counts;  // row -> (source, target)
   const PgResult in_source = source.exec(of_hashes.counted_source, {array});
   const PgResult in_target = target.exec(of_hashes.counted_target, {array});
-  for (PgConnection* side : {&source, &target}) side->rollback_quietly();
   for (int i = 0; i < in_source.rows(); ++i) counts[in_source.text(i, 0)].first = in_source.text(i, 1);
   for (int i = 0; i < in_target.rows(); ++i) counts[in_target.text(i, 0)].second = in_target.text(i, 1);
-  const RowDiffCounts& n = diffed->counts;
+  const RowDiffCounts& n = diffed.counts;
   fmt::print(out, "    row values: {} missing from the target, {} held a different number of times, {} only in the "
                   "target\n", n.missing, n.changed, n.gone);
   for (const auto& [row, pair] : counts) {
