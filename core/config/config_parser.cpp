@@ -137,6 +137,22 @@ void check_connection(ConfigReader& r, const YAML::Node& root, const DaemonConfi
   r.error(root[key], "no connection named \"" + name + "\" in " + daemon.file + " (known: " + known + ")");
 }
 
+// A table whose rows are inserted once commits them with its watermark
+// in one transaction, which only a target that holds the state can. Told
+// with the file's other errors: the tables read so far are enough.
+void check_state_in_target(const DaemonConfig& daemon, const PipelineConfig& p, std::vector<ConfigError>& errors) {
+  if (p.target.empty() || p.target == daemon.state) return;
+  for (const TableConfig& t : p.tables) {
+    if (!table_mode(t.mode).needs_state_in_target) continue;
+    errors.push_back(ConfigError{
+        t.mode_location.file, t.mode_location.line, t.mode_location.column, t.mode_key_path,
+        std::string("mode: ") + table_mode_name(t.mode) + " inserts each row once, in the transaction that moves "
+            "its watermark, which needs the state in the target's database: pipeline " + p.name +
+            " writes to connection " + p.target + " and the state lives in " + daemon.state + "; set state: " +
+            p.target + " in " + daemon.file + ", or use mode: incremental with a key"});
+  }
+}
+
 ConfigError error_at(const TableConfig::WrittenInput& item, std::string message) {
   return ConfigError{item.location.file, item.location.line, item.location.column, item.key_path,
                      std::move(message)};
@@ -289,6 +305,7 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
     if (daemon_check == DaemonCheck::Connections) {
       check_connection(reader, *root, daemon, "source", pipeline.source);
       check_connection(reader, *root, daemon, "target", pipeline.target);
+      check_state_in_target(daemon, pipeline, out.errors);
     }
     if (!pipeline.name.empty()) {
       const auto [it, inserted] = first_file_of.emplace(pipeline.name, file.path);
@@ -324,21 +341,6 @@ ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<
                                        whole ? t.mode_key_path : t.deletes->key_path,
                                        *conflict + (whole ? "; mode: " + mode + " needs a target table of its own"
                                                           : "; deletes: needs a target table of its own")});
-    }
-  }
-  // A table whose rows are inserted once commits them with its watermark
-  // in one transaction, which only a target that holds the state can.
-  if (daemon_check == DaemonCheck::Connections) {
-    for (const PipelineConfig& p : config.pipelines) {
-      for (const TableConfig& t : p.tables) {
-        if (!table_mode(t.mode).needs_state_in_target || p.target == daemon.state) continue;
-        out.errors.push_back(ConfigError{
-            t.mode_location.file, t.mode_location.line, t.mode_location.column, t.mode_key_path,
-            std::string("mode: ") + table_mode_name(t.mode) + " inserts each row once, in the transaction that moves "
-                "its watermark, which needs the state in the target's database: pipeline " + p.name +
-                " writes to connection " + p.target + " and the state lives in " + daemon.state +
-                "; set state: " + p.target + " in " + daemon.file + ", or use mode: incremental with a key"});
-      }
     }
   }
   std::sort(config.pipelines.begin(), config.pipelines.end(),

@@ -936,6 +936,31 @@ tables:
   CHECK(errors[3].key_path == "source");
 }
 
+TEST_CASE("regression: an append table whose target does not hold the state is told beside the file's other errors") {
+  // It was told only once every other error of the file was mended.
+  const auto errors = pipeline_errors(R"(pipeline: p
+source: shop
+target: shop
+schedule: "* * * * *"
+tables:
+  - name: events
+    mode: append
+    source_table: public.events
+    target_table: raw.events
+    cursor: id
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    lookback: -5m
+)");
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0].key_path == "tables[1].lookback");
+  CHECK(errors[1].key_path == "tables[0].mode");
+  CHECK(errors[1].message.find("needs the state in the target's database") != std::string::npos);
+}
+
 TEST_CASE("a pipeline name used in two files names the first file") {
   const std::string yaml = R"(pipeline: same
 source: shop
