@@ -59,10 +59,7 @@ for round in $(seq 1 "$rounds"); do
   done
   sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.3f", (r % 80) / 1000 }')"
   if [ $((round % 4)) -eq 0 ]; then
-    # Only this test's databases: tests beside it have tidemark sessions too.
-    psql -X -q -d postgres -c "select pg_terminate_backend(pid) from pg_stat_activity
-                               where application_name = 'tidemark' and pid <> pg_backend_pid()
-                                 and datname in ('${db}_source', '${db}_target')" >/dev/null
+    cut_sessions
     sleep 0.3
   fi
   kill -9 "$serve" 2>/dev/null || true

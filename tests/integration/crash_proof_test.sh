@@ -57,11 +57,7 @@ for round in $(seq 1 "$rounds"); do
   pids+=("$serve")
   sleep "$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.8 + (r % 180) / 100 }')"
   if [ $((round % 3)) -eq 0 ]; then
-    # Cut the daemon's sessions from the server side first; only this test's
-    # databases, since tests that run alongside have tidemark sessions too.
-    psql -X -q -d postgres -c "select pg_terminate_backend(pid) from pg_stat_activity
-                               where application_name = 'tidemark' and pid <> pg_backend_pid()
-                                 and datname in ('${db}_source', '${db}_target')" >/dev/null
+    cut_sessions  # from the server side, before the kill
     sleep 0.5
   fi
   kill -9 "$serve" 2>/dev/null || true

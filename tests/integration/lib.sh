@@ -60,6 +60,14 @@ stop_state_server() {
   test_cleanup
 }
 
+# cut_sessions: terminates tidemark's sessions from the server side, in
+# this test's databases only (tests beside it have tidemark sessions too).
+cut_sessions() {
+  psql -X -q -d postgres -c "select pg_terminate_backend(pid) from pg_stat_activity
+                             where application_name = 'tidemark' and pid <> pg_backend_pid()
+                               and datname in ('${db}_source', '${db}_target')" >/dev/null
+}
+
 # orders_tables N: table orders in the source, N rows an hour old, and an
 # empty one in the target, as most daemon tests load.
 orders_tables() {
