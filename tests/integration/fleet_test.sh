@@ -46,12 +46,16 @@ state() { psql -X -At -h "$state_dir" -d postgres -c "$1"; }
 
 owned() { member_value "$1" tidemark_tables_owned; }
 # Every listed member sees `count` members and together they own every table.
+# A member exports its share only once it has one: until then (and when
+# its metrics do not answer) it has not settled.
 settled() {
-  local count=$1 sum=0 n
+  local count=$1 sum=0 n share
   shift
   for n in "$@"; do
     [ "$(member_value "$n" tidemark_fleet_members)" = "$count" ] || return 1
-    sum=$((sum + $(owned "$n")))
+    share=$(owned "$n") || return 1
+    [[ $share =~ ^[0-9]+$ ]] || return 1
+    sum=$((sum + share))
   done
   [ "$sum" = "$tables" ]
 }
