@@ -1,13 +1,10 @@
 #include "daemon/config_loader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
+
+#include "daemon/small_file.h"
 
 namespace tidemark {
 namespace {
@@ -21,69 +18,34 @@ ConfigError file_error(const std::string& path, const std::string& message) {
   return e;
 }
 
-std::string file_kind(const fs::file_status& status) {
-  switch (status.type()) {
-    case fs::file_type::directory: return "a folder";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::socket: return "a socket";
-    default: return "not a regular file";
-  }
-}
-
 // Reads a whole regular file of at most kMaxConfigFileBytes; on failure
-// records why and returns false. Opened without blocking (a FIFO with no
-// writer would wait forever) and checked on the opened descriptor.
+// records why and returns false.
 bool read_file(const std::string& path, std::string& text, std::vector<ConfigError>& errors,
                const char* expected = "name the daemon file (tidemark.yaml) or a pipeline file") {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) {
-    errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
-    return false;
+  using Kind = SmallFileFailure::Kind;
+  auto read = read_small_file(path, kMaxConfigFileBytes);
+  if (auto* whole = std::get_if<std::string>(&read)) {
+    text = std::move(*whole);
+    return true;
   }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat info {};
-  if (::fstat(fd, &info) != 0) {
-    errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
-    return false;
+  const SmallFileFailure& failed = std::get<SmallFileFailure>(read);
+  switch (failed.kind) {
+    case Kind::CannotOpen:
+    case Kind::CannotRead: errors.push_back(file_error(path, "cannot read file: " + failed.detail)); break;
+    case Kind::NotRegular:
+      errors.push_back(file_error(path, "is " + failed.detail + ", not a YAML file: " + expected));
+      break;
+    case Kind::TooBig:
+      errors.push_back(file_error(path, "is " + std::to_string(failed.size) + " bytes, more than the " +
+                                            std::to_string(kMaxConfigFileBytes) +
+                                            " a configuration file may hold: split its pipelines into several files"));
+      break;
+    case Kind::Grew:
+      errors.push_back(
+          file_error(path, "grew past " + std::to_string(kMaxConfigFileBytes) + " bytes while being read"));
+      break;
   }
-  if (!S_ISREG(info.st_mode)) {
-    std::error_code ec;
-    errors.push_back(file_error(path, "is " + file_kind(fs::status(path, ec)) + ", not a YAML file: " + expected));
-    return false;
-  }
-  if (info.st_size > kMaxConfigFileBytes) {
-    errors.push_back(file_error(path, "is " + std::to_string(info.st_size) + " bytes, more than the " +
-                                          std::to_string(kMaxConfigFileBytes) +
-                                          " a configuration file may hold: split its pipelines into several files"));
-    return false;
-  }
-  // Read by chunks into a string sized for the file as it is now, not
-  // for the largest file allowed: a buffer of 4 MiB per file was 400 MiB
-  // touched at start-up for 100 pipeline files. One byte past the limit
-  // is enough to tell a file that grew too big while it was read.
-  text.clear();
-  text.reserve(static_cast<std::size_t>(std::min<off_t>(info.st_size, kMaxConfigFileBytes)) + 1);
-  char chunk[16384];
-  while (text.size() <= static_cast<std::size_t>(kMaxConfigFileBytes)) {
-    const ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      errors.push_back(file_error(path, std::string("cannot read file: ") + std::strerror(errno)));
-      return false;
-    }
-    if (n == 0) break;
-    text.append(chunk, static_cast<std::size_t>(n));
-  }
-  if (text.size() > static_cast<std::size_t>(kMaxConfigFileBytes)) {
-    errors.push_back(file_error(path, "grew past " + std::to_string(kMaxConfigFileBytes) + " bytes while being read"));
-    return false;
-  }
-  return true;
+  return false;
 }
 
 // The *.yaml files of pipelines_dir, sorted. Names starting with a dot are
@@ -107,7 +69,7 @@ std::vector<std::string> pipeline_files(const std::string& dir, std::vector<Conf
           p.string(), "is a symlink to " + fs::read_symlink(p, link_ec).string() +
                           ", which does not exist: fix the link, or remove it from pipelines_dir"));
     } else {
-      entry_errors.push_back(file_error(p.string(), "is " + file_kind(target) +
+      entry_errors.push_back(file_error(p.string(), "is " + file_type_words(target.type()) +
                                                         ", not a pipeline file: rename it (pipeline files end in "
                                                         ".yaml) or move it out of pipelines_dir"));
     }

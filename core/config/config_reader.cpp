@@ -9,7 +9,7 @@
 namespace tidemark {
 namespace {
 
-std::string describe(const YAML::Node& node) {
+std::string yaml_kind(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Map: return "a map";
@@ -56,7 +56,7 @@ std::string ConfigReader::path() const {
 
 bool ConfigReader::expect_map(const YAML::Node& node) {
   if (node.IsMap()) return true;
-  error(node, "expected a map of keys, got " + describe(node));
+  error(node, "expected a map of keys, got " + yaml_kind(node));
   return false;
 }
 
@@ -66,7 +66,7 @@ std::vector<ConfigReader::MapEntry> ConfigReader::map_entries(const YAML::Node& 
   for (auto it = node.begin(); it != node.end(); ++it) {
     const YAML::Node key_node = it->first;
     if (!key_node.IsScalar()) {
-      error(key_node, "expected a plain key, got " + describe(key_node));
+      error(key_node, "expected a plain key, got " + yaml_kind(key_node));
       continue;
     }
     const std::string key = key_node.Scalar();
@@ -98,7 +98,7 @@ void ConfigReader::read_entries(
 
 void ConfigReader::read_list(const YAML::Node& node, const std::function<void(const YAML::Node&)>& read_item) {
   if (!node.IsSequence()) {
-    error(node, "expected a list, got " + describe(node));
+    error(node, "expected a list, got " + yaml_kind(node));
     return;
   }
   if (node.size() == 0) {
@@ -113,7 +113,7 @@ void ConfigReader::read_list(const YAML::Node& node, const std::function<void(co
 
 std::optional<std::string> read_string(ConfigReader& r, const YAML::Node& node) {
   if (!node.IsScalar()) {
-    r.error(node, "expected a text value, got " + describe(node));
+    r.error(node, "expected a text value, got " + yaml_kind(node));
     return std::nullopt;
   }
   if (node.Scalar().empty()) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/text/plain_text.h"
+
 namespace tidemark {
 namespace {
 
@@ -117,11 +119,7 @@ std::string scrub_password(std::string_view message, std::string_view dsn) {
   // Whatever follows the password in the DSN may be part of it when the DSN
   // is malformed: treat every token from there on as secret.
   std::string secret_text;
-  const std::string lowered = [&] {
-    std::string out(dsn);
-    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return out;
-  }();
+  const std::string lowered = ascii_lower(dsn);
   std::size_t first_secret = std::string::npos;
   for (const char* word : {"password", "client_secret"}) first_secret = std::min(first_secret, lowered.find(word));
   if (first_secret != std::string::npos) {

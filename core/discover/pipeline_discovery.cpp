@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 
+#include "core/text/plain_text.h"
 #include "core/watermark/cursor_value.h"
 
 namespace tidemark {
@@ -14,19 +15,8 @@ namespace {
 // sources are quiet.
 constexpr const char* kDailyReconcile = "0 3 * * *";
 
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
-  return text;
-}
-
 bool contains(const std::vector<std::string>& items, const std::string& item) {
   return std::find(items.begin(), items.end(), item) != items.end();
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& separator = ", ") {
-  std::string out;
-  for (const std::string& i : items) out += (out.empty() ? "" : separator) + i;
-  return out;
 }
 
 // A YAML scalar that reads back as `text`: plain when it is a simple
@@ -34,7 +24,7 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
 std::string yaml_scalar(const std::string& text) {
   static const std::regex plain(R"([A-Za-z_][A-Za-z0-9_.$-]*)");
   static const std::set<std::string> special = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"};
-  if (std::regex_match(text, plain) && special.count(lower(text)) == 0) return text;
+  if (std::regex_match(text, plain) && special.count(ascii_lower(text)) == 0) return text;
   std::string out = "'";
   for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
   return out + "'";
@@ -83,15 +73,10 @@ std::optional<std::pair<std::vector<std::string>, std::string>> choose_key(const
   return std::nullopt;
 }
 
-bool is_integer(const std::string& type) {
-  const auto cursor = cursor_type_from_postgres(type);
-  return cursor && *cursor == CursorType::Integer;
-}
-
 // An integer the database numbers on INSERT: an identity or a sequence
 // default.
 bool is_sequenced(const CatalogColumn& c) {
-  return is_integer(c.type) && (c.fill == ColumnFill::IdentityAlways || c.fill == ColumnFill::IdentityByDefault ||
+  return is_integer_type(c.type) && (c.fill == ColumnFill::IdentityAlways || c.fill == ColumnFill::IdentityByDefault ||
                                 c.default_expression.find("nextval(") != std::string::npos);
 }
 
@@ -183,7 +168,7 @@ namespace {
 // hand: a body can be long, and a backtracking regex over it is not safe.
 bool assigns_the_clock(const std::string& source, const std::string& column) {
   const bool bare = display_identifier(column) == column;
-  const std::string quoted = lower(quote_identifier(column));
+  const std::string quoted = ascii_lower(quote_identifier(column));
   const auto is_word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$'; };
   const auto skip_blanks = [&](std::size_t at) {
     while (at < source.size() && std::isspace(static_cast<unsigned char>(source[at]))) ++at;
@@ -232,13 +217,13 @@ bool assigns_the_clock(const std::string& source, const std::string& column) {
 std::vector<std::string> columns_stamped_by(const CatalogTrigger& trigger, const CatalogTable& table) {
   std::vector<std::string> out;
   if (!trigger.before || !trigger.for_each_row) return out;
-  const std::string language = lower(trigger.language);
+  const std::string language = ascii_lower(trigger.language);
   if (language == "c" && trigger.source == "moddatetime" && trigger.arguments.size() == 1) {
     out.push_back(trigger.arguments[0]);
     return out;
   }
   if (language != "plpgsql" && language != "sql") return out;
-  const std::string source = lower(trigger.source);
+  const std::string source = ascii_lower(trigger.source);
   for (const CatalogColumn& c : table.columns) {
     if (assigns_the_clock(source, c.name)) out.push_back(c.name);
   }
@@ -268,7 +253,7 @@ std::vector<Stamp> stamps_of(const CatalogTable& table) {
 // another language): it may stamp any column.
 bool has_unread_update_trigger(const CatalogTable& table) {
   return std::any_of(table.triggers.begin(), table.triggers.end(), [](const CatalogTrigger& t) {
-    const std::string language = lower(t.language);
+    const std::string language = ascii_lower(t.language);
     const bool read = language == "plpgsql" || language == "sql" || (language == "c" && t.source == "moddatetime");
     return t.before && t.for_each_row && t.on_update && !read;
   });

@@ -11,8 +11,6 @@ SourceMicros micros_of(Instant t) {
   return std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
 }
 
-std::string instant_text(SourceMicros micros) { return cursor_to_text(CursorValue{CursorType::TimestampTz, micros}); }
-
 }  // namespace
 
 Result<std::optional<SourceMicros>> input_bound(const TableRef& input, const InputState& state) {
@@ -61,7 +59,7 @@ Result<InputLimit> inputs_limit(const std::vector<TableRef>& inputs, const std::
     if (first || **bound < *out.until) {
       out.until = **bound;
       out.input = inputs[i].display();
-      out.described = out.input + ", at " + instant_text(**bound);
+      out.described = out.input + ", at " + source_instant_text(**bound);
     }
     first = false;
   }

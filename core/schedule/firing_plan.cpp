@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/schedule/job_kinds.h"
+
 namespace tidemark {
 
 const CronSchedule& job_schedule(const TableConfig& table, JobKind kind) {
-  if (kind == JobKind::Reconcile && !(table.deletes && table.deletes->reconcile)) std::abort();  // no such job
-  return kind == JobKind::Reconcile ? *table.deletes->reconcile : *table.schedule;
+  const JobKindSpec& spec = job_kind(kind);
+  if (!spec.has(table)) std::abort();  // no such job
+  return spec.schedule(table);
 }
 
 std::optional<Instant> next_firing(const PipelineConfig& pipeline, const TableConfig& table, Instant after,

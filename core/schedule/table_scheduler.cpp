@@ -6,6 +6,7 @@
 
 #include "core/config/table_modes.h"
 #include "core/schedule/firing_plan.h"
+#include "core/schedule/job_kinds.h"
 
 namespace tidemark {
 namespace {
@@ -232,12 +233,11 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
   if (fire_again && view_.owns(table, clock_.monotonic())) offer(Firing{table, clock_.now(), *fire_again, kind});
   TableState& state = it->second;
   RunStatus status = summary.status;
-  // A reconcile is rare and does not wait on a worker for the lock: when
-  // a load holds it, the reconcile comes back after the backoff instead
-  // of a day later. So does an input's wake that found the lock held (by
-  // the table's reconcile, or its former owner's run): else it is lost
-  // until the schedule fires.
-  if ((kind == JobKind::Reconcile || woken_run) && status == RunStatus::SkippedLocked &&
+  // A job that comes back after the backoff when the lock is held (the
+  // job-kind table says which) does; so does an input's wake that found
+  // the lock held (by the table's reconcile, or its former owner's run):
+  // else it is lost until the schedule fires.
+  if ((job_kind(kind).held_lock == HeldLock::RetryAfterBackoff || woken_run) && status == RunStatus::SkippedLocked &&
       view_.owns(table, clock_.monotonic())) {
     status = RunStatus::Failed;
   }
@@ -274,9 +274,8 @@ std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> TableSche
   std::map<JobKey, std::pair<const PipelineConfig*, const TableConfig*>> out;
   for (const PipelineConfig& p : config.pipelines) {
     for (const TableConfig& t : p.tables) {
-      out[{p.name, t.name, JobKind::Load}] = {&p, &t};
-      if (table_mode(t.mode).reconcile != ReconcileBy::Refused && t.deletes && t.deletes->reconcile) {
-        out[{p.name, t.name, JobKind::Reconcile}] = {&p, &t};
+      for (const JobKindSpec& kind : job_kinds()) {
+        if (kind.has(t)) out[{p.name, t.name, kind.kind}] = {&p, &t};
       }
     }
   }
@@ -420,7 +419,7 @@ void TableScheduler::launch(const Firing& firing) {
 }
 
 bool TableScheduler::batchable(const Firing& firing) const {
-  if (firing.kind != JobKind::Load || firing.alone) return false;
+  if (!job_kind(firing.kind).batches || firing.alone) return false;
   const auto it = tables_.find(JobKey{firing.table, firing.kind});
   // With a lookback a window always reaches back over rows loaded before:
   // its table would be handed back nearly every time.

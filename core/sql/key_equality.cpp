@@ -4,11 +4,11 @@
 #include <regex>
 
 #include "core/text/sql_identifier.h"
+#include "core/watermark/cursor_value.h"
 
 namespace tidemark {
 namespace {
 
-bool is_integer(const std::string& type) { return type == "smallint" || type == "integer" || type == "bigint"; }
 bool is_float(const std::string& type) { return type == "real" || type == "double precision"; }
 
 // numeric(p,s)'s scale; nothing for an unconstrained numeric or another type.
@@ -61,7 +61,7 @@ std::optional<std::string> coarser_key_equality(const ColumnShape& source, const
   const auto from_scale = numeric_scale(from);
   const bool numeric_with_fraction = from == "numeric" || (from_scale && *from_scale > 0);
   const bool rounds_numeric = to_scale && (from == "numeric" || is_float(from) || (from_scale && *from_scale > *to_scale));
-  const bool rounds_to_integer = is_integer(to) && (numeric_with_fraction || is_float(from));
+  const bool rounds_to_integer = is_integer_type(to) && (numeric_with_fraction || is_float(from));
   // real holds 24 bits of mantissa, double precision 53.
   const bool rounds_float = (to == "real" && (from == "double precision" || from.rfind("numeric", 0) == 0 ||
                                               from == "bigint" || from == "integer")) ||

@@ -39,7 +39,7 @@ std::string key_row(const std::vector<std::string>& key, const std::string& alia
 // when it is declared, with the session's time zone at UTC (for tm_key),
 // but its key columns are printed as they are fetched, in the session's
 // own time zone by then, as a load reads them.
-std::string key_columns(const std::vector<std::string>& key, const std::string& alias) {
+std::string key_select_list(const std::vector<std::string>& key, const std::string& alias) {
   std::string out;
   for (std::size_t i = 0; i < key.size(); ++i) {
     out += ", " + alias + "." + quote_identifier(key[i]) + " AS tm_c" + std::to_string(i);
@@ -70,7 +70,7 @@ KeySideQueries side_queries(const TableConfig& table, const QualifiedName& name,
   out.keys = std::string("SELECT tm_bucket, tm_key, tm_flag, tm_row") + key_columns_out(table.key) +
              " FROM (SELECT " + bucket_of(n.count) + " AS tm_bucket, k.* FROM (SELECT " + key_row(table.key, "q") +
              " AS tm_key, (" + flag + ") IS TRUE AS tm_flag, " + row_hash + " AS tm_row" +
-             key_columns(table.key, "q") + " FROM " + from + ") k) b WHERE tm_bucket = ANY(" + n.which +
+             key_select_list(table.key, "q") + " FROM " + from + ") k) b WHERE tm_bucket = ANY(" + n.which +
              ") ORDER BY tm_bucket, tm_key COLLATE \"C\"";
   return out;
 }

@@ -4,11 +4,10 @@
 #include <cstdlib>
 
 #include "core/text/sql_identifier.h"
+#include "core/watermark/cursor_value.h"
 
 namespace tidemark {
 namespace {
-
-bool is_integer(const std::string& type) { return type == "smallint" || type == "integer" || type == "bigint"; }
 
 const FingerprintColumn& key_column(const std::vector<FingerprintColumn>& columns, const std::string& name) {
   const auto found = std::find_if(columns.begin(), columns.end(), [&](const FingerprintColumn& c) { return c.name == name; });
@@ -53,7 +52,7 @@ std::vector<FingerprintColumn> key_columns(const TableConfig& table, const std::
 }  // namespace
 
 KeyOrder key_order(const FingerprintColumn& column) {
-  return is_integer(column.source_type) && is_integer(column.target_type) ? KeyOrder::Integer : KeyOrder::Bytes;
+  return is_integer_type(column.source_type) && is_integer_type(column.target_type) ? KeyOrder::Integer : KeyOrder::Bytes;
 }
 
 RowHashStatements row_hash_statements(const TableConfig& table, const std::vector<FingerprintColumn>& columns,

@@ -5,6 +5,8 @@
 #include <charconv>
 #include <vector>
 
+#include "core/text/plain_text.h"
+
 namespace tidemark {
 namespace {
 
@@ -30,12 +32,6 @@ const FieldSpec kDayOfWeek{"day-of-week", 0, 7, {"sun", "mon", "tue", "wed", "th
 // February on a Sunday comes 40 years apart, 2088 to 2128).
 constexpr date::days kHorizon{146097 + 366};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 Error field_error(const FieldSpec& f, std::string_view field, const std::string& why) {
   std::string allowed = std::to_string(f.min) + "-" + std::to_string(f.max);
   if (!f.names.empty()) allowed += " or " + std::string(f.names.front()) + "-" + std::string(f.names.back());
@@ -47,7 +43,7 @@ Error field_error(const FieldSpec& f, std::string_view field, const std::string&
 Result<int> parse_value(const FieldSpec& f, std::string_view field, std::string_view token) {
   if (token.empty()) return field_error(f, field, "empty value");
   if (std::isalpha(static_cast<unsigned char>(token.front()))) {
-    const std::string name = lower(token);
+    const std::string name = ascii_lower(token);
     for (std::size_t i = 0; i < f.names.size(); ++i) {
       if (f.names[i] == name) return f.min + static_cast<int>(i);
     }
@@ -150,7 +146,7 @@ Result<CronSchedule> CronSchedule::parse(std::string_view expression) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
   if (!text.empty() && text.front() == '@') {
-    const std::string_view fields = expand_macro(lower(text));
+    const std::string_view fields = expand_macro(ascii_lower(text));
     if (fields.empty()) {
       return Error{"unknown macro \"" + std::string(text) +
                    "\"; use @yearly, @annually, @monthly, @weekly, @daily, @midnight or @hourly"};

@@ -1,5 +1,6 @@
 #include "core/time/instant_text.h"
 
+#include <cmath>
 #include <regex>
 
 namespace tidemark {
@@ -49,5 +50,9 @@ Result<Instant> parse_instant(std::string_view text) {
 }
 
 std::string format_instant(Instant t) { return date::format("%FT%TZ", t); }
+
+std::string format_unix_seconds(double unix_seconds) {
+  return format_instant(Instant(std::chrono::seconds(std::llround(unix_seconds))));
+}
 
 }  // namespace tidemark

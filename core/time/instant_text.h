@@ -33,4 +33,8 @@ Result<Instant> parse_instant(std::string_view text);
 // "YYYY-MM-DDTHH:MM:SSZ".
 std::string format_instant(Instant t);
 
+// The same for seconds since the epoch (a database's extract(epoch ...)),
+// rounded to the nearest second.
+std::string format_unix_seconds(double unix_seconds);
+
 }  // namespace tidemark

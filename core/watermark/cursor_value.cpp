@@ -91,6 +91,11 @@ Result<CursorType> cursor_type_from_postgres(std::string_view format_type) {
                "; it must be timestamptz, timestamp, date or an integer type"};
 }
 
+bool is_integer_type(std::string_view format_type) {
+  const Result<CursorType> type = cursor_type_from_postgres(format_type);
+  return type && *type == CursorType::Integer;
+}
+
 int cursor_fraction_digits(std::string_view format_type) {
   if (format_type.rfind("timestamp(", 0) != 0) return 6;
   const std::size_t close = format_type.find(')');

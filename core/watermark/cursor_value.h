@@ -34,6 +34,8 @@ Result<CursorType> cursor_type_from_name(std::string_view name);
 // fails for any other type. Each of them has an `=` that holds exactly when
 // the two values' images are equal.
 Result<CursorType> cursor_type_from_postgres(std::string_view format_type);
+// Whether format_type() names smallint, integer or bigint.
+bool is_integer_type(std::string_view format_type);
 
 // The fractional-second digits a timestamp column keeps, from its
 // format_type() ("timestamp(3) with time zone": 3); 6 when it names none,

@@ -6,14 +6,14 @@
 namespace tidemark {
 namespace {
 
-std::string instant_text(SourceMicros micros) { return cursor_to_text(CursorValue{CursorType::TimestampTz, micros}); }
-
-std::string describe(const OpenTransaction& t) {
-  if (t.prepared) return "prepared transaction \"" + t.application_name + "\" (prepared at " + instant_text(t.started) + ")";
+std::string describe_transaction(const OpenTransaction& t) {
+  if (t.prepared) {
+    return "prepared transaction \"" + t.application_name + "\" (prepared at " + source_instant_text(t.started) + ")";
+  }
   std::string out = "pid " + std::to_string(t.pid);
   out += " (" + (t.application_name.empty() ? std::string("no application_name") : t.application_name);
   out += ", " + (t.state.empty() ? std::string("state unknown") : t.state) + ")";
-  return out + ", in a transaction since " + instant_text(t.started);
+  return out + ", in a transaction since " + source_instant_text(t.started);
 }
 
 double seconds_between(SourceMicros from, SourceMicros to) { return static_cast<double>(to - from) / 1e6; }
@@ -70,17 +70,17 @@ HorizonDecision time_horizon(const HorizonReading& r) {
   SourceMicros hi = r.clock - kStartReportMargin;
   if (r.replayed_until && *r.replayed_until < hi) {
     hi = *r.replayed_until;
-    d.held_by = "the standby, which has replayed the primary's commits only up to " + instant_text(hi);
+    d.held_by = "the standby, which has replayed the primary's commits only up to " + source_instant_text(hi);
   }
   if (r.oldest && r.oldest->prepared) {
     d.hold_at_watermark = true;
-    d.held_by = describe(*r.oldest) + ": its start is unknown, so the watermark waits until it ends";
+    d.held_by = describe_transaction(*r.oldest) + ": its start is unknown, so the watermark waits until it ends";
     d.lag_seconds = seconds_between(r.oldest->started, r.clock);
     return d;
   }
   if (r.oldest && r.oldest->started < hi) {
     hi = r.oldest->started;
-    d.held_by = describe(*r.oldest);
+    d.held_by = describe_transaction(*r.oldest);
   }
   d.instant = hi;
   d.lag_seconds = seconds_between(hi, r.clock);
@@ -104,7 +104,7 @@ HorizonDecision integer_horizon(const HorizonReading& r, const std::vector<Curso
   // none of them can hold an id below the chosen max + 1.
   if (r.oldest && r.oldest->prepared) {
     d.hold_at_watermark = true;
-    d.held_by = describe(*r.oldest) + ": its start is unknown, so the watermark waits until it ends";
+    d.held_by = describe_transaction(*r.oldest) + ": its start is unknown, so the watermark waits until it ends";
     d.lag_seconds = seconds_between(r.oldest->started, r.clock);
     d.keep_sample = current;
     return d;
@@ -126,7 +126,7 @@ HorizonDecision integer_horizon(const HorizonReading& r, const std::vector<Curso
     if (s.taken_at <= r.clock && (!chosen || s.taken_at >= chosen->taken_at)) ++kept;
   }
   if (current && current->taken_at < r.oldest->started) chosen = current;
-  d.held_by = describe(*r.oldest);
+  d.held_by = describe_transaction(*r.oldest);
   if (chosen) {
     d.value = after(chosen->max);
     d.lag_seconds = seconds_between(chosen->taken_at, r.clock);
@@ -159,6 +159,10 @@ Result<std::optional<CursorValue>> unheld(const HiInput& input) {
 }
 
 }  // namespace
+
+std::string source_instant_text(SourceMicros micros) {
+  return cursor_to_text(CursorValue{CursorType::TimestampTz, micros});
+}
 
 Result<HorizonDecision> decide_horizon(const HorizonInput& input) {
   if (auto why = unknowable(input)) return permanent_error(*why);

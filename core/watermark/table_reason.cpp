@@ -10,10 +10,6 @@ namespace {
 
 std::string age_text(double seconds) { return format_age(static_cast<std::int64_t>(std::floor(seconds))); }
 
-std::string instant_text(double unix_seconds) {
-  return format_instant(Instant(std::chrono::seconds(std::llround(unix_seconds))));
-}
-
 TableReason failing(const TableRunFacts& runs) {
   TableReason out;
   out.reason = Reason::Failing;
@@ -22,7 +18,7 @@ TableReason failing(const TableRunFacts& runs) {
   out.error_kind = runs.last_error_kind;
   out.error_line = first_line(runs.last_error);
   out.text = "failing";
-  if (runs.failing_since) out.text += " since " + instant_text(*runs.failing_since);
+  if (runs.failing_since) out.text += " since " + format_unix_seconds(*runs.failing_since);
   out.text += " (" + std::to_string(runs.failures) + (runs.failures == 1 ? " run" : " runs");
   if (runs.last_error_kind) {
     out.text += runs.last_error_kind == ErrorKind::Permanent ? "; permanent" : "; transient";
@@ -41,7 +37,7 @@ TableReason drifted(const TableRunFacts& runs) {
   out.failures = runs.failures;
   out.failing_since = runs.failing_since;
   out.text = "schema drift: " + runs.schema_drift + " (";
-  if (runs.failing_since) out.text += "since " + instant_text(*runs.failing_since) + ", ";
+  if (runs.failing_since) out.text += "since " + format_unix_seconds(*runs.failing_since) + ", ";
   out.text += std::to_string(runs.failures) + (runs.failures == 1 ? " run" : " runs") + " stopped)";
   return out;
 }
@@ -110,7 +106,7 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
       out.reason = Reason::ReconcileFailing;
       out.error_line = first_line(runs.reconcile_error);
       out.text = "reconcile failing";
-      if (runs.reconcile_failed_at) out.text += " (" + instant_text(*runs.reconcile_failed_at) + ")";
+      if (runs.reconcile_failed_at) out.text += " (" + format_unix_seconds(*runs.reconcile_failed_at) + ")";
       if (!out.error_line.empty()) out.text += ": " + out.error_line;
       return out;
     }
@@ -121,7 +117,7 @@ TableReason explain_table(const WatermarkReading& reading, const TableRunFacts& 
       TableReason out;
       out.reason = Reason::RowsMissing;
       out.text = "rows missing: the last reconcile";
-      if (runs.reconcile_at) out.text += " (" + instant_text(*runs.reconcile_at) + ")";
+      if (runs.reconcile_at) out.text += " (" + format_unix_seconds(*runs.reconcile_at) + ")";
       out.text += " found " + std::to_string(*runs.reconcile_missing) +
                   " source rows below the watermark that the target lacked, and copied them again";
       return out;

@@ -16,7 +16,7 @@
 namespace tidemark {
 namespace {
 
-std::string iso(DbInstant at) { return format_instant(std::chrono::floor<std::chrono::seconds>(at)); }
+std::string whole_second_text(DbInstant at) { return format_instant(std::chrono::floor<std::chrono::seconds>(at)); }
 
 double seconds_between(DbInstant from, DbInstant to) {
   return std::chrono::duration<double>(to - from).count();
@@ -50,7 +50,7 @@ int run_fleet(const ConfigPtr& config, const FleetOptions& command_line, std::os
                        {"host", m.host},
                        {"pid", m.pid},
                        {"version", m.version},
-                       {"started_at", iso(m.started_at)},
+                       {"started_at", whole_second_text(m.started_at)},
                        {"lease_age_seconds", seconds_between(m.renewed_at, listing.db_now)},
                        {"lease_left_seconds", seconds_between(listing.db_now, m.lease_until)},
                        {"tables_owned", owned[m.member_id]}});

@@ -12,7 +12,7 @@ namespace tidemark {
 namespace {
 
 // Long enough to carry a worker's sessions from one partition to the next.
-constexpr std::chrono::seconds kIdleSessionTimeout{60};
+constexpr std::chrono::seconds kBackfillIdleSessionTimeout{60};
 
 }  // namespace
 
@@ -23,7 +23,7 @@ void PartitionBackfill::run(const std::vector<TimeWindow>& partitions, int paral
   const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(parallel, 1)), partitions.size());
   // Each worker's sessions go back here between partitions; one a failed
   // partition broke is not reused.
-  ConnectionPool sessions(workers, kIdleSessionTimeout);
+  ConnectionPool sessions(workers, kBackfillIdleSessionTimeout);
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < workers; ++i) {
     threads.emplace_back([&] { work(partitions, next, next_mutex, sessions, progress, cancel); });

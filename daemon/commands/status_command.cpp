@@ -21,10 +21,6 @@
 namespace tidemark {
 namespace {
 
-std::string iso(double unix_seconds) {
-  return format_instant(Instant(std::chrono::seconds(std::llround(unix_seconds))));
-}
-
 // The reason a table is stale or failing, for --json: null when healthy.
 nlohmann::json why_json(const TableReason& why) {
   if (why.reason == Reason::None) return nlohmann::json();
@@ -34,11 +30,11 @@ nlohmann::json why_json(const TableReason& why) {
   if (why.reason == Reason::SchemaDrift) {
     out["changes"] = why.changes;
     out["failures"] = why.failures;
-    out["since"] = why.failing_since ? nlohmann::json(iso(*why.failing_since)) : nlohmann::json();
+    out["since"] = why.failing_since ? nlohmann::json(format_unix_seconds(*why.failing_since)) : nlohmann::json();
   }
   if (why.reason == Reason::Failing) {
     out["failures"] = why.failures;
-    out["since"] = why.failing_since ? nlohmann::json(iso(*why.failing_since)) : nlohmann::json();
+    out["since"] = why.failing_since ? nlohmann::json(format_unix_seconds(*why.failing_since)) : nlohmann::json();
     out["error_kind"] = why.error_kind ? nlohmann::json(error_kind_name(*why.error_kind)) : nlohmann::json();
     out["error"] = why.error_line;
   }
@@ -87,7 +83,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       row["mode"] = table_mode_name(t.mode);
       row["watermark"] = s.watermark ? nlohmann::json(*s.watermark) : nlohmann::json();
       row["value_type"] = s.value_type ? nlohmann::json(*s.value_type) : nlohmann::json();
-      row["moved_at"] = s.moved_at ? nlohmann::json(iso(*s.moved_at)) : nlohmann::json();
+      row["moved_at"] = s.moved_at ? nlohmann::json(format_unix_seconds(*s.moved_at)) : nlohmann::json();
       row["age_seconds"] =
           health.age_seconds ? nlohmann::json(static_cast<std::int64_t>(std::llround(*health.age_seconds)))
                              : nlohmann::json();
@@ -106,15 +102,15 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       if (s.last_run) {
         run["run_id"] = s.last_run->run_id;
         run["status"] = s.last_run->status;
-        run["started_at"] = iso(s.last_run->started_at);
-        run["finished_at"] = s.last_run->finished_at ? nlohmann::json(iso(*s.last_run->finished_at)) : nlohmann::json();
+        run["started_at"] = format_unix_seconds(s.last_run->started_at);
+        run["finished_at"] = s.last_run->finished_at ? nlohmann::json(format_unix_seconds(*s.last_run->finished_at)) : nlohmann::json();
         run["rows_written"] = s.last_run->rows_written;
         run["error"] = s.last_run->error ? nlohmann::json(*s.last_run->error) : nlohmann::json();
       }
       row["last_run"] = run;
       nlohmann::json reconcile;
       if (s.last_reconcile) {
-        reconcile["finished_at"] = iso(s.last_reconcile->finished_at);
+        reconcile["finished_at"] = format_unix_seconds(s.last_reconcile->finished_at);
         reconcile["rows_deleted"] = s.last_reconcile->deleted;
         reconcile["rows_missing"] = s.last_reconcile->missing;
         reconcile["rows_changed"] = s.last_reconcile->changed;

@@ -9,6 +9,7 @@
 #include "core/run/cancel_token.h"
 #include "core/run/schema_drift.h"
 #include "core/run/target_fit.h"
+#include "core/text/plain_text.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/pg/pg_state_store.h"
@@ -17,12 +18,6 @@
 
 namespace tidemark {
 namespace {
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
 
 // The privileges a run of `t` needs that the sessions' roles lack, each
 // with what it is for; empty when none is missing. A first run that would

@@ -14,12 +14,13 @@
 #include "core/config/config_model.h"
 #include "core/config/dsn_mask.h"
 #include "core/config/table_modes.h"
+#include "core/text/plain_text.h"
 #include "core/time/duration.h"
 #include "core/time/instant_text.h"
 #include "daemon/commands/command_support.h"
-#include "daemon/config_loader.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/target_checks.h"
+#include "daemon/config_loader.h"
 #include "daemon/pg/json_parameter.h"
 #include "daemon/pg/pg_source.h"
 #include "daemon/serve/endpoint_security.h"
@@ -39,12 +40,6 @@ std::string describe_connection(const ConnectionConfig& c) {
 std::string describe_span(const CursorSpan& span) {
   return span.kind == CursorSpan::Kind::Duration ? format_duration(std::chrono::seconds(span.amount))
                                                  : std::to_string(span.amount);
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
 }
 
 void print_table(std::ostream& out, const PipelineConfig& p, const TableConfig& t, Instant now) {

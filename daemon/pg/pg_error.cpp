@@ -5,13 +5,14 @@
 #include <cstdlib>
 
 namespace tidemark {
-namespace {
 
-std::string trimmed(const char* message) {
+std::string trimmed_message(const char* message) {
   std::string out = message ? message : "";
   while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
   return out;
 }
+
+namespace {
 
 int error_position(const PGresult* result) {
   const char* position = result ? PQresultErrorField(result, PG_DIAG_STATEMENT_POSITION) : nullptr;
@@ -82,7 +83,7 @@ PgError PgError::from_libpq(const std::string& context, const pg_result* result,
 
 std::string server_error_text(const PGresult* result) {
   const char* primary = result ? PQresultErrorField(result, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
-  if (primary == nullptr) return joined_lines(trimmed(result ? PQresultErrorMessage(result) : nullptr));
+  if (primary == nullptr) return joined_lines(trimmed_message(result ? PQresultErrorMessage(result) : nullptr));
   const char* severity = PQresultErrorField(result, PG_DIAG_SEVERITY);
   const char* hint = PQresultErrorField(result, PG_DIAG_MESSAGE_HINT);
   std::string out = std::string(severity ? severity : "ERROR") + ":  " + primary;
@@ -90,9 +91,9 @@ std::string server_error_text(const PGresult* result) {
   for (char& c : out) {
     if (c == '\n' || c == '\r' || c == '\t') c = ' ';
   }
-  return trimmed(out.c_str());
+  return trimmed_message(out.c_str());
 }
 
-std::string connection_error_text(const PGconn* conn) { return joined_lines(trimmed(PQerrorMessage(conn))); }
+std::string connection_error_text(const PGconn* conn) { return joined_lines(trimmed_message(PQerrorMessage(conn))); }
 
 }  // namespace tidemark

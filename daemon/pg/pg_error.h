@@ -103,6 +103,8 @@ typename AttemptResult<std::invoke_result_t<Attempt&>>::type as_result(Attempt&&
 // (...)"), which must not reach logs or tidemark.runs; the message names
 // the constraint or column, which is what an operator acts on.
 std::string server_error_text(const pg_result* result);
+// A libpq message (may be null) without its trailing newlines and blanks.
+std::string trimmed_message(const char* message);
 // The same for libpq's connection-level message: its lines joined by "; ",
 // without the DETAIL and CONTEXT lines a failed query leaves in it.
 std::string connection_error_text(const pg_conn* conn);

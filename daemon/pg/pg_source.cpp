@@ -9,6 +9,7 @@
 
 #include "core/run/cancel_token.h"
 #include "core/sql/load_statements.h"
+#include "core/text/plain_text.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/relation_catalog.h"
 
@@ -38,12 +39,8 @@ RelationKind relation_kind(const std::string& relkind) {
 // A hint for a name not found that differs from one in `names` only in
 // case: YAML names fold to lower case unless quoted, as in SQL.
 std::string quoting_hint(const std::vector<std::string>& names, const std::string& wanted) {
-  const auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
   for (const std::string& n : names) {
-    if (n != wanted && lower(n) == lower(wanted)) {
+    if (n != wanted && ascii_lower(n) == ascii_lower(wanted)) {
       return " (it has " + quote_identifier(n) + ": a name that is not all lower case is written quoted in YAML, '" +
              quote_identifier(n) + "')";
     }

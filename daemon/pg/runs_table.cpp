@@ -14,16 +14,6 @@ std::string_view run_row_status_word(RunRowStatus status) {
   return "failed";
 }
 
-std::string_view job_kind_word(JobKind kind) { return kind == JobKind::Reconcile ? "reconcile" : "load"; }
-
-JobKind job_kind_named(std::string_view word) {
-  return word == job_kind_word(JobKind::Reconcile) ? JobKind::Reconcile : JobKind::Load;
-}
-
-JobKind job_kind_of(RunTrigger trigger) {
-  return trigger == RunTrigger::Reconcile ? JobKind::Reconcile : JobKind::Load;
-}
-
 namespace {
 
 std::optional<std::string> cursor_text(const std::optional<CursorValue>& value) {
@@ -37,7 +27,7 @@ nlohmann::json run_start_columns(const RunStart& start) {
   return {{"pipeline", start.table.pipeline},
           {"table_name", start.table.table},
           {"trigger", std::string(run_trigger_name(start.trigger))},
-          {"kind", std::string(job_kind_word(job_kind_of(start.trigger)))}};
+          {"kind", std::string(job_kind(job_kind_of(start.trigger)).word)}};
 }
 
 nlohmann::json run_end_columns(const RunEnd& end) {
@@ -77,8 +67,8 @@ std::string run_row_sql(std::string_view sql, RunsSchema schema) {
       "'" + std::string(run_row_status_word(RunRowStatus::Running)) + "'",
       "'" + std::string(run_row_status_word(RunRowStatus::Success)) + "'",
       "'" + std::string(run_row_status_word(RunRowStatus::Failed)) + "'",
-      "'" + std::string(job_kind_word(JobKind::Load)) + "'",
-      "'" + std::string(job_kind_word(JobKind::Reconcile)) + "'",
+      "'" + std::string(job_kind(JobKind::Load).word) + "'",
+      "'" + std::string(job_kind(JobKind::Reconcile).word) + "'",
       "'" + std::string(error_kind_name(ErrorKind::Transient)) + "'",
   };
   const bool with_kind = schema == RunsSchema::WithKind;

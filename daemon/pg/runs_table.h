@@ -1,6 +1,6 @@
 // tidemark.runs, one row per run: the one owner of what a row says. The
-// words its status, kind, trigger and error_kind columns hold, the kind a
-// run is recorded as, and the texts of the statements over the rows
+// words its status, trigger and error_kind columns hold (its kind's are
+// the job-kind table's, core/schedule/job_kinds.h), and the texts of the statements over the rows
 // (PgStateStore's, StateReader's, the history's pruning) spelled with
 // those words. Constants and free functions; thread-safe.
 #pragma once
@@ -11,21 +11,13 @@
 #include <string_view>
 
 #include "core/run/run_ports.h"
-#include "core/schedule/job_kind.h"
+#include "core/schedule/job_kinds.h"
 
 namespace tidemark {
 
 // status (SPEC §5): a run is `running` until it ends `success` or `failed`.
 enum class RunRowStatus { Running, Success, Failed };
 std::string_view run_row_status_word(RunRowStatus status);
-
-// kind (state schema version 15): the job a run is, 'load' or 'reconcile',
-// whatever fired it (trigger, run_trigger_name's word).
-std::string_view job_kind_word(JobKind kind);
-JobKind job_kind_named(std::string_view word);
-// What a run started by `trigger` is: a reconcile's run is a reconcile,
-// every other trigger fires a load.
-JobKind job_kind_of(RunTrigger trigger);
 
 // A column's value that may be missing, as JSON: null when it is.
 template <typename T>

@@ -9,19 +9,14 @@
 #include <optional>
 
 #include "core/config/dsn_mask.h"
+#include "daemon/pg/pg_error.h"
 
 namespace tidemark {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kNoAnswer = "no answer within the probe's time";
-
-std::string trimmed(const char* message) {
-  std::string out = message ? message : "";
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
 
 // The probe's own session, driven through libpq without blocking: a pooler
 // with no free server queues a client for as long as it is configured to
@@ -29,7 +24,7 @@ std::string trimmed(const char* message) {
 // not wait that long. Errors come back as text without the DSN's password.
 class ProbeSession {
  public:
-  ProbeSession(std::string dsn, Clock::time_point deadline) : dsn_(std::move(dsn)), deadline_(deadline) {}
+  ProbeSession(std::string dsn, SteadyClock::time_point deadline) : dsn_(std::move(dsn)), deadline_(deadline) {}
   ~ProbeSession() {
     // Closing is also how a query still queued in the pooler is dropped.
     if (conn_) PQfinish(conn_);
@@ -80,7 +75,7 @@ class ProbeSession {
       if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1) {
         pid = std::atoi(PQgetvalue(result, 0, 0));
       } else if (error.empty()) {
-        error = trimmed(PQresultErrorMessage(result));
+        error = trimmed_message(PQresultErrorMessage(result));
       }
       PQclear(result);
     }
@@ -89,11 +84,11 @@ class ProbeSession {
   }
 
  private:
-  std::string error_text() const { return scrub_password(trimmed(PQerrorMessage(conn_)), dsn_); }
+  std::string error_text() const { return scrub_password(trimmed_message(PQerrorMessage(conn_)), dsn_); }
 
   // False when the deadline passed first.
   bool wait_for_socket(bool for_write) const {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - SteadyClock::now()).count();
     if (left <= 0) return false;
     pollfd fd{PQsocket(conn_), static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
     int ready = 0;
@@ -104,7 +99,7 @@ class ProbeSession {
   }
 
   std::string dsn_;
-  Clock::time_point deadline_;
+  SteadyClock::time_point deadline_;
   PGconn* conn_ = nullptr;
 };
 
@@ -150,7 +145,7 @@ SessionProbe probe_session(PgConnection& state, const std::string& dsn, const Se
     }
     probe.through_pooler = true;
 
-    ProbeSession own(dsn, Clock::now() + options.wait);
+    ProbeSession own(dsn, SteadyClock::now() + options.wait);
     if (const std::string error = own.connect(); !error.empty()) {
       return unknown("opening a second session to compare with: " + error);
     }

@@ -412,7 +412,11 @@ where c.started_at is not null
     const int pipeline = c("pipeline"), table_name = c("table_name"), kind = c("kind"), started_at = c("started_at");
     LastStarts out;
     for (int i = 0; i < r.rows(); ++i) {
-      const JobKey job{TableKey{r.text(i, pipeline), r.text(i, table_name)}, job_kind_named(r.text(i, kind))};
+      // A kind this build does not have (written by a newer one) has no
+      // job here to catch up.
+      const std::optional<JobKind> job_kind = job_kind_named(r.text(i, kind));
+      if (!job_kind) continue;
+      const JobKey job{TableKey{r.text(i, pipeline), r.text(i, table_name)}, *job_kind};
       out[job] = Instant(std::chrono::seconds(r.integer(i, started_at)));
     }
     return out;

@@ -25,7 +25,7 @@ std::string openssl_reason(const boost::system::error_code& ec) {
   return ec.message();
 }
 
-Error file_error(const WebConfigPath& at, const std::string& what) {
+Error web_config_error(const WebConfigPath& at, const std::string& what) {
   const ConfigError e{at.location.file, at.location.line, at.location.column, at.key_path, what};
   return permanent_error(e.to_string());
 }
@@ -51,24 +51,24 @@ Result<std::shared_ptr<ssl::context>> make_tls_context(const TlsServerConfig& tl
 
   for (const WebConfigPath* file : {&tls.cert_file, &tls.key_file}) {
     if (const auto why = unreadable(*file)) {
-      return file_error(*file, "cannot read " + file->path + " (" + *why + "): name a file tidemark's user can read");
+      return web_config_error(*file, "cannot read " + file->path + " (" + *why + "): name a file tidemark's user can read");
     }
   }
   if (tls.client_ca_file) {
     if (const auto why = unreadable(*tls.client_ca_file)) {
-      return file_error(*tls.client_ca_file, "cannot read " + tls.client_ca_file->path + " (" + *why +
+      return web_config_error(*tls.client_ca_file, "cannot read " + tls.client_ca_file->path + " (" + *why +
                                                  "): name a file tidemark's user can read");
     }
   }
   boost::system::error_code ec;
   context->use_certificate_chain_file(tls.cert_file.path, ec);
   if (ec) {
-    return file_error(tls.cert_file, "cannot load the certificate " + tls.cert_file.path + " (" + openssl_reason(ec) +
+    return web_config_error(tls.cert_file, "cannot load the certificate " + tls.cert_file.path + " (" + openssl_reason(ec) +
                                          "): name a readable PEM certificate file");
   }
   const auto mismatch = [&] {
     ::ERR_clear_error();
-    return file_error(tls.key_file, "the key " + tls.key_file.path + " is not the key of the certificate " +
+    return web_config_error(tls.key_file, "the key " + tls.key_file.path + " is not the key of the certificate " +
                                         tls.cert_file.path + ": name the pair's key");
   };
   context->use_private_key_file(tls.key_file.path, ssl::context::pem, ec);
@@ -77,14 +77,14 @@ Result<std::shared_ptr<ssl::context>> make_tls_context(const TlsServerConfig& tl
     return mismatch();
   }
   if (ec) {
-    return file_error(tls.key_file, "cannot load the private key " + tls.key_file.path + " (" + openssl_reason(ec) +
+    return web_config_error(tls.key_file, "cannot load the private key " + tls.key_file.path + " (" + openssl_reason(ec) +
                                         "): name a readable, unencrypted PEM key file");
   }
   if (::SSL_CTX_check_private_key(native) != 1) return mismatch();
   if (tls.client_auth != ClientAuth::NoClientCert && tls.client_ca_file) {
     context->load_verify_file(tls.client_ca_file->path, ec);
     if (ec) {
-      return file_error(*tls.client_ca_file, "cannot load the client CA " + tls.client_ca_file->path + " (" +
+      return web_config_error(*tls.client_ca_file, "cannot load the client CA " + tls.client_ca_file->path + " (" +
                                                   openssl_reason(ec) + "): name a readable PEM certificate file");
     }
     ssl::verify_mode mode = ssl::verify_peer;

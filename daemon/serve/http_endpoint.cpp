@@ -32,7 +32,7 @@ constexpr std::chrono::seconds kRequestTimeout{10};
 
 // Resolves metrics.host, so that a name that does not resolve is said in
 // words. Throws std::runtime_error saying what to do.
-tcp::endpoint resolve(const MetricsConfig& metrics) {
+tcp::endpoint metrics_endpoint(const MetricsConfig& metrics) {
   const std::string port = std::to_string(metrics.port);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -194,7 +194,7 @@ HttpEndpoint::~HttpEndpoint() { stop(); }
 void HttpEndpoint::listen(const MetricsConfig& metrics, EndpointSecurity security) {
   secure(std::move(security));
   try {
-    const tcp::endpoint endpoint = resolve(metrics);
+    const tcp::endpoint endpoint = metrics_endpoint(metrics);
     boost::system::error_code ec;
     acceptor_.open(endpoint.protocol(), ec);
     if (ec) throw std::runtime_error("cannot open a socket: " + ec.message());

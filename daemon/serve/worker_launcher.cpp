@@ -2,6 +2,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "core/schedule/job_kinds.h"
 #include "daemon/serve/table_runner.h"
 
 namespace tidemark {
@@ -75,7 +76,8 @@ RunSummary WorkerLauncher::load(const RunOrder& order, const CancelToken& cancel
 
 RunSummary WorkerLauncher::reconcile(const RunOrder& order, const CancelToken& cancel) {
   ReconcileRequest request;
-  request.wait_for_lock = false;  // a load holds it: the scheduler tries again after the backoff
+  // A load holds it: the scheduler tries again after the backoff.
+  request.wait_for_lock = job_kind(JobKind::Reconcile).held_lock != HeldLock::RetryAfterBackoff;
   const ReconcileReport report = runner_for(order).reconcile(*order.pipeline, *order.table, request, cancel);
   // What its batches committed, even when a later one failed.
   metrics_.rows_repaired(order.firing.table, report.counts.missing, report.counts.deleted, report.counts.changed);

@@ -1,0 +1,17 @@
+// Small text helpers every message and parser shares: ASCII case folding
+// and lists joined for reading. Pure functions; thread-safe.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tidemark {
+
+// `text` with A-Z folded to a-z; every other byte (UTF-8 included) kept.
+std::string ascii_lower(std::string_view text);
+
+// The items one after another, `separator` between each two.
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+}  // namespace tidemark
