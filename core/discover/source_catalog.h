@@ -1,6 +1,6 @@
 // What `tidemark discover` reads of a source database's catalog, table by
 // table: columns with their defaults, unique indexes, and the row
-// triggers with their functions. Filled by daemon/pg/catalog_reader and
+// triggers with their functions. Filled by daemon/pg/data/catalog_reader and
 // judged by core/discover/pipeline_discovery. Plain value types.
 #pragma once
 

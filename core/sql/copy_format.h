@@ -1,7 +1,7 @@
 // Which COPY format carries one table's rows from the source to the target:
 // binary when both sides read it the same way, text otherwise. A pure
 // decision on what inspection found; thread-safe. Owned by the load path
-// (daemon/pg/pg_target decides once per run, pg_unit_of_work uses it).
+// (daemon/pg/data/pg_target decides once per run, pg_unit_of_work uses it).
 #pragma once
 
 #include <string>

@@ -84,7 +84,7 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   }
   // Rows without a key are only ever inserted: straight from COPY (an
   // append), or after the target's rows are cleared or diffed away as
-  // multisets (a snapshot, daemon/pg/pg_snapshot_sync.h).
+  // multisets (a snapshot, daemon/pg/data/pg_snapshot_sync.h).
   if (table.key.empty()) return s;
   s.upsert = "INSERT INTO " + target + " AS t (" + cols + ") SELECT " + cols + " FROM " + kStage +
              " ON CONFLICT (" + column_list(table.key) + ") DO ";

@@ -1,7 +1,7 @@
 // A snapshot's fingerprint of one table: the statement that counts its
 // loaded columns' rows and hashes them, the same on source and target, so
 // that equal answers mean equal rows. Pure SQL text; thread-safe.
-// Owned by the snapshot path (daemon/pg/pg_unit_of_work compares them).
+// Owned by the snapshot path (daemon/pg/data/pg_unit_of_work compares them).
 #pragma once
 
 #include <string>

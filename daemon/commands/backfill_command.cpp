@@ -81,13 +81,13 @@ int backfill_partitions(const std::shared_ptr<const Config>& config, const Pipel
   // Which partitions are complete is the source's word, its safe horizon,
   // and the inputs': a partition past an input's watermark would be
   // written short.
-  PipelineConnections connections;
-  connections.open_data(*config, pipeline);
-  PgSource source = connections.make_source(nullptr, &cancel);
-  const auto state_connection = connect_to(*config, config->daemon.state);
-  PgStateStore state(*state_connection);
+  JobPorts ports(*config, pipeline, JobSessions{}, cancel, table_mode(table.mode).in_pipeline_time_zone);
+  for (const auto& unreachable : {ports.state_unreachable(), ports.data_unreachable()}) {
+    if (unreachable) throw std::runtime_error(unreachable->message);
+  }
+  StateStore& state = ports.state();
   HorizonReport horizon;
-  const auto complete = partition_horizon(source, state, key, table, horizon);
+  const auto complete = partition_horizon(ports.source(), state, key, table, horizon);
   if (!complete) throw std::runtime_error(complete.error());
   if (!complete->complete_before) {
     err << "tidemark backfill: " << horizon.held_by << "; try again once it has ended\n";

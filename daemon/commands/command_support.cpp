@@ -5,11 +5,11 @@
 
 #include "daemon/commands/exit_code.h"
 #include "daemon/config_loader.h"
-#include "daemon/pg/dsn_resolver.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/session_probe.h"
-#include "daemon/pg/state_schema.h"
-#include "daemon/pg/state_reader.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/libpq/dsn_resolver.h"
+#include "daemon/pg/libpq/session_probe.h"
+#include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/state_schema.h"
 
 namespace tidemark {
 

@@ -1,7 +1,7 @@
 // What the database commands share: loading the configuration (errors
 // printed, exit code 2) and preparing the state database (its session
 // kept, its schema current). The sessions themselves come from
-// daemon/pg/pipeline_connections.
+// daemon/pg/data/pipeline_connections.
 #pragma once
 
 #include <iosfwd>
@@ -10,8 +10,8 @@
 #include <string>
 
 #include "core/config/config_model.h"
-#include "daemon/pg/pg_connection.h"
-#include "daemon/pg/pipeline_connections.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/libpq/pg_connection.h"
 
 namespace tidemark {
 

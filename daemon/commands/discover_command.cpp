@@ -9,8 +9,8 @@
 #include "core/discover/pipeline_discovery.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
-#include "daemon/pg/catalog_reader.h"
-#include "daemon/pg/pipeline_connections.h"
+#include "daemon/pg/data/catalog_reader.h"
+#include "daemon/pg/data/pipeline_connections.h"
 
 namespace tidemark {
 namespace {

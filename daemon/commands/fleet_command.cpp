@@ -11,7 +11,7 @@
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
-#include "daemon/pg/member_registry.h"
+#include "daemon/pg/state/member_registry.h"
 
 namespace tidemark {
 namespace {

@@ -9,7 +9,7 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/logging.h"
-#include "daemon/pg/state_reader.h"
+#include "daemon/pg/state/state_reader.h"
 
 namespace tidemark {
 

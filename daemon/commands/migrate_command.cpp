@@ -3,7 +3,7 @@
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/state/state_schema.h"
 
 namespace tidemark {
 

@@ -9,11 +9,11 @@
 #include <mutex>
 #include <vector>
 
-#include "core/run/cancel_token.h"
 #include "core/config/config_model.h"
+#include "core/run/cancel_token.h"
 #include "core/time/partition_calendar.h"
 #include "daemon/commands/backfill_progress.h"
-#include "daemon/pg/connection_pool.h"
+#include "daemon/pg/libpq/connection_pool.h"
 
 namespace tidemark {
 

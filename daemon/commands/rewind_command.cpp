@@ -4,17 +4,17 @@
 #include <ostream>
 
 #include "core/config/table_modes.h"
-#include "core/watermark/cursor_value.h"
 #include "core/run/input_horizon.h"
-#include "core/text/sql_identifier.h"
 #include "core/run/table_key.h"
+#include "core/text/sql_identifier.h"
+#include "core/watermark/cursor_value.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/state_reader.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/data/pg_source.h"
+#include "daemon/pg/state/pg_state_store.h"
+#include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/state_schema.h"
 
 namespace tidemark {
 namespace {

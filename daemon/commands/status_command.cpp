@@ -15,8 +15,8 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/logging.h"
-#include "daemon/pg/member_registry.h"
-#include "daemon/pg/state_reader.h"
+#include "daemon/pg/state/member_registry.h"
+#include "daemon/pg/state/state_reader.h"
 
 namespace tidemark {
 namespace {

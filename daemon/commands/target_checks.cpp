@@ -11,10 +11,9 @@
 #include "core/run/target_fit.h"
 #include "core/text/plain_text.h"
 #include "daemon/commands/command_support.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/pg_target.h"
-#include "daemon/pg/target_definition.h"
+#include "daemon/pg/data/pg_source.h"
+#include "daemon/pg/data/pg_target.h"
+#include "daemon/pg/data/target_definition.h"
 
 namespace tidemark {
 namespace {
@@ -76,8 +75,7 @@ int check_pipeline(const Config& config, const PipelineConfig& pipeline, std::os
   }
   const CancelToken never;
   PgSource source(*source_session);
-  PgStateStore unused(*target_session);  // PgTarget's units of work need one; check() does not
-  PgTarget target(*target_session, source, unused, never);
+  PgTarget target(*target_session, source, /*steps=*/nullptr, never);
   int refusals = 0;
   for (const TableConfig& t : pipeline.tables) {
     if (!reads_source_table(t.mode)) continue;

@@ -21,8 +21,8 @@
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/target_checks.h"
 #include "daemon/config_loader.h"
-#include "daemon/pg/json_parameter.h"
-#include "daemon/pg/pg_source.h"
+#include "daemon/pg/data/pg_source.h"
+#include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/serve/endpoint_security.h"
 
 namespace tidemark {

@@ -12,8 +12,8 @@
 #include "core/run/cancel_token.h"
 #include "core/run/partition_writer.h"
 #include "core/sql/row_hash_statements.h"
-#include "core/text/sql_identifier.h"
 #include "core/sql/verify_statements.h"
+#include "core/text/sql_identifier.h"
 #include "core/time/partition_calendar.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
@@ -21,11 +21,11 @@
 #include "daemon/commands/interrupt_scope.h"
 #include "daemon/commands/partition_backfill.h"
 #include "daemon/commands/partition_compare.h"
-#include "daemon/pg/partition_bounds.h"
-#include "daemon/pg/pg_key_side.h"
-#include "daemon/pg/pg_row_hash_stream.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_state_store.h"
+#include "daemon/pg/data/partition_bounds.h"
+#include "daemon/pg/data/pg_key_side.h"
+#include "daemon/pg/data/pg_row_hash_stream.h"
+#include "daemon/pg/data/pg_source.h"
+#include "daemon/pg/state/pg_state_store.h"
 
 namespace tidemark {
 namespace {

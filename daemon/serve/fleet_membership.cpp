@@ -7,10 +7,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "daemon/pg/member_registry.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/state_reader.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/state/member_registry.h"
+#include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/state_schema.h"
 #include "daemon/version.h"
 
 namespace tidemark {

@@ -5,9 +5,9 @@
 
 #include <chrono>
 
-#include "daemon/pg/pg_connection.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/pipeline_connections.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/state/pg_state_store.h"
 
 namespace tidemark {
 namespace {

@@ -14,11 +14,11 @@
 #include "core/reconcile/reconcile_ports.h"
 #include "core/run/cancel_token.h"
 #include "core/run/run_observer.h"
-#include "daemon/pg/connection_pool.h"
-#include "daemon/pg/pg_key_side.h"
-#include "daemon/pg/pg_run_ports.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/shared_reads.h"
+#include "daemon/pg/data/pg_key_side.h"
+#include "daemon/pg/data/pg_run_ports.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/data/shared_reads.h"
+#include "daemon/pg/libpq/connection_pool.h"
 #include "daemon/serve/unreachable_database.h"
 
 namespace tidemark {

@@ -5,11 +5,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "daemon/pg/pg_connection.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/run_history_pruner.h"
-#include "daemon/pg/state_reader.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/state/run_history_pruner.h"
+#include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/state_schema.h"
 
 namespace tidemark {
 

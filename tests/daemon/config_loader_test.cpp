@@ -7,9 +7,9 @@
 #include <sstream>
 
 #include "core/config/config_schema.h"
-#include "daemon/config_loader.h"
-#include "daemon/pg/dsn_resolver.h"
 #include "daemon/commands/validate_command.h"
+#include "daemon/config_loader.h"
+#include "daemon/pg/libpq/dsn_resolver.h"
 
 namespace tidemark {
 namespace {

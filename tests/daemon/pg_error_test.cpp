@@ -3,7 +3,7 @@
 // kind its maker says for the errors tidemark finds itself; and as_result,
 // where a thrown one becomes a value. No server: the server's own errors
 // are in tests/integration/pg_connection_test.cpp.
-#include "daemon/pg/pg_error.h"
+#include "daemon/pg/libpq/pg_error.h"
 
 #include <libpq-fe.h>
 
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pg/pg_connection.h"
+#include "daemon/pg/libpq/pg_connection.h"
 
 namespace tidemark {
 namespace {

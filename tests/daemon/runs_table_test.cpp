@@ -1,6 +1,6 @@
 // The run row's words, and the statements spelled with them.
-#include "daemon/pg/json_parameter.h"
-#include "daemon/pg/runs_table.h"
+#include "daemon/pg/libpq/json_parameter.h"
+#include "daemon/pg/state/runs_table.h"
 
 #include <doctest/doctest.h>
 
@@ -76,6 +76,33 @@ TEST_CASE("a run's start and end as columns: each value has its column in the li
     CHECK(listed == keys(columns));
   }
   CHECK(run_start_columns(RunStart{{"p", "t"}, RunTrigger::Reconcile, std::nullopt})["kind"] == "reconcile");
+}
+
+TEST_CASE("every statement that writes a run's end names the same columns, each written its own way") {
+  const nlohmann::json end = run_end_columns(RunEnd{});
+  const std::string names = run_row_sql("{end_names}");
+  const std::string values = run_row_sql("{end_values}");
+  const std::string assignments = run_row_sql("{end_assignments}");
+  // "a, b": the names of "a text, b bigint".
+  std::vector<std::string> listed = column_names(run_row_sql("{end_columns}"));
+  std::sort(listed.begin(), listed.end());
+  CHECK(listed == keys(end));
+  std::string expected;
+  for (const std::string& c : column_names(run_row_sql("{end_columns}"))) expected += (expected.empty() ? "" : ", ") + c;
+  CHECK(names == expected);
+  // An insert takes the end's values as they are, an empty holder as NULL.
+  CHECK(values.find("e.window_lo") != std::string::npos);
+  CHECK(values.find("nullif(e.horizon_held_by, '')") != std::string::npos);
+  CHECK(values.find("coalesce") == std::string::npos);
+  // An update keeps what the steps recorded where the end says nothing.
+  CHECK(assignments.find("window_lo = coalesce(e.window_lo, r.window_lo)") != std::string::npos);
+  CHECK(assignments.find("rows_deleted = coalesce(e.rows_deleted, r.rows_deleted)") != std::string::npos);
+  CHECK(assignments.find("rows_read = e.rows_read") != std::string::npos);
+  CHECK(assignments.find("horizon_held_by = nullif(e.horizon_held_by, '')") != std::string::npos);
+  for (const std::string& key : keys(end)) {
+    CHECK(names.find(key) != std::string::npos);
+    CHECK(assignments.find(key + " = ") != std::string::npos);
+  }
 }
 
 TEST_CASE("regression: a run's end whose error is not valid UTF-8 is bound, its bad bytes replaced, not thrown") {

@@ -67,7 +67,13 @@ writer=$!
 pids+=("$writer")
 check "pgbench wrote without errors" wait "$writer"
 echo "pgbench: $(grep -h 'transactions actually processed' "$work/pgbench.log" || echo '? transactions')"
-sleep 2
+# A last firing of every table after the writers are done.
+writers_done=$(sql -d "${db}_target" -c "select now()")
+ran_after_writers() {
+  [ "$(sql -d "${db}_target" -c "select count(distinct table_name) from tidemark.runs where pipeline = 'batch'
+                                 and status = 'success' and started_at > '$writers_done'")" = "$tables" ]
+}
+check "every table runs once more after the writers are done" eventually 30 ran_after_writers
 
 stop_serve "$serve"
 # Only this test's databases: tests beside it on the same server hold their own.

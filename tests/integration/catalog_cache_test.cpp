@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pg/relation_catalog.h"
+#include "daemon/pg/data/relation_catalog.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

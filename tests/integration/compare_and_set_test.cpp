@@ -4,11 +4,11 @@
 #include <doctest/doctest.h>
 
 #include "compare_and_set_contract.h"
-#include "quiet_runs_contract.h"
 #include "core/run/cancel_token.h"
-#include "daemon/pg/pg_run_ports.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/data/pg_run_ports.h"
+#include "daemon/pg/state/state_schema.h"
 #include "pg_test_env.h"
+#include "quiet_runs_contract.h"
 
 namespace tidemark {
 

@@ -6,8 +6,9 @@
 #include <thread>
 
 #include "core/watermark/safe_horizon.h"
-#include "daemon/pg/connection_pool.h"
-#include "daemon/pg/pipeline_connections.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/libpq/connection_pool.h"
+#include "daemon/pg/libpq/source_session.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -169,10 +170,13 @@ TEST_CASE("sessions killed between runs (a database restart) are replaced, never
   const std::string databases = "'" + f.count(f.env.source(), "select current_database()") + "', '" +
                                 f.count(f.env.target(), "select current_database()") + "'";
   // Every tidemark session of this test's databases goes, as in a restart.
-  admin.exec("select pg_terminate_backend(pid) from pg_stat_activity where datname in (" + databases +
-             ") and pid not in (" + std::to_string(f.env.source().backend_pid()) + ", " +
-             std::to_string(f.env.target().backend_pid()) + ")");
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string pooled = "from pg_stat_activity where backend_type = 'client backend' and datname in (" +
+                             databases + ") and pid not in (" + std::to_string(f.env.source().backend_pid()) + ", " +
+                             std::to_string(f.env.target().backend_pid()) + ")";
+  admin.exec("select pg_terminate_backend(pid) " + pooled);
+  // The next run must meet them dead, not still on their way out.
+  REQUIRE(testing::eventually(std::chrono::seconds(10),
+                              [&] { return f.count(admin, "select count(*) " + pooled) == "0"; }));
   f.env.source().exec("insert into events values (11, now())");
   std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
   const TimedSummary after = f.run();

@@ -140,7 +140,13 @@ for i in "${!tables[@]}"; do
   check "pgbench wrote ${tables[$i]} without errors" wait "${writers[$i]}"
   echo "${tables[$i]}: $(grep -h 'transactions actually processed' "$work/pgbench-${tables[$i]}.log" || echo '? transactions')"
 done
-sleep 2  # a last firing or two after the writers are done
+# A last firing of every table after the writers are done.
+writers_done=$(sql -d "${db}_target" -c "select now()")
+ran_after_writers() {
+  [ "$(sql -d "${db}_target" -c "select count(distinct table_name) from tidemark.runs where pipeline = 'horizon'
+                                 and status = 'success' and started_at > '$writers_done'")" = 3 ]
+}
+check "every table runs once more after the writers are done" eventually 20 ran_after_writers
 
 stop_serve "$serve"
 

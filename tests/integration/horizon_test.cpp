@@ -13,9 +13,10 @@
 #include <tuple>
 
 #include "core/watermark/safe_horizon.h"
-#include "daemon/pg/pipeline_connections.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/validate_command.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/libpq/source_session.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -100,7 +101,7 @@ TEST_CASE("the run records what held hi back: lag and the holding session") {
   late->exec("set application_name = 'slow writer'");
   late->exec("begin");
   late->exec("select now()");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the lag is the clock's distance from its start
   const TimedSummary r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   REQUIRE(r.summary.horizon.lag_seconds);
@@ -278,7 +279,7 @@ TEST_CASE("regression: a NOINHERIT role granted pg_monitor was taken to see ever
   const auto late = std::make_unique<PgConnection>(env.dsn("source"), "late");
   late->exec("begin");
   late->exec("select now()");
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
   testing::TableRuns runs(env, env.config(events_pipeline("updated_at")));
   const TimedSummary r = runs.run("app", "events");
   CHECK(r.summary.status == RunStatus::Failed);
@@ -333,7 +334,7 @@ TEST_CASE("regression: a writer with track_activities off was not seen, so its n
   hidden->exec("set application_name = 'quiet writer'; set track_activities = off");
   hidden->exec("begin");
   const std::string started = PgTestEnv::rows(*hidden, "select now()")[0];
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
   const TimedSummary refused = f.run();
   CHECK(refused.summary.status == RunStatus::Failed);
   CHECK(refused.summary.error.find("track_activities") != std::string::npos);
@@ -366,8 +367,14 @@ TEST_CASE("regression: a procedure that commits stamped statement_timestamp() be
       perform pg_sleep(2.5);
     end $$)SQL");
   const auto caller = f.writer();
+  const int caller_pid = caller->backend_pid();
   std::thread call([&] { caller->exec("call load_late()"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(2800));  // row 2 written, not committed
+  // Row 2 written, not committed: the insert gave the procedure's second
+  // transaction an xid (its first, which only slept, took none).
+  CHECK(testing::eventually(std::chrono::seconds(10), [&] {
+    return PgTestEnv::rows(f.env.source(), "select backend_xid is not null from pg_stat_activity where pid = " +
+                                               std::to_string(caller_pid)) == std::vector<std::string>{"t"};
+  }));
   const TimedSummary during = f.run();
   call.join();
   CHECK(during.summary.status == RunStatus::Success);
@@ -627,7 +634,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   const auto late = std::make_unique<PgConnection>(with_primary.dsn("source"), "late");
   late->exec("begin");
   const std::string started = PgTestEnv::rows(*late, "select now()")[0];
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
   const TimedSummary held = runs.run("app", "events");
   REQUIRE(held.summary.status == RunStatus::Success);
   CHECK(held.summary.rows_read == 1);
@@ -703,7 +710,7 @@ TEST_CASE("regression: a primary: that names another database read that database
   const auto late = std::make_unique<PgConnection>(env.dsn("source"), "late");
   late->exec("begin");
   const std::string started = PgTestEnv::rows(*late, "select now()")[0];
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
   const TimedSummary r = runs.run("app", "events");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error.find(source_db) != std::string::npos);

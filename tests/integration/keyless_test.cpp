@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "daemon/commands/commands.h"
-#include "daemon/pg/pg_connection.h"
+#include "daemon/pg/libpq/pg_connection.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

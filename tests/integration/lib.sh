@@ -11,6 +11,17 @@ passed=0
 failed=0
 pids=()  # background processes to stop on exit
 
+# A command that fails outside a check stops the test (set -e) and, inside
+# a function, would do so without a word: say where. Not in a command
+# substitution's subshell, whose failures are its caller's to judge.
+say_where_stopped() {
+  local status=$?
+  [ "$BASH_SUBSHELL" -eq 0 ] || return 0
+  echo "FAILED: the test stopped at ${BASH_SOURCE[1]##*/} line ${BASH_LINENO[0]}: $BASH_COMMAND (exit $status)" >&2
+}
+set -E
+trap say_where_stopped ERR
+
 # test_setup NAME: sets $work (a fresh folder) and $db (the prefix of
 # databases ${db}_source and ${db}_target, created empty).
 test_setup() {
@@ -202,7 +213,9 @@ start_member() {
   member_pid[$n]=$!
   member_port[$n]=$port
   pids+=("$!")
-  eventually 10 curl -sf "http://127.0.0.1:$port/healthz" >/dev/null
+  # A member starts within a second on a quiet machine; 30 s for one whose
+  # cores a build beside it takes.
+  check "member $n answers /healthz" eventually 30 curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null
 }
 member_value() {
   curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'

@@ -7,7 +7,7 @@
 #include "core/run/cancel_token.h"
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/commands.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/state/state_schema.h"
 #include "daemon/serve/table_runner.h"
 #include "pg_test_env.h"
 

@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/run/cancel_token.h"
-#include "daemon/pg/pg_connection.h"
-#include "daemon/pg/pg_copy_stream.h"
+#include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/libpq/pg_copy_stream.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

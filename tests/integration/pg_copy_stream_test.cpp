@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/run/cancel_token.h"
-#include "daemon/pg/pg_copy_stream.h"
+#include "daemon/pg/libpq/pg_copy_stream.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -7,10 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "core/config/config_parser.h"
 #include "daemon/commands/command_support.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/state/state_schema.h"
 
 namespace tidemark::testing {
 namespace {
@@ -26,6 +27,15 @@ std::string unique_prefix() {
 }
 
 }  // namespace
+
+bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& condition) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
 
 std::string test_dsn(const std::string& database) {
   const std::string host = env("PGHOST");

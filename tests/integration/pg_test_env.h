@@ -3,6 +3,7 @@
 // Each PgTestEnv creates its own databases and drops them when it ends.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -10,18 +11,23 @@
 #include <string>
 #include <vector>
 
-#include "core/run/cancel_token.h"
 #include "core/config/config_model.h"
+#include "core/run/cancel_token.h"
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/commands.h"
+#include "daemon/pg/libpq/pg_connection.h"
 #include "daemon/serve/table_runner.h"
-#include "daemon/pg/pg_connection.h"
 
 namespace tidemark::testing {
 
 // A DSN for `database` on the test server. Fails the test when the
 // environment does not name one.
 std::string test_dsn(const std::string& database);
+
+// Whether `condition` holds within `timeout`, asking again every 20 ms: the
+// wait for an event a test can observe (a session gone, a lock waited on),
+// where a fixed sleep would guess how long it takes.
+bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& condition);
 
 class PgTestEnv {
  public:

@@ -13,7 +13,7 @@
 
 #include "core/run/run_ports.h"
 #include "daemon/commands/commands.h"
-#include "daemon/pg/pg_key_side.h"
+#include "daemon/pg/data/pg_key_side.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -315,14 +315,10 @@ TEST_CASE("reconcile beside a running load waits for the table's lock, then proc
     finished = true;
   });
   // It waits on the lock...
-  bool waiting = false;
-  for (int i = 0; i < 100 && !waiting; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    waiting = PgTestEnv::rows(holder, "select count(*) from pg_locks where locktype = 'advisory' and not granted")
-                  .at(0) == "1";
-  }
-  CHECK(waiting);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string waiter = "select count(*) from pg_locks where locktype = 'advisory' and not granted"
+                             " and database = (select oid from pg_database where datname = current_database())";
+  CHECK(testing::eventually(std::chrono::seconds(5), [&] { return PgTestEnv::rows(holder, waiter).at(0) == "1"; }));
+  // ...so it has not finished, nor deleted the row: blocked there, it cannot have.
   CHECK_FALSE(finished.load());
   CHECK(PgTestEnv::rows(holder, "select count(*) from raw.orders where order_id = 1").at(0) == "1");
   // ...and goes on once the load lets it go.
@@ -346,7 +342,7 @@ TEST_CASE("regression: a row re-inserted in the source after it was marked is un
   RunOptions run;
   run.pipeline = "shop";
   run.table = "orders_marked";
-  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // row 5's now() past the horizon's margin
   REQUIRE(r.CommandRunner::run(run_run, run) == 0);
   CHECK(r.target("select deleted_at is null from raw.orders_marked where order_id = 5") == "t");
   const ReconcileReport report = r.report("orders_marked");

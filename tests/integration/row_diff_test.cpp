@@ -19,8 +19,9 @@
 #include "core/run/cancel_token.h"
 #include "core/sql/row_hash_statements.h"
 #include "core/watermark/safe_horizon.h"
-#include "daemon/pg/pg_row_hash_stream.h"
-#include "daemon/pg/pg_source.h"
+#include "daemon/pg/data/pg_row_hash_stream.h"
+#include "daemon/pg/data/pg_source.h"
+#include "daemon/pg/libpq/source_session.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/pg/run_history_pruner.h"
-#include "daemon/pg/state_reader.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/state/run_history_pruner.h"
+#include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -74,8 +74,14 @@ start_member 1
 start_member 2
 both_see_two() { [ "$(member_value 1 tidemark_fleet_members)" = 2 ] && [ "$(member_value 2 tidemark_fleet_members)" = 2 ]; }
 check "two members share the tables" eventually 20 both_see_two
-# Nothing fires by schedule; the dependents have not run.
-sleep 2
+# The wakes below reach a member only once it listens for tables that move.
+listening() {
+  [ "$(target "select count(*) from pg_stat_activity
+               where datname = current_database() and query = 'LISTEN tidemark_moved'")" = 2 ]
+}
+check "both members listen for tables that move" eventually 20 listening
+# Nothing fires by schedule; the dependents have not run (and, checked at
+# the end, never run but when woken).
 check "no dependent runs before its input moves" test "$(target "select count(*) from tidemark.runs")" = 0
 
 # The input's run from the command line: its commit wakes both dependents
@@ -128,6 +134,8 @@ gauge() {
   for n in 1 2; do member_value "$n" "tidemark_input_wait_seconds{pipeline=\"marts\",table=\"daily\"}"; done | sort -u
 }
 check "the input-wait gauge exists and reads 0 on both members" test "$(gauge)" = 0
+check "nothing ran by its schedule or at start-up, all along" test \
+  "$(target "select count(*) from tidemark.runs where trigger not in ('manual', 'input')")" = 0
 
 stop_serve "${member_pid[1]}"
 stop_serve "${member_pid[2]}"

@@ -104,8 +104,10 @@ check "the json log is one object per line" bash -c "head -n 3 '$work/serve.log'
 prometheus_with_rules "$metrics_port" "$root/config/prometheus/tidemark-alerts.yml"
 scraped() { query 'up{job="tidemark"} == 1' | jq -e '.data.result | length == 1' >/dev/null; }
 check "prometheus scrapes the daemon" eventually 30 scraped
-# rate() and increase() need a few samples in their window.
-sleep 5
+# rate() and increase() need a few samples in their window: wait until
+# Prometheus holds five scrapes.
+sampled() { query 'count_over_time(up{job="tidemark"}[1m]) >= 5' | jq -e '.data.result | length == 1' >/dev/null; }
+check "prometheus holds a few scrapes" eventually 30 sampled
 while IFS= read -r expr; do
   expr=${expr//\$pipeline/.*}
   expr=${expr//\$__rate_interval/1m}

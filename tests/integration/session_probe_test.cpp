@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "daemon/commands/commands.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/session_probe.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/libpq/session_probe.h"
+#include "daemon/pg/state/pg_state_store.h"
+#include "daemon/pg/state/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark::testing {

@@ -10,7 +10,7 @@
 
 #include "core/sql/load_statements.h"
 #include "core/watermark/safe_horizon.h"
-#include "daemon/pg/pg_connection.h"
+#include "daemon/pg/libpq/pg_connection.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

@@ -12,11 +12,11 @@
 #include "core/run/table_key.h"
 #include "core/time/instant_text.h"
 #include "daemon/commands/commands.h"
+#include "daemon/pg/state/pg_state_store.h"
+#include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/state_schema.h"
 #include "daemon/serve/metrics_registry.h"
-#include "daemon/pg/pg_state_store.h"
 #include "daemon/serve/state_monitor.h"
-#include "daemon/pg/state_reader.h"
-#include "daemon/pg/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

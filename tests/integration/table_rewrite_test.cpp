@@ -11,8 +11,9 @@
 #include <thread>
 
 #include "core/watermark/safe_horizon.h"
-#include "daemon/pg/pg_source.h"
-#include "daemon/pg/pg_unit_of_work.h"
+#include "daemon/pg/data/pg_source.h"
+#include "daemon/pg/data/pg_unit_of_work.h"
+#include "daemon/pg/libpq/source_session.h"
 #include "pg_test_env.h"
 
 namespace tidemark {

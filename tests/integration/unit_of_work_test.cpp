@@ -1,4 +1,4 @@
-// The PostgreSQL unit of work (daemon/pg/pg_unit_of_work) at its edges:
+// The PostgreSQL unit of work (daemon/pg/data/pg_unit_of_work) at its edges:
 // a separate state database whose session dies between the step's record
 // and the target's COMMIT, and the value a compare-and-set reports when
 // another writer beat it.
@@ -10,11 +10,11 @@
 #include "core/run/partition_writer.h"
 #include "core/time/instant_text.h"
 #include "daemon/commands/chunk_logger.h"
-#include "daemon/pg/pg_run_ports.h"
-#include "daemon/pg/pipeline_connections.h"
-#include "daemon/pg/pg_state_store.h"
-#include "daemon/pg/pg_target.h"
-#include "daemon/pg/state_schema.h"
+#include "daemon/pg/data/pg_run_ports.h"
+#include "daemon/pg/data/pg_target.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/state/pg_state_store.h"
+#include "daemon/pg/state/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -53,7 +53,7 @@ tables:
   a.open_data(*config, pipeline);
   PgStateStore a_state(*a.state);
   PgSource a_source = a.make_source(nullptr, &cancel);
-  PgTarget a_target(a.target(), a_source, a_state, cancel);
+  PgTarget a_target(a.target(), a_source, &a_state, cancel);
   const RunLock lock{key, day};
   REQUIRE(a_state.lock(lock, false).value());
   const std::string a_pid = PgTestEnv::rows(*a.state, "select pg_backend_pid()")[0];
@@ -81,7 +81,7 @@ tables:
     bc.open_data(*config, pipeline);
     PgStateStore b_state(*bc.state);
     PgSource b_source = bc.make_source(nullptr, &cancel);
-    PgTarget b_target(bc.target(), b_source, b_state, cancel);
+    PgTarget b_target(bc.target(), b_source, &b_state, cancel);
     ChunkLogger observer;
     b_summary = PartitionWriter(RunContext{pipeline, table, b_state, b_source, b_target, observer, cancel, sole_owner()})
                     .write(day, RunTrigger::Backfill, /*wait=*/true);
