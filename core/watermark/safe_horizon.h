@@ -78,12 +78,12 @@ struct HorizonReading {
   std::optional<SourceMicros> replayed_until;
 };
 
-// A transaction's start time is stamped a moment before the transaction
-// shows in pg_stat_activity, so a transaction starting just as the horizon
-// is read could be missed. hi stays this far below the clock.
 // A source instant as a timestamptz cursor's text.
 std::string source_instant_text(SourceMicros micros);
 
+// A transaction's start time is stamped a moment before the transaction
+// shows in pg_stat_activity, so a transaction starting just as the horizon
+// is read could be missed. hi stays this far below the clock.
 constexpr SourceMicros kStartReportMargin = 1'000'000;
 
 struct HorizonDecision {

@@ -214,8 +214,12 @@ start_member() {
   member_port[$n]=$port
   pids+=("$!")
   # A member starts within a second on a quiet machine; 30 s for one whose
-  # cores a build beside it takes.
-  check "member $n answers /healthz" eventually 30 curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null
+  # cores a build beside it takes. One that does not answer stops the test
+  # (the members after it would meet the same trouble), saying so.
+  if ! eventually 30 curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null; then
+    check "member $n answers /healthz within 30 s" false
+    report || exit 1
+  fi
 }
 member_value() {
   curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'

@@ -1,15 +1,15 @@
 #include "daemon/pg/state/state_reader.h"
 
-#include "daemon/pg/libpq/json_parameter.h"
-#include "daemon/pg/state/state_schema.h"
-
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "core/time/instant_text.h"
 #include "core/watermark/cursor_value.h"
+#include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/pg/libpq/result_columns.h"
 #include "daemon/pg/state/runs_table.h"
+#include "daemon/pg/state/state_schema.h"
 
 namespace tidemark {
 namespace {
@@ -412,10 +412,8 @@ where c.started_at is not null
     const int pipeline = c("pipeline"), table_name = c("table_name"), kind = c("kind"), started_at = c("started_at");
     LastStarts out;
     for (int i = 0; i < r.rows(); ++i) {
-      // A kind this build does not have (written by a newer one) has no
-      // job here to catch up.
       const std::optional<JobKind> job_kind = job_kind_named(r.text(i, kind));
-      if (!job_kind) continue;
+      if (!job_kind) std::abort();  // the kind is one of the statement's own words
       const JobKey job{TableKey{r.text(i, pipeline), r.text(i, table_name)}, *job_kind};
       out[job] = Instant(std::chrono::seconds(r.integer(i, started_at)));
     }
