@@ -205,21 +205,36 @@ debian_mirror() {
 # shellcheck disable=SC2034  # member_pid is read by the tests that source this
 declare -A member_pid member_port
 start_member() {
-  local n=$1 port
-  port=$(free_port)
-  sed "s|127.0.0.1:[0-9]*|127.0.0.1:$port|" "$work/tidemark.yaml" >"$work/member$n.yaml"
-  "${tidemark:?start_member runs \$tidemark}" serve --config "$work/member$n.yaml" >>"$work/member$n.log" 2>&1 &
-  # shellcheck disable=SC2034  # read by the tests that source this
-  member_pid[$n]=$!
-  member_port[$n]=$port
-  pids+=("$!")
-  # A member starts within a second on a quiet machine; 30 s for one whose
-  # cores a build beside it takes. One that does not answer stops the test
-  # (the members after it would meet the same trouble), saying so.
-  if ! eventually 30 curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null; then
-    check "member $n answers /healthz within 30 s" false
-    report || exit 1
-  fi
+  local n=$1 port attempt deadline
+  for attempt in 1 2 3; do
+    port=$(free_port)
+    sed "s|127.0.0.1:[0-9]*|127.0.0.1:$port|" "$work/tidemark.yaml" >"$work/member$n.yaml"
+    "${tidemark:?start_member runs \$tidemark}" serve --config "$work/member$n.yaml" >>"$work/member$n.log" 2>&1 &
+    # shellcheck disable=SC2034  # read by the tests that source this
+    member_pid[$n]=$!
+    member_port[$n]=$port
+    pids+=("$!")
+    # A member starts within a second on a quiet machine; 30 s for one
+    # whose cores a build beside it takes.
+    deadline=$((SECONDS + 30))
+    until curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null; do
+      kill -0 "${member_pid[$n]}" 2>/dev/null || break
+      [ $SECONDS -lt $deadline ] || break
+      sleep 0.2
+    done
+    curl -sf "http://127.0.0.1:$port/healthz" -o /dev/null && return 0
+    # A port free when chosen can be taken before the member binds it (by
+    # a daemon of a test beside this one, or as a connection's own port):
+    # the member says so and exits, and another port is tried.
+    kill -0 "${member_pid[$n]}" 2>/dev/null && break
+    grep -q "is already in use" "$work/member$n.log" || break
+  done
+  # One that does not answer stops the test (the members after it would
+  # meet the same trouble), with its log's last lines.
+  check "member $n answers /healthz within 30 s" false
+  echo "member $n's log, last lines:" >&2
+  tail -n 20 "$work/member$n.log" >&2
+  report || exit 1
 }
 member_value() {
   curl -sf "http://127.0.0.1:${member_port[$1]}/metrics" | awk -v s="$2" '$1 == s { print $2 }'
