@@ -7,23 +7,13 @@
 #include "core/run/run_lifecycle.h"
 
 namespace tidemark {
-namespace {
-
-// The frame reports to nobody: the reconcile's caller reports it, and each
-// partition written is a run heard on its own.
-class UnheardFrame final : public RunObserver {
- public:
-  void on_chunk_committed(const TableKey&, const Window&, const ChunkCounts&, const CursorValue&) override {}
-  void on_run_finished(const RunSummary&) override {}
-};
-
-
-}  // namespace
 
 ReconcileReport PartitionRepair::execute(const ReconcileRequest& request) {
   if (run_.table.mode != TableMode::Partition) std::abort();
   ReconcileReport report;
-  UnheardFrame unheard;
+  // The frame reports to nobody: the reconcile's caller reports it, and each
+  // partition written is a run heard on its own.
+  RunObserver unheard;
   // The table's lock orders the repair with the firings; each partition
   // written again is a run of its own, with its row.
   RunLifecycle frame(run_.state, run_.ownership, unheard, RunLock{run_.key(), std::nullopt}, request.trigger,

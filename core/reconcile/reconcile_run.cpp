@@ -31,13 +31,6 @@ Status drop_held(KeySide& side, std::vector<KeyRow>& keys) {
   return ok_status();
 }
 
-// The lifecycle reports to an observer; a reconcile's go to its caller.
-class UnheardObserver final : public RunObserver {
- public:
-  void on_chunk_committed(const TableKey&, const Window&, const ChunkCounts&, const CursorValue&) override {}
-  void on_run_finished(const RunSummary&) override {}
-};
-
 void keep_examples(const std::vector<KeyRow>& rows, std::size_t most, std::vector<std::string>& into) {
   for (const KeyRow& r : rows) {
     if (into.size() >= most) return;
@@ -55,7 +48,8 @@ std::string reconcile_mark_column(const TableConfig& table) {
 ReconcileReport ReconcileRun::execute(const ReconcileRequest& request) {
   if (run_.table.mode != TableMode::Incremental) std::abort();
   ReconcileReport report;
-  UnheardObserver unheard;
+  // The lifecycle reports to an observer; a reconcile's go to its caller.
+  RunObserver unheard;
   // A dry run writes nothing: the lock alone, the watermark read under it.
   RunLifecycle run(run_.state, run_.ownership, unheard, RunLock{run_.key(), std::nullopt}, request.trigger,
                    request.dry_run ? RunRow::None : RunRow::Kept);

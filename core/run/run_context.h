@@ -1,5 +1,5 @@
 // What every kind of run works with: its configuration and its ports.
-// A bundle of references, built by the caller (daemon/table_runner, the
+// A bundle of references, built by the caller (daemon/serve/job_runner, the
 // backfill commands, tests) for one run; it owns nothing and must not
 // outlive what it refers to. Used on the run's one thread.
 #pragma once

@@ -56,12 +56,16 @@ struct RunSummary {
 // stopped by a shutdown, and another would have gone on.
 ErrorKind failure_kind(const RunSummary& summary);
 
+// What a run tells as it goes. Every method has a default that ignores
+// the event: each listener hears what it needs (a command its chunks, the
+// job runner the run rows closed, for the job's end).
 class RunObserver {
  public:
   virtual ~RunObserver() = default;
-  virtual void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
-                                  const CursorValue& watermark) = 0;
-  virtual void on_run_finished(const RunSummary& summary) = 0;
+  virtual void on_chunk_committed(const TableKey& /*table*/, const Window& /*window*/,
+                                  const ChunkCounts& /*counts*/, const CursorValue& /*watermark*/) {}
+  // A run row closed (each partition a firing wrote is a run of its own).
+  virtual void on_run_finished(const RunSummary& /*summary*/) {}
   // What a run found of its safe horizon, once it decided it, also when it
   // then writes nothing (a partition table's firing with nothing due).
   virtual void on_horizon(const TableKey& /*table*/, const HorizonReport& /*horizon*/) {}

@@ -17,6 +17,7 @@ std::vector<JobKindSpec> build_kinds() {
   load.schedule = [](const TableConfig& table) -> const CronSchedule& { return *table.schedule; };
   load.batches = true;
   load.held_lock = HeldLock::Skip;
+  load.in_run_series = true;
   kinds.push_back(load);
 
   // `deletes: { reconcile: CRON }` on a mode that reconciles by keys or
@@ -32,6 +33,7 @@ std::vector<JobKindSpec> build_kinds() {
   // A load holds the lock for a while: a reconcile does not wait on a
   // worker for it, and comes back after the backoff rather than a day later.
   reconcile.held_lock = HeldLock::RetryAfterBackoff;
+  reconcile.in_run_series = false;
   reconcile.records_trigger = RunTrigger::Reconcile;
   kinds.push_back(reconcile);
 

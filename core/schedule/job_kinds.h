@@ -36,6 +36,9 @@ struct JobKindSpec {
   // the table's mode and lookback allow.
   bool batches = false;
   HeldLock held_lock = HeldLock::Skip;
+  // Its runs are the run series' (tidemark_runs_total, durations, start
+  // delays, in progress); a reconcile has series of its own.
+  bool in_run_series = false;
   // The trigger every run of it records, whatever fired it; none: the
   // run records why it fired (a schedule, a retry, an input, ...).
   std::optional<RunTrigger> records_trigger;

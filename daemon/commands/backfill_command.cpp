@@ -18,7 +18,7 @@
 #include "daemon/commands/interrupt_scope.h"
 #include "daemon/commands/partition_backfill.h"
 #include "daemon/serve/job_ports.h"
-#include "daemon/serve/table_runner.h"
+#include "daemon/serve/job_log.h"
 
 namespace tidemark {
 namespace {
@@ -39,19 +39,18 @@ int backfill_cursor_range(const std::shared_ptr<const Config>& config, const Pip
   if (const auto& unreachable = ports.state_unreachable()) throw std::runtime_error(unreachable->message);
   ChunkLogger observer;
   const auto started = std::chrono::steady_clock::now();
-  TimedSummary result;
-  result.summary =
+  const RunSummary summary =
       CursorBackfill(RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer, cancel,
                                 sole_owner()})
           .execute(cl.from, cl.to);
-  result.duration =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
-  out << describe_run(result) << '\n';
-  if (result.summary.rows_written > 0) name_flagged_dependents(table, out);
-  if (result.summary.status == RunStatus::SkippedLocked) {
+  out << describe_run(summary, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now() - started))
+      << '\n';
+  if (summary.rows_written > 0) name_flagged_dependents(table, out);
+  if (summary.status == RunStatus::SkippedLocked) {
     out << "a run of " << pipeline.name << "." << table.name << " is active; try again when it has finished\n";
   }
-  return result.summary.status == RunStatus::Success ? kExitOk : kExitFailure;
+  return summary.status == RunStatus::Success ? kExitOk : kExitFailure;
 }
 
 int backfill_partitions(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,

@@ -1,5 +1,5 @@
 // A RunObserver that logs every committed chunk (debug level) and nothing
-// else: the run's own line comes from TableRunner. Stateless; thread-safe.
+// else: the run's own line is its job's end (daemon/serve/job_log.h). Stateless; thread-safe.
 #pragma once
 
 #include "core/run/run_observer.h"
@@ -10,7 +10,6 @@ class ChunkLogger final : public RunObserver {
  public:
   void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
                           const CursorValue& watermark) override;
-  void on_run_finished(const RunSummary&) override {}
 };
 
 }  // namespace tidemark

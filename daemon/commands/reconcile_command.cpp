@@ -9,7 +9,9 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
-#include "daemon/serve/table_runner.h"
+#include "core/schedule/job_end_chain.h"
+#include "daemon/serve/job_log.h"
+#include "daemon/serve/job_runner.h"
 
 namespace tidemark {
 namespace {
@@ -84,8 +86,9 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
 
   ChunkLogger chunk_logger;
   ConnectionPool sessions(1, std::chrono::seconds(60));
-  TableRunner runner(config, chunk_logger, sole_owner(), JobSessions{&sessions});
-  runner.set_log_runs(false);
+  // The command's output is each job's end: nothing else reports it.
+  JobEndChain ends;
+  JobRunner runner(config, chunk_logger, sole_owner(), ends, JobSessions{&sessions});
   bool all_ok = true;
   for (const TableConfig* table : tables) {
     if (interrupt.cancelled()) {
@@ -99,7 +102,8 @@ int run_reconcile(const ConfigPtr& config, const ReconcileOptions& command_line,
     request.wait_for_lock = true;  // beside a load: wait for it to end
     request.dry_run = command_line.dry_run;
     if (request.dry_run) request.examples = kDryRunExamples;
-    const ReconcileReport report = runner.reconcile(*pipeline, *table, request, interrupt);
+    const JobEnded ended = runner.run_one(reconcile_job(*pipeline, *table, request), interrupt);
+    const ReconcileReport& report = *ended.reconcile;
     out << describe_reconcile(report, command_line.dry_run) << '\n';
     if (report.run.partitions) {
       print_partitions(report, *pipeline, *table, command_line.dry_run, out);

@@ -6,7 +6,9 @@
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
 #include "daemon/commands/interrupt_scope.h"
-#include "daemon/serve/table_runner.h"
+#include "core/schedule/job_end_chain.h"
+#include "daemon/serve/job_log.h"
+#include "daemon/serve/job_runner.h"
 
 namespace tidemark {
 
@@ -30,8 +32,9 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
   ChunkLogger chunk_logger;
   // The tables of one pipeline run one after another on the same sessions.
   ConnectionPool sessions(1, std::chrono::seconds(60));
-  TableRunner runner(config, chunk_logger, sole_owner(), JobSessions{&sessions});
-  runner.set_log_runs(false);
+  // The command's output is each job's end: nothing else reports it.
+  JobEndChain ends;
+  JobRunner runner(config, chunk_logger, sole_owner(), ends, JobSessions{&sessions});
   bool all_ok = true;
   for (const TableConfig& table : pipeline->tables) {
     if (!command_line.table.empty() && table.name != command_line.table) continue;
@@ -42,9 +45,9 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
       continue;
     }
     // The run's line (old and new watermark, window, rows) is the command's output.
-    const TimedSummary result = runner.run(*pipeline, table, RunTrigger::Manual, interrupt);
-    out << describe_run(result) << '\n';
-    all_ok = all_ok && result.summary.status == RunStatus::Success;
+    const JobEnded ended = runner.run_one(load_job(*pipeline, table, RunTrigger::Manual), interrupt);
+    out << describe_job(ended) << '\n';
+    all_ok = all_ok && ended.summary.status == RunStatus::Success;
   }
   return all_ok ? kExitOk : kExitFailure;
 }

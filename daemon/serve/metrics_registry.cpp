@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/schedule/job_kinds.h"
 #include "core/watermark/watermark_health.h"
 #include "daemon/serve/exposition_text.h"
 #include "daemon/version.h"
@@ -144,13 +145,43 @@ void MetricsRegistry::set_config(const Config& config) {
   db_up_ = std::move(db_up);
 }
 
-void MetricsRegistry::on_chunk_committed(const TableKey&, const Window&, const ChunkCounts&, const CursorValue&) {
-  // Rows are counted once per run, in on_run_finished; the watermark
-  // gauges follow the state database (table_progress).
+void MetricsRegistry::job_started(const TableKey& table, JobKind kind) { set_in_progress(table, kind, true); }
+
+void MetricsRegistry::job_handed_back(const TableKey& table, JobKind kind) { set_in_progress(table, kind, false); }
+
+void MetricsRegistry::set_in_progress(const TableKey& table, JobKind kind, bool in_progress) {
+  if (!job_kind(kind).in_run_series) return;
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (TableSeries* s = find(table)) s->in_progress.set(in_progress ? 1 : 0);
 }
 
-void MetricsRegistry::on_run_finished(const RunSummary& summary) {
+void MetricsRegistry::job_ended(const JobEnded& ended) {
   const std::lock_guard<std::mutex> lock(mutex_);
+  for (const RunSummary& run : ended.runs) count_run(run);
+  const TableKey& table = ended.summary.table;
+  TableSeries* s = find(table);  // nothing: dropped by a reload while it ran
+  PipelineSeries* p = pipeline(table.pipeline);
+  const double seconds = std::chrono::duration<double>(ended.duration).count();
+  if (job_kind(ended.kind).in_run_series) {
+    if (s != nullptr) {
+      s->in_progress.set(0);
+      s->last_duration.set(seconds);
+    }
+    if (p != nullptr) {
+      if (ended.start_delay) p->start_delay.observe(std::max(0.0, ended.start_delay->count()));
+      p->duration.observe(seconds);
+    }
+  }
+  // A dry run's counts are what it found, not what it wrote.
+  if (ended.reconcile && !ended.dry_run && s != nullptr) {
+    const ReconcileCounts& done = ended.reconcile->counts;
+    s->repaired_missing.add(static_cast<double>(done.missing));
+    s->repaired_gone.add(static_cast<double>(done.deleted));
+    s->repaired_changed.add(static_cast<double>(done.changed));
+  }
+}
+
+void MetricsRegistry::count_run(const RunSummary& summary) {
   TableSeries* s = find(summary.table);
   if (s == nullptr) return;  // dropped by a reload while it ran
   switch (summary.status) {
@@ -199,26 +230,6 @@ void MetricsRegistry::on_horizon(const TableKey& table, const HorizonReport& hor
   // A partition table's firing reads the horizon too: what held it back
   // shows as it does for incremental runs.
   if (horizon.lag_seconds) s->horizon_lag.set(*horizon.lag_seconds);
-}
-
-void MetricsRegistry::run_started(const TableKey& table, std::chrono::duration<double> start_delay) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (TableSeries* s = find(table)) s->in_progress.set(1);
-  if (PipelineSeries* p = pipeline(table.pipeline)) p->start_delay.observe(std::max(0.0, start_delay.count()));
-}
-
-void MetricsRegistry::run_ended(const TableKey& table, std::chrono::duration<double> duration) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (TableSeries* s = find(table)) {
-    s->in_progress.set(0);
-    s->last_duration.set(duration.count());
-  }
-  if (PipelineSeries* p = pipeline(table.pipeline)) p->duration.observe(duration.count());
-}
-
-void MetricsRegistry::in_progress(const TableKey& table, bool in_progress) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  if (TableSeries* s = find(table)) s->in_progress.set(in_progress ? 1 : 0);
 }
 
 void MetricsRegistry::run_skipped(const TableKey& table, SkipReason reason) {
@@ -271,16 +282,6 @@ void MetricsRegistry::reconcile_failed(const TableKey& table, bool failed) {
 void MetricsRegistry::unseen_changes(const TableKey& table, std::int64_t changes) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (TableSeries* s = find(table)) s->unseen_changes.set(static_cast<double>(changes));
-}
-
-void MetricsRegistry::rows_repaired(const TableKey& table, std::int64_t missing, std::int64_t gone,
-                                    std::int64_t changed) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  TableSeries* s = find(table);
-  if (s == nullptr) return;
-  s->repaired_missing.add(static_cast<double>(missing));
-  s->repaired_gone.add(static_cast<double>(gone));
-  s->repaired_changed.add(static_cast<double>(changed));
 }
 
 void MetricsRegistry::database_up(const std::string& connection, bool up) {

@@ -3,7 +3,9 @@
 // the table (counters at 0) and dropped when a reload removes it; a scrape
 // copies the list of records under the mutex and writes the text from that
 // copy, so it neither holds the mutex while it writes nor sees a record
-// freed under it. Thread-safe: runs report from worker threads, the loop
+// freed under it. A job's figures arrive once, at its end (JobEnds); the
+// watermark gauges follow the state database (table_progress).
+// Thread-safe: jobs report from worker threads, the loop
 // reloads, the state monitor refreshes watermarks, the HTTP thread scrapes.
 #pragma once
 
@@ -20,6 +22,7 @@
 
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
+#include "core/schedule/job_ends.h"
 
 namespace tidemark {
 
@@ -39,7 +42,7 @@ struct TableProgress {
 };
 
 
-class MetricsRegistry final : public RunObserver {
+class MetricsRegistry final : public RunObserver, public JobEnds {
  public:
   MetricsRegistry();
   ~MetricsRegistry() override;
@@ -48,20 +51,19 @@ class MetricsRegistry final : public RunObserver {
   // tables it no longer has.
   void set_config(const Config& config);
 
-  // RunObserver: a run or partition finished / a chunk committed.
-  void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
-                          const CursorValue& watermark) override;
-  void on_run_finished(const RunSummary& summary) override;
-  // A run decided its horizon: how long an input holds the table back
-  // (tidemark_input_wait_seconds), and for a partition table's firing the
-  // horizon's lag.
+  // RunObserver: a run decided its horizon: how long an input holds the
+  // table back (tidemark_input_wait_seconds), and for a partition table's
+  // firing the horizon's lag.
   void on_horizon(const TableKey& table, const HorizonReport& horizon) override;
 
-  void run_started(const TableKey& table, std::chrono::duration<double> start_delay);
-  void run_ended(const TableKey& table, std::chrono::duration<double> duration);
-  // A batch's tables are in progress from its start; each that it hands
-  // back, to run on its own, is not any more (its own run says when it is).
-  void in_progress(const TableKey& table, bool in_progress);
+  // JobEnds: a job's table is in progress from its start (a job in the run
+  // series, job_kinds.h) until it ends or a batch hands it back; its end
+  // counts its runs, its duration and start delay, a reconcile's rows
+  // repaired (what its batches committed, even when a later one failed).
+  void job_started(const TableKey& table, JobKind kind) override;
+  void job_ended(const JobEnded& ended) override;
+  void job_handed_back(const TableKey& table, JobKind kind) override;
+
   void run_skipped(const TableKey& table, SkipReason reason);
   // How many firings wait for a free worker.
   void set_queued(std::size_t waiting);
@@ -79,10 +81,6 @@ class MetricsRegistry final : public RunObserver {
   // Updates and deletes the table's insert-only cursor could not see, as
   // the state says (core/run/change_watch.h); runs set it as they finish.
   void unseen_changes(const TableKey& table, std::int64_t changes);
-  // Rows a reconcile of this process committed: copied again because the
-  // target lacked them (missing) or held other values (changed), and
-  // deleted or marked because their key left the source (gone).
-  void rows_repaired(const TableKey& table, std::int64_t missing, std::int64_t gone, std::int64_t changed);
   void database_up(const std::string& connection, bool up);
   void reload_succeeded(bool ok);
   // Disk used by the state schema, as last measured (tidemark_state_bytes;
@@ -121,6 +119,9 @@ class MetricsRegistry final : public RunObserver {
   };
 
   TableSeries* find(const TableKey& table);     // requires mutex_
+  // A run closed: its status, rows, unseen changes, horizon and drift.
+  void count_run(const RunSummary& summary);  // requires mutex_
+  void set_in_progress(const TableKey& table, JobKind kind, bool in_progress);
   PipelineSeries* pipeline(const std::string& name);  // requires mutex_
 
   mutable std::mutex mutex_;

@@ -8,7 +8,8 @@ Scheduler::Scheduler(boost::asio::io_context& loop, MetricsRegistry& metrics, St
                      std::size_t workers)
     : loop_(loop),
       reporter_(metrics),
-      launcher_(loop, metrics, monitor, gate_, workers,
+      ends_({&metrics, &log_, &monitor}),
+      launcher_(loop, metrics, ends_, gate_, workers,
                 [this](const TableKey& table, const RunSummary& summary, JobKind kind) {
                   loop_thread_.check("Scheduler: a run's end");
                   tables_.run_finished(table, summary, kind);

@@ -1,7 +1,8 @@
 // The daemon's scheduler: a TableScheduler (core/, which decides every
 // firing, retry, catch-up, reload and stop) wired to the wall clock, one
 // Asio timer on the event loop, the bounded worker pool that runs tables
-// (never on the loop thread) and the metrics and log. Owned by `serve`;
+// (never on the loop thread) and the chain each job's end goes through: the
+// metrics, the log and the state monitor. Owned by `serve`;
 // every method must be called on the loop thread (checked: LoopThread),
 // which is the thread that makes it; the alarm's and the runs' ends come
 // back to it on the loop.
@@ -14,8 +15,10 @@
 #include <memory>
 
 #include "core/config/config_model.h"
+#include "core/schedule/job_end_chain.h"
 #include "core/schedule/table_scheduler.h"
 #include "daemon/serve/fleet_gate.h"
+#include "daemon/serve/job_log.h"
 #include "daemon/serve/loop_alarm.h"
 #include "daemon/serve/loop_thread.h"
 #include "daemon/serve/metrics_registry.h"
@@ -60,6 +63,8 @@ class Scheduler {
   WallClock clock_;
   SchedulerReporter reporter_;
   FleetGate gate_;  // before launcher_: its workers read it
+  JobLog log_;
+  JobEndChain ends_;  // likewise
   WorkerLauncher launcher_;  // destroyed after tables_: it joins the workers
   LoopAlarm alarm_;
   TableScheduler tables_;

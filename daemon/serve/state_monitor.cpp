@@ -27,10 +27,13 @@ void StateMonitor::set_config(std::shared_ptr<const Config> config) {
   wake_.notify_one();
 }
 
-void StateMonitor::poke(const TableKey& table, bool reconcile) {
+void StateMonitor::job_ended(const JobEnded& ended) {
   const std::lock_guard<std::mutex> lock(mutex_);
   // The loop reads it within kRanEvery: no need to wake it at once.
-  (reconcile ? reconciles_ran_ : loads_ran_).insert(table);
+  switch (ended.kind) {
+    case JobKind::Load: loads_ran_.insert(ended.summary.table); break;  // its watermark and last success
+    case JobKind::Reconcile: reconciles_ran_.insert(ended.summary.table); break;  // the reconcile gauges
+  }
 }
 
 void StateMonitor::stop() {

@@ -10,7 +10,7 @@
 // not read twice. It applies the state schema until that
 // succeeds once, and prunes the run history every ten minutes. Owns one
 // background thread, which keeps one state session between refreshes;
-// every public method is thread-safe.
+// every public method is thread-safe. Hears jobs' ends as a JobEnds.
 #pragma once
 
 #include <chrono>
@@ -23,6 +23,7 @@
 
 #include "core/config/config_model.h"
 #include "core/run/table_key.h"
+#include "core/schedule/job_ends.h"
 #include "daemon/serve/health_state.h"
 #include "daemon/serve/metrics_registry.h"
 
@@ -30,17 +31,17 @@ namespace tidemark {
 
 class PgConnection;
 
-class StateMonitor {
+class StateMonitor final : public JobEnds {
  public:
   StateMonitor(MetricsRegistry& metrics, HealthState& health, std::chrono::seconds interval)
       : metrics_(metrics), health_(health), interval_(interval) {}
-  ~StateMonitor() { stop(); }
+  ~StateMonitor() override { stop(); }
 
   void start(std::shared_ptr<const Config> config);
   void set_config(std::shared_ptr<const Config> config);
-  // Refresh `table`'s gauges soon: a run of it (a load, or a reconcile)
-  // finished.
-  void poke(const TableKey& table, bool reconcile);
+  // Refreshes the ended job's table's gauges soon: what a job of its kind
+  // changes in the state.
+  void job_ended(const JobEnded& ended) override;
   // Stops and joins the thread; idempotent.
   void stop();
 

@@ -1,9 +1,9 @@
-// Runs tables for the TableScheduler on a bounded Asio thread_pool, never on
-// the loop thread: each run (a load, or a reconcile of a table with
-// deletes:) takes its sessions from a shared ConnectionPool through a
-// TableRunner, reports its figures to the metrics, and its end is posted
-// back to the loop. Owned by the Scheduler; launch() and
-// cancel_all() must be called on the loop thread.
+// Runs jobs for the TableScheduler on a bounded Asio thread_pool, never on
+// the loop thread: each job (a load, a batch of loads, a reconcile) runs
+// through a JobRunner on sessions of a shared ConnectionPool, which tells
+// its end to the job-end chain (metrics, log, state monitor); the end is
+// then posted back to the loop for the scheduler. Owned by the Scheduler;
+// launch() and cancel_all() must be called on the loop thread.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -21,9 +21,8 @@
 #include "core/schedule/scheduler_ports.h"
 #include "daemon/pg/data/shared_reads.h"
 #include "daemon/pg/libpq/connection_pool.h"
-#include "daemon/serve/metrics_registry.h"
-#include "daemon/serve/state_monitor.h"
-#include "daemon/serve/table_runner.h"
+#include "core/schedule/job_ends.h"
+#include "daemon/serve/job_runner.h"
 
 namespace tidemark {
 
@@ -32,13 +31,14 @@ class WorkerLauncher final : public RunLauncher {
   using Finished = std::function<void(const TableKey&, const RunSummary&, JobKind)>;
   using Alone = std::function<void(const Firing&)>;
 
-  // `workers` threads and as many idle sessions per database. `on_finished`
-  // is called on the loop thread when a run ends, `on_alone` when a batch
-  // hands a run back (TableScheduler::run_alone). A run goes on only while
-  // `ownership` says this member owns its table, asked once the run holds
-  // the table's lock. The loop, metrics, monitor and ownership must outlive
-  // the launcher.
-  WorkerLauncher(boost::asio::io_context& loop, MetricsRegistry& metrics, StateMonitor& monitor,
+  // `workers` threads and as many idle sessions per database. `progress`
+  // hears the jobs' chunks and horizons, `ends` their starts and ends, on
+  // the workers. `on_finished` is called on the loop thread when a run
+  // ends, `on_alone` when a batch hands a run back
+  // (TableScheduler::run_alone). A run goes on only while `ownership` says
+  // this member owns its table, asked once the run holds the table's lock.
+  // The loop, listeners and ownership must outlive the launcher.
+  WorkerLauncher(boost::asio::io_context& loop, RunObserver& progress, JobEnds& ends,
                  const TableOwnership& ownership, std::size_t workers, Finished on_finished, Alone on_alone);
   // Cancels the runs still going and waits for the workers to end.
   ~WorkerLauncher() override;
@@ -48,26 +48,13 @@ class WorkerLauncher final : public RunLauncher {
   void cancel_all() override;
 
  private:
-  // For each of a job's orders, in order: its run's summary, or nothing:
-  // it waits to run alone.
-  using Outcomes = std::vector<std::optional<RunSummary>>;
-
-  // The one way a job runs: `work` on a worker, cancelled through one
-  // token for all its orders, each order's end posted back to the loop.
-  void start(const std::vector<RunOrder>& orders, std::function<Outcomes(const CancelToken&)> work);
-  // What each kind of job does on its worker, and reports to the metrics
-  // and the state monitor.
-  RunSummary load(const RunOrder& order, const CancelToken& cancel);
-  RunSummary reconcile(const RunOrder& order, const CancelToken& cancel);
-  Outcomes batch(const std::vector<RunOrder>& orders, const CancelToken& cancel);
-  // A runner on the launcher's sessions and ownership; for one order, it
-  // records the firing the order serves.
-  TableRunner runner_for(std::shared_ptr<const Config> config);
-  TableRunner runner_for(const RunOrder& order);
+  // Runs `orders` as one job on a worker, cancelled through one token for
+  // all of them; each order's end is posted back to the loop.
+  void start(std::vector<RunOrder> orders, Job job);
 
   boost::asio::io_context& loop_;
-  MetricsRegistry& metrics_;
-  StateMonitor& monitor_;
+  RunObserver& progress_;
+  JobEnds& ends_;
   const TableOwnership& ownership_;
   Finished on_finished_;
   Alone on_alone_;

@@ -12,6 +12,34 @@
 namespace tidemark {
 namespace {
 
+// A load's end as the job runner tells it: the run it closed, how long it
+// took and how late it started.
+JobEnded load_ended(const RunSummary& run, std::chrono::milliseconds duration = std::chrono::milliseconds(0),
+                    std::optional<std::chrono::duration<double>> start_delay = std::nullopt) {
+  JobEnded ended;
+  ended.kind = JobKind::Load;
+  ended.summary = run;
+  ended.runs = {run};
+  ended.duration = duration;
+  ended.start_delay = start_delay;
+  return ended;
+}
+
+// A reconcile's end that committed these counts (or found them, in a dry run).
+JobEnded reconcile_ended(const TableKey& table, std::int64_t missing, std::int64_t gone, std::int64_t changed,
+                         bool dry_run = false) {
+  JobEnded ended;
+  ended.kind = JobKind::Reconcile;
+  ended.summary.table = table;
+  ended.summary.status = RunStatus::Success;
+  ended.reconcile.emplace();
+  ended.reconcile->run = ended.summary;
+  ended.reconcile->counts = ReconcileCounts{gone, missing, changed};
+  ended.dry_run = dry_run;
+  ended.duration = std::chrono::seconds(7);
+  return ended;
+}
+
 Config config_with(const std::string& tables) {
   const auto daemon = parse_daemon_config({"t.yaml", "state: w\nconnections: { w: { dsn: x }, s: { dsn: y } }\n"});
   REQUIRE(daemon.value);
@@ -64,13 +92,13 @@ TEST_CASE("a permanent failure flags the table until a run succeeds; a transient
   run.table = {"p", "orders"};
   run.status = RunStatus::Failed;
   run.error_kind = ErrorKind::Permanent;
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   CHECK(has(metrics.scrape_text(), series + "1"));
   run.error_kind = ErrorKind::Transient;  // the database went away meanwhile
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   CHECK(has(metrics.scrape_text(), series + "1"));
   run.status = RunStatus::Success;
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   CHECK(has(metrics.scrape_text(), series + "0"));
 }
 
@@ -101,12 +129,13 @@ TEST_CASE("tidemark_rows_repaired_total counts what reconciles committed, by rea
   };
   CHECK(has(metrics.scrape_text(), "# TYPE tidemark_rows_repaired_total counter"));
   for (const char* reason : {"changed", "gone", "missing"}) CHECK(has(metrics.scrape_text(), series(reason) + "0"));
-  metrics.rows_repaired({"p", "orders"}, 2, 5, 7);
-  metrics.rows_repaired({"p", "orders"}, 1, 0, 3);
+  metrics.job_ended(reconcile_ended({"p", "orders"}, 2, 5, 7));
+  metrics.job_ended(reconcile_ended({"p", "orders"}, 1, 0, 3));
+  metrics.job_ended(reconcile_ended({"p", "orders"}, 100, 100, 100, /*dry_run=*/true));  // found, not written
   CHECK(has(metrics.scrape_text(), series("missing") + "3"));
   CHECK(has(metrics.scrape_text(), series("gone") + "5"));
   CHECK(has(metrics.scrape_text(), series("changed") + "10"));
-  metrics.rows_repaired({"p", "gone"}, 1, 1, 1);  // a table a reload dropped: ignored
+  metrics.job_ended(reconcile_ended({"p", "gone"}, 1, 1, 1));  // a table a reload dropped: ignored
   CHECK(has(metrics.scrape_text(), series("changed") + "10"));
 }
 
@@ -131,17 +160,17 @@ TEST_CASE("tidemark_schema_drift follows the runs that compared columns, and the
   run.status = RunStatus::Failed;
   run.error_kind = ErrorKind::Permanent;
   run.schema_drift = true;
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   CHECK(has(metrics.scrape_text(), drift + "1"));
   // A run that failed before comparing (the source was down) knows nothing of it.
   run.error_kind = ErrorKind::Transient;
   run.schema_drift.reset();
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   CHECK(has(metrics.scrape_text(), drift + "1"));
   // The operator fixed the target: the next run compares and loads.
   run.status = RunStatus::Success;
   run.schema_drift = false;
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   CHECK(has(metrics.scrape_text(), drift + "0"));
 
   // A restarted daemon starts from the latest finished run in the state.
@@ -163,13 +192,13 @@ TEST_CASE("runs are counted; a reload adds and removes whole tables") {
   run.table = {"p", "orders"};
   run.status = RunStatus::Success;
   run.rows_written = 42;
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   run.status = RunStatus::Failed;
   run.rows_written = 0;
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
   run.error_kind = ErrorKind::Permanent;
-  metrics.on_run_finished(run);
-  metrics.on_run_finished(run);
+  metrics.job_ended(load_ended(run));
+  metrics.job_ended(load_ended(run));
   metrics.run_skipped({"p", "orders"}, SkipReason::Overrun);
   std::string text = metrics.scrape_text();
   CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 1)"));
@@ -190,8 +219,7 @@ TEST_CASE("runs are counted; a reload adds and removes whole tables") {
   CHECK(text.find(R"(table="orders")") == std::string::npos);
   // A run of a removed table that finishes later is ignored, not a crash.
   run.status = RunStatus::Success;
-  metrics.on_run_finished(run);
-  metrics.run_ended({"p", "orders"}, std::chrono::seconds(1));
+  metrics.job_ended(load_ended(run, std::chrono::seconds(1)));
 }
 
 TEST_CASE("age and stale follow each table's threshold") {
@@ -221,9 +249,16 @@ TEST_CASE("age and stale follow each table's threshold") {
 TEST_CASE("run durations and start delays are per-pipeline histograms with cumulative buckets") {
   MetricsRegistry metrics;
   metrics.set_config(config_with(kOrders + kEvents));
-  metrics.run_started({"p", "orders"}, std::chrono::milliseconds(50));  // equal to a bound: in its bucket
-  metrics.run_ended({"p", "orders"}, std::chrono::seconds(3));
-  metrics.run_ended({"p", "events"}, std::chrono::seconds(4000));  // past the last bound
+  RunSummary orders;
+  orders.table = {"p", "orders"};
+  orders.status = RunStatus::Success;
+  RunSummary events = orders;
+  events.table = {"p", "events"};
+  // A start delay equal to a bound is in its bucket; a run by hand has none.
+  metrics.job_ended(load_ended(orders, std::chrono::seconds(3), std::chrono::milliseconds(50)));
+  metrics.job_ended(load_ended(events, std::chrono::seconds(4000)));  // past the last bound
+  // A reconcile has series of its own.
+  metrics.job_ended(reconcile_ended({"p", "orders"}, 1, 1, 1));
   const std::string text = metrics.scrape_text();
   CHECK(has(text, "# TYPE tidemark_run_duration_seconds histogram"));
   CHECK(has(text, R"(tidemark_run_duration_seconds_count{pipeline="p"} 2)"));
@@ -234,6 +269,7 @@ TEST_CASE("run durations and start delays are per-pipeline histograms with cumul
   CHECK(has(text, R"(tidemark_run_duration_seconds_bucket{pipeline="p",le="+Inf"} 2)"));
   CHECK(has(text, R"(tidemark_run_start_delay_seconds_bucket{pipeline="p",le="0.01"} 0)"));
   CHECK(has(text, R"(tidemark_run_start_delay_seconds_bucket{pipeline="p",le="0.05"} 1)"));
+  CHECK(has(text, R"(tidemark_run_start_delay_seconds_count{pipeline="p"} 1)"));
   CHECK(has(text, R"(tidemark_last_run_duration_seconds{pipeline="p",table="orders"} 3)"));
   // Once per family, whatever the number of tables.
   std::size_t helps = 0;
@@ -242,6 +278,43 @@ TEST_CASE("run durations and start delays are per-pipeline histograms with cumul
     ++helps;
   }
   CHECK(helps == 1);
+}
+
+TEST_CASE("a job's end counts each run it closed once; its table is in progress from its start to its end") {
+  MetricsRegistry metrics;
+  metrics.set_config(config_with(kOrders + kEvents));
+  const std::string orders_in_progress = R"(tidemark_run_in_progress{pipeline="p",table="orders"} )";
+  const std::string events_in_progress = R"(tidemark_run_in_progress{pipeline="p",table="events"} )";
+  metrics.job_started({"p", "orders"}, JobKind::Load);
+  metrics.job_started({"p", "events"}, JobKind::Load);
+  CHECK(has(metrics.scrape_text(), orders_in_progress + "1"));
+  // A batch hands events back to run on its own: not in progress until it starts again.
+  metrics.job_handed_back({"p", "events"}, JobKind::Load);
+  CHECK(has(metrics.scrape_text(), events_in_progress + "0"));
+
+  // A partition table's firing that wrote two partitions: two runs, one job.
+  RunSummary partition;
+  partition.table = {"p", "orders"};
+  partition.status = RunStatus::Success;
+  partition.rows_written = 10;
+  JobEnded firing = load_ended(partition, std::chrono::seconds(2));
+  firing.summary.rows_written = 20;
+  firing.runs = {partition, partition};
+  metrics.job_ended(firing);
+  std::string text = metrics.scrape_text();
+  CHECK(has(text, orders_in_progress + "0"));
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 2)"));
+  CHECK(has(text, R"(tidemark_rows_written_total{pipeline="p",table="orders"} 20)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_count{pipeline="p"} 1)"));
+
+  // A reconcile is not a run: neither in progress nor counted with the runs.
+  metrics.job_started({"p", "events"}, JobKind::Reconcile);
+  CHECK(has(metrics.scrape_text(), events_in_progress + "0"));
+  metrics.job_ended(reconcile_ended({"p", "events"}, 3, 0, 0));
+  text = metrics.scrape_text();
+  CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="events"} 0)"));
+  CHECK(has(text, R"(tidemark_run_duration_seconds_count{pipeline="p"} 1)"));
+  CHECK(has(text, R"(tidemark_rows_repaired_total{pipeline="p",reason="missing",table="events"} 3)"));
 }
 
 TEST_CASE("the series of a table that a reload removes leave the scrape, while scrapes and runs go on") {
@@ -268,9 +341,8 @@ TEST_CASE("the series of a table that a reload removes leave the scrape, while s
     run.status = RunStatus::Success;
     run.rows_written = 1;
     while (!done) {
-      metrics.run_started(run.table, std::chrono::seconds(0));
-      metrics.on_run_finished(run);
-      metrics.run_ended(run.table, std::chrono::seconds(1));
+      metrics.job_started(run.table, JobKind::Load);
+      metrics.job_ended(load_ended(run, std::chrono::seconds(1)));
       metrics.schema_drift(run.table, true);
       metrics.reconcile_finished(run.table, 1, 1);
     }

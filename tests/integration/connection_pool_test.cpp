@@ -40,7 +40,7 @@ struct PoolFixture {
   }
   PoolFixture() : runs(with_tables(env), env.config(kPipeline)) {}
 
-  TimedSummary run() { return runs.run("app", "events"); }
+  JobEnded run() { return runs.run("app", "events"); }
   std::string count(PgConnection& on, const std::string& sql) { return PgTestEnv::rows(on, sql)[0]; }
 };
 
@@ -179,7 +179,7 @@ TEST_CASE("sessions killed between runs (a database restart) are replaced, never
                               [&] { return f.count(admin, "select count(*) " + pooled) == "0"; }));
   f.env.source().exec("insert into events values (11, now())");
   std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
-  const TimedSummary after = f.run();
+  const JobEnded after = f.run();
   CHECK(after.summary.status == RunStatus::Success);
   CHECK(f.runs.pool().opened() == 4);  // two new sessions, none of the dead ones
   CHECK(f.count(f.env.target(), "select count(*) from events") == "11");

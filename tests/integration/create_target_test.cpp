@@ -58,7 +58,7 @@ TEST_CASE("create_target: the first run creates schema, types and table, then lo
   env.source().exec(kSource);
   testing::TableRuns runs(env, env.config(pipeline()));
   wait_past_start_report_margin();
-  const TimedSummary r = runs.run("p", "things");
+  const JobEnded r = runs.run("p", "things");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.target_created);
   const std::string columns =
@@ -89,7 +89,7 @@ TEST_CASE("create_target: the first run creates schema, types and table, then lo
   // The next run finds it there and loads on.
   env.source().exec("update shop.things set mood = 'happy', updated_at = now() where id = 2");
   wait_past_start_report_margin();
-  const TimedSummary again = runs.run("p", "things");
+  const JobEnded again = runs.run("p", "things");
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK_FALSE(again.summary.target_created);
   CHECK(PgTestEnv::rows(env.target(), "select mood from copy.things where id = 2") == Rows{"happy"});
@@ -106,7 +106,7 @@ TEST_CASE("create_target: a first run that fails leaves no table, type or schema
                                            "    target_table: copy.things\n    key: [id]\n    cursor: updated_at\n"
                                            "    create_target: true\n"));
   wait_past_start_report_margin();
-  const TimedSummary r = runs.run("p", "things");
+  const JobEnded r = runs.run("p", "things");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(PgTestEnv::rows(env.target(), "select to_regclass('copy.things') is null, to_regnamespace('copy') is null, "
                                       "to_regtype('copy.mood') is null") == Rows{"t|t|t"});
@@ -134,7 +134,7 @@ TEST_CASE("create_target: a type the target lacks and tidemark cannot make is na
 
   testing::TableRuns runs(env, env.config(yaml));
   wait_past_start_report_margin();
-  TimedSummary r = runs.run("p", "tagged");
+  JobEnded r = runs.run("p", "tagged");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error_kind == ErrorKind::Permanent);
   CHECK(r.summary.error == refusal);
@@ -159,7 +159,7 @@ TEST_CASE("create_target: a snapshot table's target is created with its first sn
                                            "create_target: true\ntables:\n  - name: countries\n    mode: snapshot\n"
                                            "    source_table: public.countries\n    target_table: raw.countries\n"
                                            "    key: [code]\n"));
-  const TimedSummary r = runs.run("p", "countries");
+  const JobEnded r = runs.run("p", "countries");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.target_created);
   CHECK(PgTestEnv::rows(env.target(), "select code || name from raw.countries order by code") ==
@@ -173,7 +173,7 @@ TEST_CASE("create_target: a first run over no rows still creates the target") {
                                            "tables:\n  - name: empty\n    source_table: public.empty\n"
                                            "    target_table: public.empty\n    key: [id]\n    cursor: id\n"
                                            "    create_target: true\n"));
-  const TimedSummary r = runs.run("p", "empty");
+  const JobEnded r = runs.run("p", "empty");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.target_created);
   CHECK(PgTestEnv::rows(env.target(), "select to_regclass('public.empty') is not null") == Rows{"t"});
@@ -200,7 +200,7 @@ TEST_CASE("regression: two first runs creating one schema and type at once both 
   const auto config = env.config(yaml);
   testing::TableRuns first(env, config);
   testing::TableRuns second(env, config);
-  TimedSummary a;
+  JobEnded a;
   std::promise<void> a_holds;
   bool b_waited = false;
   bool held = false;
@@ -221,7 +221,7 @@ TEST_CASE("regression: two first runs creating one schema and type at once both 
     });
   });
   a_holds.get_future().wait();
-  const TimedSummary b = second.run("p", "b");
+  const JobEnded b = second.run("p", "b");
   slow.join();
   CHECK(b_waited);  // the race was run: b met a's uncommitted schema
   CHECK_MESSAGE(a.summary.status == RunStatus::Success, a.summary.error);
@@ -243,7 +243,7 @@ TEST_CASE("regression: create_target: two source types of one name, which would 
                                           "tables:\n  - name: t\n    source_table: a.t\n    target_table: wh.t\n"
                                           "    key: [id]\n    cursor: updated_at\n    create_target: true\n"));
   wait_past_start_report_margin();
-  const TimedSummary r = runs.run("p", "t");
+  const JobEnded r = runs.run("p", "t");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK_MESSAGE(r.summary.error.find("which would both be wh.status in the target") != std::string::npos,
                 r.summary.error);

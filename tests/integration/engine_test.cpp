@@ -9,7 +9,7 @@
 #include "core/run/table_key.h"
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/pg/state/state_schema.h"
-#include "daemon/serve/table_runner.h"
+#include "daemon/serve/job_runner.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -42,7 +42,7 @@ struct OrdersFixture {
                          const std::string& extra = "")
       : env(state_in_target), runs(with_orders_tables(env), env.config(orders_pipeline(lookback, extra))) {}
 
-  TimedSummary run(std::function<void(ChunkStep)> hook = nullptr) {
+  JobEnded run(std::function<void(ChunkStep)> hook = nullptr) {
     return runs.run("shop", "orders", RunTrigger::Manual, std::move(hook));
   }
 
@@ -74,7 +74,7 @@ void wait_past_start_report_margin() {
 TEST_CASE("first load, then a row committed late below the watermark lands through the lookback (order 1008)") {
   OrdersFixture f("10m");
   for (int id = 1001; id <= 1007; ++id) f.insert(id, "new", "clock_timestamp() - interval '1 hour'");
-  TimedSummary r = f.run();
+  JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_read == 7);
   const std::string w1 = f.watermark();
@@ -95,7 +95,7 @@ TEST_CASE("a row exactly at the window's upper bound is read once, by the next w
   const std::string hi = f.watermark();
   // A row whose cursor is exactly the previous hi belongs to the next window.
   f.env.source().exec("insert into public.orders values (2, 'new', 1, $1::timestamptz)", {hi});
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   CHECK(r.summary.rows_read == 1);
   CHECK(f.target_rows() == f.source_rows());
   // And only once: a third run with nothing new reads nothing.
@@ -107,7 +107,7 @@ TEST_CASE("an empty batch keeps a real watermark and moves it only to the source
   f.insert(1, "new", "clock_timestamp() - interval '1 minute'");
   f.run();
   const std::string w1 = f.watermark();
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   CHECK(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_read == 0);
   const std::string w2 = f.watermark();
@@ -149,7 +149,7 @@ TEST_CASE("crash points: the next run repairs each, nothing lost, nothing double
       for (int id = 51; id <= 60; ++id) f.insert(id, "new", "clock_timestamp()");
       wait_past_start_report_margin();
 
-      const TimedSummary crashed = f.run([crash](ChunkStep s) {
+      const JobEnded crashed = f.run([crash](ChunkStep s) {
         if (s == crash) throw std::runtime_error("injected crash");
       });
       CHECK(crashed.summary.status == RunStatus::Failed);
@@ -163,7 +163,7 @@ TEST_CASE("crash points: the next run repairs each, nothing lost, nothing double
         CHECK(f.target_rows().size() == 50);  // one transaction: the load rolled back too
       }
 
-      const TimedSummary repaired = f.run();
+      const JobEnded repaired = f.run();
       CHECK(repaired.summary.status == RunStatus::Success);
       CHECK(f.target_rows() == f.source_rows());
       const auto failed = PgTestEnv::rows(
@@ -180,7 +180,7 @@ TEST_CASE("compare-and-set: a second writer that moved the watermark first makes
   f.insert(2, "new", "clock_timestamp() - interval '1 second'");
   const auto before = f.target_rows();
   const auto state_db = PgTestEnv::rows(f.env.state(), "select current_database()")[0];
-  const TimedSummary r = f.run([&](ChunkStep s) {
+  const JobEnded r = f.run([&](ChunkStep s) {
     if (s != ChunkStep::AfterTargetWrite) return;
     PgConnection other(testing::test_dsn(state_db), "other writer");
     other.exec("update tidemark.watermarks set value = '2099-01-01T00:00:00Z'");
@@ -218,7 +218,7 @@ TEST_CASE("max_window chunks each commit and move the watermark") {
   for (int day = 0; day < 5; ++day) {
     f.insert(day + 1, "new", "clock_timestamp() - interval '" + std::to_string(5 - day) + " days'");
   }
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.chunks >= 5);
   CHECK(f.target_rows() == f.source_rows());
@@ -240,7 +240,7 @@ tables:
     key: ['"Key Col"']
     cursor: '"Up Dated"'
 )");
-  const TimedSummary r = testing::TableRuns(env, config).run("odd", "odd");
+  const JobEnded r = testing::TableRuns(env, config).run("odd", "odd");
   INFO(r.summary.error);
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(PgTestEnv::rows(env.target(), R"(select * from "Ra w"."T;x" order by 1)") ==
@@ -252,7 +252,7 @@ namespace {
 
 // Loads public.docs (cursor v, a lookback that re-reads every row),
 // applies `change` to the source and loads again: that second run.
-TimedSummary reload_after(PgTestEnv& env, const std::string& change) {
+JobEnded reload_after(PgTestEnv& env, const std::string& change) {
   const auto config = env.config(R"(pipeline: docs
 source: source
 target: target
@@ -274,7 +274,7 @@ TEST_CASE("types without an equality operator (json, point) re-read through the 
   env.source().exec(std::string("create table public.docs ") + ddl +
                     "; insert into docs select g, json_build_object('g', g), point(g, g), g from generate_series(1, 5) g");
   env.target().exec(std::string("create table public.docs ") + ddl);
-  const TimedSummary again = reload_after(env, "update docs set doc = '{\"changed\": true}' where id = 3");
+  const JobEnded again = reload_after(env, "update docs set doc = '{\"changed\": true}' where id = 3");
   INFO(again.summary.error);
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK(again.summary.rows_read == 5);     // the lookback re-reads every row
@@ -289,7 +289,7 @@ TEST_CASE("regression: a cursor loaded into a target column without = (json) re-
   env.source().exec("create table public.docs (id int primary key, note text, v bigint not null);"
                     "insert into docs select g, 'n' || g, g from generate_series(1, 5) g");
   env.target().exec("create table public.docs (id int primary key, note text, v json)");
-  const TimedSummary again = reload_after(env, "update docs set note = 'changed' where id = 3");
+  const JobEnded again = reload_after(env, "update docs set note = 'changed' where id = 3");
   REQUIRE_MESSAGE(again.summary.status == RunStatus::Success, again.summary.error);
   CHECK(again.summary.rows_written == 1);  // only the changed one is rewritten
   CHECK(PgTestEnv::rows(env.target(), "select note from docs where id = 3")[0] == "changed");
@@ -314,7 +314,7 @@ tables:
   testing::TableRuns runs(env, config);
   REQUIRE(runs.run("items", "items").summary.status == RunStatus::Success);
   env.source().exec("update items set amount = 1.00 where id = 1; update items set name = 'Bob' where id = 2");
-  const TimedSummary again = runs.run("items", "items");
+  const JobEnded again = runs.run("items", "items");
   INFO(again.summary.error);
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK(again.summary.rows_written == 2);
@@ -338,7 +338,7 @@ TEST_CASE("a missing target table, a missing column or a key without a unique in
     PgTestEnv env;
     env.source().exec(std::string("create table public.orders ") + kOrdersTable);
     env.target().exec(row.target_ddl);
-    const TimedSummary r = testing::TableRuns(env, env.config(orders_pipeline("0s"))).run("shop", "orders");
+    const JobEnded r = testing::TableRuns(env, env.config(orders_pipeline("0s"))).run("shop", "orders");
     CHECK(r.summary.status == RunStatus::Failed);
     CHECK_MESSAGE(r.summary.error.find(row.message) != std::string::npos, r.summary.error);
     const auto recorded = PgTestEnv::rows(env.state(), "select error from tidemark.runs");
@@ -354,7 +354,7 @@ TEST_CASE("regression: a failed run stores the constraint's name, never the row'
   OrdersFixture f;
   f.env.target().exec("alter table raw.orders add constraint no_secret check (status <> 'card-4242-4242')");
   f.insert(1, "card-4242-4242", "clock_timestamp() - interval '1 minute'");
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK_MESSAGE(r.summary.error.find("no_secret") != std::string::npos, r.summary.error);
   CHECK_MESSAGE(r.summary.error.find("4242") == std::string::npos, r.summary.error);
@@ -439,7 +439,7 @@ TEST_CASE("a run whose lock session dies before the state commit fails, its rows
   for (int id = 1; id <= 10; ++id) f.insert(id, "new", "clock_timestamp() - interval '1 minute'");
   const auto key = static_cast<std::uint64_t>(advisory_lock_key({"shop", "orders"}));
   PgConnection admin(testing::test_dsn("postgres"), "admin");
-  const TimedSummary r = f.run([&](ChunkStep s) {
+  const JobEnded r = f.run([&](ChunkStep s) {
     if (s != ChunkStep::AfterTargetWrite) return;
     admin.exec("select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and objid = $1::bigint::oid",
                {std::to_string(key & 0xffffffffULL)});
@@ -450,7 +450,7 @@ TEST_CASE("a run whose lock session dies before the state commit fails, its rows
   // lock gone, so rows landed that another holder of the lock could be
   // writing at the same moment. The record now comes before either commit.
   CHECK(f.target_rows().empty());
-  const TimedSummary repaired = f.run();
+  const JobEnded repaired = f.run();
   CHECK(repaired.summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());
   // The dead run's row is found running and marked abandoned.
@@ -488,7 +488,7 @@ tables:
 )");
   testing::TableRuns runs(env, config);
   const std::string all = "select kinds::text from kinds order by id";
-  const TimedSummary first = runs.run("kinds", "kinds");
+  const JobEnded first = runs.run("kinds", "kinds");
   INFO(first.summary.error);
   REQUIRE(first.summary.status == RunStatus::Success);
   CHECK(first.summary.rows_read == 3);
@@ -496,7 +496,7 @@ tables:
 
   // Through the stage and the upsert: one row changed, the others equal.
   env.source().exec("update kinds set m = 2.51, ta = '{x}', tz = tz + interval '1 microsecond' where id = 1");
-  const TimedSummary again = runs.run("kinds", "kinds");
+  const JobEnded again = runs.run("kinds", "kinds");
   INFO(again.summary.error);
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK(again.summary.rows_read == 3);
@@ -508,14 +508,14 @@ TEST_CASE("a binary window without rows leaves the target untouched, and a later
   OrdersFixture f("0s");
   f.insert(1, "new", "clock_timestamp() - interval '1 hour'");
   REQUIRE(f.run().summary.status == RunStatus::Success);
-  const TimedSummary empty = f.run();
+  const JobEnded empty = f.run();
   INFO(empty.summary.error);
   REQUIRE(empty.summary.status == RunStatus::Success);
   CHECK(empty.summary.rows_read == 0);
   CHECK(empty.summary.rows_written == 0);
   f.insert(2, "paid", "clock_timestamp()");
   wait_past_start_report_margin();
-  const TimedSummary next = f.run();
+  const JobEnded next = f.run();
   INFO(next.summary.error);
   REQUIRE(next.summary.status == RunStatus::Success);
   CHECK(next.summary.rows_read == 1);
@@ -539,7 +539,7 @@ tables:
 )");
   testing::TableRuns runs(env, config);
   for (int round = 0; round < 2; ++round) {  // a first load, then a re-read through the stage
-    const TimedSummary r = runs.run("t", "t");
+    const JobEnded r = runs.run("t", "t");
     INFO(r.summary.error);
     REQUIRE(r.summary.status == RunStatus::Success);
     CHECK(r.summary.rows_read == 4);
@@ -580,7 +580,7 @@ tables:
   testing::TableRuns runs(env, config);
   const std::string all = "select refs::text from refs order by id";
   for (int round = 0; round < 2; ++round) {  // a first load, then a re-read through the stage
-    const TimedSummary r = runs.run("refs", "refs");
+    const JobEnded r = runs.run("refs", "refs");
     INFO(r.summary.error);
     REQUIRE(r.summary.status == RunStatus::Success);
     CHECK(r.summary.rows_read == 2);
@@ -609,7 +609,7 @@ tables:
 )");
   testing::TableRuns runs(env, config);
   for (int round = 0; round < 2; ++round) {  // a first load, then a re-read through the stage
-    const TimedSummary r = runs.run("hits", "hits");
+    const JobEnded r = runs.run("hits", "hits");
     INFO(r.summary.error);
     REQUIRE(r.summary.status == RunStatus::Success);
     CHECK(r.summary.rows_read == 5);

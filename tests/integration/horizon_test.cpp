@@ -44,7 +44,7 @@ struct EventsFixture {
   EventsFixture(const std::string& columns, const std::string& cursor, const std::string& extra = "")
       : runs(with_tables(env, columns), env.config(events_pipeline(cursor, extra))) {}
 
-  TimedSummary run() { return runs.run("app", "events"); }
+  JobEnded run() { return runs.run("app", "events"); }
 
   std::vector<std::string> source_rows() { return PgTestEnv::rows(env.source(), "select * from events order by id"); }
   std::vector<std::string> target_rows() { return PgTestEnv::rows(env.target(), "select * from events order by id"); }
@@ -102,7 +102,7 @@ TEST_CASE("the run records what held hi back: lag and the holding session") {
   late->exec("begin");
   late->exec("select now()");
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the lag is the clock's distance from its start
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   REQUIRE(r.summary.horizon.lag_seconds);
   CHECK(*r.summary.horizon.lag_seconds >= 1.4);
@@ -147,7 +147,7 @@ TEST_CASE("regression: ids cached by a session (sequence CACHE > 1) committed be
   cached->exec("select nextval('events_id_seq')");            // 1; 2..10 wait in this session
   f.env.source().exec("insert into events (v) values (1)");   // 11, committed
   // Nothing is open, yet id 2 is still to come: the watermark 12 claimed it.
-  const TimedSummary refused = f.run();
+  const JobEnded refused = f.run();
   CHECK(refused.summary.status == RunStatus::Failed);
   CHECK(refused.summary.error.find("CACHE 10") != std::string::npos);
   CHECK(refused.summary.error.find("lookback") != std::string::npos);
@@ -156,7 +156,7 @@ TEST_CASE("regression: ids cached by a session (sequence CACHE > 1) committed be
   testing::TableRuns covered(f.env, f.env.config(events_pipeline("id", "    lookback: 100\n")));
   REQUIRE(covered.run("app", "events").summary.status == RunStatus::Success);
   cached->exec("insert into events (v) values (2)");          // 2
-  const TimedSummary accepted = covered.run("app", "events");
+  const JobEnded accepted = covered.run("app", "events");
   CHECK(accepted.summary.status == RunStatus::Success);
   CHECK(accepted.summary.horizon.held_by.find("CACHE 10") != std::string::npos);
   CHECK(f.target_rows() == f.source_rows());
@@ -196,7 +196,7 @@ TEST_CASE("regression: a row at the bigint maximum wedged every run with 'bigint
   REQUIRE(f.run().summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());
   f.env.source().exec("update events set v = 3 where id = 9223372036854775807");
-  const TimedSummary again = f.run();
+  const JobEnded again = f.run();
   CHECK(again.summary.status == RunStatus::Success);
   CHECK(f.watermark() == "9223372036854775807");
 }
@@ -208,7 +208,7 @@ TEST_CASE("regression: an identity table whose newest rows were deleted was repo
   CHECK(f.watermark() == "11");
   // max(id) + 1 is now 6, below the watermark, yet ids 6..10 were handed out.
   f.env.source().exec("delete from events where id > 5");
-  const TimedSummary after_delete = f.run();
+  const JobEnded after_delete = f.run();
   CHECK(after_delete.summary.status == RunStatus::Success);
   CHECK_FALSE(after_delete.summary.horizon.watermark_ahead);
   CHECK(f.watermark() == "11");
@@ -218,7 +218,7 @@ TEST_CASE("regression: an identity table whose newest rows were deleted was repo
 
   // A sequence restarted below the watermark hands out ids it claims.
   f.env.source().exec("truncate events restart identity; insert into events (v) select 3 from generate_series(1, 3)");
-  const TimedSummary restarted = f.run();
+  const JobEnded restarted = f.run();
   CHECK(restarted.summary.status == RunStatus::Success);
   CHECK(restarted.summary.horizon.watermark_ahead);
   CHECK(f.watermark() == "12");
@@ -236,7 +236,7 @@ TEST_CASE("a role that cannot see other sessions: lookback 0 is refused, a lookb
   env.set_dsn("source", env.dsn("source") + " user=" + role);
   {
     testing::TableRuns runs(env, env.config(events_pipeline("updated_at")));
-    const TimedSummary refused = runs.run("app", "events");
+    const JobEnded refused = runs.run("app", "events");
     CHECK(refused.summary.status == RunStatus::Failed);
     CHECK(refused.summary.error.find("pg_monitor") != std::string::npos);
     CHECK(refused.summary.error.find("lookback") != std::string::npos);
@@ -250,7 +250,7 @@ TEST_CASE("a role that cannot see other sessions: lookback 0 is refused, a lookb
   CHECK(err.str().find("pg_monitor") != std::string::npos);
 
   testing::TableRuns runs(env, env.config(events_pipeline("updated_at", "    lookback: 10m\n")));
-  const TimedSummary accepted = runs.run("app", "events");
+  const JobEnded accepted = runs.run("app", "events");
   CHECK(accepted.summary.status == RunStatus::Success);
   CHECK(accepted.summary.horizon.held_by.find("cannot see other sessions") != std::string::npos);
   CHECK(PgTestEnv::rows(env.target(), "select count(*) from events")[0] == "1");
@@ -281,7 +281,7 @@ TEST_CASE("regression: a NOINHERIT role granted pg_monitor was taken to see ever
   late->exec("select now()");
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
   testing::TableRuns runs(env, env.config(events_pipeline("updated_at")));
-  const TimedSummary r = runs.run("app", "events");
+  const JobEnded r = runs.run("app", "events");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error.find("pg_monitor") != std::string::npos);
   ValidateOptions cl;
@@ -296,7 +296,7 @@ TEST_CASE("regression: a NOINHERIT role granted pg_monitor was taken to see ever
 TEST_CASE("an initial in the future is refused; a stored watermark ahead is reported and never moved") {
   {
     EventsFixture f(kTimeEvents, "updated_at", "    initial: \"2062-01-01T00:00:00Z\"\n");
-    const TimedSummary r = f.run();
+    const JobEnded r = f.run();
     CHECK(r.summary.status == RunStatus::Failed);
     CHECK(r.summary.error.find("ahead of the source's safe horizon") != std::string::npos);
     CHECK(f.watermark().empty());
@@ -306,7 +306,7 @@ TEST_CASE("an initial in the future is refused; a stored watermark ahead is repo
   REQUIRE(f.run().summary.status == RunStatus::Success);
   f.env.state().exec("update tidemark.watermarks set value = '2062-01-01T00:00:00Z'");
   f.env.source().exec("insert into events (id, updated_at) values (2, now() - interval '1 minute')");
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   CHECK(r.summary.status == RunStatus::Success);
   CHECK(r.summary.horizon.watermark_ahead);
   CHECK(r.summary.horizon.held_by.find("ahead") != std::string::npos);
@@ -335,7 +335,7 @@ TEST_CASE("regression: a writer with track_activities off was not seen, so its n
   hidden->exec("begin");
   const std::string started = PgTestEnv::rows(*hidden, "select now()")[0];
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
-  const TimedSummary refused = f.run();
+  const JobEnded refused = f.run();
   CHECK(refused.summary.status == RunStatus::Failed);
   CHECK(refused.summary.error.find("track_activities") != std::string::npos);
   CHECK(refused.summary.error.find("quiet writer") != std::string::npos);
@@ -347,7 +347,7 @@ TEST_CASE("regression: a writer with track_activities off was not seen, so its n
 
   // A lookback covers what cannot be seen; the run says it relies on it.
   testing::TableRuns covered(f.env, f.env.config(events_pipeline("updated_at", "    lookback: 10m\n")));
-  const TimedSummary accepted = covered.run("app", "events");
+  const JobEnded accepted = covered.run("app", "events");
   CHECK(accepted.summary.status == RunStatus::Success);
   CHECK(accepted.summary.horizon.held_by.find("track_activities") != std::string::npos);
   CHECK(f.target_rows() == f.source_rows());
@@ -375,7 +375,7 @@ TEST_CASE("regression: a procedure that commits stamped statement_timestamp() be
     return PgTestEnv::rows(f.env.source(), "select backend_xid is not null from pg_stat_activity where pid = " +
                                                std::to_string(caller_pid)) == std::vector<std::string>{"t"};
   }));
-  const TimedSummary during = f.run();
+  const JobEnded during = f.run();
   call.join();
   CHECK(during.summary.status == RunStatus::Success);
   wait_past_start_report_margin();
@@ -397,14 +397,14 @@ TEST_CASE("regression: a table written by logical replication got rows stamped o
       " with (connect = false, slot_name = none);"
       "insert into pg_subscription_rel (srsubid, srrelid, srsubstate, srsublsn)"
       " select oid, 'public.events'::regclass, 'r', null from pg_subscription where subname = 'tidemark_test_sub'");
-  const TimedSummary refused = f.run();
+  const JobEnded refused = f.run();
   CHECK(refused.summary.status == RunStatus::Failed);
   CHECK(refused.summary.error.find("tidemark_test_sub") != std::string::npos);
   CHECK(refused.summary.error.find("lookback") != std::string::npos);
   CHECK(f.watermark().empty());
 
   testing::TableRuns covered(f.env, f.env.config(events_pipeline("updated_at", "    lookback: 1h\n")));
-  const TimedSummary accepted = covered.run("app", "events");
+  const JobEnded accepted = covered.run("app", "events");
   CHECK(accepted.summary.status == RunStatus::Success);
   CHECK(accepted.summary.horizon.held_by.find("tidemark_test_sub") != std::string::npos);
   f.env.source().exec("delete from pg_subscription_rel; drop subscription tidemark_test_sub");
@@ -440,7 +440,7 @@ TEST_CASE("regression: a timestamp hi in the first pass of a repeated hour claim
 TEST_CASE("rows whose cursor is NULL are counted, since no window includes them") {
   EventsFixture f("(id bigint primary key, updated_at timestamptz)", "updated_at");
   f.env.source().exec("insert into events values (1, now() - interval '1 hour'), (2, null), (3, null)");
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_read == 1);
   REQUIRE(r.summary.horizon.null_cursor_rows);
@@ -507,7 +507,7 @@ tables:
       select date_trunc('day', ordered_at) as day, count(*) as orders from orders
       where ordered_at >= $1 and ordered_at < $2 group by 1
 )"));
-  const TimedSummary r = runs.run("app", "daily");
+  const JobEnded r = runs.run("app", "daily");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(PgTestEnv::rows(env.source(), "select count(*) from orders")[0] == "50");
 
@@ -602,7 +602,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   {
     env.add_connection("replica", "dsn: \"" + replica + "\"");
     testing::TableRuns runs(env, env.config(replica_pipeline()));
-    const TimedSummary refused = runs.run("app", "events");
+    const JobEnded refused = runs.run("app", "events");
     CHECK(refused.summary.status == RunStatus::Failed);
     CHECK(refused.summary.error.find("hot standby") != std::string::npos);
     CHECK(refused.summary.error.find("primary:") != std::string::npos);
@@ -613,7 +613,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
     CHECK(err.str().find("hot standby") != std::string::npos);
     // A lookback covers what the standby cannot see.
     testing::TableRuns covered(env, env.config(replica_pipeline("    lookback: 10m\n")));
-    const TimedSummary accepted = covered.run("app", "events");
+    const JobEnded accepted = covered.run("app", "events");
     CHECK(accepted.summary.status == RunStatus::Success);
     CHECK(accepted.summary.horizon.held_by.find("standby") != std::string::npos);
   }
@@ -635,7 +635,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   late->exec("begin");
   const std::string started = PgTestEnv::rows(*late, "select now()")[0];
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
-  const TimedSummary held = runs.run("app", "events");
+  const JobEnded held = runs.run("app", "events");
   REQUIRE(held.summary.status == RunStatus::Success);
   CHECK(held.summary.rows_read == 1);
   CHECK(PgTestEnv::rows(with_primary.source(), "select '" + cursor_to_text(*held.summary.watermark_after) +
@@ -649,7 +649,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   standby2.exec("select pg_wal_replay_pause()");
   with_primary.source().exec("insert into events (id) values (3)");
   wait_past_start_report_margin();
-  const TimedSummary lagging = runs.run("app", "events");
+  const JobEnded lagging = runs.run("app", "events");
   CHECK(lagging.summary.status == RunStatus::Failed);
   CHECK(lagging.summary.error.find("has not replayed") != std::string::npos);
   standby2.exec("select pg_wal_replay_resume()");
@@ -660,7 +660,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
     if (PgTestEnv::rows(standby2, "select pg_last_wal_replay_lsn() >= '" + flushed + "'::pg_lsn")[0] == "t") break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  const TimedSummary caught_up = runs.run("app", "events");
+  const JobEnded caught_up = runs.run("app", "events");
   CHECK(caught_up.summary.status == RunStatus::Success);
   CHECK(PgTestEnv::rows(with_primary.target(), "select id from events order by id") ==
         std::vector<std::string>{"1", "2", "3"});
@@ -711,7 +711,7 @@ TEST_CASE("regression: a primary: that names another database read that database
   late->exec("begin");
   const std::string started = PgTestEnv::rows(*late, "select now()")[0];
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the margin, so the clock alone would pass it
-  const TimedSummary r = runs.run("app", "events");
+  const JobEnded r = runs.run("app", "events");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error.find(source_db) != std::string::npos);
   CHECK(r.summary.error.find(target_db) != std::string::npos);
@@ -814,7 +814,7 @@ TEST_CASE("a snapshot read from a hot standby looks first at the rows replayed s
     if (!replayed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   REQUIRE(replayed);
-  const TimedSummary r = runs.run("app", "events");
+  const JobEnded r = runs.run("app", "events");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 10 changed, 1 missing, 0 gone");
   CHECK(PgTestEnv::rows(env.target(), "select count(*), sum(v) from public.events") ==

@@ -63,7 +63,7 @@ struct Keyless {
     return env;
   }
 
-  TimedSummary run(const std::string& table, std::function<void(ChunkStep)> hook = nullptr) {
+  JobEnded run(const std::string& table, std::function<void(ChunkStep)> hook = nullptr) {
     return runs.run("logs", table, RunTrigger::Manual, std::move(hook));
   }
   Rows source(const std::string& table) { return PgTestEnv::rows(env.source(), counted("public." + table)); }
@@ -81,7 +81,7 @@ struct Keyless {
   // and leaves every target tuple where it was.
   void check_idle_run(const std::string& table) {
     const Rows before = tuples(table);
-    const TimedSummary idle = run(table);
+    const JobEnded idle = run(table);
     REQUIRE(idle.summary.status == RunStatus::Success);
     CHECK(idle.summary.rows_written == 0);
     CHECK(tuples(table) == before);
@@ -108,7 +108,7 @@ struct Verifier : testing::CommandRunner {
 
 TEST_CASE("append: each run inserts the new rows once; its target has no primary key") {
   Keyless f;
-  const TimedSummary first = f.run("events");
+  const JobEnded first = f.run("events");
   REQUIRE_MESSAGE(first.summary.status == RunStatus::Success, first.summary.error);
   CHECK(first.summary.rows_written == 300);
   CHECK(f.target("events") == f.source("events"));
@@ -117,7 +117,7 @@ TEST_CASE("append: each run inserts the new rows once; its target has no primary
         Rows{"0"});
 
   f.env.source().exec("insert into public.events (kind) select 'late' from generate_series(1, 25)");
-  const TimedSummary second = f.run("events");
+  const JobEnded second = f.run("events");
   REQUIRE(second.summary.status == RunStatus::Success);
   CHECK(second.summary.rows_written == 25);
   CHECK(f.target("events") == f.source("events"));
@@ -131,7 +131,7 @@ TEST_CASE("regression: a renamed append table refuses a target that already hold
   std::string renamed = kPipeline;
   renamed.replace(renamed.find("name: events"), 12, "name: events_renamed");
   testing::TableRuns again(f.env, f.env.config(renamed));
-  const TimedSummary refused = again.run("logs", "events_renamed");
+  const JobEnded refused = again.run("logs", "events_renamed");
   CHECK(refused.summary.status == RunStatus::Failed);
   CHECK(refused.summary.error.find("target table raw.events already holds rows") != std::string::npos);
   CHECK(f.target("events") == f.source("events"));  // nothing inserted twice
@@ -139,7 +139,7 @@ TEST_CASE("regression: a renamed append table refuses a target that already hold
   renamed.replace(renamed.find("cursor: id\n"), 11, "cursor: id\n    initial: \"301\"\n");
   f.env.source().exec("insert into public.events (kind) values ('after')");
   testing::TableRuns resumed(f.env, f.env.config(renamed));
-  const TimedSummary r = resumed.run("logs", "events_renamed");
+  const JobEnded r = resumed.run("logs", "events_renamed");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.rows_written == 1);
   CHECK(f.target("events") == f.source("events"));
@@ -151,12 +151,12 @@ TEST_CASE("append: a failure at any step inserts nothing twice and loses nothing
     Keyless f;
     REQUIRE(f.run("events").summary.status == RunStatus::Success);
     f.env.source().exec("insert into public.events (kind) select 'more' from generate_series(1, 40)");
-    const TimedSummary crashed = f.run("events", [crash](ChunkStep s) {
+    const JobEnded crashed = f.run("events", [crash](ChunkStep s) {
       if (s == crash) throw std::runtime_error("injected crash");
     });
     CHECK(crashed.summary.status == RunStatus::Failed);
     CHECK(f.watermark("events") == (crash == ChunkStep::AfterCommit ? "341" : "301"));
-    const TimedSummary repaired = f.run("events");
+    const JobEnded repaired = f.run("events");
     REQUIRE(repaired.summary.status == RunStatus::Success);
     CHECK(f.target("events") == f.source("events"));
   }
@@ -169,7 +169,7 @@ TEST_CASE("append: an update or a delete on the source is counted as an unseen c
   // This session's counts reach the statistics when it flushes them.
   f.env.source().exec("select pg_stat_force_next_flush()");
   f.env.source().exec("select 1");
-  const TimedSummary r = f.run("events");
+  const JobEnded r = f.run("events");
   REQUIRE(r.summary.status == RunStatus::Success);
   REQUIRE(r.summary.changes);
   CHECK(r.summary.changes->unseen == 4);
@@ -209,7 +209,7 @@ TEST_CASE("regression: verify tells a NULL from the text \\N") {
 
 TEST_CASE("snapshot without a key: the target ends equal to the source as a multiset") {
   Keyless f;
-  const TimedSummary first = f.run("readings");
+  const JobEnded first = f.run("readings");
   REQUIRE_MESSAGE(first.summary.status == RunStatus::Success, first.summary.error);
   CHECK(first.summary.rows_written == 200);
   CHECK(f.target("readings") == f.source("readings"));
@@ -220,7 +220,7 @@ TEST_CASE("snapshot without a key: the target ends equal to the source as a mult
         "delete from public.readings where ctid = (select min(ctid) from public.readings"
         " where sensor = 0 and value = 0 and note = 'even');"
         "insert into public.readings values (1, 1.50, NULL), (9, 9.99, 'new')");
-    const TimedSummary r = f.run("readings");
+    const JobEnded r = f.run("readings");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(f.target("readings") == f.source("readings"));
     CHECK(r.summary.snapshot_path.rfind("diff:", 0) == 0);
@@ -232,7 +232,7 @@ TEST_CASE("snapshot without a key: the target ends equal to the source as a mult
     REQUIRE(f.run("readings").summary.status == RunStatus::Success);
     REQUIRE(f.target("readings") == f.source("readings"));
     f.env.source().exec("update public.readings set note = 'z', value = 9 where note = 'a'");
-    const TimedSummary r = f.run("readings");
+    const JobEnded r = f.run("readings");
     REQUIRE(r.summary.status == RunStatus::Success);
     CHECK(r.summary.snapshot_path != "unchanged");
     CHECK(f.target("readings") == f.source("readings"));
@@ -243,7 +243,7 @@ TEST_CASE("snapshot without a key: the target ends equal to the source as a mult
   SUBCASE("rows changed in place, including NULLs: exact") {
     f.env.source().exec("update public.readings set note = NULL where sensor = 2;"
                         "update public.readings set value = value + 1 where sensor = 3 and note is null");
-    const TimedSummary r = f.run("readings");
+    const JobEnded r = f.run("readings");
     REQUIRE(r.summary.status == RunStatus::Success);
     CHECK(f.target("readings") == f.source("readings"));
     // Only the values that changed were written: the other sensors' tuples stay.
@@ -253,7 +253,7 @@ TEST_CASE("snapshot without a key: the target ends equal to the source as a mult
   }
   SUBCASE("every row changed: exact") {
     f.env.source().exec("update public.readings set value = value + 0.01");
-    const TimedSummary r = f.run("readings");
+    const JobEnded r = f.run("readings");
     REQUIRE(r.summary.status == RunStatus::Success);
     CHECK(f.target("readings") == f.source("readings"));
   }

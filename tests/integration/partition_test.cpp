@@ -8,7 +8,7 @@
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/commands.h"
 #include "daemon/pg/state/state_schema.h"
-#include "daemon/serve/table_runner.h"
+#include "daemon/serve/job_runner.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -283,7 +283,7 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
       "insert into orders (status, amount, ordered_at) select 'completed', 5, now() - g * interval '1 hour'"
       " from generate_series(0, 47) g");
   testing::TableRuns runs(shop.env, shop.env.config(kPipeline));
-  const TimedSummary first = runs.run("shop", "daily_revenue", RunTrigger::Schedule);
+  const JobEnded first = runs.run("shop", "daily_revenue", RunTrigger::Schedule);
   REQUIRE(first.summary.status == RunStatus::Success);
   CHECK(first.summary.chunks == 1);
   const auto written = shop.revenue();
@@ -294,6 +294,43 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
                         " at time zone 'Europe/Berlin') from mart.daily_revenue")[0] == "t");
   // A second firing the same day has nothing to do.
   CHECK(runs.run("shop", "daily_revenue", RunTrigger::Schedule).summary.chunks == 0);
+  // The firing's end carries the partition it wrote as its run, counted once.
+  CHECK(first.runs.size() == 1);
+  CHECK(first.runs.at(0).run == first.summary.run);
+}
+
+// What a job runner tells: every start and every end.
+struct HeardJobs final : JobEnds {
+  std::vector<TableKey> started;
+  std::vector<JobEnded> ended;
+  void job_started(const TableKey& table, JobKind) override { started.push_back(table); }
+  void job_ended(const JobEnded& job) override { ended.push_back(job); }
+};
+
+TEST_CASE("a reconcile's end is told once, with the partitions it wrote again as its runs") {
+  Shop shop;
+  REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-03-31") == 0);
+  shop.env.target().exec("update mart.daily_revenue set revenue = revenue + 1 where day_start = '2026-03-28 00:00+01'");
+  const auto config = shop.env.config(kPipeline);
+  const PipelineConfig& pipeline = *config->find_pipeline("shop");
+  ChunkLogger progress;
+  HeardJobs heard;
+  CancelToken cancel;
+  JobRunner runner(config, progress, sole_owner(), heard);
+  const JobEnded ended =
+      runner.run_one(reconcile_job(pipeline, *pipeline.find_table("daily_revenue"), ReconcileRequest{}), cancel);
+  CHECK(heard.started == std::vector<TableKey>{TableKey{"shop", "daily_revenue"}});
+  REQUIRE(heard.ended.size() == 1);
+  CHECK(heard.ended.front().kind == JobKind::Reconcile);
+  CHECK(ended.kind == JobKind::Reconcile);
+  CHECK(ended.summary.status == RunStatus::Success);
+  REQUIRE(ended.reconcile);
+  CHECK(ended.reconcile->partitions.size() == 4);
+  // One partition differed and was written again: a run of its own, the
+  // reconcile's own run is not one.
+  REQUIRE(ended.runs.size() == 1);
+  CHECK(ended.runs.front().status == RunStatus::Success);
+  CHECK(ended.runs.front().rows_written == 1);
 }
 
 namespace {

@@ -149,15 +149,15 @@ TableRuns::TableRuns(PgTestEnv& env, std::shared_ptr<const Config> config) : con
   migrate_state_schema(env.state());
 }
 
-TimedSummary TableRuns::run(const std::string& pipeline, const std::string& table, RunTrigger trigger,
+JobEnded TableRuns::run(const std::string& pipeline, const std::string& table, RunTrigger trigger,
                             std::function<void(ChunkStep)> hook) {
   const PipelineConfig* p = config_->find_pipeline(pipeline);
   REQUIRE(p != nullptr);
   const TableConfig* t = p->find_table(table);
   REQUIRE(t != nullptr);
-  TableRunner runner(config_, observer_, sole_owner(), JobSessions{&pool_, &shared_});
+  JobRunner runner(config_, observer_, sole_owner(), ends_, JobSessions{&pool_, &shared_});
   if (hook) runner.set_fault_hook(std::move(hook));
-  return runner.run(*p, *t, trigger, cancel_);
+  return runner.run_one(load_job(*p, *t, trigger), cancel_);
 }
 
 int CommandRunner::run_loaded(const std::string& path, const std::function<int(const ConfigPtr&)>& command) {

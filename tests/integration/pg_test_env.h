@@ -16,7 +16,8 @@
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/commands.h"
 #include "daemon/pg/libpq/pg_connection.h"
-#include "daemon/serve/table_runner.h"
+#include "core/schedule/job_end_chain.h"
+#include "daemon/serve/job_runner.h"
 
 namespace tidemark::testing {
 
@@ -97,7 +98,7 @@ class SourceRole {
   std::string name_;
 };
 
-// Runs tables of a configuration the way the daemon does (TableRunner, on
+// Runs tables of a configuration the way the daemon does (JobRunner, on
 // sessions from a pool that lives as long as this), after applying the
 // state schema to the env's state database.
 class TableRuns {
@@ -105,7 +106,7 @@ class TableRuns {
   TableRuns(PgTestEnv& env, std::shared_ptr<const Config> config);
 
   // `hook`, when set, is called at each chunk step; throwing there is a crash.
-  TimedSummary run(const std::string& pipeline, const std::string& table, RunTrigger trigger = RunTrigger::Manual,
+  JobEnded run(const std::string& pipeline, const std::string& table, RunTrigger trigger = RunTrigger::Manual,
                    std::function<void(ChunkStep)> hook = nullptr);
 
   // The pool the runs' sessions come from (pool().opened() counts new ones).
@@ -116,6 +117,7 @@ class TableRuns {
  private:
   std::shared_ptr<const Config> config_;
   ChunkLogger observer_;
+  JobEndChain ends_;
   CancelToken cancel_;
   ConnectionPool pool_{2, std::chrono::seconds(60)};
   SharedReads shared_;

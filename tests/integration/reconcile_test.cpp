@@ -97,11 +97,12 @@ struct Reconcile : testing::CommandRunner {
     const auto config = env.config(kPipeline);
     ChunkLogger observer;
     CancelToken cancel;
-    TableRunner runner(config, observer, sole_owner());
+    JobEndChain ends;
+    JobRunner runner(config, observer, sole_owner(), ends);
     ReconcileRequest request;
     request.dry_run = dry_run;
     const PipelineConfig& pipeline = *config->find_pipeline("shop");
-    return runner.reconcile(pipeline, *pipeline.find_table(table), request, cancel);
+    return *runner.run_one(reconcile_job(pipeline, *pipeline.find_table(table), request), cancel).reconcile;
   }
 };
 
@@ -375,9 +376,10 @@ TEST_CASE("a reconcile whose source cannot be reached records its failure in a r
   const auto config = r.env.config(kPipeline);
   ChunkLogger observer;
   CancelToken cancel;
-  TableRunner runner(config, observer, sole_owner());
+  JobEndChain ends;
+  JobRunner runner(config, observer, sole_owner(), ends);
   const PipelineConfig& pipeline = *config->find_pipeline("shop");
-  const TimedSummary load = runner.run(pipeline, *pipeline.find_table("orders"), RunTrigger::Manual, cancel);
+  const JobEnded load = runner.run_one(load_job(pipeline, *pipeline.find_table("orders"), RunTrigger::Manual), cancel);
   CHECK(load.summary.status == RunStatus::Failed);
   CHECK(load.summary.run != 0);
   // Both rows say why, and neither kept its lock.

@@ -156,7 +156,7 @@ TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only
     HostileTable h(c);
     PgTestEnv& env = h.env;
     testing::TableRuns& runs = h.runs;
-    const TimedSummary first = runs.run("p", "t");
+    const JobEnded first = runs.run("p", "t");
     REQUIRE_MESSAGE(first.summary.status == RunStatus::Success, first.summary.error);
     CHECK(first.summary.snapshot_path == "whole: the target is empty");
     h.rename_if_enum_case(c);
@@ -164,7 +164,7 @@ TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only
     // the change alone would not make them.
     env.target().exec("delete from raw.t where ctid = (select min(ctid) from raw.t)");
     if (*c.change) env.source().exec(std::string("set search_path = public; ") + c.change);
-    const TimedSummary second = runs.run("p", "t");
+    const JobEnded second = runs.run("p", "t");
     REQUIRE_MESSAGE(second.summary.status == RunStatus::Success, second.summary.error);
     // The first load left its horizon: the first look, or the whole diff
     // where the recent rows do not explain the change (a delete).
@@ -174,7 +174,7 @@ TEST_CASE("row diff: each hostile schema ends equal to its source, crossing only
     // wrote it anyway; no unchanged row is rewritten.
     CHECK_MESSAGE(second.summary.rows_written <= c.written + 1, second.summary.snapshot_path);
     CHECK(second.summary.rows_written >= c.written - 1);
-    const TimedSummary third = runs.run("p", "t");
+    const JobEnded third = runs.run("p", "t");
     REQUIRE(third.summary.status == RunStatus::Success);
     CHECK(third.summary.snapshot_path == "unchanged");
     CHECK(third.summary.rows_written == 0);
@@ -193,7 +193,7 @@ TEST_CASE("row diff: the rows written since the last snapshot are its first look
     REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
     h.rename_if_enum_case(c);
     if (*c.change) env.source().exec(std::string("set search_path = public; ") + c.change);
-    const TimedSummary changed = runs.run("p", "t");
+    const JobEnded changed = runs.run("p", "t");
     REQUIRE_MESSAGE(changed.summary.status == RunStatus::Success, changed.summary.error);
     const std::string path = changed.summary.snapshot_path;
     if (c.written == 0) {
@@ -205,7 +205,7 @@ TEST_CASE("row diff: the rows written since the last snapshot are its first look
     }
     CHECK(rows(env.target(), "raw.t", c.order) == rows(env.source(), "public.t", c.order));
     CHECK_MESSAGE(changed.summary.rows_written == c.written, path);
-    const TimedSummary after = runs.run("p", "t");
+    const JobEnded after = runs.run("p", "t");
     REQUIRE(after.summary.status == RunStatus::Success);
     CHECK(after.summary.snapshot_path == "unchanged");
   }
@@ -229,7 +229,7 @@ TEST_CASE("row diff: a horizon that is wrong costs the whole diff, never a row")
     t.env.source().exec("update public.t set v = -v where id % 100 = 1");
     const std::string xmin = PgTestEnv::rows(t.env.source(), c.source_xmin)[0];
     t.env.target().exec("update tidemark.snapshot_horizons set source_xmin = " + xmin);
-    const TimedSummary r = t.runs.run("p", "t");
+    const JobEnded r = t.runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 50 changed, 0 missing, 0 gone");
     CHECK(t.target_is_source());
@@ -250,7 +250,7 @@ TEST_CASE("row diff: the recent rows explain updates and inserts; anything else 
     REQUIRE(t.runs.run("p", "t").summary.status == RunStatus::Success);
     t.settle();
     env.source().exec("alter type mood rename value 'sad' to 'blue'");
-    const TimedSummary r = t.runs.run("p", "t");
+    const JobEnded r = t.runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 2500 changed, 0 missing, 0 gone");
     CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.t where m = 'blue'")[0] == "2500");
@@ -258,38 +258,38 @@ TEST_CASE("row diff: the recent rows explain updates and inserts; anything else 
   }
   SUBCASE("a target row changed by hand is a recent row of the target") {
     env.target().exec("update raw.t set v = 0 where id in (7, 4000); insert into raw.t values (9000, 1)");
-    const TimedSummary r = t.runs.run("p", "t");
+    const JobEnded r = t.runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == recent + "2 changed, 0 missing, 1 gone");
   }
   SUBCASE("updates and inserts only: the recent rows explain it all") {
     env.source().exec("update public.t set v = -v where id % 100 = 1; insert into public.t values (6000, 6), (-1, 1)");
-    const TimedSummary r = t.runs.run("p", "t");
+    const JobEnded r = t.runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == recent + "50 changed, 2 missing, 0 gone");
     CHECK(r.summary.rows_written == 52);
   }
   SUBCASE("a delete beside the updates: the whole diff finds it") {
     env.source().exec("update public.t set v = -v where id % 100 = 1; delete from public.t where id = 2");
-    const TimedSummary r = t.runs.run("p", "t");
+    const JobEnded r = t.runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 50 changed, 0 missing, 1 gone");
   }
   CHECK(t.target_is_source());
-  const TimedSummary again = t.runs.run("p", "t");
+  const JobEnded again = t.runs.run("p", "t");
   CHECK(again.summary.snapshot_path == "unchanged");
 }
 
 TEST_CASE("regression: the first changed snapshot after a first load diffed the whole table; the load leaves its horizon") {
   LoadedTable t(5000);  // the first load into an empty target, and no run after it
   t.env.source().exec("update public.t set v = -v where id % 100 = 1; insert into public.t values (6000, 6)");
-  const TimedSummary r = t.runs.run("p", "t");
+  const JobEnded r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 50 changed, 1 missing, 0 gone");
   CHECK(t.target_is_source());
   // A target row changed by hand after the load is the target's recent row.
   t.env.target().exec("update raw.t set v = 0 where id = 9");
-  const TimedSummary hand = t.runs.run("p", "t");
+  const JobEnded hand = t.runs.run("p", "t");
   REQUIRE_MESSAGE(hand.summary.status == RunStatus::Success, hand.summary.error);
   CHECK(hand.summary.snapshot_path == "diff of the rows written since the last snapshot: 1 changed, 0 missing, 0 gone");
   CHECK(t.target_is_source());
@@ -305,7 +305,7 @@ TEST_CASE("regression: a key of another type on each side failed every first loo
   t.settle();
   t.env.target().exec("insert into raw.t values (5000000000, 1)");
   t.env.source().exec("update public.t set v = 0 where id = 7");
-  const TimedSummary r = t.runs.run("p", "t");
+  const JobEnded r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff: 1 changed, 0 missing, 1 gone");
   CHECK(t.target_is_source());
@@ -320,7 +320,7 @@ TEST_CASE("row diff: a partitioned source table's recent rows are found in its p
   t.settle();
   // A row moved across partitions is a delete and an insert of the same key.
   t.env.source().exec("update public.t set v = 0 where id in (5, 2500); update public.t set id = 999 where id = 999");
-  const TimedSummary r = t.runs.run("p", "t");
+  const JobEnded r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 2 changed, 0 missing, 0 gone");
   CHECK(t.target_is_source());
@@ -345,7 +345,7 @@ TEST_CASE("row diff: a source truncated and refilled while the diff waits for it
   }
   CHECK(waiting);
   refill.exec("commit");
-  const TimedSummary r = running.get();
+  const JobEnded r = running.get();
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.rows_read == 101);
   CHECK(t.target_is_source());
@@ -354,7 +354,7 @@ TEST_CASE("row diff: a source truncated and refilled while the diff waits for it
 TEST_CASE("row diff: past a third of the rows differing it crosses the whole table, in the same snapshot") {
   LoadedTable t(60000);
   t.env.source().exec("update public.t set v = -v where id <= 30000; delete from public.t where id > 59000");
-  const TimedSummary r = t.runs.run("p", "t");
+  const JobEnded r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "whole: more than 20000 rows differ");
   CHECK(r.summary.rows_read == 59000);
@@ -370,13 +370,13 @@ TEST_CASE("row diff: a table keyed by an integer diffs block by block, new keys 
       " delete from public.t where id % 500 = 11;"                             // 100 gone
       " insert into public.t select g, g from generate_series(50001, 50050) g;"  // 50 above the target's range
       " insert into public.t select g, g from generate_series(-49, 0) g");       // 50 below it
-  const TimedSummary r = t.runs.run("p", "t");
+  const JobEnded r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff: 500 changed, 100 missing, 100 gone");
   CHECK(r.summary.rows_read == 50000);
   CHECK(r.summary.rows_written == 700);
   CHECK(t.target_is_source());
-  const TimedSummary again = t.runs.run("p", "t");
+  const JobEnded again = t.runs.run("p", "t");
   CHECK(again.summary.snapshot_path == "unchanged");
 }
 
@@ -394,14 +394,14 @@ TEST_CASE("row diff: an integer key that may be NULL (NULLS NOT DISTINCT) has a 
   REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
   SUBCASE("the NULL key's row changed") {
     env.source().exec("update public.t set v = 'nil' where id is null; update public.t set v = 'w' where id = 100");
-    const TimedSummary r = runs.run("p", "t");
+    const JobEnded r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 2 changed, 0 missing, 0 gone");
     CHECK(r.summary.rows_written == 2);
   }
   SUBCASE("the NULL key's row gone, and back") {
     env.source().exec("delete from public.t where id is null");
-    TimedSummary r = runs.run("p", "t");
+    JobEnded r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 0 changed, 0 missing, 1 gone");
     env.source().exec("insert into public.t values (null, 'again')");
@@ -493,7 +493,7 @@ TEST_CASE("row diff: a text key collated otherwise on each side ends equal, cros
     // each under a case-insensitive collation, two keys under the diff's.
     env.source().exec("update public.t set v = 2 where code in ('B', 'é', '9'); delete from public.t where code = 'a';"
                       " insert into public.t values ('A', 1); update public.t set code = 'z' where code = 'Z'");
-    const TimedSummary r = runs.run("p", "t");
+    const JobEnded r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 3 changed, 2 missing, 2 gone");
     CHECK(r.summary.rows_written == 7);
@@ -573,8 +573,8 @@ TEST_CASE("row diff: a source rewritten while the diff waits for its lock is rea
     CHECK(waits_for_lock(observer, kReadOnlySourceApplication));
     holder.exec("commit");
     if (alone.valid()) alone.get();
-    const TimedSummary r = running.get();
-    TimedSummary loaded = r;
+    const JobEnded r = running.get();
+    JobEnded loaded = r;
     if (c.failure != nullptr) {
       REQUIRE(r.summary.status == RunStatus::Failed);
       CHECK(r.summary.error_kind == ErrorKind::Transient);
@@ -638,7 +638,7 @@ TEST_CASE("row diff: integer keys with huge gaps or at the bigint limits end equ
     testing::TableRuns runs(env, env.config(pipeline(Case{"", "", "id", "", "", "id", 0})));
     REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
     env.source().exec(c.change);
-    const TimedSummary r = runs.run("p", "t");
+    const JobEnded r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == c.path);
     CHECK(rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"));
@@ -658,7 +658,7 @@ TEST_CASE("row diff: a smallint key loaded into a bigint target diffs as one int
   env.target().exec("insert into raw.t values (100000, 1), (-4294967296, 1)");
   env.source().exec("update public.t set v = v + 1 where id in (-32768, 7, 32767); delete from public.t where id = 150;"
                     " insert into public.t values (1000, 0)");
-  const TimedSummary r = runs.run("p", "t");
+  const JobEnded r = runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff: 3 changed, 1 missing, 3 gone");
   CHECK(r.summary.rows_written == 7);
@@ -693,7 +693,7 @@ TEST_CASE("regression: a key range from the smallest bigint to -1 failed its blo
     REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
     env.source().exec("update public.t set v = 2 where id in ((-9223372036854775808)::bigint, -1);"
                       " delete from public.t where id = -2");
-    const TimedSummary r = runs.run("p", "t");
+    const JobEnded r = runs.run("p", "t");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.snapshot_path == "diff: 2 changed, 0 missing, 1 gone");
     CHECK(r.summary.rows_read == c.rows - 1);

@@ -38,7 +38,7 @@ struct SnapshotFixture {
   explicit SnapshotFixture(bool state_in_target = true)
       : env(state_in_target), runs(with_balances(env), env.config(kPipeline)) {}
 
-  TimedSummary run() { return runs.run("shop", "balances"); }
+  JobEnded run() { return runs.run("shop", "balances"); }
   std::vector<std::string> source_rows() {
     return PgTestEnv::rows(env.source(), "select * from public.balances order by account_id");
   }
@@ -64,7 +64,7 @@ struct SnapshotFixture {
 TEST_CASE("snapshot: a first run copies the table; the watermark is the source's clock at the snapshot") {
   SnapshotFixture f;
   const std::string before = PgTestEnv::rows(f.env.source(), "select clock_timestamp()")[0];
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   const std::string after = PgTestEnv::rows(f.env.source(), "select clock_timestamp()")[0];
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_read == 500);
@@ -87,7 +87,7 @@ TEST_CASE("snapshot: new, changed and gone rows are written in one run; unchange
       "update public.balances set note = null where account_id = 3;"
       "delete from public.balances where account_id in (4, 5);"
       "insert into public.balances values (1001, 1, 0, 'new')");
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_read == 499);
   CHECK(r.summary.rows_written == 6);  // 3 changed, 1 new, 2 deleted
@@ -106,7 +106,7 @@ TEST_CASE("snapshot: a run of an unchanged table writes nothing and leaves no de
   f.env.target().exec("vacuum raw.balances");
   const auto tuples = f.target_tuples();
   const std::string first = f.watermark();
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_written == 0);
   CHECK(f.target_tuples() == tuples);
@@ -119,7 +119,7 @@ TEST_CASE("snapshot: a source table emptied empties the target") {
   SnapshotFixture f;
   REQUIRE(f.run().summary.status == RunStatus::Success);
   f.env.source().exec("delete from public.balances");
-  const TimedSummary r = f.run();
+  const JobEnded r = f.run();
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_deleted == 500);
   CHECK(f.target_rows().empty());
@@ -150,7 +150,7 @@ TEST_CASE("snapshot: a key that may be NULL, under a NULLS NOT DISTINCT index, i
   REQUIRE(runs.run("shop", "balances").summary.status == RunStatus::Success);
   env.source().exec("delete from public.balances where code = 'a'; update public.balances set name = 'nil' where code "
                     "is null");
-  const TimedSummary r = runs.run("shop", "balances");
+  const JobEnded r = runs.run("shop", "balances");
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.rows_deleted == 1);  // a; the NULL key's row is updated, not deleted and inserted
   CHECK(PgTestEnv::rows(env.target(), "select coalesce(code, '-') || name from raw.balances order by code") ==
@@ -170,7 +170,7 @@ TEST_CASE("regression: a snapshot deletes a gone row before a new row takes its 
   testing::TableRuns runs(env, env.config(kPipeline));
   REQUIRE(runs.run("shop", "balances").summary.status == RunStatus::Success);
   env.source().exec("delete from public.balances where account_id = 1; insert into public.balances values (3, 'a@x')");
-  const TimedSummary r = runs.run("shop", "balances");
+  const JobEnded r = runs.run("shop", "balances");
   CHECK_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(PgTestEnv::rows(env.target(), "select account_id || email from raw.balances order by 1") ==
         std::vector<std::string>{"2b@x", "3a@x"});
@@ -207,7 +207,7 @@ TEST_CASE("regression: a table switched from snapshot to incremental refuses the
       "pipeline: shop\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
       "  - name: balances\n    source_table: public.balances\n    target_table: raw.balances\n"
       "    key: [account_id]\n    cursor: updated_at\n    on_schema_change: append_new_columns\n";
-  const TimedSummary r = testing::TableRuns(f.env, f.env.config(incremental)).run("shop", "balances");
+  const JobEnded r = testing::TableRuns(f.env, f.env.config(incremental)).run("shop", "balances");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error.find("is the time of a snapshot") != std::string::npos);
 }
@@ -239,7 +239,7 @@ TEST_CASE("regression: a snapshot's fingerprint tells apart values equal under t
         "tm = '01:11:34.967297'"}) {
     CAPTURE(change);
     env.source().exec("update public.things set " + change);
-    const TimedSummary r = runs.run("shop", "things");
+    const JobEnded r = runs.run("shop", "things");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.rows_written == 1);
     CHECK(PgTestEnv::rows(env.target(), "select t::text from raw.things t") ==
@@ -261,7 +261,7 @@ TEST_CASE("regression: a view that repeats a key fails as permanent, not retried
       "    target_table: raw.balances\n    key: [account_id]\n";
   testing::TableRuns runs(f.env, f.env.config(pipeline));
   f.env.target().exec("insert into raw.balances values (1, 1, 1, 'changed so that the fingerprints differ')");
-  const TimedSummary r = runs.run("shop", "balances");
+  const JobEnded r = runs.run("shop", "balances");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error_kind == ErrorKind::Permanent);
   CHECK_MESSAGE(r.summary.error.find("cannot affect row a second time") != std::string::npos, r.summary.error);
@@ -302,7 +302,7 @@ TEST_CASE("regression: a key equal to the target's but not the same value become
     env.source().exec("update public.balances set code = 'ABC', updated_at = now()");
     // Past the safe horizon's margin: a row stamped a moment ago is the next run's.
     std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
-    const TimedSummary r = runs.run("shop", "balances");
+    const JobEnded r = runs.run("shop", "balances");
     REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
     CHECK(r.summary.rows_written == mode.written);
     CHECK(PgTestEnv::rows(env.target(), "select code from raw.balances") == std::vector<std::string>{"ABC"});

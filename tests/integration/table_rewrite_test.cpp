@@ -60,7 +60,7 @@ struct Rewrite {
     return env;
   }
 
-  TimedSummary run() { return runs.run("p", "t"); }
+  JobEnded run() { return runs.run("p", "t"); }
 
   // Changes rows 1-5 of `changed`, then starts a run; just before the run
   // reads its first chunk, `operation` (one statement) starts on another session, held up
@@ -68,7 +68,7 @@ struct Rewrite {
   // transaction of its own), and the run's read queues behind it. Once the
   // read waits, the operation goes ahead and commits. Returns the run's
   // summary.
-  TimedSummary run_behind(const std::string& operation, const std::string& changed = "public.t",
+  JobEnded run_behind(const std::string& operation, const std::string& changed = "public.t",
                           const std::string& held = "public.t") {
     env.source().exec("update " + changed + " set v = v + 1000, note = 'changed', updated_at = now() where id <= 5");
     // Rows stamped within kStartReportMargin of the source's clock wait for a later run.
@@ -103,7 +103,7 @@ struct Rewrite {
   // for a relation whose rows change only with the operation (a
   // materialized view), where that look is the read that must not find
   // the new storage empty.
-  TimedSummary run_behind_first_look(const std::string& operation, const std::string& changed,
+  JobEnded run_behind_first_look(const std::string& operation, const std::string& changed,
                                      const std::string& held) {
     env.source().exec("update " + changed + " set v = v + 1000, note = 'changed', updated_at = now() where id <= 5");
     std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
@@ -155,7 +155,7 @@ TEST_CASE("regression: a table rewrite or TRUNCATE during a run no longer skips 
     Rewrite r(std::string("create table public.t ") + kTable + ";" + kRows, "public.t",
               "    on_schema_change: append_new_columns\n");
     REQUIRE(r.run().summary.status == RunStatus::Success);
-    const TimedSummary behind = r.run_behind(c.operation);
+    const JobEnded behind = r.run_behind(c.operation);
     INFO(behind.summary.error);
     CHECK(behind.summary.status == RunStatus::Success);
     // It read the table as the operation left it: the five rows changed.
@@ -179,7 +179,7 @@ TEST_CASE("a range truncated and refilled while the run's first look at it waits
   PgConnection observer(r.env.dsn("source"), "observer");
   REQUIRE(waits_for_lock(observer, 0));  // the run's look waits behind the TRUNCATE
   operation.exec("commit");
-  const TimedSummary behind = running.get();
+  const JobEnded behind = running.get();
   INFO(behind.summary.error);
   CHECK(behind.summary.status == RunStatus::Success);
   CHECK(behind.summary.rows_read == 5);
@@ -193,14 +193,14 @@ TEST_CASE("regression: a column retyped while a run waits fails the chunk instea
   REQUIRE(r.run().summary.status == RunStatus::Success);
   const std::string watermark =
       PgTestEnv::rows(r.env.state(), "select value from tidemark.watermarks where pipeline = 'p'")[0];
-  const TimedSummary behind = r.run_behind("alter table public.t alter column v type bigint");
+  const JobEnded behind = r.run_behind("alter table public.t alter column v type bigint");
   CHECK(behind.summary.status == RunStatus::Failed);
   CHECK(behind.summary.error_kind == ErrorKind::Transient);
   CHECK(behind.summary.error.find("changed while the chunk read it (v integer -> bigint)") != std::string::npos);
   CHECK(PgTestEnv::rows(r.env.state(), "select value from tidemark.watermarks where pipeline = 'p'")[0] ==
         watermark);
   // The next run names the drift; once the target is widened too, the rows land.
-  const TimedSummary next = r.run();
+  const JobEnded next = r.run();
   CHECK(next.summary.status == RunStatus::Failed);
   CHECK(next.summary.error.find("retyped v integer -> bigint") != std::string::npos);
   r.env.target().exec("alter table public.t alter column v type bigint");
@@ -215,7 +215,7 @@ TEST_CASE("regression: a partition truncated and refilled during a run of its pa
             "create table public.t_high partition of public.t for values from (50) to (maxvalue);" +
             std::string(kRows));
   REQUIRE(r.run().summary.status == RunStatus::Success);
-  const TimedSummary behind = r.run_behind(
+  const JobEnded behind = r.run_behind(
       "do $$ begin create temp table keep as select * from public.t_low; truncate public.t_low;"
       " insert into public.t_low select * from keep; end $$",
       "public.t_low", "public.t_low");
@@ -232,7 +232,7 @@ TEST_CASE("regression: a view's table rewritten during a run is read as rewritte
                 "create view public.t_view as select * from public.base",
             "public.t_view");
   REQUIRE(r.run().summary.status == RunStatus::Success);
-  const TimedSummary behind = r.run_behind(
+  const JobEnded behind = r.run_behind(
       "do $$ begin create temp table keep as select * from public.base; truncate public.base;"
       " insert into public.base select * from keep; end $$",
       "public.base", "public.base");
@@ -251,7 +251,7 @@ TEST_CASE("regression: a materialized view refreshed during a run is read as ref
             "public.t_mat");
   REQUIRE(r.run().summary.status == RunStatus::Success);
   // The base changes; the refresh that shows it runs while the run waits.
-  const TimedSummary behind =
+  const JobEnded behind =
       r.run_behind_first_look("refresh materialized view public.t_mat", "public.base", "public.t_mat");
   INFO(behind.summary.error);
   CHECK(behind.summary.status == RunStatus::Success);
@@ -302,7 +302,7 @@ tables:
   CHECK(waits_for_lock(env.source(), 0));
   blocker.exec("commit");
   operation.finish();
-  const TimedSummary r = running.get();
+  const JobEnded r = running.get();
   INFO(r.summary.error);
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(PgTestEnv::rows(env.target(), "select n from public.daily") == std::vector<std::string>{"100"});

@@ -340,7 +340,7 @@ TEST_CASE("rows a reconcile repairs flag every done partition of its partition d
   CHECK(h.state.downstream[0].from == kCalendarStart);
   CHECK(h.state.downstream[0].because == "input p.t repaired by reconcile");
   // And the fleet hears of it: the dependents run soon.
-  CHECK(h.state.announced.empty());  // announced by the runner that ran it (table_runner), not the run class
+  CHECK(h.state.announced.empty());  // announced by the runner that ran it (job_runner), not the run class
 
   // A reconcile that changes nothing flags nothing.
   h.state.downstream.clear();
