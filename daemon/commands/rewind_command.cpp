@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "core/config/table_modes.h"
+#include "core/run/cancel_token.h"
 #include "core/run/input_horizon.h"
 #include "core/run/table_key.h"
 #include "core/text/sql_identifier.h"
@@ -11,10 +12,8 @@
 #include "daemon/commands/command_support.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/exit_code.h"
-#include "daemon/pg/data/pg_source.h"
-#include "daemon/pg/state/pg_state_store.h"
-#include "daemon/pg/state/state_reader.h"
 #include "daemon/pg/state/state_schema.h"
+#include "daemon/serve/job_ports.h"
 
 namespace tidemark {
 namespace {
@@ -30,14 +29,11 @@ bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") =
 // shows it was done knowingly.
 constexpr const char* kForcedNote = " [forced past the source clock]";
 
-// The source's clock_timestamp() as a time cursor's value: a timestamp or
-// a date in the source session's time zone, as runs compare cursors.
-// Never the host's clock. Throws PgError.
-CursorValue source_clock(PgConnection& source, CursorType type) {
-  std::string raw = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
-  if (type == CursorType::Timestamp) raw = "(extract(epoch from clock_timestamp()::timestamp) * 1000000)::bigint";
-  if (type == CursorType::Date) raw = "clock_timestamp()::date - date '1970-01-01'";
-  return CursorValue{type, source.exec("select " + raw).integer(0, 0)};
+// The value of a read, or the exception the command reports.
+template <class T>
+T or_throw(Result<T> read) {
+  if (!read) throw std::runtime_error(read.error());
+  return std::move(read).value();
 }
 
 }  // namespace
@@ -60,8 +56,11 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
   if (const auto exit_code = prepare_state(*config, "rewind", err, /*migrate=*/false)) return *exit_code;
   const TableKey key{pipeline->name, table->name};
   try {
-    const auto source_connection = connect_to_source(*config, pipeline->source);
-    PgSource source(*source_connection);
+    const CancelToken never;
+    JobPorts ports(*config, *pipeline, JobSessions{}, never, /*pipeline_time_zone=*/false);
+    if (const auto& unreachable = ports.state_unreachable()) throw std::runtime_error(unreachable->message);
+    if (const auto& unreachable = ports.data_unreachable()) throw std::runtime_error(unreachable->message);
+    PgSource& source = *ports.pg_source();
     const auto source_table = source.inspect(*table);
     if (!source_table) throw std::runtime_error(source_table.error());
     const auto to = cursor_from_text(source_table->cursor_type, command_line.to);
@@ -74,7 +73,8 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     // it alone until the source catches up. Integer cursors have no clock.
     std::optional<CursorValue> passed_clock;
     if (to->type != CursorType::Integer) {
-      const CursorValue clock = source_clock(*source_connection, to->type);
+      // Never the host's clock.
+      const CursorValue clock = or_throw(source.clock_now(to->type));
       if (clock < *to) passed_clock = clock;
     }
     if (passed_clock && !command_line.force) {
@@ -85,23 +85,17 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
       return kExitUsage;
     }
 
-    const auto state = connect_to(*config, config->daemon.state);
-    migrate_state_schema(*state);
+    PgStateStore& state = ports.state();
+    migrate_state_schema(state.connection());
     // For the preview only: the value the rewind replaces is read again
     // under the lock, and that one is what the audit records.
-    const auto current = StateReader(*state).stored_watermark(key);
-    if (!current) throw std::runtime_error(current.error());
-    const std::optional<std::string> old_value = *current;
+    const std::optional<std::string> old_value = or_throw(state.stored_watermark(key));
     const std::string new_value = cursor_to_text(*to);
 
     // The next run reads from the new value minus the lookback.
     const auto from = cursor_minus(*to, table->lookback);
     if (!from) throw std::runtime_error("lookback: " + from.error());
-    const std::string cursor = quote_identifier(table->cursor);
-    const std::int64_t rows = source_connection
-                                  ->exec("select count(*) from " + table->source_table->quoted() + " where " +
-                                         cursor + " >= " + cursor_sql_literal(*from))
-                                  .integer(0, 0);
+    const std::int64_t rows = or_throw(source.rows_from(*table, *from));
     out << key.display() << ": watermark " << old_value.value_or("(none)") << " -> " << new_value << '\n';
     out << "the next run re-reads " << rows << " source row" << (rows == 1 ? "" : "s") << " (" << table->cursor
         << " >= " << cursor_to_text(*from) << ")\n";
@@ -124,14 +118,13 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     // Under the table's lock, so no run is in flight while the value changes.
     WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user(),
                            downstream_recheck(*pipeline, *table, kCalendarStart, "rewound to " + new_value)};
-    const auto rewound = PgStateStore(*state).rewind_watermark(rewind);
-    if (!rewound) throw std::runtime_error(rewound.error());
-    if (!rewound->done) {
+    const WatermarkRewound rewound = or_throw(state.rewind_watermark(rewind));
+    if (!rewound.done) {
       err << "tidemark rewind: a run of " << key.display() << " holds the lock; try again when it has finished\n";
       return kExitFailure;
     }
-    if (rewound->old_value != old_value) {
-      out << "note: the watermark was " << rewound->old_value.value_or("(none)")
+    if (rewound.old_value != old_value) {
+      out << "note: the watermark was " << rewound.old_value.value_or("(none)")
           << " when the rewind took the lock (a run moved it meanwhile); that is the old value recorded\n";
     }
     out << "done; recorded in tidemark.watermark_resets" << (passed_clock ? " as forced past the source clock" : "")

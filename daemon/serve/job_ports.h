@@ -55,7 +55,9 @@ class JobPorts {
   PgStateStore& state();
   Source& source();
   Target& target();
-  // The target over PostgreSQL; nothing when it was not reached.
+  // The source and the target over PostgreSQL, for what only a command
+  // asks of them; nothing when they were not reached.
+  PgSource* pg_source() { return reached_ ? &reached_->source : nullptr; }
   PgTarget* pg_target() { return reached_ ? &reached_->target : nullptr; }
   // The source's and the target's keys of `table`, for a reconcile; once
   // per job. The table must outlive the ports.

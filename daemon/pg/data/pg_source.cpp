@@ -488,6 +488,24 @@ std::vector<Result<WindowProbe>> PgSource::probe_all(const std::vector<ProbeAsk>
   return out;
 }
 
+Result<CursorValue> PgSource::clock_now(CursorType type) {
+  return as_result([&] {
+    std::string raw = "(extract(epoch from clock_timestamp()) * 1000000)::bigint";
+    if (type == CursorType::Timestamp) raw = "(extract(epoch from clock_timestamp()::timestamp) * 1000000)::bigint";
+    if (type == CursorType::Date) raw = "clock_timestamp()::date - date '1970-01-01'";
+    return CursorValue{type, connection_.exec("select " + raw).integer(0, 0)};
+  });
+}
+
+Result<std::int64_t> PgSource::rows_from(const TableConfig& table, const CursorValue& from) {
+  return as_result([&] {
+    return connection_
+        .exec("select count(*) from " + table.source_table->quoted() + " where " + quote_identifier(table.cursor) +
+              " >= " + cursor_sql_literal(from))
+        .integer(0, 0);
+  });
+}
+
 Result<CursorValue> PgSource::cursor_at(SourceMicros instant, CursorType type) {
   return as_result([&] {
     const std::string at = "('epoch'::timestamptz + $1::bigint * interval '1 microsecond')";

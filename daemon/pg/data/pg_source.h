@@ -60,6 +60,14 @@ class PgSource final : public Source {
 
   PgConnection& connection() { return connection_; }
 
+  // The source's clock now (clock_timestamp()) in a time cursor's type: a
+  // timestamp or date in the session's time zone, as runs compare cursors.
+  // What a watermark set by hand (`tidemark rewind`) must not pass.
+  Result<CursorValue> clock_now(CursorType type);
+  // How many of `table`'s source rows have a cursor at or above `from`:
+  // what a run re-reads from there.
+  Result<std::int64_t> rows_from(const TableConfig& table, const CursorValue& from);
+
  private:
   // read_horizon() without a shared reading.
   Result<HorizonReading> read_fresh_horizon(const TableConfig& table, CursorType type);

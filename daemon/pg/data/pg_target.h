@@ -36,6 +36,7 @@ class PgTarget final : public Target {
   // As PgSource::about_to_inspect, for check(): the target tables' versions.
   void about_to_check(const std::vector<const TableConfig*>& tables) override;
   Result<bool> holds_rows(const TableConfig& table) override;
+  PgConnection& connection() { return target_; }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
   // Both sides' count and checksum (core/sql/verify_statements.h) at once,
   // the query's columns read as the target stores them.

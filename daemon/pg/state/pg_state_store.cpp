@@ -10,6 +10,7 @@
 #include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/pg/libpq/result_columns.h"
 #include "daemon/pg/state/runs_table.h"
+#include "daemon/pg/state/state_reader.h"
 
 namespace tidemark {
 namespace {
@@ -139,6 +140,10 @@ void PgStateStore::unlock(const RunLock& lock) {
   } catch (const PgError&) {
     connection_.poison();  // the session is gone, and its lock with it; never reuse it
   }
+}
+
+Result<std::optional<std::string>> PgStateStore::stored_watermark(const TableKey& table) {
+  return StateReader(connection_).stored_watermark(table);
 }
 
 Result<std::optional<StoredWatermark>> PgStateStore::read_watermark(const TableKey& table) {

@@ -71,6 +71,9 @@ class PgStateStore final : public StateStore, public StepRecorder {
   void announce_moved(const TableKey& table) override;
 
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
+  // The watermark's text as stored, whatever the cursor's type now;
+  // nothing before the first.
+  Result<std::optional<std::string>> stored_watermark(const TableKey& table);
 
   // A step's record (core/run_ports.h StepRecord), as one statement on
   // `tx`: the state connection, or the target connection when the two are
