@@ -14,7 +14,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline = R"(pipeline: shop
+const char* const kCommandsPipeline = R"(pipeline: shop
 source: source
 target: target
 schedule: "*/5 * * * *"
@@ -47,7 +47,7 @@ struct Commands : testing::CommandRunner {
     env.target().exec(
         "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null);"
         "create table raw.events (event_id bigint primary key, kind text)");
-    config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kCommandsPipeline);
   }
 };
 
@@ -291,7 +291,7 @@ TEST_CASE("rewind compares a timestamp cursor with the source's clock in the sou
   c.env.source().exec("alter database " + PgTestEnv::rows(c.env.source(), "select current_database()")[0] +
                       " set timezone = 'Pacific/Kiritimati'");
   c.env.target().exec("create table raw.visits (visit_id int primary key, seen_at timestamp not null)");
-  c.config_path = c.env.write_config_files(std::string(kPipeline) + R"(  - name: visits
+  c.config_path = c.env.write_config_files(std::string(kCommandsPipeline) + R"(  - name: visits
     source_table: public.visits
     target_table: raw.visits
     key: [visit_id]

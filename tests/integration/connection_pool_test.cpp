@@ -16,7 +16,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline = R"(pipeline: app
+const char* const kConnectionPoolPipeline = R"(pipeline: app
 source: source
 target: target
 schedule: "* * * * *"
@@ -38,7 +38,7 @@ struct PoolFixture {
     env.target().exec("create table public.events (id int primary key, updated_at timestamptz not null)");
     return env;
   }
-  PoolFixture() : runs(with_tables(env), env.config(kPipeline)) {}
+  PoolFixture() : runs(with_tables(env), env.config(kConnectionPoolPipeline)) {}
 
   JobEnded run() { return runs.run("app", "events"); }
   std::string count(PgConnection& on, const std::string& sql) { return PgTestEnv::rows(on, sql)[0]; }
@@ -55,7 +55,7 @@ TEST_CASE("runs of a table reuse their sessions instead of opening new ones") {
   CHECK(f.runs.pool().opened() == after_first);
   CHECK(f.runs.pool().idle() == 2);
   // The source session is still read-only after the reset between runs.
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   PooledConnection source = f.runs.pool().acquire(*config, "source", SessionKind::Source);
   CHECK(f.count(*source, "show transaction_read_only") == "on");
   CHECK(f.count(*source, "select application_name from pg_stat_activity where pid = pg_backend_pid()") ==
@@ -64,7 +64,7 @@ TEST_CASE("runs of a table reuse their sessions instead of opening new ones") {
 
 TEST_CASE("nothing a user said it changed is left on a reused session: locks, temp tables, settings") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
   int pid = 0;
   {
@@ -83,7 +83,7 @@ TEST_CASE("nothing a user said it changed is left on a reused session: locks, te
 
 TEST_CASE("a session whose user failed on it is reset before it serves another") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
   {
     PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
@@ -98,7 +98,7 @@ TEST_CASE("a session whose user failed on it is reset before it serves another")
 
 TEST_CASE("a session left as found is handed out as it is, its prepared statements kept") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
   const std::string statement = "select count(*) from pg_prepared_statements where $1::int = 1";
   {
@@ -112,7 +112,7 @@ TEST_CASE("a session left as found is handed out as it is, its prepared statemen
 
 TEST_CASE("regression: a partition run's time zone stayed on the pooled source session for the next run") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
   PipelineConfig pipeline = config->pipelines.at(0);
   pipeline.timezone = "Pacific/Chatham";
@@ -147,7 +147,7 @@ TEST_CASE("regression: a target session kept the zone of an earlier pipeline's s
 
 TEST_CASE("a session left in a transaction, or whose lock could not be released, is closed, not pooled") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
   {
     PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite);
@@ -189,7 +189,7 @@ TEST_CASE("sessions killed between runs (a database restart) are replaced, never
 
 TEST_CASE("idle sessions are closed after the idle timeout") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(1));
   { PooledConnection s = pool.acquire(*config, "target", SessionKind::ReadWrite); }
   CHECK(pool.idle() == 1);
@@ -199,7 +199,7 @@ TEST_CASE("idle sessions are closed after the idle timeout") {
 
 TEST_CASE("at most max_idle sessions per connection wait in the pool") {
   PoolFixture f;
-  const auto config = f.env.config(kPipeline);
+  const auto config = f.env.config(kConnectionPoolPipeline);
   ConnectionPool pool(2, std::chrono::seconds(60));
   {
     PooledConnection a = pool.acquire(*config, "target", SessionKind::ReadWrite);

@@ -47,17 +47,13 @@ std::string pipeline(const std::string& extra = "") {
          "    cursor: updated_at\n" + extra;
 }
 
-void wait_past_start_report_margin() {
-  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
-}
-
 }  // namespace
 
 TEST_CASE("create_target: the first run creates schema, types and table, then loads it") {
   PgTestEnv env;
   env.source().exec(kSource);
   testing::TableRuns runs(env, env.config(pipeline()));
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   const JobEnded r = runs.run("p", "things");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.target_created);
@@ -88,7 +84,7 @@ TEST_CASE("create_target: the first run creates schema, types and table, then lo
         PgTestEnv::rows(env.source(), "select id, name, mood, moods, made, at, doc, total from shop.things order by id"));
   // The next run finds it there and loads on.
   env.source().exec("update shop.things set mood = 'happy', updated_at = now() where id = 2");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   const JobEnded again = runs.run("p", "things");
   REQUIRE(again.summary.status == RunStatus::Success);
   CHECK_FALSE(again.summary.target_created);
@@ -105,7 +101,7 @@ TEST_CASE("create_target: a first run that fails leaves no table, type or schema
                                            "tables:\n  - name: things\n    source_table: shop.twice\n"
                                            "    target_table: copy.things\n    key: [id]\n    cursor: updated_at\n"
                                            "    create_target: true\n"));
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   const JobEnded r = runs.run("p", "things");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(PgTestEnv::rows(env.target(), "select to_regclass('copy.things') is null, to_regnamespace('copy') is null, "
@@ -133,7 +129,7 @@ TEST_CASE("create_target: a type the target lacks and tidemark cannot make is na
   CHECK_MESSAGE(err.str().find(refusal) != std::string::npos, err.str());
 
   testing::TableRuns runs(env, env.config(yaml));
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   JobEnded r = runs.run("p", "tagged");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK(r.summary.error_kind == ErrorKind::Permanent);
@@ -242,7 +238,7 @@ TEST_CASE("regression: create_target: two source types of one name, which would 
   testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
                                           "tables:\n  - name: t\n    source_table: a.t\n    target_table: wh.t\n"
                                           "    key: [id]\n    cursor: updated_at\n    create_target: true\n"));
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   const JobEnded r = runs.run("p", "t");
   CHECK(r.summary.status == RunStatus::Failed);
   CHECK_MESSAGE(r.summary.error.find("which would both be wh.status in the target") != std::string::npos,

@@ -23,7 +23,7 @@ using testing::PgTestEnv;
 
 // One schema of each kind of table discover tells apart, and a schema
 // whose names need quoting.
-const char* const kSource = R"SQL(
+const char* const kDiscoverSource = R"SQL(
 create extension if not exists moddatetime;
 create schema app;
 create table app.orders (id bigserial primary key, note text,
@@ -74,7 +74,7 @@ struct Discover : testing::CommandRunner {
   std::string dir;
 
   explicit Discover(bool state_in_target = true) : env(state_in_target) {
-    env.source().exec(kSource);
+    env.source().exec(kDiscoverSource);
     // The configuration's own pipeline file must parse; it loads nothing discover looks at.
     config_path = env.write_config_files(
         "pipeline: other\nsource: source\ntarget: target\nschedule: \"@daily\"\ntables:\n"

@@ -63,12 +63,6 @@ struct OrdersFixture {
   }
 };
 
-// Rows stamped within kStartReportMargin of the source clock wait for a
-// later run; tests that expect a fresh row loaded now wait that long.
-void wait_past_start_report_margin() {
-  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
-}
-
 }  // namespace
 
 TEST_CASE("first load, then a row committed late below the watermark lands through the lookback (order 1008)") {
@@ -132,7 +126,7 @@ TEST_CASE("a row written by a transaction still open during the run is not lost,
   CHECK(PgTestEnv::rows(f.env.source(), "select '" + f.watermark() + "'::timestamptz <= '" + late_start +
                                             "'::timestamptz")[0] == "t");
   late.exec("commit");  // order 2's updated_at is now below the wall clock of the first run
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run().summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());
 }
@@ -147,7 +141,7 @@ TEST_CASE("crash points: the next run repairs each, nothing lost, nothing double
       const std::string w1 = f.watermark();
       f.env.source().exec("update public.orders set status = 'paid', updated_at = clock_timestamp() where order_id <= 20");
       for (int id = 51; id <= 60; ++id) f.insert(id, "new", "clock_timestamp()");
-      wait_past_start_report_margin();
+      testing::wait_past_start_report_margin();
 
       const JobEnded crashed = f.run([crash](ChunkStep s) {
         if (s == crash) throw std::runtime_error("injected crash");
@@ -514,7 +508,7 @@ TEST_CASE("a binary window without rows leaves the target untouched, and a later
   CHECK(empty.summary.rows_read == 0);
   CHECK(empty.summary.rows_written == 0);
   f.insert(2, "paid", "clock_timestamp()");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   const JobEnded next = f.run();
   INFO(next.summary.error);
   REQUIRE(next.summary.status == RunStatus::Success);

@@ -61,10 +61,6 @@ struct EventsFixture {
 const char* const kTimeEvents = "(id bigint primary key, v int not null default 0, updated_at timestamptz default now())";
 const char* const kIdEvents = "(id bigserial primary key, v int not null default 0)";
 
-void wait_past_start_report_margin() {
-  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
-}
-
 }  // namespace
 
 TEST_CASE("a transaction that stamped now() and has not written yet holds hi back (lookback 0)") {
@@ -89,7 +85,7 @@ TEST_CASE("a transaction that stamped now() and has not written yet holds hi bac
 
   late->exec("insert into events (id) values (2)");  // stamped `started`, committed late
   late->exec("commit");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run().summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());
   CHECK(f.target_rows().size() == 2);
@@ -378,7 +374,7 @@ TEST_CASE("regression: a procedure that commits stamped statement_timestamp() be
   const JobEnded during = f.run();
   call.join();
   CHECK(during.summary.status == RunStatus::Success);
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run().summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());
   CHECK(f.target_rows().size() == 2);
@@ -648,7 +644,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
   PgConnection standby2(replica2, "standby");
   standby2.exec("select pg_wal_replay_pause()");
   with_primary.source().exec("insert into events (id) values (3)");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   const JobEnded lagging = runs.run("app", "events");
   CHECK(lagging.summary.status == RunStatus::Failed);
   CHECK(lagging.summary.error.find("has not replayed") != std::string::npos);

@@ -17,7 +17,7 @@ namespace {
 using testing::PgTestEnv;
 using Rows = std::vector<std::string>;
 
-const char* const kPipeline = R"(pipeline: logs
+const char* const kKeylessPipeline = R"(pipeline: logs
 source: source
 target: target
 schedule: "* * * * *"
@@ -48,7 +48,7 @@ struct Keyless {
   PgTestEnv env;
   testing::TableRuns runs;
 
-  Keyless() : runs(with_tables(env), env.config(kPipeline)) {}
+  Keyless() : runs(with_tables(env), env.config(kKeylessPipeline)) {}
 
   static PgTestEnv& with_tables(PgTestEnv& env) {
     env.source().exec(
@@ -93,7 +93,7 @@ struct Keyless {
 struct Verifier : testing::CommandRunner {
   VerifyOptions options;
   Verifier(Keyless& f, std::size_t keys) {
-    config_path = f.env.write_config_files(kPipeline);
+    config_path = f.env.write_config_files(kKeylessPipeline);
     options.pipeline = "logs";
     options.table = "events";
     options.keys = keys;
@@ -128,7 +128,7 @@ TEST_CASE("append: each run inserts the new rows once; its target has no primary
 TEST_CASE("regression: a renamed append table refuses a target that already holds rows, until given initial:") {
   Keyless f;
   REQUIRE(f.run("events").summary.status == RunStatus::Success);
-  std::string renamed = kPipeline;
+  std::string renamed = kKeylessPipeline;
   renamed.replace(renamed.find("name: events"), 12, "name: events_renamed");
   testing::TableRuns again(f.env, f.env.config(renamed));
   const JobEnded refused = again.run("logs", "events_renamed");

@@ -16,7 +16,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline = R"(pipeline: shop
+const char* const kPartitionPipeline = R"(pipeline: shop
 source: source
 target: target
 schedule: "15 0 * * *"
@@ -66,7 +66,7 @@ struct Shop : testing::CommandRunner {
         "create schema mart;"
         "create table mart.daily_revenue (day_start timestamptz not null, orders bigint not null, revenue numeric);"
         "create table mart.hours_per_day (day date not null, hours bigint not null)");
-    config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kPartitionPipeline);
     options.pipeline = "shop";
     options.parallel = 2;
   }
@@ -233,8 +233,8 @@ TEST_CASE("an interrupted backfill resumes with only what is missing") {
       "create function fragile(day timestamptz) returns int language sql as"
       " $$ select 1 / (case when day = '2026-03-29 00:00+01' and not exists"
       " (select 1 from pg_class where relname = 'fixed') then 0 else 1 end) $$");
-  const std::string fragile = std::string(kPipeline).replace(
-      std::string(kPipeline).find("coalesce(sum(amount), 0) as revenue"), 35,
+  const std::string fragile = std::string(kPartitionPipeline).replace(
+      std::string(kPartitionPipeline).find("coalesce(sum(amount), 0) as revenue"), 35,
       "coalesce(sum(amount), 0) * fragile($1) as revenue");
   shop.config_path = shop.env.write_config_files(fragile);
   CHECK(shop.backfill("daily_revenue", "2026-03-27", "2026-04-01") == 1);
@@ -282,7 +282,7 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
   shop.env.source().exec(
       "insert into orders (status, amount, ordered_at) select 'completed', 5, now() - g * interval '1 hour'"
       " from generate_series(0, 47) g");
-  testing::TableRuns runs(shop.env, shop.env.config(kPipeline));
+  testing::TableRuns runs(shop.env, shop.env.config(kPartitionPipeline));
   const JobEnded first = runs.run("shop", "daily_revenue", RunTrigger::Schedule);
   REQUIRE(first.summary.status == RunStatus::Success);
   CHECK(first.summary.chunks == 1);
@@ -311,7 +311,7 @@ TEST_CASE("a reconcile's end is told once, with the partitions it wrote again as
   Shop shop;
   REQUIRE(shop.backfill("daily_revenue", "2026-03-27", "2026-03-31") == 0);
   shop.env.target().exec("update mart.daily_revenue set revenue = revenue + 1 where day_start = '2026-03-28 00:00+01'");
-  const auto config = shop.env.config(kPipeline);
+  const auto config = shop.env.config(kPartitionPipeline);
   const PipelineConfig& pipeline = *config->find_pipeline("shop");
   ChunkLogger progress;
   HeardJobs heard;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/config/config_parser.h"
+#include "core/watermark/safe_horizon.h"
 #include "daemon/commands/command_support.h"
 #include "daemon/pg/state/state_schema.h"
 
@@ -27,6 +28,10 @@ std::string unique_prefix() {
 }
 
 }  // namespace
+
+void wait_past_start_report_margin() {
+  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
+}
 
 bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& condition) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;

@@ -30,6 +30,10 @@ std::string test_dsn(const std::string& database);
 // where a fixed sleep would guess how long it takes.
 bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& condition);
 
+// Rows stamped within kStartReportMargin of the source clock wait for a
+// later run; tests that expect a fresh row loaded now wait that long.
+void wait_past_start_report_margin();
+
 class PgTestEnv {
  public:
   // Creates databases "<prefix>_source" and "<prefix>_target" (and

@@ -21,7 +21,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline = R"(pipeline: shop
+const char* const kReconcilePipeline = R"(pipeline: shop
 source: source
 target: target
 schedule: "*/5 * * * *"
@@ -73,7 +73,7 @@ struct Reconcile : testing::CommandRunner {
         " deleted_at timestamptz);"
         "create table raw.lines (order_ref text, line_no int, updated_at timestamptz not null,"
         " primary key (order_ref, line_no))");
-    config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kReconcilePipeline);
     RunOptions run;
     run.pipeline = "shop";
     REQUIRE(CommandRunner::run(run_run, run) == 0);
@@ -94,7 +94,7 @@ struct Reconcile : testing::CommandRunner {
 
   // The report of one reconcile through the runner the command uses.
   ReconcileReport report(const std::string& table, bool dry_run = false) {
-    const auto config = env.config(kPipeline);
+    const auto config = env.config(kReconcilePipeline);
     ChunkLogger observer;
     CancelToken cancel;
     JobEndChain ends;
@@ -373,7 +373,7 @@ TEST_CASE("a reconcile whose source cannot be reached records its failure in a r
   CHECK(report.run.status == RunStatus::Failed);
   CHECK(report.run.run != 0);
   CHECK(report.run.error.find("nonexistent-tidemark-socket") != std::string::npos);
-  const auto config = r.env.config(kPipeline);
+  const auto config = r.env.config(kReconcilePipeline);
   ChunkLogger observer;
   CancelToken cancel;
   JobEndChain ends;
@@ -469,7 +469,7 @@ namespace tidemark {
 
 TEST_CASE("regression: the source is asked afresh which keys it holds before they are deleted, by value") {
   Reconcile r;
-  const auto config = r.env.config(kPipeline);
+  const auto config = r.env.config(kReconcilePipeline);
   const TableConfig& lines = *config->find_pipeline("shop")->find_table("lines");
   PgKeySide source(r.env.source(), lines, PgKeySide::Role::Source, /*hash_record=*/true);
   const auto key = [](std::string ref, std::string line) {

@@ -68,7 +68,7 @@ const char* const kRows =
     "  null, null, null, null, null);"
     "insert into public.t_binary select id, d, ts, tstz, iv, f8, f4, n, b, m, x, arr, j, note, null from public.t_text";
 
-const char* const kPipeline = R"(pipeline: p
+const char* const kSessionSettingsPipeline = R"(pipeline: p
 source: source
 target: target
 schedule: "*/5 * * * *"
@@ -107,7 +107,7 @@ struct Hostile : testing::CommandRunner {
                       " note text)");
     env.source().exec(alter_database(on_source));
     env.target().exec(alter_database(on_target));
-    config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kSessionSettingsPipeline);
   }
 
   int run_table(const std::string& table) {

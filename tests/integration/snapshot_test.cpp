@@ -18,7 +18,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline =
+const char* const kSnapshotPipeline =
     "pipeline: shop\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
     "  - name: balances\n    mode: snapshot\n    source_table: public.balances\n    target_table: raw.balances\n"
     "    key: [account_id]\n";
@@ -36,7 +36,7 @@ struct SnapshotFixture {
   PgTestEnv env;
   testing::TableRuns runs;
   explicit SnapshotFixture(bool state_in_target = true)
-      : env(state_in_target), runs(with_balances(env), env.config(kPipeline)) {}
+      : env(state_in_target), runs(with_balances(env), env.config(kSnapshotPipeline)) {}
 
   JobEnded run() { return runs.run("shop", "balances"); }
   std::vector<std::string> source_rows() {
@@ -167,7 +167,7 @@ TEST_CASE("regression: a snapshot deletes a gone row before a new row takes its 
   env.source().exec(std::string("create table public.balances ") + table +
                     "; insert into public.balances values (1, 'a@x'), (2, 'b@x')");
   env.target().exec(std::string("create schema raw; create table raw.balances ") + table);
-  testing::TableRuns runs(env, env.config(kPipeline));
+  testing::TableRuns runs(env, env.config(kSnapshotPipeline));
   REQUIRE(runs.run("shop", "balances").summary.status == RunStatus::Success);
   env.source().exec("delete from public.balances where account_id = 1; insert into public.balances values (3, 'a@x')");
   const JobEnded r = runs.run("shop", "balances");

@@ -24,7 +24,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline = R"(pipeline: shop
+const char* const kStateGatewayPipeline = R"(pipeline: shop
 source: source
 target: target
 schedule: "*/5 * * * *"
@@ -53,7 +53,7 @@ struct Gateway : testing::CommandRunner {
         " from generate_series(1, 48) g");
     env.target().exec(
         "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null)");
-    config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kStateGatewayPipeline);
     migrate_state_schema(env.state());
   }
 
@@ -243,7 +243,7 @@ TEST_CASE("status and the gauges judge age and stale alike, from the same state"
   CHECK(status[1]["stale"] == false);
 
   MetricsRegistry metrics;
-  const auto config = g.env.config(kPipeline);
+  const auto config = g.env.config(kStateGatewayPipeline);
   metrics.set_config(*config);
   const std::string stale_line = R"(tidemark_watermark_stale{pipeline="shop",table="orders"} 1)";
   const std::string age_series = R"(tidemark_watermark_age_seconds{pipeline="shop",table="orders"} )";

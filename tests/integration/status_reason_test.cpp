@@ -17,7 +17,7 @@ namespace {
 using testing::PgTestEnv;
 
 // Two tables: stale_after 2s lets a test see staleness after a short wait.
-const char* const kPipeline = R"(pipeline: shop
+const char* const kStatusReasonPipeline = R"(pipeline: shop
 source: source
 target: target
 schedule: "*/5 * * * *"
@@ -53,8 +53,8 @@ struct StatusFixture : testing::CommandRunner {
     env.target().exec(
         "create schema raw; create table raw.orders (order_id int primary key, updated_at timestamptz not null);"
         "create table raw.events (event_id bigint primary key, kind text)");
-    config_path = env.write_config_files(kPipeline);
-    runs = std::make_unique<testing::TableRuns>(env, env.config(kPipeline));
+    config_path = env.write_config_files(kStatusReasonPipeline);
+    runs = std::make_unique<testing::TableRuns>(env, env.config(kStatusReasonPipeline));
   }
 
   RunStatus run(const std::string& table, std::function<void(ChunkStep)> hook = nullptr) {

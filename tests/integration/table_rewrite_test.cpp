@@ -128,7 +128,7 @@ struct Rewrite {
   }
 };
 
-const char* const kRows =
+const char* const kRewriteRows =
     "insert into public.t (id, v, note, updated_at) select g, g, 'first', now() - interval '1 hour'"
     " from generate_series(1, 100) g";
 
@@ -152,7 +152,7 @@ TEST_CASE("regression: a table rewrite or TRUNCATE during a run no longer skips 
   };
   for (const Case& c : cases) {
     CAPTURE(std::string(c.what));
-    Rewrite r(std::string("create table public.t ") + kTable + ";" + kRows, "public.t",
+    Rewrite r(std::string("create table public.t ") + kTable + ";" + kRewriteRows, "public.t",
               "    on_schema_change: append_new_columns\n");
     REQUIRE(r.run().summary.status == RunStatus::Success);
     const JobEnded behind = r.run_behind(c.operation);
@@ -168,7 +168,7 @@ TEST_CASE("a range truncated and refilled while the run's first look at it waits
   // The look that decides whether a range holds rows at all comes before
   // any chunk: were its snapshot taken before it waited, it would find
   // the new storage empty and move the watermark past the changed rows.
-  Rewrite r(std::string("create table public.t ") + kTable + ";" + kRows);
+  Rewrite r(std::string("create table public.t ") + kTable + ";" + kRewriteRows);
   REQUIRE(r.run().summary.status == RunStatus::Success);
   r.env.source().exec("update public.t set v = v + 1000, note = 'changed', updated_at = now() where id <= 5");
   std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
@@ -189,7 +189,7 @@ TEST_CASE("a range truncated and refilled while the run's first look at it waits
 TEST_CASE("regression: a column retyped while a run waits fails the chunk instead of loading it as the old type") {
   // int to bigint, read in binary into an int target: the rows would be
   // read as another type than the plan (and the COPY format) meant.
-  Rewrite r(std::string("create table public.t ") + kTable + ";" + kRows);
+  Rewrite r(std::string("create table public.t ") + kTable + ";" + kRewriteRows);
   REQUIRE(r.run().summary.status == RunStatus::Success);
   const std::string watermark =
       PgTestEnv::rows(r.env.state(), "select value from tidemark.watermarks where pipeline = 'p'")[0];
@@ -213,7 +213,7 @@ TEST_CASE("regression: a partition truncated and refilled during a run of its pa
             " primary key (id)) partition by range (id);"
             "create table public.t_low partition of public.t for values from (minvalue) to (50);"
             "create table public.t_high partition of public.t for values from (50) to (maxvalue);" +
-            std::string(kRows));
+            std::string(kRewriteRows));
   REQUIRE(r.run().summary.status == RunStatus::Success);
   const JobEnded behind = r.run_behind(
       "do $$ begin create temp table keep as select * from public.t_low; truncate public.t_low;"
@@ -316,7 +316,7 @@ TEST_CASE("regression: a source role granted the table's columns, not the table,
   // LOCK TABLE wants a grant on the whole table; the window's own query,
   // which takes the same lock, is served by a grant on its columns.
   PgTestEnv env;
-  env.source().exec(std::string("create table public.t ") + kTable + ";" + kRows);
+  env.source().exec(std::string("create table public.t ") + kTable + ";" + kRewriteRows);
   env.target().exec(std::string("create table public.t ") + kTable);
   testing::SourceRole role(env, "columns");
   env.source().exec("grant select (id, v, note, updated_at) on public.t to " + role.name());

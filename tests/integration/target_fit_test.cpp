@@ -54,10 +54,6 @@ struct Fit : testing::CommandRunner {
   }
 };
 
-void wait_past_start_report_margin() {
-  std::this_thread::sleep_for(std::chrono::microseconds(kStartReportMargin) + std::chrono::milliseconds(50));
-}
-
 const char* const kPlain = "create table public.t (id int primary key, v text, updated_at timestamptz not null);"
                            "insert into public.t values (1, 'a', now() - interval '1 hour')";
 
@@ -121,7 +117,7 @@ TEST_CASE("regression: a valid unique index on (id) INCLUDE (v) was refused for 
         "create unique index t_id_inc on public.t (id) include (v)");
   REQUIRE(f.run_t() == 0);
   f.env.source().exec("update public.t set v = 'b', updated_at = now()");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run_t() == 0);
   CHECK(f.target_value("select string_agg(id || v, ',') from public.t") == "1b");
 }
@@ -179,7 +175,7 @@ TEST_CASE("regression: a target trigger re-stamped the values loads wrote; a row
   REQUIRE(f.run_t() == 0);
   f.env.source().exec("update public.t set v = 'b', updated_at = now() - interval '10 minutes'");
   f.env.source().exec("update public.t set updated_at = now()");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run_t() == 0);
   CHECK(PgTestEnv::rows(f.env.target(), "select * from public.t") ==
         PgTestEnv::rows(f.env.source(), "select * from public.t"));
@@ -194,7 +190,7 @@ TEST_CASE("a nullable key under NULLS NOT DISTINCT updates in place, and reconci
   CHECK(f.validate() == 0);
   REQUIRE(f.run_t() == 0);
   f.env.source().exec("update public.t set v = 'b', updated_at = now() where a = 1");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run_t() == 0);
   CHECK(f.target_value("select string_agg(a || coalesce(b::text, '-') || v, ',' order by a) from public.t") ==
         "1-b,22a");
@@ -226,7 +222,7 @@ TEST_CASE("regression: a column generated in both source and target failed every
         std::string::npos);
   REQUIRE(f.run_t() == 0);
   f.env.source().exec("update public.t set qty = 3, updated_at = now()");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run_t() == 0);
   CHECK(f.target_value("select qty || ' ' || total from public.t") == "3 4.5");
 }
@@ -359,7 +355,7 @@ TEST_CASE("regression: a view's nullable key into a NULLS NOT DISTINCT target wa
   CHECK(f.validate() == 0);
   REQUIRE(f.run_t() == 0);
   f.env.source().exec("update public.base set v = 'y', updated_at = now()");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run_t() == 0);
   CHECK(f.target_value("select count(*) || ' ' || string_agg(v, ',') from public.t") == "1 y");
 }
@@ -374,7 +370,7 @@ TEST_CASE("regression: a source whose every cursor was infinity failed its first
   REQUIRE(f.run_t() == 0);
   CHECK(f.target_value("select count(*) from public.t") == "0");
   f.env.source().exec("insert into public.t values (2, 'b', now())");
-  wait_past_start_report_margin();
+  testing::wait_past_start_report_margin();
   REQUIRE(f.run_t() == 0);
   CHECK(f.target_value("select string_agg(id::text, ',') from public.t") == "2");
   CHECK(PgTestEnv::rows(f.env.state(), "select infinite_cursor_rows from tidemark.runs order by run_id desc limit 1")[0] ==

@@ -16,7 +16,7 @@ namespace {
 
 using testing::PgTestEnv;
 
-const char* const kPipeline = R"(pipeline: shop
+const char* const kUnseenChangesPipeline = R"(pipeline: shop
 source: source
 target: target
 schedule: "*/5 * * * *"
@@ -62,7 +62,7 @@ struct Watch : testing::CommandRunner {
                       "create table raw.items_stamped (like raw.items including all);"
                       "create table raw.items_reconciled (like raw.items including all);"
                       "create table raw.parts (id bigint, day date, v int, primary key (id, day))");
-    config_path = env.write_config_files(kPipeline);
+    config_path = env.write_config_files(kUnseenChangesPipeline);
     REQUIRE(load() == 0);
   }
 

@@ -16,7 +16,7 @@ const std::string kHash = "$2y$10$hLqFl9jSjoAAy95Z/zw8Ye8wkdMBM8c5Bn1ptYqP/AXyV0
 
 ParseOutcome<WebConfig> parse(const std::string& yaml) { return parse_web_config({"web.yml", yaml}); }
 
-struct BrokenCase {
+struct BrokenWebConfig {
   const char* name;
   std::string yaml;
   int line;
@@ -74,7 +74,7 @@ TEST_CASE("defaults: no client certificate, TLS 1.2 to 1.3; users alone mean pla
 
 TEST_CASE("every broken web configuration is reported with its line, column and key path") {
   const std::string tls = "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n";
-  const std::vector<BrokenCase> cases = {
+  const std::vector<BrokenWebConfig> cases = {
       {"unknown top-level key", "tls_server_config: { cert_file: c, key_file: k }\nbasic_auth: {}\n", 2, 1,
        "basic_auth", "unknown key \"basic_auth\"; expected one of: tls_server_config, basic_auth_users"},
       {"unknown TLS key", tls + "  ca_file: ca.pem\n", 4, 3, "tls_server_config.ca_file", "unknown key \"ca_file\""},
@@ -120,7 +120,7 @@ TEST_CASE("every broken web configuration is reported with its line, column and 
        "tls_server_config.cert_file", "expected a non-empty value"},
       {"YAML syntax", "tls_server_config: [\n", 2, 1, "", "YAML syntax error"},
   };
-  for (const BrokenCase& c : cases) {
+  for (const BrokenWebConfig& c : cases) {
     const std::string name = c.name;
     CAPTURE(name);
     const auto parsed = parse(c.yaml);

@@ -16,8 +16,8 @@ struct CountCase {
   ChangeCount expected;
 };
 
-struct Harness : FakeRunPorts {
-  Harness() {
+struct ChangeWatchHarness : FakeRunPorts {
+  ChangeWatchHarness() {
     pipeline.name = "p";
     table.name = "t";
     table.cursor = "id";
@@ -64,7 +64,7 @@ TEST_CASE("watched: an incremental table with an insert-only cursor and no sched
 }
 
 TEST_CASE("each run of a watched table records the count and what grew since the previous run") {
-  Harness h;
+  ChangeWatchHarness h;
   h.source.changes = 100;
   RunSummary first = h.run();
   REQUIRE(first.status == RunStatus::Success);
@@ -87,7 +87,7 @@ TEST_CASE("each run of a watched table records the count and what grew since the
 }
 
 TEST_CASE("a successful reconcile clears what was unseen; a table that is not watched never asks") {
-  Harness h;
+  ChangeWatchHarness h;
   h.source.changes = 10;
   h.run();
   h.source.changes = 15;
@@ -100,13 +100,13 @@ TEST_CASE("a successful reconcile clears what was unseen; a table that is not wa
   h.source.changes = 16;
   CHECK(h.run().changes->unseen == 1);
 
-  Harness stamped;
+  ChangeWatchHarness stamped;
   stamped.source.insert_only_cursor = false;
   stamped.source.changes = 10;
   CHECK_FALSE(stamped.run().changes);
   CHECK(stamped.source.changes_counted == 0);
   // A source without statistics for the table (a view): nothing recorded.
-  Harness view;
+  ChangeWatchHarness view;
   CHECK_FALSE(view.run().changes);
   CHECK(view.source.changes_counted == 1);
 }

@@ -9,8 +9,8 @@
 namespace tidemark {
 namespace {
 
-struct Harness : FakeRunPorts {
-  Harness() {
+struct CursorBackfillHarness : FakeRunPorts {
+  CursorBackfillHarness() {
     pipeline.name = "shop";
     pipeline.zone = date::locate_zone("UTC");
     table.name = "orders";
@@ -25,7 +25,7 @@ struct Harness : FakeRunPorts {
 }  // namespace
 
 TEST_CASE("a cursor backfill of an input flags its partition dependents' done partitions with every chunk it wrote") {
-  Harness h;
+  CursorBackfillHarness h;
   h.source.rows = {{1, 5}, {2, 25}};  // the middle chunk, [10, 20), writes nothing
   const RunSummary s = h.backfill();
   REQUIRE(s.status == RunStatus::Success);
@@ -43,7 +43,7 @@ TEST_CASE("a cursor backfill of an input flags its partition dependents' done pa
 }
 
 TEST_CASE("a cursor backfill that wrote nothing flags nothing and wakes no one") {
-  Harness h;
+  CursorBackfillHarness h;
   const RunSummary s = h.backfill();
   REQUIRE(s.status == RunStatus::Success);
   CHECK(h.state.downstream.empty());
@@ -51,7 +51,7 @@ TEST_CASE("a cursor backfill that wrote nothing flags nothing and wakes no one")
 }
 
 TEST_CASE("a cursor backfill of a table nothing is built from flags nothing and wakes no one") {
-  Harness h;
+  CursorBackfillHarness h;
   h.table.dependents.clear();
   h.source.rows = {{1, 5}};
   REQUIRE(h.backfill().status == RunStatus::Success);

@@ -12,8 +12,8 @@
 namespace tidemark {
 namespace {
 
-struct Harness : FakeRunPorts {
-  Harness() {
+struct IncrementalHarness : FakeRunPorts {
+  IncrementalHarness() {
     pipeline.name = "p";
     table.name = "t";
     table.cursor = "c";
@@ -36,7 +36,7 @@ CursorValue n(std::int64_t v) { return {CursorType::Integer, v}; }
 }  // namespace
 
 TEST_CASE("a first run loads the whole history and sets the watermark to hi") {
-  Harness h;
+  IncrementalHarness h;
   h.source.rows = {{1, 10}, {2, 20}, {3, 30}};
   const RunSummary s = h.run();
   CHECK(s.status == RunStatus::Success);
@@ -51,7 +51,7 @@ TEST_CASE("a first run loads the whole history and sets the watermark to hi") {
 }
 
 TEST_CASE("a row exactly at hi is read once, by the next window (half-open)") {
-  Harness h;
+  IncrementalHarness h;
   h.source.rows = {{1, 10}};
   h.source.hi = 20;
   h.run();
@@ -64,7 +64,7 @@ TEST_CASE("a row exactly at hi is read once, by the next window (half-open)") {
 }
 
 TEST_CASE("lookback re-reads below the watermark and picks up a late row") {
-  Harness h;
+  IncrementalHarness h;
   h.table.lookback = {CursorSpan::Kind::Count, 5};
   h.source.rows = {{1, 10}, {2, 20}};
   h.source.hi = 21;
@@ -80,7 +80,7 @@ TEST_CASE("lookback re-reads below the watermark and picks up a late row") {
 }
 
 TEST_CASE("an empty batch keeps the watermark or moves it to the source's hi, never to nothing") {
-  Harness h;
+  IncrementalHarness h;
   h.source.rows = {{1, 10}};
   h.source.hi = 20;
   h.run();
@@ -89,7 +89,7 @@ TEST_CASE("an empty batch keeps the watermark or moves it to the source's hi, ne
   CHECK(s.rows_read == 0);
   CHECK(h.state.watermark == n(40));
   // Integer cursor on an empty table: no hi at all, the watermark stays.
-  Harness empty;
+  IncrementalHarness empty;
   empty.state.watermark = n(7);
   s = empty.run();
   CHECK(s.status == RunStatus::Success);
@@ -97,7 +97,7 @@ TEST_CASE("an empty batch keeps the watermark or moves it to the source's hi, ne
 }
 
 TEST_CASE("a range without rows moves the watermark in one record, without a chunk or a write to the target") {
-  Harness h;
+  IncrementalHarness h;
   h.table.max_window = CursorSpan{CursorSpan::Kind::Count, 5};  // would be four chunks
   h.source.rows = {{1, 10}};
   h.source.hi = 20;
@@ -117,7 +117,7 @@ TEST_CASE("a range without rows moves the watermark in one record, without a chu
 }
 
 TEST_CASE("a range without rows still takes the first step's columns along: a column to append is added") {
-  Harness h;
+  IncrementalHarness h;
   h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
@@ -131,7 +131,7 @@ TEST_CASE("a range without rows still takes the first step's columns along: a co
 }
 
 TEST_CASE("the rows no window includes are counted by the probe, every run") {
-  Harness h;
+  IncrementalHarness h;
   h.source.rows = {{1, 10}};
   h.source.null_rows = 3;
   const RunSummary s = h.run();
@@ -141,7 +141,7 @@ TEST_CASE("the rows no window includes are counted by the probe, every run") {
 }
 
 TEST_CASE("a time cursor's run may share a recent reading taken after its watermark's; an integer's reads afresh") {
-  Harness h;
+  IncrementalHarness h;
   h.source.type = CursorType::TimestampTz;
   h.source.hi = 50'000'000;
   REQUIRE(h.run().status == RunStatus::Success);
@@ -150,7 +150,7 @@ TEST_CASE("a time cursor's run may share a recent reading taken after its waterm
   REQUIRE(h.source.shared_after.size() == 2);
   CHECK(h.source.shared_after[0] == std::numeric_limits<SourceMicros>::min());  // no watermark yet: any
   CHECK(h.source.shared_after[1] == 50'000'000 + kStartReportMargin);           // a reading after the watermark's
-  Harness integer;
+  IncrementalHarness integer;
   integer.source.rows = {{1, 10}};
   REQUIRE(integer.run().status == RunStatus::Success);
   REQUIRE(integer.source.shared_after.size() == 1);
@@ -158,7 +158,7 @@ TEST_CASE("a time cursor's run may share a recent reading taken after its waterm
 }
 
 TEST_CASE("max_window chunks commit one by one; a failure keeps what committed and the next run resumes") {
-  Harness h;
+  IncrementalHarness h;
   h.table.max_window = CursorSpan{CursorSpan::Kind::Count, 10};
   for (int i = 0; i < 35; ++i) h.source.rows.push_back({i, i});
   h.target.fail_at_chunk = 2;
@@ -178,7 +178,7 @@ TEST_CASE("max_window chunks commit one by one; a failure keeps what committed a
 }
 
 TEST_CASE("a run skips when another holds the lock, and writes no run row") {
-  Harness h;
+  IncrementalHarness h;
   h.state.held_elsewhere = true;
   const RunSummary s = h.run();
   CHECK(s.status == RunStatus::SkippedLocked);
@@ -187,7 +187,7 @@ TEST_CASE("a run skips when another holds the lock, and writes no run row") {
 }
 
 TEST_CASE("a run that finds a running row while holding the lock marks it abandoned first") {
-  Harness h;
+  IncrementalHarness h;
   h.state.runs.push_back({RunStart{{"p", "t"}, RunTrigger::Schedule, std::nullopt}, std::nullopt});
   h.source.rows = {{1, 1}};
   h.run();
@@ -197,7 +197,7 @@ TEST_CASE("a run that finds a running row while holding the lock marks it abando
 }
 
 TEST_CASE("compare-and-set: a watermark moved by another writer fails the chunk and commits nothing") {
-  Harness h;
+  IncrementalHarness h;
   h.source.rows = {{1, 10}};
   h.source.hi = 20;
   h.run();
@@ -215,7 +215,7 @@ TEST_CASE("compare-and-set: a watermark moved by another writer fails the chunk 
 }
 
 TEST_CASE("a stored watermark of another type fails the run with advice") {
-  Harness h;
+  IncrementalHarness h;
   h.state.watermark = CursorValue{CursorType::TimestampTz, 0};
   const RunSummary s = h.run();
   CHECK(s.status == RunStatus::Failed);
@@ -224,7 +224,7 @@ TEST_CASE("a stored watermark of another type fails the run with advice") {
 }
 
 TEST_CASE("a stored watermark that cannot be read fails the run permanently, its row closed, nothing written") {
-  Harness h;
+  IncrementalHarness h;
   h.state.unreadable_watermark = "stored watermark of p.t: not a timestamptz: \"soon\"";
   h.source.rows = {{1, 10}};
   const RunSummary s = h.run();
@@ -240,7 +240,7 @@ TEST_CASE("a stored watermark that cannot be read fails the run permanently, its
 }
 
 TEST_CASE("a duration lookback on an integer cursor fails the run, recorded") {
-  Harness h;
+  IncrementalHarness h;
   h.state.watermark = n(10);
   h.table.lookback = {CursorSpan::Kind::Duration, 3600};
   h.source.hi = 20;
@@ -250,7 +250,7 @@ TEST_CASE("a duration lookback on an integer cursor fails the run, recorded") {
 }
 
 TEST_CASE("a source failure is recorded in the run row") {
-  Harness h;
+  IncrementalHarness h;
   h.source.fail_with = "cannot connect to shop: timeout";
   const RunSummary s = h.run();
   CHECK(s.status == RunStatus::Failed);
@@ -259,7 +259,7 @@ TEST_CASE("a source failure is recorded in the run row") {
 }
 
 TEST_CASE("cancellation stops between chunks, keeping what committed") {
-  Harness h;
+  IncrementalHarness h;
   h.table.max_window = CursorSpan{CursorSpan::Kind::Count, 10};
   for (int i = 0; i < 30; ++i) h.source.rows.push_back({i, i});
   h.target.cancel_after_first = &h.cancel;
@@ -271,7 +271,7 @@ TEST_CASE("cancellation stops between chunks, keeping what committed") {
 }
 
 TEST_CASE("initial sets the first window's start") {
-  Harness h;
+  IncrementalHarness h;
   h.table.initial = "15";
   h.source.rows = {{1, 10}, {2, 20}};
   h.run();
@@ -292,7 +292,7 @@ namespace {
 constexpr std::int64_t kMinute = 60'000'000;
 constexpr std::int64_t kNoon = 1'790'000'000LL * 1'000'000;  // a time cursor's raw value
 
-struct TimeHarness : Harness {
+struct TimeHarness : IncrementalHarness {
   TimeHarness() {
     source.type = CursorType::TimestampTz;
     source.now = Instant(std::chrono::seconds(kNoon / 1'000'000));  // hi with nothing open: noon
@@ -360,7 +360,7 @@ TEST_CASE("regression: a prepared transaction's hold understated the lag; it is 
 
 
 TEST_CASE("schema drift: a column added in the source fails the run before anything is written") {
-  Harness h;
+  IncrementalHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   CHECK(h.state.loaded_columns == std::vector<ColumnShape>{{"id", "bigint"}, {"c", "bigint"}});  // the first snapshot
@@ -383,7 +383,7 @@ TEST_CASE("schema drift: a column added in the source fails the run before anyth
 }
 
 TEST_CASE("schema drift: append_new_columns adds the new column with the first chunk, then loads it") {
-  Harness h;
+  IncrementalHarness h;
   h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
@@ -416,7 +416,7 @@ TEST_CASE("regression: append_new_columns left the appended column NULL in the r
   for (const Row& row : rows) {
     const std::string name = row.name;
     CAPTURE(name);
-    Harness h;
+    IncrementalHarness h;
     h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
     h.table.initial = row.initial;
     h.source.rows = {{1, 10}, {2, 20}};
@@ -443,7 +443,7 @@ TEST_CASE("regression: append_new_columns left the appended column NULL in the r
 }
 
 TEST_CASE("schema drift: a dropped column fails even with append_new_columns, and a failed load keeps the snapshot") {
-  Harness h;
+  IncrementalHarness h;
   h.table.on_schema_change = SchemaChangePolicy::AppendNewColumns;
   h.source.catalog.push_back({"note", "text"});
   h.source.rows = {{1, 10}};
@@ -458,7 +458,7 @@ TEST_CASE("schema drift: a dropped column fails even with append_new_columns, an
 }
 
 TEST_CASE("schema drift: a run that stops before comparing columns says nothing about drift") {
-  Harness h;
+  IncrementalHarness h;
   h.source.fail_with = "connection lost";
   const RunSummary s = h.run();
   CHECK(s.status == RunStatus::Failed);
@@ -530,7 +530,7 @@ TEST_CASE("inputs: nothing is claimed before every input has loaded something; a
   CHECK(h.target.rows.empty());
   CHECK(s.horizon.held_by == "waiting for shop.orders, which has loaded nothing yet");
 
-  Harness ids;
+  IncrementalHarness ids;
   ids.table.inputs = h.table.inputs;
   ids.source.rows = {{1, 10}};
   s = ids.run();
@@ -548,7 +548,7 @@ namespace tidemark {
 TEST_CASE("regression: an append table's first run refuses a target that already holds rows") {
   // A renamed append table started from nothing and inserted every source
   // row a second time beside those its old name had loaded.
-  Harness h;
+  IncrementalHarness h;
   h.table.mode = TableMode::Append;
   h.table.key.clear();
   h.source.rows = {{1, 10}, {2, 20}};
@@ -574,7 +574,7 @@ TEST_CASE("regression: an append table's first run refuses a target that already
 }
 
 TEST_CASE("an append table's first run into an empty target loads, as an incremental one does") {
-  Harness h;
+  IncrementalHarness h;
   h.table.mode = TableMode::Append;
   h.table.key.clear();
   h.source.rows = {{1, 10}, {2, 20}};

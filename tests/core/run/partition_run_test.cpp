@@ -11,8 +11,8 @@ namespace {
 
 Instant at(const char* text) { return *parse_instant(text); }
 
-struct Harness : FakeRunPorts {
-  Harness() {
+struct PartitionRunHarness : FakeRunPorts {
+  PartitionRunHarness() {
     pipeline.name = "p";
     pipeline.zone = date::locate_zone("Europe/Berlin");
     table.name = "daily";
@@ -32,7 +32,7 @@ struct Harness : FakeRunPorts {
 }  // namespace
 
 TEST_CASE("a firing writes every due partition oldest first, each its own run") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-27";
   h.source.now = at("2026-03-30T10:00:00Z");
   const RunSummary s = h.run();
@@ -48,7 +48,7 @@ TEST_CASE("a firing writes every due partition oldest first, each its own run") 
 }
 
 TEST_CASE("a failed partition stops the firing; the next one retries it first") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-27";
   h.source.now = at("2026-03-30T10:00:00Z");
   h.target.fail_partition = at("2026-03-27T23:00:00Z");
@@ -63,7 +63,7 @@ TEST_CASE("a failed partition stops the firing; the next one retries it first") 
 }
 
 TEST_CASE("a partition a backfill is writing is left to it: the firing stops there") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-27";
   h.source.now = at("2026-03-30T10:00:00Z");
   h.state.partition_locks_elsewhere.insert(at("2026-03-27T23:00:00Z"));
@@ -73,7 +73,7 @@ TEST_CASE("a partition a backfill is writing is left to it: the firing stops the
 }
 
 TEST_CASE("without initial and without history only the last complete partition is written") {
-  Harness h;
+  PartitionRunHarness h;
   h.source.now = at("2026-10-26T09:00:00Z");
   h.run();
   CHECK(h.written() == "2026-10-24T22:00:00Z");  // the 25-hour 2026-10-25
@@ -81,7 +81,7 @@ TEST_CASE("without initial and without history only the last complete partition 
 }
 
 TEST_CASE("the table's lock held elsewhere skips the firing") {
-  Harness h;
+  PartitionRunHarness h;
   h.state.held_elsewhere = true;
   CHECK(h.run().status == RunStatus::SkippedLocked);
   CHECK(h.target.partitions_written.empty());
@@ -92,7 +92,7 @@ TEST_CASE("the table's lock held elsewhere skips the firing") {
 namespace tidemark {
 
 TEST_CASE("a transaction still open since before a partition's end holds that partition back") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.source.now = at("2026-03-30T10:00:00Z");
   OpenTransaction open;
@@ -111,7 +111,7 @@ TEST_CASE("a transaction still open since before a partition's end holds that pa
 }
 
 TEST_CASE("a prepared transaction holds every partition back") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.source.now = at("2026-03-30T10:00:00Z");
   OpenTransaction prepared;
@@ -129,7 +129,7 @@ TEST_CASE("a prepared transaction holds every partition back") {
 namespace tidemark {
 
 TEST_CASE("regression: a firing whose partition's run row could not be closed reported plain success") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.source.now = at("2026-03-30T10:00:00Z");
   h.state.fail_finish = "state database gone";
@@ -142,7 +142,7 @@ TEST_CASE("regression: a firing whose partition's run row could not be closed re
 }
 
 TEST_CASE("a lock that cannot be asked for fails the firing with the store's error kind") {
-  Harness h;
+  PartitionRunHarness h;
   struct Unreachable final : StateStore {
     Result<bool> lock(const RunLock&, bool) override {
       return permanent_error("state: permission denied for function pg_try_advisory_lock");
@@ -194,7 +194,7 @@ namespace tidemark {
 TEST_CASE("regression: a partition firing that failed before its first partition was heard by no one") {
   // The metrics count runs from the observer: a source that could not be
   // reached left tidemark_runs_total as it was.
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.source.now = at("2026-03-30T10:00:00Z");
   h.source.fail_with = "source: connection refused";
@@ -223,7 +223,7 @@ SourceMicros micros_at(const char* text) {
 }
 
 // Ten days written, 20 to 29 March in Berlin; the source's clock on the 30th.
-struct Written : Harness {
+struct Written : PartitionRunHarness {
   Written() {
     table.initial = "2026-03-20";
     source.now = at("2026-03-30T10:00:00Z");
@@ -285,7 +285,7 @@ TEST_CASE("lookback: an unchanged lookback writes nothing: no partition, no run 
 }
 
 TEST_CASE("lookback: a partition written by this firing is not checked again by it") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-27";
   h.table.lookback = CursorSpan{CursorSpan::Kind::Duration, 2 * 86400};
   h.source.now = at("2026-03-30T10:00:00Z");
@@ -336,7 +336,7 @@ TEST_CASE("a partition an input flagged is checked at the next firing, past the 
 }
 
 TEST_CASE("inputs: a partition is complete only once every input has passed its end, and the hold is recorded") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")},
                     TableRef{"shop", "daily", TableMode::Partition, date::locate_zone("UTC")}};
@@ -389,7 +389,7 @@ TEST_CASE("inputs: a firing that waits for nothing complete records nothing, tho
 }
 
 TEST_CASE("inputs: an input that has loaded nothing holds every partition; one with an integer cursor fails") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
   h.source.now = at("2026-03-30T10:00:00Z");
@@ -448,7 +448,7 @@ TEST_CASE("regression: a flag set while a firing read its inputs was cleared by 
 }
 
 TEST_CASE("regression: a partition written while its input changed below it was marked done and never checked") {
-  Harness h;
+  PartitionRunHarness h;
   h.table.initial = "2026-03-28";
   h.table.inputs = {TableRef{"shop", "orders", TableMode::Incremental, date::locate_zone("UTC")}};
   h.source.now = at("2026-03-30T10:00:00Z");

@@ -13,8 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-struct Harness : FakeRunPorts {
-  Harness() {
+struct SnapshotHarness : FakeRunPorts {
+  SnapshotHarness() {
     pipeline.name = "p";
     table.name = "t";
     table.mode = TableMode::Snapshot;
@@ -37,7 +37,7 @@ struct Harness : FakeRunPorts {
 }  // namespace
 
 TEST_CASE("snapshot: a first run copies the table and sets the watermark to the source's clock") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}, {2, 20}};
   const RunSummary s = h.run();
   CHECK(s.status == RunStatus::Success);
@@ -54,7 +54,7 @@ TEST_CASE("snapshot: a first run copies the table and sets the watermark to the 
 }
 
 TEST_CASE("snapshot: where a snapshot left each side is stored with it and is the next snapshot's hint") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   REQUIRE(h.state.snapshot_horizon);
@@ -79,7 +79,7 @@ TEST_CASE("snapshot: where a snapshot left each side is stored with it and is th
 }
 
 TEST_CASE("snapshot: new, changed and gone rows are written; unchanged ones are not") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}, {2, 20}, {3, 30}};
   REQUIRE(h.run().status == RunStatus::Success);
   h.source.rows = {{1, 10}, {2, 21}, {4, 40}};  // 2 changed, 3 gone, 4 new
@@ -94,7 +94,7 @@ TEST_CASE("snapshot: new, changed and gone rows are written; unchanged ones are 
 }
 
 TEST_CASE("snapshot: an unchanged table writes nothing and still moves the watermark to the new snapshot") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}, {2, 20}};
   REQUIRE(h.run().status == RunStatus::Success);
   h.source.now += 60s;
@@ -105,7 +105,7 @@ TEST_CASE("snapshot: an unchanged table writes nothing and still moves the water
 }
 
 TEST_CASE("snapshot: a source emptied empties the target") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   h.source.rows.clear();
@@ -116,7 +116,7 @@ TEST_CASE("snapshot: a source emptied empties the target") {
 }
 
 TEST_CASE("snapshot: a failed write leaves target and watermark as they were") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   const auto watermark = h.state.watermark;
@@ -133,7 +133,7 @@ TEST_CASE("snapshot: a failed write leaves target and watermark as they were") {
 }
 
 TEST_CASE("snapshot: a watermark moved by another writer fails the run and commits nothing") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   const CursorValue other{CursorType::TimestampTz, 5};
@@ -148,7 +148,7 @@ TEST_CASE("snapshot: a watermark moved by another writer fails the run and commi
 }
 
 TEST_CASE("snapshot: a run skips when another holds the lock") {
-  Harness h;
+  SnapshotHarness h;
   h.state.held_elsewhere = true;
   CHECK(h.run().status == RunStatus::SkippedLocked);
   CHECK(h.target.chunks.empty());
@@ -157,7 +157,7 @@ TEST_CASE("snapshot: a run skips when another holds the lock") {
 
 TEST_CASE("snapshot: a cursor's watermark, from the table's earlier mode, fails the run permanently") {
   for (const CursorValue& earlier : {CursorValue{CursorType::Integer, 42}, CursorValue{CursorType::TimestampTz, 5}}) {
-    Harness h;
+    SnapshotHarness h;
     h.source.rows = {{1, 10}};
     h.state.watermark = earlier;
     const RunSummary s = h.run();
@@ -171,7 +171,7 @@ TEST_CASE("snapshot: a cursor's watermark, from the table's earlier mode, fails 
 TEST_CASE("regression: a table switched from snapshot to incremental does not resume from the snapshot's time") {
   // A row stamped before the snapshot but committed after it was neither
   // in the snapshot nor, resuming from its time, ever in a window.
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   CHECK(h.state.watermark_snapshot);
@@ -186,7 +186,7 @@ TEST_CASE("regression: a table switched from snapshot to incremental does not re
 }
 
 TEST_CASE("snapshot: a column added in the source fails the run before it writes, unless append_new_columns") {
-  Harness h;
+  SnapshotHarness h;
   h.source.rows = {{1, 10}};
   REQUIRE(h.run().status == RunStatus::Success);
   h.source.catalog.push_back({"note", "text"});

@@ -5,7 +5,7 @@
 namespace tidemark {
 namespace {
 
-ColumnShape column(const std::string& type, const std::string& collation = "") {
+ColumnShape key_column(const std::string& type, const std::string& collation = "") {
   ColumnShape c{"k", type};
   c.nondeterministic_collation = collation;
   return c;
@@ -60,7 +60,7 @@ TEST_CASE("key equality: a target that merges what the source keeps apart is nam
   for (const Row& row : rows) {
     CAPTURE(row.source);
     CAPTURE(row.target);
-    const auto why = coarser_key_equality(column(row.source, row.source_collation), column(row.target, row.target_collation));
+    const auto why = coarser_key_equality(key_column(row.source, row.source_collation), key_column(row.target, row.target_collation));
     if (row.refused == nullptr) {
       CHECK_FALSE(why.has_value());
     } else {

@@ -10,7 +10,7 @@
 namespace tidemark {
 namespace {
 
-Instant at(const char* text) { return *parse_instant(text); }
+Instant instant_at(const char* text) { return *parse_instant(text); }
 
 struct WindowCase {
   const char* zone;
@@ -56,7 +56,7 @@ const WindowCase kContaining[] = {
 TEST_CASE("the partition containing an instant") {
   for (const WindowCase& c : kContaining) {
     INFO((std::string(c.zone) + " " + c.t));
-    const TimeWindow w = partition_containing(at(c.t), c.unit, *date::locate_zone(c.zone));
+    const TimeWindow w = partition_containing(instant_at(c.t), c.unit, *date::locate_zone(c.zone));
     CHECK(format_instant(w.lo) == c.lo);
     CHECK(format_instant(w.hi) == c.hi);
   }
@@ -65,16 +65,16 @@ TEST_CASE("the partition containing an instant") {
 TEST_CASE("the last complete partition never includes the one being filled") {
   const TimeZone& berlin = *date::locate_zone("Europe/Berlin");
   // 2026-03-30 10:00 local: the last complete day is the 23-hour 2026-03-29.
-  TimeWindow w = last_complete_partition(at("2026-03-30T08:00:00Z"), PartitionUnit::Day, berlin);
+  TimeWindow w = last_complete_partition(instant_at("2026-03-30T08:00:00Z"), PartitionUnit::Day, berlin);
   CHECK(format_instant(w.lo) == "2026-03-28T23:00:00Z");
   CHECK(format_instant(w.hi) == "2026-03-29T22:00:00Z");
   // Exactly at midnight the day that just ended is complete.
-  w = last_complete_partition(at("2026-03-29T22:00:00Z"), PartitionUnit::Day, berlin);
+  w = last_complete_partition(instant_at("2026-03-29T22:00:00Z"), PartitionUnit::Day, berlin);
   CHECK(format_instant(w.hi) == "2026-03-29T22:00:00Z");
   // One second before midnight it is not.
-  w = last_complete_partition(at("2026-03-29T21:59:59Z"), PartitionUnit::Day, berlin);
+  w = last_complete_partition(instant_at("2026-03-29T21:59:59Z"), PartitionUnit::Day, berlin);
   CHECK(format_instant(w.hi) == "2026-03-28T23:00:00Z");
-  w = last_complete_partition(at("2026-11-01T00:00:00Z"), PartitionUnit::Month, berlin);
+  w = last_complete_partition(instant_at("2026-11-01T00:00:00Z"), PartitionUnit::Month, berlin);
   CHECK(format_instant(w.lo) == "2026-09-30T22:00:00Z");
   CHECK(format_instant(w.hi) == "2026-10-31T23:00:00Z");
 }

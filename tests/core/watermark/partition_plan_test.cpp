@@ -9,7 +9,7 @@
 namespace tidemark {
 namespace {
 
-Instant at(const char* text) { return *parse_instant(text); }
+Instant plan_at(const char* text) { return *parse_instant(text); }
 
 std::string describe(const std::vector<TimeWindow>& windows) {
   std::string out;
@@ -46,9 +46,9 @@ TEST_CASE("scheduled partitions: after the last done, up to the last complete, n
   };
   for (const Row& row : rows) {
     INFO(std::string(row.name));
-    const auto last = row.last_done_hi ? std::optional<Instant>(at(row.last_done_hi)) : std::nullopt;
-    const auto initial = row.initial ? std::optional<Instant>(at(row.initial)) : std::nullopt;
-    CHECK(describe(plan_scheduled_partitions(last, initial, at(row.now), row.unit, berlin)) == row.expected);
+    const auto last = row.last_done_hi ? std::optional<Instant>(plan_at(row.last_done_hi)) : std::nullopt;
+    const auto initial = row.initial ? std::optional<Instant>(plan_at(row.initial)) : std::nullopt;
+    CHECK(describe(plan_scheduled_partitions(last, initial, plan_at(row.now), row.unit, berlin)) == row.expected);
   }
 }
 
@@ -56,7 +56,7 @@ TEST_CASE("backfill partitions start in [from, to); incomplete ones are set apar
   const TimeZone& berlin = *date::locate_zone("Europe/Berlin");
   const BackfillPartitions p = plan_backfill_partitions(*parse_time_in_zone("2026-10-24", berlin),
                                                         *parse_time_in_zone("2026-10-28", berlin),
-                                                        at("2026-10-26T12:00:00Z"), PartitionUnit::Day, berlin);
+                                                        plan_at("2026-10-26T12:00:00Z"), PartitionUnit::Day, berlin);
   CHECK(describe(p.complete) == "2026-10-23T22:00:00Z 2026-10-24T22:00:00Z");
   CHECK(describe(p.incomplete) == "2026-10-25T23:00:00Z 2026-10-26T23:00:00Z");
   // The 25-hour day is one partition.
@@ -107,7 +107,7 @@ TEST_CASE("a partition table's lookback reaches back whole local days and months
   };
   for (const Row& row : rows) {
     INFO(std::string(row.name));
-    const Instant lo = at(row.newest_complete_lo);
+    const Instant lo = plan_at(row.newest_complete_lo);
     const TimeWindow newest = partition_containing(lo, row.unit, berlin);
     REQUIRE(newest.lo == lo);
     CHECK(format_instant(lookback_start(newest, std::chrono::seconds(row.lookback_seconds), row.unit, berlin)) ==
