@@ -1,13 +1,39 @@
 #include "daemon/config_loader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
+#include <system_error>
+#include <thread>
 
 #include "daemon/small_file.h"
 
 namespace tidemark {
 namespace {
+
+// Each pipeline file parsed on its own, on as many threads as there are
+// cores: YAML parsing is most of the time a configuration of thousands of
+// tables takes to load (`status`, a start, a reload).
+std::vector<PipelineFileOutcome> parse_files_at_once(const DaemonConfig& daemon, const std::vector<ConfigText>& files,
+                                                     DaemonCheck check) {
+  std::vector<PipelineFileOutcome> parsed(files.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < files.size(); i = next++) parsed[i] = parse_pipeline_file(daemon, files[i], check);
+  };
+  const std::size_t threads = std::min<std::size_t>(files.size(), std::max(1U, std::thread::hardware_concurrency()));
+  std::vector<std::thread> helpers;
+  try {
+    for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No thread to be had (a container's limit): the files this one
+    // parses are as well parsed.
+  }
+  work();
+  for (std::thread& helper : helpers) helper.join();
+  return parsed;
+}
 
 namespace fs = std::filesystem;
 
@@ -160,8 +186,10 @@ ParseOutcome<Config> load_config(const std::string& daemon_config_path) {
     ConfigText file{path, {}};
     if (read_file(path, file.text, out.errors)) files.push_back(std::move(file));
   }
-  auto parsed = parse_config(daemon_config, files,
-                             daemon.value ? DaemonCheck::Connections : DaemonCheck::WithoutConnections);
+  auto parsed = assemble_config(
+      daemon_config,
+      parse_files_at_once(daemon_config, files,
+                          daemon.value ? DaemonCheck::Connections : DaemonCheck::WithoutConnections));
   out.errors.insert(out.errors.end(), parsed.errors.begin(), parsed.errors.end());
   if (out.errors.empty()) out.value = std::move(parsed.value);
   return out;

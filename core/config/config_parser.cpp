@@ -283,42 +283,62 @@ ParseOutcome<WebConfig> parse_web_config(const ConfigText& file) {
   return out;
 }
 
+PipelineFileOutcome parse_pipeline_file(const DaemonConfig& daemon, const ConfigText& file, DaemonCheck daemon_check) {
+  PipelineFileOutcome out;
+  out.path = file.path;
+  std::optional<ConfigError> second_document;
+  const auto root = load_yaml(file, out.errors, second_document);
+  if (!root) return out;
+  ConfigReader reader(file.path, out.errors);
+  PipelineConfig pipeline;
+  reader.read_map(*root, pipeline_schema(), pipeline);
+  if (!root->IsMap()) {
+    if (second_document) out.errors.push_back(std::move(*second_document));
+    return out;
+  }
+  if (daemon_check == DaemonCheck::Connections) {
+    check_connection(reader, *root, daemon, "source", pipeline.source);
+    check_connection(reader, *root, daemon, "target", pipeline.target);
+    check_state_in_target(daemon, pipeline, out.errors);
+  }
+  if (!pipeline.name.empty()) {
+    out.name = pipeline.name;
+    out.name_at = reader.location((*root)["pipeline"]);
+  }
+  if (second_document) out.errors.push_back(std::move(*second_document));
+  if (out.errors.empty()) out.pipeline = std::move(pipeline);
+  return out;
+}
+
 ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<ConfigText>& pipeline_files,
                                   DaemonCheck daemon_check) {
+  std::vector<PipelineFileOutcome> files;
+  files.reserve(pipeline_files.size());
+  for (const ConfigText& file : pipeline_files) files.push_back(parse_pipeline_file(daemon, file, daemon_check));
+  return assemble_config(daemon, std::move(files));
+}
+
+ParseOutcome<Config> assemble_config(const DaemonConfig& daemon, std::vector<PipelineFileOutcome> files) {
   ParseOutcome<Config> out;
   Config config;
   config.daemon = daemon;
   std::map<std::string, std::string> first_file_of;  // pipeline name -> file
   std::set<std::string> broken;  // pipelines whose file has errors: their tables are not known
-  for (const ConfigText& file : pipeline_files) {
-    std::optional<ConfigError> second_document;
-    const auto root = load_yaml(file, out.errors, second_document);
-    if (!root) continue;
-    ConfigReader reader(file.path, out.errors);
-    const std::size_t errors_before = out.errors.size();
-    PipelineConfig pipeline;
-    reader.read_map(*root, pipeline_schema(), pipeline);
-    if (!root->IsMap()) {
-      if (second_document) out.errors.push_back(std::move(*second_document));
-      continue;
-    }
-    if (daemon_check == DaemonCheck::Connections) {
-      check_connection(reader, *root, daemon, "source", pipeline.source);
-      check_connection(reader, *root, daemon, "target", pipeline.target);
-      check_state_in_target(daemon, pipeline, out.errors);
-    }
-    if (!pipeline.name.empty()) {
-      const auto [it, inserted] = first_file_of.emplace(pipeline.name, file.path);
+  for (PipelineFileOutcome& file : files) {
+    out.errors.insert(out.errors.end(), file.errors.begin(), file.errors.end());
+    bool duplicate = false;
+    if (!file.name.empty()) {
+      const auto [it, inserted] = first_file_of.emplace(file.name, file.path);
       if (!inserted) {
-        ConfigReader::Scope scope(reader, "pipeline");
-        reader.error((*root)["pipeline"], "pipeline \"" + pipeline.name + "\" is already defined in " + it->second);
+        duplicate = true;
+        out.errors.push_back(ConfigError{file.name_at.file, file.name_at.line, file.name_at.column, "pipeline",
+                                         "pipeline \"" + file.name + "\" is already defined in " + it->second});
       }
     }
-    if (second_document) out.errors.push_back(std::move(*second_document));
-    if (out.errors.size() == errors_before) {
-      config.pipelines.push_back(std::move(pipeline));
-    } else if (!pipeline.name.empty()) {
-      broken.insert(pipeline.name);
+    if (file.pipeline && !duplicate) {
+      config.pipelines.push_back(std::move(*file.pipeline));
+    } else if (!file.name.empty()) {
+      broken.insert(file.name);
     }
   }
   resolve_inputs(config, broken, out.errors);

@@ -41,8 +41,26 @@ enum class DaemonCheck { Connections, WithoutConnections };
 
 // Parses every pipeline file against a valid daemon config: pipeline names
 // must be unique across files and connection names must exist. Reports the
-// errors of all files, not just the first.
+// errors of all files, not just the first. The same as assemble_config of
+// each file's parse_pipeline_file, in order.
 ParseOutcome<Config> parse_config(const DaemonConfig& daemon, const std::vector<ConfigText>& pipeline_files,
                                   DaemonCheck daemon_check = DaemonCheck::Connections);
+
+// One pipeline file parsed on its own, before the files are checked
+// together: independent of every other file, so that several can be
+// parsed at once (YAML parsing is most of a large configuration's load).
+struct PipelineFileOutcome {
+  std::string path;
+  std::optional<PipelineConfig> pipeline;  // set when the file has no error of its own
+  std::string name;       // the pipeline's name, also from a file with errors
+  SourceLocation name_at;  // where the name is written
+  std::vector<ConfigError> errors;
+};
+PipelineFileOutcome parse_pipeline_file(const DaemonConfig& daemon, const ConfigText& file,
+                                        DaemonCheck daemon_check = DaemonCheck::Connections);
+
+// The files together, in order: unique pipeline names, inputs resolved,
+// target tables no two tables would both replace.
+ParseOutcome<Config> assemble_config(const DaemonConfig& daemon, std::vector<PipelineFileOutcome> files);
 
 }  // namespace tidemark

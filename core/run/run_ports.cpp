@@ -12,6 +12,7 @@ std::string_view run_trigger_name(RunTrigger trigger) {
     case RunTrigger::Reconcile: return "reconcile";
     case RunTrigger::Takeover: return "takeover";
     case RunTrigger::Input: return "input";
+    case RunTrigger::Resume: return "resume";
   }
   return "?";
 }

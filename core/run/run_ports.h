@@ -35,7 +35,8 @@ using RunId = std::int64_t;
 // Takeover: a member of a fleet took the table over (its owner died, left
 // or had lost its lease) and runs a firing the owner missed. Input: an
 // input of the table (inputs:) moved, and woke it before its schedule.
-enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile, Takeover, Input };
+// Resume: `resume --catch-up` ran a firing missed while the table was paused.
+enum class RunTrigger { Schedule, Manual, Startup, Backfill, Retry, Reconcile, Takeover, Input, Resume };
 std::string_view run_trigger_name(RunTrigger trigger);
 
 struct StoredWatermark {

@@ -2,8 +2,8 @@
 
 namespace tidemark {
 
-void JobEndChain::job_started(const TableKey& table, JobKind kind) {
-  for (JobEnds* listener : listeners_) listener->job_started(table, kind);
+void JobEndChain::job_started(const TableKey& table, JobKind kind, const RunMeter& meter) {
+  for (JobEnds* listener : listeners_) listener->job_started(table, kind, meter);
 }
 
 void JobEndChain::job_ended(const JobEnded& ended) {

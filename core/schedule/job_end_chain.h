@@ -16,7 +16,7 @@ class JobEndChain final : public JobEnds {
   JobEndChain() = default;
   explicit JobEndChain(std::vector<JobEnds*> listeners) : listeners_(std::move(listeners)) {}
 
-  void job_started(const TableKey& table, JobKind kind) override;
+  void job_started(const TableKey& table, JobKind kind, const RunMeter& meter) override;
   void job_ended(const JobEnded& ended) override;
   void job_handed_back(const TableKey& table, JobKind kind) override;
 

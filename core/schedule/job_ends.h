@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/reconcile/reconcile_run.h"
+#include "core/run/run_meter.h"
 #include "core/run/run_observer.h"
 #include "core/schedule/job_kind.h"
 
@@ -38,8 +39,9 @@ struct JobEnded {
 class JobEnds {
  public:
   virtual ~JobEnds() = default;
-  // The job of `kind` on `table` starts (each member of a batch).
-  virtual void job_started(const TableKey& /*table*/, JobKind /*kind*/) {}
+  // The job of `kind` on `table` starts (each member of a batch); `meter`
+  // counts what its copies streamed and lives until its end or hand-back.
+  virtual void job_started(const TableKey& /*table*/, JobKind /*kind*/, const RunMeter& /*meter*/) {}
   virtual void job_ended(const JobEnded& ended) = 0;
   // A batch hands the table back to run on its own: this job of it ends
   // without a run; the one of its own reports its end.

@@ -22,8 +22,10 @@ TableScheduler::TableScheduler(std::size_t workers, Clock& clock, Alarm& alarm, 
                                SchedulerEvents& events)
     : clock_(clock), alarm_(alarm), launcher_(launcher), events_(events), queue_(workers) {}
 
-void TableScheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts, FleetView view) {
+void TableScheduler::start(std::shared_ptr<const Config> config, const LastStarts& last_starts, FleetView view,
+                           bool pauses_known) {
   config_ = std::move(config);
+  pauses_known_ = pauses_known;
   view_ = std::move(view);
   const Instant now = clock_.now();
   for (const auto& [key, job] : jobs_of(*config_)) {
@@ -95,6 +97,11 @@ void TableScheduler::reload(std::shared_ptr<const Config> config) {
 
 void TableScheduler::assign(FleetView view, const std::optional<LastStarts>& last_starts) {
   if (phase_ != StopPhase::Running) return;  // nothing fires any more
+  if (!pauses_known_) {
+    held_view_ = std::move(view);
+    if (last_starts) held_last_starts_ = last_starts;
+    return;
+  }
   const auto mono = clock_.monotonic();
   if (!view_.lapsed(mono) && view_.same_fleet(view)) {
     view_ = std::move(view);  // the lease renewed: same tables, later end
@@ -230,7 +237,9 @@ void TableScheduler::run_finished(const TableKey& table, const RunSummary& summa
   const auto it = tables_.find(key);
   if (it == tables_.end()) return;  // a reload removed the table while it ran
   // An input moved while it ran, or the schedule fired: once more.
-  if (fire_again && view_.owns(table, clock_.monotonic())) offer(Firing{table, clock_.now(), *fire_again, kind});
+  if (fire_again && view_.owns(table, clock_.monotonic()) && !pauses_.paused(table)) {
+    offer(Firing{table, clock_.now(), *fire_again, kind});
+  }
   TableState& state = it->second;
   RunStatus status = summary.status;
   // A job that comes back after the backoff when the lock is held (the
@@ -309,7 +318,7 @@ void TableScheduler::fire(const JobKey& key, const Deadline& due, Instant now) {
   // From the later of the two, so a clock that jumped or a loop that
   // stalled yields one firing now, not a burst of the ones in between.
   arm_next_regular(key, std::max(due.at, now));
-  if (!owned_at_firing(key)) return;  // another member's, or none's while this lease is in doubt
+  if (!fires_at(key)) return;  // another member's, none's while this lease is in doubt, or paused
   const Firing firing{key.table, due.at, due.trigger, key.kind};
   if (offer(firing) != RunQueue::Offer::Overrun) return;
   const auto went = going_.find(key);
@@ -352,9 +361,9 @@ void TableScheduler::input_moved(const TableKey& input) {
       if (view_.picks_once_settled(key.table)) woken_before_gained_.insert(key);
       continue;
     }
-    // A table failing waits for its retry, or (permanently) for a person:
-    // an input moving does not end either.
-    if (state->second.failed_permanently || state->second.failures > 0) continue;
+    // A table failing waits for its retry, or (permanently) for a person,
+    // and a paused one for its resume: an input moving ends none of them.
+    if (state->second.failed_permanently || state->second.failures > 0 || pauses_.paused(key.table)) continue;
     if (queue_.is_running(key.table, key.kind)) {
       again_after_run_.emplace(key, RunTrigger::Input);  // a schedule's firing waiting there stays it
       continue;
@@ -377,11 +386,56 @@ bool TableScheduler::owned_at_firing(const JobKey& key) {
   return false;
 }
 
+bool TableScheduler::fires_at(const JobKey& key) {
+  if (!owned_at_firing(key)) return false;
+  return !pauses_.paused(key.table);
+}
+
+void TableScheduler::set_pauses(PauseSet pauses, const std::vector<CatchUpResume>& catch_ups) {
+  if (phase_ == StopPhase::Running) {
+    const Instant now = clock_.now();
+    const auto mono = clock_.monotonic();
+    for (auto& [key, state] : tables_) {
+      if (pauses.paused(key.table)) {
+        // What an input asked of a run in flight is dropped with it.
+        again_after_run_.erase(key);
+        if (!pauses_.paused(key.table) && queue_.remove(key.table, key.kind)) {
+          going_.erase(key);
+          events_.queue_length(queue_.waiting());
+        }
+        continue;
+      }
+      for (const CatchUpResume& resume : catch_ups) {
+        if (!resume.covers(key.table) || !view_.owns(key.table, mono)) continue;
+        const Instant since{std::chrono::seconds(static_cast<std::int64_t>(resume.paused_since))};
+        if (missed_firing(*state.pipeline, *state.table, since, now, key.kind)) {
+          arm(key, now, RunTrigger::Resume);
+          break;
+        }
+      }
+    }
+  }
+  pauses_ = std::move(pauses);
+  if (!pauses_known_) {
+    pauses_known_ = true;
+    if (held_view_) {
+      FleetView view = std::move(*held_view_);
+      std::optional<LastStarts> last_starts = std::move(held_last_starts_);
+      held_view_.reset();
+      held_last_starts_.reset();
+      assign(std::move(view), last_starts);
+      return;
+    }
+  }
+  set_alarm();
+}
+
 void TableScheduler::launch_next(std::optional<Firing> next) {
   for (; next; next = queue_.finished(next->table, next->kind)) {
     events_.queue_length(queue_.waiting());
-    // It waited for a worker while the fleet changed or the lease lapsed.
-    if (owned_at_firing({next->table, next->kind})) {
+    // It waited for a worker while the fleet changed, the lease lapsed or
+    // a pause came.
+    if (fires_at({next->table, next->kind})) {
       launch(*next);
       return;
     }
@@ -403,7 +457,7 @@ void TableScheduler::launch(const Firing& firing) {
   const auto along = [&](const Firing& f) { return f.table.pipeline == firing.table.pipeline && batchable(f); };
   for (const Firing& taken : queue_.take_along(key, along, kBatchLimit - 1)) {
     const JobKey taken_key{taken.table, taken.kind};
-    if (!owned_at_firing(taken_key)) {
+    if (!fires_at(taken_key)) {
       queue_.finished(taken.table, taken.kind);  // the worker stays busy with the rest
       continue;
     }
@@ -428,8 +482,9 @@ bool TableScheduler::batchable(const Firing& firing) const {
 
 void TableScheduler::run_alone(const Firing& firing) {
   const JobKey key{firing.table, firing.kind};
-  if (phase_ != StopPhase::Running || tables_.count(key) == 0) {
-    // Stopping, or a reload removed the table: nothing more of it runs.
+  if (phase_ != StopPhase::Running || tables_.count(key) == 0 || pauses_.paused(key.table)) {
+    // Stopping, a reload removed the table, or it was paused while its
+    // batch ran: nothing more of it runs.
     going_.erase(key);
     launch_next(queue_.finished(firing.table, firing.kind));
     if (phase_ != StopPhase::Running) maybe_done();

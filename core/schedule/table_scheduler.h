@@ -9,7 +9,8 @@
 // tried again after the backoff, like a transient failure, and one missed
 // while the daemon was down runs once at start-up, like a load. It reads
 // time only from its Clock, waits only through
-// its Alarm and runs tables only through its RunLauncher. Not thread-safe:
+// its Alarm and runs tables only through its RunLauncher. A paused table
+// (PauseSet) fires nothing: no schedule, retry, catch-up or input wake. Not thread-safe:
 // owned by one thread (the daemon's loop), which makes every call.
 #pragma once
 
@@ -23,11 +24,13 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/config/config_model.h"
 #include "core/fleet/fleet_view.h"
 #include "core/run/run_observer.h"
 #include "core/schedule/catch_up.h"
+#include "core/schedule/pause_set.h"
 #include "core/schedule/run_queue.h"
 #include "core/schedule/scheduler_ports.h"
 #include "core/time/time_types.h"
@@ -49,8 +52,11 @@ class TableScheduler {
   // (trigger startup); one that never ran waits for its first firing.
   // Call once, before anything else. `view` says which jobs this process
   // owns until the first assign(); sole() owns them all.
+  // With `pauses_known` false (a daemon, before the state database was
+  // read) the views assign() gets wait for the first set_pauses(): a
+  // paused table must not catch up the moment a member starts.
   void start(std::shared_ptr<const Config> config, const LastStarts& last_starts,
-             FleetView view = FleetView::sole());
+             FleetView view = FleetView::sole(), bool pauses_known = true);
 
   // Acts on a new view of the fleet. A job this member owns now and did
   // not a moment ago runs once at once (trigger startup for the first
@@ -97,6 +103,14 @@ class TableScheduler {
   // handover under way, which no member fires meanwhile) fires once it is
   // gained. Their schedules fire as before.
   void input_moved(const TableKey& input);
+
+  // The pauses changed (read from the state database, on any member's
+  // command): a job now paused loses its waiting firing (a run in flight
+  // finishes) and lets every firing pass until it is resumed. A resumed
+  // job fires at its next firing; one a `catch_ups` resume covers, that
+  // this member owns and whose schedule fired since that pause began,
+  // runs once now (trigger resume).
+  void set_pauses(PauseSet pauses, const std::vector<CatchUpResume>& catch_ups);
 
   // A batch could not finish the run of `firing` (it found rows to load,
   // or anything else a run of its own decides): it waits again, in its
@@ -151,6 +165,8 @@ class TableScheduler {
   // Whether this member fires the job now; notes a firing it skipped while
   // its lease had lapsed or no view decided whose the firing was.
   bool owned_at_firing(const JobKey& key);
+  // Whether this member fires the job now: it owns it and it is not paused.
+  bool fires_at(const JobKey& key);
   void set_alarm();
   void wake_while_stopping();
   void maybe_done();
@@ -165,6 +181,12 @@ class TableScheduler {
   std::optional<Instant> alarm_at_;
   RunQueue queue_;
   FleetView view_ = FleetView::sole();
+  PauseSet pauses_;
+  bool pauses_known_ = true;
+  // A view that came before the pauses were known, and the latest last
+  // starts read with one (a later view may not read them again).
+  std::optional<FleetView> held_view_;
+  std::optional<LastStarts> held_last_starts_;
   bool first_view_ = true;       // the next assign() is the first: its catch-ups are the start-up's
   bool lapse_reported_ = false;  // since the last assign()
   StopPhase phase_ = StopPhase::Running;

@@ -240,6 +240,43 @@ create table tidemark.input_changes (
   primary key (pipeline, table_name)
 );
 )SQL"},
+      // Pauses (docs/operations.md): each row stops one table's firings
+      // (table_name '' for every table of its pipeline: no table is named
+      // '') on every member until it is resumed. Every pause and resume
+      // is kept in pause_events forever, like the rewinds; a resume that
+      // asks for the firings missed while paused says so there, with when
+      // the pause it ended began, for the members to catch them up. How far
+      // each table's run in flight has copied, written every few seconds
+      // from outside its transaction, is what `status` shows of it.
+      {17, "pauses: stopped firings and their audit; the progress of runs in flight", R"SQL(
+create table tidemark.pauses (
+  pipeline   text not null,
+  table_name text not null,
+  reason     text not null,
+  paused_by  text not null,
+  paused_at  timestamptz not null default now(),
+  primary key (pipeline, table_name)
+);
+create table tidemark.pause_events (
+  event_id     bigserial primary key,
+  pipeline     text not null,
+  table_name   text not null,
+  action       text not null check (action in ('pause', 'resume')),
+  reason       text,
+  acted_by     text not null,
+  acted_at     timestamptz not null default now(),
+  catch_up     boolean not null default false,
+  paused_since timestamptz
+);
+create table tidemark.run_progress (
+  pipeline   text not null,
+  table_name text not null,
+  rows       bigint not null,
+  bytes      bigint not null,
+  updated_at timestamptz not null default now(),
+  primary key (pipeline, table_name)
+);
+)SQL"},
   };
   return migrations;
 }

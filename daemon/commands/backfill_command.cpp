@@ -10,6 +10,7 @@
 #include "core/time/instant_text.h"
 #include "core/watermark/partition_plan.h"
 #include "daemon/commands/backfill_progress.h"
+#include "daemon/commands/progress_line.h"
 #include "daemon/commands/chunk_logger.h"
 #include "core/run/partition_run.h"
 #include "daemon/commands/command_support.h"
@@ -35,14 +36,18 @@ void name_flagged_dependents(const TableConfig& table, std::ostream& out) {
 int backfill_cursor_range(const std::shared_ptr<const Config>& config, const PipelineConfig& pipeline,
                           const TableConfig& table, const BackfillOptions& cl, const CancelToken& cancel,
                           std::ostream& out) {
-  JobPorts ports(*config, pipeline, JobSessions{}, cancel, /*pipeline_time_zone=*/false);
+  RunMeter meter;
+  JobPorts ports(*config, pipeline, JobSessions{}, cancel, /*pipeline_time_zone=*/false, &meter);
   if (const auto& unreachable = ports.state_unreachable()) throw std::runtime_error(unreachable->message);
   ChunkLogger observer;
+  ProgressLine progress(std::cerr, ::isatty(STDERR_FILENO) == 1);
+  progress.follow(TableKey{pipeline.name, table.name}, meter);
   const auto started = std::chrono::steady_clock::now();
   const RunSummary summary =
       CursorBackfill(RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), observer, cancel,
                                 sole_owner()})
           .execute(cl.from, cl.to);
+  progress.stop();
   out << describe_run(summary, std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::steady_clock::now() - started))
       << '\n';

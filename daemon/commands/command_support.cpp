@@ -1,5 +1,8 @@
 #include "daemon/commands/command_support.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <ostream>
 
@@ -8,6 +11,7 @@
 #include "daemon/pg/data/pipeline_connections.h"
 #include "daemon/pg/libpq/dsn_resolver.h"
 #include "daemon/pg/libpq/session_probe.h"
+#include "daemon/pg/state/pause_book.h"
 #include "daemon/pg/state/state_reader.h"
 #include "daemon/pg/state/state_schema.h"
 
@@ -50,6 +54,17 @@ std::optional<int> prepare_state(const Config& config, const std::string& comman
     return kExitFailure;
   }
   return std::nullopt;
+}
+
+std::string operating_system_user() {
+  if (const passwd* pw = ::getpwuid(::geteuid())) return pw->pw_name;
+  return "uid " + std::to_string(::geteuid());
+}
+
+PauseSet read_pauses(PgConnection& state) {
+  auto reading = PauseBook(state).read(std::nullopt);
+  if (!reading) throw std::runtime_error(reading.error());
+  return std::move(reading).value().pauses;
 }
 
 bool state_schema_exists(PgConnection& state) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/config/config_model.h"
+#include "core/schedule/pause_set.h"
 #include "daemon/pg/data/pipeline_connections.h"
 #include "daemon/pg/libpq/pg_connection.h"
 
@@ -34,6 +35,14 @@ std::optional<std::string> state_session_refusal(const Config& config);
 // `err` why ("tidemark COMMAND: ...").
 std::optional<int> prepare_state(const Config& config, const std::string& command, std::ostream& err,
                                  bool migrate = true);
+
+// Who runs the command, as the audit records it: the operating system
+// user (the database role is the daemon's, shared by every operator).
+std::string operating_system_user();
+
+// The pauses in the state database (daemon/pg/state/pause_book.h); none
+// when its schema predates them. Throws std::runtime_error on failure.
+PauseSet read_pauses(PgConnection& state);
 
 // True when the tidemark schema exists: read-only commands report an
 // empty state instead of creating it. Throws std::runtime_error when the

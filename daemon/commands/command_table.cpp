@@ -62,8 +62,16 @@ const std::vector<CommandRow>& command_table() {
                              ->capture_default_str();
                        },
                        run_backfill),
-      database_command("status", "every table's watermark, age, last run and stale flag",
-                       [](CLI::App& sub, StatusOptions& o) { sub.add_flag("--json", o.json, "print JSON"); },
+      database_command("status", "every table's watermark, age, last run, stale flag and pause; filters and a summary",
+                       [](CLI::App& sub, StatusOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "only this pipeline");
+                         sub.add_option("--table", o.table, "only tables whose name matches this glob (* and ?)");
+                         sub.add_flag("--stale", o.stale, "only stale tables (or ahead of their source)");
+                         sub.add_flag("--failing", o.failing, "only tables whose last run or reconcile failed");
+                         sub.add_flag("--paused", o.paused, "only paused tables");
+                         sub.add_flag("--waiting", o.waiting, "only tables held back by the horizon or an input");
+                         sub.add_flag("--json", o.json, "print JSON");
+                       },
                        run_status),
       database_command("fleet", "the members of the fleet: host, pid, lease age, tables owned",
                        [](CLI::App& sub, FleetOptions& o) { sub.add_flag("--json", o.json, "print JSON"); },
@@ -71,6 +79,9 @@ const std::vector<CommandRow>& command_table() {
       database_command("history", "recent runs",
                        [](CLI::App& sub, HistoryOptions& o) {
                          sub.add_option("pipeline", o.pipeline, "only this pipeline");
+                         sub.add_option("--table", o.table, "only tables whose name matches this glob (* and ?)");
+                         sub.add_option("--status", o.status, "only runs in this status")
+                             ->check(CLI::IsMember({"running", "success", "failed"}));
                          sub.add_option("--limit", o.limit, "how many runs")
                              ->check(CLI::Range(1, 100000))
                              ->capture_default_str();
@@ -88,6 +99,23 @@ const std::vector<CommandRow>& command_table() {
                          sub.add_flag("--force", o.force, "allow a value past the source's clock (audited as forced)");
                        },
                        run_rewind),
+      database_command("pause", "stop a pipeline's or a table's firings on every member (stored, audited)",
+                       [](CLI::App& sub, PauseOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("--table", o.table, "only this table");
+                         sub.add_option("--reason", o.reason, "why: shown in status, kept forever in "
+                                                              "tidemark.pause_events")
+                             ->required();
+                       },
+                       run_pause),
+      database_command("resume", "start a paused pipeline's or table's firings again, at their next firing",
+                       [](CLI::App& sub, ResumeOptions& o) {
+                         sub.add_option("pipeline", o.pipeline, "pipeline name")->required();
+                         sub.add_option("--table", o.table, "only this table's own pause");
+                         sub.add_flag("--catch-up", o.catch_up, "run once now each table that missed a firing while "
+                                                                "paused");
+                       },
+                       run_resume),
       database_command("reconcile",
                        "compare source and target keys: delete (or mark) rows gone from the source, copy missing "
                        "ones again",

@@ -38,7 +38,14 @@ struct RunOptions : CommonOptions {
 };
 int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostream& out, std::ostream& err);
 
+// `status`: every table, or those the filters keep (all of them must hold).
 struct StatusOptions : CommonOptions {
+  std::string pipeline;  // empty: every pipeline
+  std::string table;     // a glob (core/text/glob.h); empty: every table
+  bool stale = false;    // only stale (or ahead) tables
+  bool failing = false;  // only tables whose last run, or reconcile, failed
+  bool paused = false;   // only paused tables
+  bool waiting = false;  // only tables held back by the horizon or an input
   bool json = false;
 };
 int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::ostream& out, std::ostream& err);
@@ -50,6 +57,8 @@ int run_fleet(const ConfigPtr& config, const FleetOptions& command_line, std::os
 
 struct HistoryOptions : CommonOptions {
   std::string pipeline;  // empty: every pipeline
+  std::string table;     // a glob; empty: every table
+  std::string status;    // running, success or failed; empty: every run
   int limit = 20;
   bool json = false;
 };
@@ -90,6 +99,22 @@ struct RewindOptions : CommonOptions {
   bool force = false;  // past the source's clock
 };
 int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err);
+
+// `pause` and `resume` (daemon/pg/state/pause_book.h): stored, audited,
+// obeyed by every member of the fleet.
+struct PauseOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;  // empty: the whole pipeline
+  std::string reason;
+};
+int run_pause(const ConfigPtr& config, const PauseOptions& command_line, std::ostream& out, std::ostream& err);
+
+struct ResumeOptions : CommonOptions {
+  std::string pipeline;
+  std::string table;  // empty: the pipeline's pause and every one of its tables'
+  bool catch_up = false;  // run once now what missed a firing while paused
+};
+int run_resume(const ConfigPtr& config, const ResumeOptions& command_line, std::ostream& out, std::ostream& err);
 
 // `discover`: reads a source's catalog (read only) and writes pipeline
 // files that validate: key, cursor or mode: snapshot, each choice

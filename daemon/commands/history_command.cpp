@@ -18,8 +18,11 @@ int run_history(const ConfigPtr& config, const HistoryOptions& command_line, std
   try {
     const auto state = connect_to(*config, config->daemon.state);
     if (state_schema_exists_or_say(*state, *config, err)) {
+      const auto given = [](const std::string& value) {
+        return value.empty() ? std::nullopt : std::optional<std::string>(value);
+      };
       const auto recent = StateReader(*state).recent_runs(
-          command_line.pipeline.empty() ? std::nullopt : std::optional<std::string>(command_line.pipeline),
+          RunFilter{given(command_line.pipeline), given(command_line.table), given(command_line.status)},
           command_line.limit);
       if (!recent) throw std::runtime_error(recent.error());
       const auto text = [](const std::optional<std::string>& value) {

@@ -1,12 +1,10 @@
-#include <pwd.h>
-#include <unistd.h>
-
 #include <ostream>
 
 #include "core/config/table_modes.h"
 #include "core/run/cancel_token.h"
 #include "core/run/input_horizon.h"
 #include "core/run/table_key.h"
+#include "core/text/plain_text.h"
 #include "core/text/sql_identifier.h"
 #include "core/watermark/cursor_value.h"
 #include "daemon/commands/command_support.h"
@@ -17,13 +15,6 @@
 
 namespace tidemark {
 namespace {
-
-std::string os_user() {
-  if (const passwd* pw = ::getpwuid(::geteuid())) return pw->pw_name;
-  return "uid " + std::to_string(::geteuid());
-}
-
-bool blank(const std::string& text) { return text.find_first_not_of(" \t\r\n") == std::string::npos; }
 
 // What watermark_resets.reason says after a forced rewind, so the audit
 // shows it was done knowingly.
@@ -39,7 +30,7 @@ T or_throw(Result<T> read) {
 }  // namespace
 
 int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::ostream& out, std::ostream& err) {
-  if (blank(command_line.reason)) {
+  if (is_blank(command_line.reason)) {
     err << "tidemark rewind: --reason must say why; it is kept forever in tidemark.watermark_resets\n";
     return kExitUsage;
   }
@@ -116,7 +107,7 @@ int run_rewind(const ConfigPtr& config, const RewindOptions& command_line, std::
     }
 
     // Under the table's lock, so no run is in flight while the value changes.
-    WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), os_user(),
+    WatermarkRewind rewind{key, *to, command_line.reason + (passed_clock ? kForcedNote : ""), operating_system_user(),
                            downstream_recheck(*pipeline, *table, kCalendarStart, "rewound to " + new_value)};
     const WatermarkRewound rewound = or_throw(state.rewind_watermark(rewind));
     if (!rewound.done) {

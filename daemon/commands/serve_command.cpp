@@ -21,6 +21,7 @@
 #include "daemon/serve/input_listener.h"
 #include "daemon/serve/loop_heartbeat.h"
 #include "daemon/serve/metrics_registry.h"
+#include "daemon/serve/pause_watch.h"
 #include "daemon/serve/scheduler.h"
 #include "daemon/serve/state_monitor.h"
 #include "daemon/serve/systemd_notifier.h"
@@ -105,10 +106,19 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   InputListener inputs([&](const TableKey& table) {
     boost::asio::post(loop, [&scheduler, table] { scheduler.input_moved(table); });
   });
+  // The pauses go to the loop too; the scheduler holds the fleet's views
+  // until the first reading, so a paused table never catches up at start.
+  PauseWatch pauses([&](PauseSet read, std::vector<CatchUpResume> catch_ups) {
+    boost::asio::post(loop, [&scheduler, &metrics, read = std::move(read), catch_ups = std::move(catch_ups)]() mutable {
+      metrics.set_pauses(read);
+      scheduler.set_pauses(std::move(read), catch_ups);
+    });
+  });
   monitor.start(config);
   scheduler.start_in_fleet(config);
   fleet.start(config);
   inputs.set_config(config);
+  pauses.set_config(config);
   release_freed_memory();
 
   // Signal handlers only post work to the loop: Asio runs these handlers
@@ -147,6 +157,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
         monitor.set_config(config);
         fleet.set_config(config);
         inputs.set_config(config);
+        pauses.set_config(config);
         metrics.reload_succeeded(true);
         release_freed_memory();
         spdlog::info("reload: now serving {}", status_line(*config));
@@ -178,6 +189,7 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   heartbeat.start();
   loop.run();  // returns once the stop path has cancelled every pending wait
   inputs.stop();
+  pauses.stop();
   // Off the loop: a round may take up to its statement timeout.
   fleet.stop();
 

@@ -10,7 +10,7 @@
 namespace tidemark {
 
 JobPorts::JobPorts(const Config& config, const PipelineConfig& pipeline, JobSessions from, const CancelToken& cancel,
-                   bool pipeline_time_zone)
+                   bool pipeline_time_zone, RunMeter* meter)
     : connections_(from.pool, from.shared) {
   // Whatever kept a session from opening is transient: the database may
   // be back by the retry.
@@ -30,6 +30,16 @@ JobPorts::JobPorts(const Config& config, const PipelineConfig& pipeline, JobSess
     return;
   }
   reached_.emplace(connections_, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
+  if (meter != nullptr) {
+    metered_ = connections_.source.get();
+    metered_->attach_meter(meter);
+  }
+}
+
+JobPorts::~JobPorts() {
+  // Before the session goes back to the pool, where the next job's meter,
+  // or none, is attached.
+  if (metered_ != nullptr) metered_->attach_meter(nullptr);
 }
 
 RunSummary JobPorts::unrecorded_failure(const TableKey& table) const {

@@ -34,9 +34,12 @@ class JobPorts {
  public:
   // Opens the sessions of `pipeline`'s jobs. With `pipeline_time_zone` the
   // source and the target read in the pipeline's time zone (a partition
-  // table's query). `config` and `cancel` must outlive the ports.
+  // table's query). `config` and `cancel` must outlive the ports; so
+  // must `meter`, when given, which counts what the source session streams
+  // into copies while the ports hold it.
   JobPorts(const Config& config, const PipelineConfig& pipeline, JobSessions from, const CancelToken& cancel,
-           bool pipeline_time_zone);
+           bool pipeline_time_zone, RunMeter* meter = nullptr);
+  ~JobPorts();
   JobPorts(const JobPorts&) = delete;
   JobPorts& operator=(const JobPorts&) = delete;
 
@@ -72,6 +75,7 @@ class JobPorts {
   std::optional<UnreachableDatabase> missing_;  // likewise
   std::optional<PgKeySide> source_keys_;
   std::optional<PgKeySide> target_keys_;
+  PgConnection* metered_ = nullptr;  // the source session counting into a meter
 };
 
 }  // namespace tidemark

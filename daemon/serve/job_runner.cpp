@@ -76,17 +76,18 @@ std::vector<std::optional<JobEnded>> JobRunner::run(const Job& job, const Cancel
   if (job.pipeline == nullptr || job.members.empty()) std::abort();
   if (job.members.size() > 1 && !job_kind(job.kind).batches) std::abort();  // the scheduler batches loads only
   const auto key = [&job](const JobMember& member) { return TableKey{job.pipeline->name, member.table->name}; };
-  for (const JobMember& member : job.members) ends_.job_started(key(member), job.kind);
+  RunMeter meter;  // outlives every end told below
+  for (const JobMember& member : job.members) ends_.job_started(key(member), job.kind, meter);
   const auto started = std::chrono::steady_clock::now();
   const auto started_at = std::chrono::system_clock::now();
   RunsHeard runs(progress_);
   std::vector<std::optional<JobEnded>> out;
   if (job.members.size() > 1) {
-    out = batch(job, cancel, runs);
+    out = batch(job, cancel, runs, meter);
   } else {
     switch (job.kind) {
-      case JobKind::Load: out.emplace_back(load(job, cancel, runs)); break;
-      case JobKind::Reconcile: out.emplace_back(reconcile(job, cancel, runs)); break;
+      case JobKind::Load: out.emplace_back(load(job, cancel, runs, meter)); break;
+      case JobKind::Reconcile: out.emplace_back(reconcile(job, cancel, runs, meter)); break;
     }
   }
   if (out.size() != job.members.size()) std::abort();  // one end a member
@@ -120,12 +121,12 @@ void JobRunner::prepare(JobPorts& ports, const JobMember& member) const {
   if (fault_hook_ && ports.pg_target() != nullptr) ports.pg_target()->set_fault_hook(fault_hook_);
 }
 
-JobEnded JobRunner::load(const Job& job, const CancelToken& cancel, RunObserver& runs) {
+JobEnded JobRunner::load(const Job& job, const CancelToken& cancel, RunObserver& runs, RunMeter& meter) {
   const JobMember& member = job.members.front();
   const PipelineConfig& pipeline = *job.pipeline;
   const TableConfig& table = *member.table;
   JobEnded out;
-  JobPorts ports(*config_, pipeline, sessions_, cancel, table_mode(table.mode).in_pipeline_time_zone);
+  JobPorts ports(*config_, pipeline, sessions_, cancel, table_mode(table.mode).in_pipeline_time_zone, &meter);
   if (ports.state_unreachable()) {
     out.summary = ports.unrecorded_failure(TableKey{pipeline.name, table.name});
     runs.on_run_finished(out.summary);  // no run row says so: the end does
@@ -138,10 +139,10 @@ JobEnded JobRunner::load(const Job& job, const CancelToken& cancel, RunObserver&
   return out;
 }
 
-std::vector<std::optional<JobEnded>> JobRunner::batch(const Job& job, const CancelToken& cancel,
-                                                      RunObserver& runs) {
+std::vector<std::optional<JobEnded>> JobRunner::batch(const Job& job, const CancelToken& cancel, RunObserver& runs,
+                                                      RunMeter& meter) {
   std::vector<std::optional<JobEnded>> out(job.members.size());
-  JobPorts ports(*config_, *job.pipeline, sessions_, cancel, /*pipeline_time_zone=*/false);
+  JobPorts ports(*config_, *job.pipeline, sessions_, cancel, /*pipeline_time_zone=*/false, &meter);
   // Each run of its own records why.
   if (ports.state_unreachable() || ports.data_unreachable()) return out;
   std::vector<BatchMember> members;
@@ -155,7 +156,7 @@ std::vector<std::optional<JobEnded>> JobRunner::batch(const Job& job, const Canc
   return out;
 }
 
-JobEnded JobRunner::reconcile(const Job& job, const CancelToken& cancel, RunObserver& runs) {
+JobEnded JobRunner::reconcile(const Job& job, const CancelToken& cancel, RunObserver& runs, RunMeter& meter) {
   const JobMember& member = job.members.front();
   const PipelineConfig& pipeline = *job.pipeline;
   const TableConfig& table = *member.table;
@@ -163,7 +164,7 @@ JobEnded JobRunner::reconcile(const Job& job, const CancelToken& cancel, RunObse
   out.dry_run = job.reconcile.dry_run;
   ReconcileReport& report = out.reconcile.emplace();
   const TableModeSpec& mode = table_mode(table.mode);
-  JobPorts ports(*config_, pipeline, sessions_, cancel, mode.in_pipeline_time_zone);
+  JobPorts ports(*config_, pipeline, sessions_, cancel, mode.in_pipeline_time_zone, &meter);
   if (ports.state_unreachable()) {
     report.run = ports.unrecorded_failure(TableKey{pipeline.name, table.name});
   } else {

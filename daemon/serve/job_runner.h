@@ -62,9 +62,11 @@ class JobRunner {
  private:
   // What each kind of job does on its ports; `runs` hears the run rows it
   // closes, which run() hands to the job's end.
-  JobEnded load(const Job& job, const CancelToken& cancel, RunObserver& runs);
-  JobEnded reconcile(const Job& job, const CancelToken& cancel, RunObserver& runs);
-  std::vector<std::optional<JobEnded>> batch(const Job& job, const CancelToken& cancel, RunObserver& runs);
+  // Each counts what its source session streams into `meter`.
+  JobEnded load(const Job& job, const CancelToken& cancel, RunObserver& runs, RunMeter& meter);
+  JobEnded reconcile(const Job& job, const CancelToken& cancel, RunObserver& runs, RunMeter& meter);
+  std::vector<std::optional<JobEnded>> batch(const Job& job, const CancelToken& cancel, RunObserver& runs,
+                                             RunMeter& meter);
   // What every job does with its ports before it starts: the firing it
   // serves, the test hook.
   void prepare(JobPorts& ports, const JobMember& member) const;

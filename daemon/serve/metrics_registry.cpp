@@ -67,6 +67,8 @@ struct MetricsRegistry::TableSeries {
   Value repaired_gone;
   Value repaired_changed;
   Value input_wait;  // 0 when no input holds the table back
+  Value paused;
+  Value rows_in_progress;  // read from the load's meter at each scrape
   bool ahead = false;  // what table_progress was last told
 };
 
@@ -126,6 +128,7 @@ void MetricsRegistry::set_config(const Config& config) {
         series = std::make_shared<TableSeries>(p.name, t.name, stale_after);
         series->stale_after.set(stale_after);
       }
+      series->paused.set(pauses_.paused(TableKey{p.name, t.name}) ? 1 : 0);
       next.emplace_hint(next.end(), Key{p.name, t.name}, std::move(series));
     }
     if (p.tables.empty()) continue;
@@ -145,14 +148,31 @@ void MetricsRegistry::set_config(const Config& config) {
   db_up_ = std::move(db_up);
 }
 
-void MetricsRegistry::job_started(const TableKey& table, JobKind kind) { set_in_progress(table, kind, true); }
+void MetricsRegistry::job_started(const TableKey& table, JobKind kind, const RunMeter& meter) {
+  set_in_progress(table, kind, &meter);
+}
 
-void MetricsRegistry::job_handed_back(const TableKey& table, JobKind kind) { set_in_progress(table, kind, false); }
+void MetricsRegistry::job_handed_back(const TableKey& table, JobKind kind) { set_in_progress(table, kind, nullptr); }
 
-void MetricsRegistry::set_in_progress(const TableKey& table, JobKind kind, bool in_progress) {
+void MetricsRegistry::set_in_progress(const TableKey& table, JobKind kind, const RunMeter* meter) {
   if (!job_kind(kind).in_run_series) return;
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (TableSeries* s = find(table)) s->in_progress.set(in_progress ? 1 : 0);
+  if (meter != nullptr) {
+    meters_[table] = meter;
+  } else {
+    meters_.erase(table);
+  }
+  if (TableSeries* s = find(table)) {
+    s->in_progress.set(meter != nullptr ? 1 : 0);
+    s->rows_in_progress.set(0);
+  }
+}
+
+std::vector<std::pair<TableKey, std::pair<std::int64_t, std::int64_t>>> MetricsRegistry::rows_in_progress() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<std::pair<TableKey, std::pair<std::int64_t, std::int64_t>>> out;
+  for (const auto& [table, meter] : meters_) out.push_back({table, {meter->rows(), meter->bytes()}});
+  return out;
 }
 
 void MetricsRegistry::job_ended(const JobEnded& ended) {
@@ -163,8 +183,10 @@ void MetricsRegistry::job_ended(const JobEnded& ended) {
   PipelineSeries* p = pipeline(table.pipeline);
   const double seconds = std::chrono::duration<double>(ended.duration).count();
   if (job_kind(ended.kind).in_run_series) {
+    meters_.erase(table);
     if (s != nullptr) {
       s->in_progress.set(0);
+      s->rows_in_progress.set(0);
       s->last_duration.set(seconds);
     }
     if (p != nullptr) {
@@ -261,6 +283,12 @@ void MetricsRegistry::table_progress(const TableKey& table, const TableProgress&
   if (progress.schema_drift) s->schema_drift.set(*progress.schema_drift ? 1 : 0);
 }
 
+void MetricsRegistry::set_pauses(const PauseSet& pauses) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  pauses_ = pauses;
+  for (auto& [key, series] : tables_) series->paused.set(pauses_.paused(TableKey{key.first, key.second}) ? 1 : 0);
+}
+
 void MetricsRegistry::schema_drift(const TableKey& table, bool drifted) {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (TableSeries* s = find(table)) s->schema_drift.set(drifted ? 1 : 0);
@@ -346,6 +374,8 @@ const MetricsRegistry::TableFamily MetricsRegistry::kRunFamilies[] = {
     {"tidemark_last_success_timestamp_seconds", "When the table's last successful run finished, as Unix time",
      "gauge", &TableSeries::last_success},
     {"tidemark_run_in_progress", "1 while a run of the table is in flight", "gauge", &TableSeries::in_progress},
+    {"tidemark_run_rows_in_progress", "Rows the table's run in flight has copied so far; 0 when none is", "gauge",
+     &TableSeries::rows_in_progress},
     {"tidemark_horizon_lag_seconds", "Source clock minus the last run's hi: what transactions in flight held back",
      "gauge", &TableSeries::horizon_lag},
     {"tidemark_run_failed_permanently", "1 from a run that failed permanently (not retried) until a run succeeds",
@@ -363,6 +393,8 @@ const MetricsRegistry::TableFamily MetricsRegistry::kRunFamilies[] = {
      "gauge", &TableSeries::unseen_changes},
     {"tidemark_input_wait_seconds", "How long an input (inputs:) has held the table back; 0 when none does", "gauge",
      &TableSeries::input_wait},
+    {"tidemark_table_paused", "1 while the table is paused (tidemark pause); the stale and failing alerts leave it alone",
+     "gauge", &TableSeries::paused},
 };
 
 void MetricsRegistry::write_text(std::string& out) const {
@@ -381,6 +413,10 @@ void MetricsRegistry::write_text(std::string& out) const {
   std::optional<double> expected_members;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [table, meter] : meters_) {
+      const auto it = tables_.find(table);
+      if (it != tables_.end()) it->second->rows_in_progress.set(static_cast<double>(meter->rows()));
+    }
     tables.reserve(tables_.size());
     for (const auto& entry : tables_) tables.push_back(entry.second);
     pipelines.assign(pipelines_.begin(), pipelines_.end());

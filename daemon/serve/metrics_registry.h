@@ -23,6 +23,7 @@
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
 #include "core/schedule/job_ends.h"
+#include "core/schedule/pause_set.h"
 
 namespace tidemark {
 
@@ -60,7 +61,7 @@ class MetricsRegistry final : public RunObserver, public JobEnds {
   // series, job_kinds.h) until it ends or a batch hands it back; its end
   // counts its runs, its duration and start delay, a reconcile's rows
   // repaired (what its batches committed, even when a later one failed).
-  void job_started(const TableKey& table, JobKind kind) override;
+  void job_started(const TableKey& table, JobKind kind, const RunMeter& meter) override;
   void job_ended(const JobEnded& ended) override;
   void job_handed_back(const TableKey& table, JobKind kind) override;
 
@@ -71,6 +72,12 @@ class MetricsRegistry final : public RunObserver, public JobEnds {
   // Unix seconds on the clock `progress` was read with, the state
   // database's.
   void table_progress(const TableKey& table, const TableProgress& progress, double now);
+  // Each load in flight, with the rows and bytes its copies streamed so
+  // far: what the state's progress rows say to `status`.
+  std::vector<std::pair<TableKey, std::pair<std::int64_t, std::int64_t>>> rows_in_progress() const;
+  // 1 for each table `pauses` holds, 0 for the others; kept for the
+  // tables a reload adds.
+  void set_pauses(const PauseSet& pauses);
   // 1 while the table's source columns no longer match what it loads.
   void schema_drift(const TableKey& table, bool drifted);
   // The counts of the table's last reconcile (rows deleted or marked in
@@ -121,7 +128,8 @@ class MetricsRegistry final : public RunObserver, public JobEnds {
   TableSeries* find(const TableKey& table);     // requires mutex_
   // A run closed: its status, rows, unseen changes, horizon and drift.
   void count_run(const RunSummary& summary);  // requires mutex_
-  void set_in_progress(const TableKey& table, JobKind kind, bool in_progress);
+  // A job in the run series starts (its meter) or ends (nothing).
+  void set_in_progress(const TableKey& table, JobKind kind, const RunMeter* meter);
   PipelineSeries* pipeline(const std::string& name);  // requires mutex_
 
   mutable std::mutex mutex_;
@@ -136,6 +144,10 @@ class MetricsRegistry final : public RunObserver, public JobEnds {
   std::optional<double> tables_owned_;
   double ownership_changes_ = 0;
   std::optional<double> expected_members_;  // fleet.expect_members, when set
+  PauseSet pauses_;
+  // The meters of the loads in flight (job_started to job_ended): what
+  // tidemark_run_rows_in_progress reads at each scrape.
+  std::map<TableKey, const RunMeter*> meters_;
 };
 
 }  // namespace tidemark

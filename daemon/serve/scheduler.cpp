@@ -33,13 +33,18 @@ void Scheduler::start(std::shared_ptr<const Config> config, const LastStarts& la
 void Scheduler::start_in_fleet(std::shared_ptr<const Config> config) {
   loop_thread_.check("Scheduler::start_in_fleet");
   gate_.set(FleetView::none());
-  tables_.start(std::move(config), {}, FleetView::none());
+  tables_.start(std::move(config), {}, FleetView::none(), /*pauses_known=*/false);
 }
 
 void Scheduler::assign(FleetView view, const std::optional<LastStarts>& last_starts) {
   loop_thread_.check("Scheduler::assign");
   gate_.set(view);
   tables_.assign(std::move(view), last_starts);
+}
+
+void Scheduler::set_pauses(PauseSet pauses, const std::vector<CatchUpResume>& catch_ups) {
+  loop_thread_.check("Scheduler::set_pauses");
+  tables_.set_pauses(std::move(pauses), catch_ups);
 }
 
 void Scheduler::input_moved(const TableKey& input) {

@@ -46,6 +46,10 @@ class Scheduler {
   // (TableScheduler::input_moved).
   void input_moved(const TableKey& input);
 
+  // The pauses were read (TableScheduler::set_pauses); the first read lets
+  // the fleet's views through.
+  void set_pauses(PauseSet pauses, const std::vector<CatchUpResume>& catch_ups);
+
   // Applies a new, valid configuration (TableScheduler::reload). Nothing
   // in flight is interrupted.
   void reload(std::shared_ptr<const Config> config);

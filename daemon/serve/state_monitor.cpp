@@ -7,6 +7,7 @@
 
 #include "daemon/pg/data/pipeline_connections.h"
 #include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/state/progress_book.h"
 #include "daemon/pg/state/run_history_pruner.h"
 #include "daemon/pg/state/state_reader.h"
 #include "daemon/pg/state/state_schema.h"
@@ -76,6 +77,30 @@ void StateMonitor::loop() {
     // After a full refresh too: it skips the tables read lately, and a run
     // may have ended since.
     if (!loads.empty() || !reconciles.empty()) refresh_ran(*config, loads, reconciles);
+    record_progress(*config);
+  }
+}
+
+void StateMonitor::record_progress(const Config& config) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_progress_) return;
+  next_progress_ = now + kProgressEvery;
+  std::vector<CopyProgress> changed;
+  std::map<TableKey, std::int64_t> recorded;
+  for (const auto& [table, counts] : metrics_.rows_in_progress()) {
+    recorded[table] = counts.first;
+    const auto before = progress_recorded_.find(table);
+    if (counts.first > 0 && (before == progress_recorded_.end() || before->second != counts.first)) {
+      changed.push_back(CopyProgress{table, counts.first, counts.second, 0});
+    }
+  }
+  progress_recorded_ = std::move(recorded);
+  if (changed.empty()) return;
+  try {
+    const Status written = ProgressBook(state_session(config)).write(changed);
+    if (!written) state_.reset();  // what `status` shows of runs in flight waits for the next try
+  } catch (const std::exception&) {
+    state_.reset();
   }
 }
 

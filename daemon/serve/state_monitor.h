@@ -7,7 +7,8 @@
 // gauges), at most once a second, so a run costs the state database a few
 // index probes; the refresh every interval reads the tables not read for
 // kReadAllEvery (every table after a reload), so tables that run often are
-// not read twice. It applies the state schema until that
+// not read twice. Every 2 s it records how far the loads in flight have
+// copied, for `status`. It applies the state schema until that
 // succeeds once, and prunes the run history every ten minutes. Owns one
 // background thread, which keeps one state session between refreshes;
 // every public method is thread-safe. Hears jobs' ends as a JobEnds.
@@ -58,6 +59,9 @@ class StateMonitor final : public JobEnds {
   // their gauges. Throws on failure.
   void read_tables(const Config& config, const std::set<TableKey>* only, bool stale_only);
   PgConnection& state_session(const Config& config);
+  // Records how far the loads in flight have copied (ProgressBook), at
+  // most every kProgressEvery.
+  void record_progress(const Config& config);
   // Prunes the run history when kPruneEvery has passed since the last
   // pass ended (kPruneAgain when it had to stop before the retention).
   void prune_history(PgConnection& state, std::chrono::seconds retention);
@@ -67,6 +71,7 @@ class StateMonitor final : public JobEnds {
   static constexpr std::chrono::minutes kPruneAgain{1};  // after a pass that did not finish
   static constexpr std::chrono::seconds kRanEvery{1};     // the least time between reads of tables that ran
   static constexpr std::chrono::seconds kReadAllEvery{60};  // every table's state is read at least this often
+  static constexpr std::chrono::seconds kProgressEvery{2};
 
   MetricsRegistry& metrics_;
   HealthState& health_;
@@ -82,6 +87,8 @@ class StateMonitor final : public JobEnds {
   bool migrated_ = false;
   // The loop thread's:
   std::chrono::steady_clock::time_point next_prune_{};
+  std::chrono::steady_clock::time_point next_progress_{};
+  std::map<TableKey, std::int64_t> progress_recorded_;  // rows last recorded, of the loads in flight
   std::unique_ptr<PgConnection> state_;  // kept until it fails or a reload
   std::map<TableKey, std::chrono::steady_clock::time_point> read_at_;  // when each table's gauges were read
   std::thread thread_;

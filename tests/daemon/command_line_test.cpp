@@ -59,7 +59,8 @@ TEST_CASE("the command table holds SPEC's commands, each named once with a summa
   }
   // The order is the order --help lists them in.
   CHECK(names == std::vector<std::string>{"serve", "validate", "next", "migrate", "run", "backfill", "status",
-                                          "fleet", "history", "rewind", "reconcile", "verify", "discover", "healthcheck"});
+                                          "fleet", "history", "rewind", "pause", "resume", "reconcile", "verify",
+                                          "discover", "healthcheck"});
 }
 
 TEST_CASE("a row built without a handler has none, so the table test above would refuse it") {
@@ -93,7 +94,7 @@ TEST_CASE("a command's options are rejected for another command, with exit 2") {
     std::vector<std::string> args;
   };
   const std::vector<Row> rows = {
-      {{"status", "--table", "orders"}},                      // run's, verify's, backfill's
+      {{"status", "--reason", "why"}},                        // pause's
       {{"run", "shop", "--json"}},                             // status's and history's
       {{"serve", "--count", "3"}},                             // next's
       {{"migrate", "--dry-run"}},                              // rewind's
@@ -103,7 +104,8 @@ TEST_CASE("a command's options are rejected for another command, with exit 2") {
       {{"next", "* * * * *", "--limit", "3"}},                 // history's
       {{"rewind", "p", "t", "--to", "1", "--reason", "r", "--rerun"}},  // backfill's
       {{"backfill", "p", "--table", "t", "--from", "a", "--to", "b", "--force"}},  // rewind's
-      {{"status", "shop"}},                                    // a positional status does not take
+      {{"fleet", "shop"}},                                     // a positional fleet does not take
+      {{"resume", "shop", "--reason", "why"}},                 // pause's
   };
   for (const Row& row : rows) {
     CAPTURE(row.args[0]);

@@ -285,9 +285,16 @@ TEST_CASE("a job's end counts each run it closed once; its table is in progress 
   metrics.set_config(config_with(kOrders + kEvents));
   const std::string orders_in_progress = R"(tidemark_run_in_progress{pipeline="p",table="orders"} )";
   const std::string events_in_progress = R"(tidemark_run_in_progress{pipeline="p",table="events"} )";
-  metrics.job_started({"p", "orders"}, JobKind::Load);
-  metrics.job_started({"p", "events"}, JobKind::Load);
+  const std::string orders_rows = R"(tidemark_run_rows_in_progress{pipeline="p",table="orders"} )";
+  RunMeter meter;
+  metrics.job_started({"p", "orders"}, JobKind::Load, meter);
+  metrics.job_started({"p", "events"}, JobKind::Load, meter);
   CHECK(has(metrics.scrape_text(), orders_in_progress + "1"));
+  // Its rows so far, read from its meter at each scrape.
+  CHECK(has(metrics.scrape_text(), orders_rows + "0"));
+  meter.add(4096, 1 << 20);
+  CHECK(has(metrics.scrape_text(), orders_rows + "4096"));
+  CHECK(metrics.rows_in_progress().size() == 2);
   // A batch hands events back to run on its own: not in progress until it starts again.
   metrics.job_handed_back({"p", "events"}, JobKind::Load);
   CHECK(has(metrics.scrape_text(), events_in_progress + "0"));
@@ -303,12 +310,14 @@ TEST_CASE("a job's end counts each run it closed once; its table is in progress 
   metrics.job_ended(firing);
   std::string text = metrics.scrape_text();
   CHECK(has(text, orders_in_progress + "0"));
+  CHECK(has(text, orders_rows + "0"));
+  CHECK(metrics.rows_in_progress().empty());
   CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 2)"));
   CHECK(has(text, R"(tidemark_rows_written_total{pipeline="p",table="orders"} 20)"));
   CHECK(has(text, R"(tidemark_run_duration_seconds_count{pipeline="p"} 1)"));
 
   // A reconcile is not a run: neither in progress nor counted with the runs.
-  metrics.job_started({"p", "events"}, JobKind::Reconcile);
+  metrics.job_started({"p", "events"}, JobKind::Reconcile, meter);
   CHECK(has(metrics.scrape_text(), events_in_progress + "0"));
   metrics.job_ended(reconcile_ended({"p", "events"}, 3, 0, 0));
   text = metrics.scrape_text();
@@ -336,12 +345,13 @@ TEST_CASE("the series of a table that a reload removes leave the scrape, while s
     }
   });
   std::thread worker([&] {
+    RunMeter meter;
     RunSummary run;
     run.table = {"p", "orders"};
     run.status = RunStatus::Success;
     run.rows_written = 1;
     while (!done) {
-      metrics.job_started(run.table, JobKind::Load);
+      metrics.job_started(run.table, JobKind::Load, meter);
       metrics.job_ended(load_ended(run, std::chrono::seconds(1)));
       metrics.schema_drift(run.table, true);
       metrics.reconcile_finished(run.table, 1, 1);

@@ -303,7 +303,7 @@ TEST_CASE("a scheduled run writes the last complete day, never the one being fil
 struct HeardJobs final : JobEnds {
   std::vector<TableKey> started;
   std::vector<JobEnded> ended;
-  void job_started(const TableKey& table, JobKind) override { started.push_back(table); }
+  void job_started(const TableKey& table, JobKind, const RunMeter&) override { started.push_back(table); }
   void job_ended(const JobEnded& job) override { ended.push_back(job); }
 };
 

@@ -279,7 +279,7 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
       "        ('shop', 'orders', 'backfill', 'success', '2026-01-03 00:00Z', '2026-01-03 00:00:02Z', 0, 0, 'h', 8),"
       "        ('other', 'events', 'manual', 'running', '2026-01-04 00:00Z', null, 0, 0, null, null)");
   StateReader reader(g.env.state());
-  const auto all = reader.recent_runs(std::nullopt, 2);
+  const auto all = reader.recent_runs(RunFilter{}, 2);
   REQUIRE(all);
   REQUIRE(all->size() == 2);
   CHECK((*all)[0].pipeline == "other");
@@ -287,7 +287,19 @@ TEST_CASE("the read side: recent runs newest first, and last starts without back
   CHECK_FALSE((*all)[0].pid);
   CHECK((*all)[1].trigger == "backfill");
 
-  const auto shop = reader.recent_runs(std::string("shop"), 10);
+  // history --table GLOB --status S: the glob's _ is no LIKE wildcard.
+  const auto filtered = [&](std::optional<std::string> glob, std::optional<std::string> status) {
+    const auto runs = reader.recent_runs(RunFilter{std::nullopt, std::move(glob), std::move(status)}, 10);
+    REQUIRE(runs);
+    return runs->size();
+  };
+  CHECK(filtered(std::string("ord*"), std::string("success")) == 2);
+  CHECK(filtered(std::string("o?ders"), std::string("running")) == 0);
+  CHECK(filtered(std::string("*vent*"), std::nullopt) == 1);
+  CHECK(filtered(std::string("or_ers"), std::nullopt) == 0);
+  CHECK(filtered(std::nullopt, std::string("running")) == 1);
+
+  const auto shop = reader.recent_runs(RunFilter{std::string("shop"), std::nullopt, std::nullopt}, 10);
   REQUIRE(shop);
   REQUIRE(shop->size() == 2);
   const RunRecord& scheduled = (*shop)[1];
@@ -339,11 +351,11 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
       "delete from tidemark.runs;"
       "alter table tidemark.runs drop column kind, drop column input_wait_seconds, drop column rewrite_reason;"
       "alter table tidemark.partitions drop column recheck, drop column recheck_since;"
-      "drop table tidemark.input_changes;"
+      "drop table tidemark.input_changes, tidemark.pauses, tidemark.pause_events;"
       "delete from tidemark.schema_migrations where version >= 15;"
       "insert into tidemark.runs (pipeline, table_name, trigger, status)"
       " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
-  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15, 16});
+  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15, 16, 17});
   CHECK(PgTestEnv::rows(g.env.state(), "select trigger || ' ' || kind from tidemark.runs order by run_id") ==
         std::vector<std::string>{"schedule load", "reconcile reconcile"});
 

@@ -164,6 +164,17 @@ Result<SourceTable> PgSource::read_table(const TableConfig& table) {
 // The subscription's name through pg_stat_subscription, which lists every
 // subscription: PostgreSQL 12 lets roles other than a superuser read no
 // oid of pg_subscription itself.
+std::optional<std::int64_t> estimated_rows(PgConnection& source, const QualifiedName& table) {
+  // reltuples is -1 before a first ANALYZE from PostgreSQL 14, 0 before it.
+  const PgResult r = source.exec(
+      "select case when c.relkind = 'p' then (select sum(greatest(pc.reltuples, 0)) from pg_partition_tree(c.oid) pt"
+      " join pg_class pc on pc.oid = pt.relid where pt.isleaf) else c.reltuples end::bigint"
+      " from pg_class c where c.oid = to_regclass($1)",
+      {table.quoted()});
+  if (r.rows() == 0 || r.is_null(0, 0) || r.integer(0, 0) <= 0) return std::nullopt;
+  return r.integer(0, 0);
+}
+
 std::string subscription_sql(const std::string& table) {
   return "(select s.subname from pg_subscription_rel sr join pg_stat_subscription s on s.subid = sr.srsubid"
          " where sr.srrelid = " + table + " order by s.subname limit 1)";

@@ -5,10 +5,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/run/run_ports.h"
+#include "core/text/sql_identifier.h"
 #include "daemon/pg/data/shared_reads.h"
 #include "daemon/pg/libpq/pg_connection.h"
 
@@ -24,6 +27,12 @@ std::string subscription_sql(const std::string& table);
 // The largest CACHE of the sequences the column takes its ids from
 // (bigint, NULL when none):
 std::string sequence_cache_sql(const std::string& table, const std::string& column);
+
+// How many rows `table` holds by the source's statistics (the sum of its
+// partitions' for a partitioned table): what a progress line measures a
+// first load against. Nothing when the statistics do not say (never
+// analyzed, or no such table). Throws PgError.
+std::optional<std::int64_t> estimated_rows(PgConnection& source, const QualifiedName& table);
 
 // A hot standby's primary, where the horizon is read.
 struct PrimaryLink {

@@ -23,6 +23,8 @@
 
 namespace tidemark {
 
+class RunMeter;
+
 // A type's OID, as libpq's Oid (checked where libpq is included).
 using PgOid = unsigned int;
 
@@ -133,6 +135,11 @@ class PgConnection {
   // The server's major version (15 for 15.4), as libpq reported it at connect.
   int server_major_version() const;
 
+  // Counts into `meter` the rows and bytes this session streams out into
+  // a copy (PgCopyStream), until attached to none (nullptr): a job's
+  // progress, read by other threads. Not owned; must outlive the attachment.
+  void attach_meter(RunMeter* meter) { meter_ = meter; }
+
   // Marks the session as not to be reused (a lock it may still hold, a
   // state nobody can vouch for): a pool closes it instead of keeping it.
   void poison() { poisoned_ = true; }
@@ -174,6 +181,7 @@ class PgConnection {
   std::string sent_;  // the statement send() sent and finish() has not collected
   bool poisoned_ = false;
   bool needs_reset_ = false;
+  RunMeter* meter_ = nullptr;
   // The server process runs this session itself (no pooler between):
   // statements prepared on it stay there.
   bool direct_ = false;

@@ -6,10 +6,36 @@
 #include <optional>
 
 #include "core/run/cancel_token.h"
+#include "core/run/run_meter.h"
 #include "core/text/sql_identifier.h"
 
 namespace tidemark {
 namespace {
+
+// A copy's rows and bytes, told to the source session's meter now and
+// then (every kMeterEvery rows, and at the end): a job's progress costs the
+// copy a counter, not an atomic operation a row.
+class Metered {
+ public:
+  explicit Metered(RunMeter* meter) : meter_(meter) {}
+  ~Metered() { flush(); }
+  Metered(const Metered&) = delete;
+  Metered& operator=(const Metered&) = delete;
+  void add(std::int64_t bytes) {
+    bytes_ += bytes;
+    if (++rows_ == kMeterEvery) flush();
+  }
+
+ private:
+  static constexpr std::int64_t kMeterEvery = 4096;
+  void flush() {
+    if (meter_ != nullptr && rows_ > 0) meter_->add(rows_, bytes_);
+    rows_ = bytes_ = 0;
+  }
+  RunMeter* meter_;
+  std::int64_t rows_ = 0;
+  std::int64_t bytes_ = 0;
+};
 
 // A binary COPY stream with no rows: the 19-byte file header (signature,
 // flags, header extension length 0) and the 2-byte trailer (-1), which the
@@ -79,6 +105,7 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
   // Each PQgetCopyData call returns one row; it goes on unparsed.
   std::optional<PgError> failure;
   bool source_done = false;
+  Metered metered(source_.meter_);
   for (;;) {
     if (cancel_.cancelled()) {
       failure = PgError(ErrorKind::Transient, cancel_.reason());
@@ -101,6 +128,7 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
       }
       const int put = PQputCopyData(to, data, n);
       PQfreemem(data);
+      metered.add(n);
       if (put != 1) {
         failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
         break;
@@ -167,6 +195,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
     source_.request_cancel();
   };
   std::int64_t rows = 0;
+  Metered metered(source_.meter_);
   while (PGresult* raw = PQgetResult(from)) {
     const PgResult result(raw);
     const ExecStatusType status = PQresultStatus(raw);
@@ -204,6 +233,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
       stop(PgError(ErrorKind::Permanent, check->describe(value)));
       continue;
     }
+    const auto buffer_before = static_cast<std::int64_t>(buffer.size());
     for (int c = 0; c < copied_columns; ++c) {
       if (c) buffer += '\t';
       if (PQgetisnull(raw, 0, c)) {
@@ -214,6 +244,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
     }
     buffer += '\n';
     ++rows;
+    metered.add(static_cast<std::int64_t>(buffer.size()) - buffer_before);
     if (buffer.size() >= kFlushBytes) {
       if (PQputCopyData(to, buffer.data(), static_cast<int>(buffer.size())) != 1) {
         stop(PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to)));

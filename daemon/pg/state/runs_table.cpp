@@ -126,6 +126,7 @@ nlohmann::json run_end_columns(const RunEnd& end) {
 }
 
 RunsSchema runs_schema_at(int state_schema_version) {
+  if (state_schema_version >= 16) return RunsSchema::Current;
   return state_schema_version >= 15 ? RunsSchema::WithKind : RunsSchema::BeforeKind;
 }
 
@@ -138,7 +139,7 @@ std::string run_row_sql(std::string_view sql, RunsSchema schema) {
       "'" + std::string(job_kind(JobKind::Reconcile).word) + "'",
       "'" + std::string(error_kind_name(ErrorKind::Transient)) + "'",
   };
-  const bool with_kind = schema == RunsSchema::WithKind;
+  const bool with_kind = schema != RunsSchema::BeforeKind;
   static const std::string is_load = "kind = " + word[3];
   static const std::string is_reconcile = "kind = " + word[4];
   static const std::string before_kind_load = "trigger <> " + word[4];
@@ -167,6 +168,19 @@ std::string run_row_sql(std::string_view sql, RunsSchema schema) {
   std::size_t at = 0;
   while (at < sql.size()) {
     bool replaced = false;
+    if (sql.substr(at, 3) == "{r.") {
+      // to_jsonb builds the whole row for each read: a Current schema's
+      // columns are read as they are (a tenth of the time at 10,000 tables).
+      const std::size_t end = sql.find('}', at);
+      const std::string_view name = sql.substr(at + 3, end - at - 3);
+      if (schema == RunsSchema::Current) {
+        out.append("r.").append(name);
+      } else {
+        out.append("(to_jsonb(r) ->> '").append(name).append("')");
+      }
+      at = end + 1;
+      continue;
+    }
     if (sql[at] == '{') {
       for (const auto& [mark, text] : marks) {
         if (sql.substr(at, mark.size()) != mark) continue;

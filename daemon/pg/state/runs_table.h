@@ -38,17 +38,20 @@ nlohmann::json column_value(const std::optional<T>& value) {
 nlohmann::json run_start_columns(const RunStart& start);
 nlohmann::json run_end_columns(const RunEnd& end);
 
-// Whether the runs table has its kind column (state schema 15): a newer
-// `status` reads a schema the daemon has not upgraded yet, where a run's
-// kind is told by its trigger.
-enum class RunsSchema { WithKind, BeforeKind };
+// What the runs table has: every column the reads name (state schema 16),
+// its kind column (15), or neither. A newer `status` reads a schema the
+// daemon has not upgraded yet: a run's kind is then told by its trigger,
+// and its later columns read through to_jsonb (absent ones as null).
+enum class RunsSchema { Current, WithKind, BeforeKind };
 RunsSchema runs_schema_at(int state_schema_version);
 
 // `sql` with each mark replaced: a word's by that word as a quoted
 // literal, {running} {success} {failed} (status), {load} {reconcile}
 // (kind), {transient} (error_kind); {is_load} and {is_reconcile} by a
 // condition on a run row's columns (kind, or before it trigger, per
-// `schema`), to be written after the row's alias and a dot;
+// `schema`), to be written after the row's alias and a dot; {r.NAME} by
+// run row r's column NAME, directly on a Current schema, else as text
+// through to_jsonb (null where the column is missing; cast it after);
 // {start_columns} and {end_columns} by
 // the names and types of the columns of run_start_columns and
 // run_end_columns, for jsonb_to_record's column list; for the end's
@@ -66,12 +69,20 @@ std::string run_row_sql(std::string_view sql, RunsSchema schema = RunsSchema::Wi
 class RunRowStatement {
  public:
   explicit RunRowStatement(std::string_view sql)
-      : with_kind_(run_row_sql(sql, RunsSchema::WithKind)), before_kind_(run_row_sql(sql, RunsSchema::BeforeKind)) {}
+      : current_(run_row_sql(sql, RunsSchema::Current)),
+        with_kind_(run_row_sql(sql, RunsSchema::WithKind)),
+        before_kind_(run_row_sql(sql, RunsSchema::BeforeKind)) {}
   const std::string& operator()(RunsSchema schema) const {
-    return schema == RunsSchema::WithKind ? with_kind_ : before_kind_;
+    switch (schema) {
+      case RunsSchema::Current: return current_;
+      case RunsSchema::WithKind: return with_kind_;
+      case RunsSchema::BeforeKind: break;
+    }
+    return before_kind_;
   }
 
  private:
+  std::string current_;
   std::string with_kind_;
   std::string before_kind_;
 };

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/text/glob.h"
 #include "core/time/instant_text.h"
 #include "core/watermark/cursor_value.h"
 #include "daemon/pg/libpq/json_parameter.h"
@@ -112,12 +113,12 @@ Result<TableStatesReading> StateReader::table_states(const std::vector<TableKey>
   return as_result([&] {
     const nlohmann::json asked = asked_tables(tables);
     // The left join from one row keeps the clock when no table is asked.
-    // error_kind and schema_drift are read through to_jsonb: a schema at
-    // an older version (a new binary's `status` before the daemon upgraded
-    // it) has no such column, and its runs simply have no kind or drift;
-    // so are a reconcile's counts (version 6). Reconciles are runs of
-    // their own: the latest run, the last success and the failures are
-    // the loads'.
+    // The later columns ({r.NAME}: error_kind, schema_drift, a reconcile's
+    // counts, ...) are read through to_jsonb from a schema at an older
+    // version (a new binary's `status` before the daemon upgraded it),
+    // whose runs simply have none of them; directly from a current one.
+    // Reconciles are runs of their own: the latest run, the last success
+    // and the failures are the loads'.
     static const std::string_view text = "with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
 select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8 as moved_at,
        l.run_id as last_run_id, l.status as last_status, extract(epoch from l.started_at)::float8 as last_started_at,
@@ -140,11 +141,11 @@ left join lateral (select run_id, status, started_at, finished_at, rows_written,
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.{is_load}
                    order by run_id desc limit 1) l on true
 left join lateral (select horizon_lag_seconds, horizon_held_by, watermark_ahead, null_cursor_rows,
-                          status, error, to_jsonb(r) ->> 'error_kind' as error_kind,
-                          to_jsonb(r) ->> 'schema_drift' as schema_drift,
-                          (to_jsonb(r) ->> 'infinite_cursor_rows')::bigint as infinite_cursor_rows,
-                          (to_jsonb(r) ->> 'unseen_changes')::bigint as unseen_changes,
-                          (to_jsonb(r) ->> 'input_wait_seconds')::float8
+                          status, error, {r.error_kind} as error_kind,
+                          {r.schema_drift} as schema_drift,
+                          {r.infinite_cursor_rows}::bigint as infinite_cursor_rows,
+                          {r.unseen_changes}::bigint as unseen_changes,
+                          {r.input_wait_seconds}::float8
                             + extract(epoch from now() - r.finished_at)::float8 as input_wait_seconds, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status <> {running}
@@ -157,9 +158,9 @@ left join lateral (select run_id, finished_at from tidemark.runs r
 left join lateral (select count(*) as failures, min(finished_at) as since from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {failed}
                          and r.{is_load} and r.run_id > coalesce(s.run_id, 0)) x on true
-left join lateral (select (to_jsonb(r) ->> 'rows_deleted')::bigint as rows_deleted,
-                          (to_jsonb(r) ->> 'rows_missing')::bigint as rows_missing,
-                          (to_jsonb(r) ->> 'rows_changed')::bigint as rows_changed, finished_at, run_id
+left join lateral (select {r.rows_deleted}::bigint as rows_deleted,
+                          {r.rows_missing}::bigint as rows_missing,
+                          {r.rows_changed}::bigint as rows_changed, finished_at, run_id
                    from tidemark.runs r
                    where r.pipeline = a.pipeline and r.table_name = a.table_name and r.status = {success}
                          and r.{is_reconcile}
@@ -297,8 +298,7 @@ Result<std::optional<std::string>> StateReader::stored_watermark(const TableKey&
   });
 }
 
-Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std::string>& pipeline,
-                                                        std::int64_t limit) {
+Result<std::vector<RunRecord>> StateReader::recent_runs(const RunFilter& filter, std::int64_t limit) {
   return as_result([&] {
     const PgResult r = connection_.exec(
         "select run_id, pipeline, table_name, trigger, status,"
@@ -311,8 +311,12 @@ Result<std::vector<RunRecord>> StateReader::recent_runs(const std::optional<std:
         " (to_jsonb(runs) ->> 'rows_changed')::bigint as rows_changed,"
         " (to_jsonb(runs) ->> 'unseen_changes')::bigint as unseen_changes,"
         " to_jsonb(runs) ->> 'rewrite_reason' as rewrite_reason, horizon_held_by"
-        " from tidemark.runs where ($1::text is null or pipeline = $1) order by run_id desc limit $2",
-        {pipeline, std::to_string(limit)});
+        " from tidemark.runs where ($1::text is null or pipeline = $1)"
+        " and ($3::text is null or table_name like $3 escape '\\') and ($4::text is null or status = $4)"
+        " order by run_id desc limit $2",
+        {filter.pipeline, std::to_string(limit),
+         filter.table_glob ? std::optional<std::string>(glob_to_like(*filter.table_glob)) : std::nullopt,
+         filter.status});
     const ResultColumns c(r);
     const int run_id = c("run_id"), pipeline_name = c("pipeline"), table_name = c("table_name"),
               trigger = c("trigger"), status = c("status"), started_at = c("started_at"), duration = c("duration"),

@@ -161,6 +161,13 @@ struct RunRecord {
   std::optional<std::string> held_by;
 };
 
+// Which runs `history` shows; nothing in a field keeps every run.
+struct RunFilter {
+  std::optional<std::string> pipeline;
+  std::optional<std::string> table_glob;  // core/text/glob.h
+  std::optional<std::string> status;      // running, success or failed
+};
+
 // Every table of `config`, in its order: what the reads below are asked.
 std::vector<TableKey> configured_tables(const Config& config);
 
@@ -194,9 +201,9 @@ class StateReader {
   // when none is stored. Requires the schema. Fails when the query does.
   Result<std::optional<std::string>> stored_watermark(const TableKey& table);
 
-  // The newest `limit` runs, newest first, of one pipeline or (nothing)
-  // of all. Requires the schema. Fails when the query does.
-  Result<std::vector<RunRecord>> recent_runs(const std::optional<std::string>& pipeline, std::int64_t limit);
+  // The newest `limit` runs the filter keeps, newest first. Requires the
+  // schema. Fails when the query does.
+  Result<std::vector<RunRecord>> recent_runs(const RunFilter& filter, std::int64_t limit);
 
   // When each of `tables` last started a run, backfills and reconciles
   // apart (they do not stand for a firing of its load): what serve catches missed firings up from.

@@ -635,6 +635,28 @@ TEST_CASE("a member's first settled view catches up what it missed while down, a
   CHECK(launches_of(sim.launcher, mine[0]) == std::vector<std::string>{"2026-01-01T10:30:02Z startup"});
 }
 
+TEST_CASE("a member holds its views until the pauses are read: a paused table does not catch up at start") {
+  const auto mine = owned_by("me", 2);
+  const Instant now = at("2026-01-01T10:30:00Z");
+  SimulatedScheduler sim(4, now);
+  sim.scheduler.start(config_of(hourly(mine)), {}, FleetView::none(), /*pauses_known=*/false);
+  const LastStarts last_starts{{{{"p", mine[0]}, JobKind::Load}, at("2026-01-01T08:00:00Z")},
+                               {{{"p", mine[1]}, JobKind::Load}, at("2026-01-01T08:00:00Z")}};
+  sim.scheduler.assign(me_and_x(Steady::max()), last_starts);
+  sim.scheduler.assign(me_and_x(Steady::max()), std::nullopt);  // a renewal: the last starts read before stand
+  sim.advance_to(at("2026-01-01T10:30:02Z"));
+  CHECK(sim.launcher.launched.empty());
+  CHECK(sim.events.owned == 0);
+  std::vector<Pause> pauses(1);
+  pauses[0].pipeline = "p";
+  pauses[0].table = mine[0];
+  sim.scheduler.set_pauses(PauseSet(pauses), {});
+  sim.advance_to(at("2026-01-01T10:30:03Z"));
+  CHECK(sim.events.owned == 2);
+  CHECK(launches_of(sim.launcher, mine[0]).empty());
+  CHECK(launches_of(sim.launcher, mine[1]) == std::vector<std::string>{"2026-01-01T10:30:02Z startup"});
+}
+
 TEST_CASE("regression: a never-run table's first firing during the member's join wait runs once the view settles") {
   // A daemon started seconds before a firing waits one lease before it
   // owns anything. The firing used to be dropped for a table that never
@@ -941,6 +963,104 @@ TEST_CASE("a failing dependent is not woken: it waits for its retry, or, failing
   sim.finish("dep", RunStatus::Failed, ErrorKind::Permanent);
   sim.scheduler.input_moved(TableKey{"p", "src"});
   CHECK(launches_of(sim.launcher, "dep").size() == 1);
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+namespace {
+
+PauseSet paused_scopes(const std::vector<std::pair<std::string, std::string>>& scopes) {
+  std::vector<Pause> pauses;
+  for (const auto& [pipeline, table] : scopes) {
+    Pause p;
+    p.pipeline = pipeline;
+    p.table = table;
+    p.reason = "maintenance";
+    p.paused_by = "ops";
+    pauses.push_back(p);
+  }
+  return PauseSet(std::move(pauses));
+}
+
+}  // namespace
+
+TEST_CASE("a paused table fires nothing until resumed, then at its next firing; a run in flight finishes") {
+  SimulatedScheduler sim(4, at("2026-01-01T10:00:30Z"));
+  sim.scheduler.start(config_of({{"a", "* * * * *"}, {"b", "* * * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:01:10Z"));
+  REQUIRE(sim.launcher.running.count("a") == 1);
+  sim.scheduler.set_pauses(paused_scopes({{"p", "a"}}), {});
+  sim.finish("a", RunStatus::Failed);  // in flight when paused: it ends as it ends, and is not retried
+  sim.finish("b", RunStatus::Success);
+  for (const char* minute : {"2026-01-01T10:02:10Z", "2026-01-01T10:03:10Z", "2026-01-01T10:04:10Z",
+                             "2026-01-01T10:05:10Z"}) {
+    sim.advance_to(at(minute));
+    sim.finish("b", RunStatus::Success);
+  }
+  CHECK(launches_of(sim.launcher, "a") == std::vector<std::string>{"2026-01-01T10:01:00Z schedule"});
+  CHECK(launches_of(sim.launcher, "b").size() == 5);
+  CHECK(sim.events.overruns.empty());
+  sim.scheduler.set_pauses(PauseSet(), {});
+  CHECK(launches_of(sim.launcher, "a").size() == 1);  // missed firings are not made up without --catch-up
+  sim.advance_to(at("2026-01-01T10:06:00Z"));
+  CHECK(launches_of(sim.launcher, "a").back() == "2026-01-01T10:06:00Z schedule");  // its retry passed while paused
+}
+
+TEST_CASE("a pipeline's pause holds every table of it, a waiting firing included, and input wakes too") {
+  const auto config = std::make_shared<const Config>(testing::config_of_pipeline(R"(pipeline: p
+source: w
+target: w
+tables:
+  - { name: orders, source_table: s.orders, target_table: r.orders, key: [id], cursor: at, schedule: "0 * * * *" }
+  - { name: lines, source_table: s.lines, target_table: r.lines, key: [id], cursor: at, schedule: "0 * * * *",
+      inputs: [p.orders] }
+)"));
+  SimulatedScheduler sim(1, at("2026-01-01T09:59:30Z"));
+  sim.scheduler.start(config, {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  REQUIRE(sim.launcher.launched.size() == 1);  // one worker: the other firing waits
+  REQUIRE(sim.scheduler.waiting() == 1);
+  const std::string first = sim.launcher.launched.front().firing.table.table;
+  sim.scheduler.set_pauses(paused_scopes({{"p", ""}}), {});
+  CHECK(sim.scheduler.waiting() == 0);
+  sim.finish(first, RunStatus::Success);
+  sim.scheduler.input_moved(TableKey{"p", "orders"});
+  sim.advance_to(at("2026-01-01T12:00:10Z"));
+  CHECK(sim.launcher.launched.size() == 1);
+  CHECK(sim.events.queue_lengths.back() == 0);
+}
+
+TEST_CASE("regression: a batch's run handed back after its table was paused is dropped, not run") {
+  SimulatedScheduler sim(1, at("2026-01-01T09:59:00Z"));
+  sim.scheduler.start(config_of({{"a", "0 0 10 * * *"}, {"b", "0 0 10 * * *"}, {"c", "0 0 10 * * *"}}), {});
+  sim.advance_to(at("2026-01-01T10:00:00Z"));
+  sim.finish(sim.launcher.launched[0].firing.table.table, RunStatus::Success);
+  REQUIRE(sim.launcher.batches == std::vector<std::size_t>{2});
+  std::vector<std::string> in_batch;
+  for (const auto& [table, order] : sim.launcher.running) in_batch.push_back(table);
+  sim.scheduler.set_pauses(paused_scopes({{"p", in_batch[0]}}), {});
+  sim.send_alone(in_batch[0]);  // it found rows to load: on its own, it would load them while paused
+  CHECK(sim.launcher.launched.size() == 3);
+  CHECK(sim.scheduler.waiting() == 0);
+  sim.finish(in_batch[1], RunStatus::Success);
+  CHECK(sim.scheduler.in_flight() == 0);
+}
+
+TEST_CASE("resume --catch-up runs once now what missed a firing since its pause began, only where it is owned") {
+  SimulatedScheduler sim(4, at("2026-01-01T09:30:00Z"));
+  sim.scheduler.start(config_of({{"hourly", "0 * * * *"}, {"daily", "0 0 * * *"}}), {});
+  sim.scheduler.set_pauses(paused_scopes({{"p", ""}}), {});
+  sim.advance_to(at("2026-01-01T11:30:00Z"));
+  CHECK(sim.launcher.launched.empty());
+  const double paused_since = 1767259800;  // 2026-01-01T09:30:00Z
+  sim.scheduler.set_pauses(PauseSet(), {CatchUpResume{"p", "", paused_since}, CatchUpResume{"q", "", 0}});
+  sim.advance_to(sim.clock.now());
+  CHECK(launches_of(sim.launcher, "hourly") == std::vector<std::string>{"2026-01-01T11:30:00Z resume"});
+  CHECK(launches_of(sim.launcher, "daily").empty());  // midnight did not come while paused
+  sim.finish("hourly", RunStatus::Success);
+  sim.advance_to(at("2026-01-01T12:00:10Z"));
+  CHECK(launches_of(sim.launcher, "hourly").back() == "2026-01-01T12:00:00Z schedule");
 }
 
 }  // namespace tidemark
