@@ -30,18 +30,18 @@ run=$!
 : >"$dir/status"
 while kill -0 "$run" 2>/dev/null; do
   "$tidemark" status --json --config "$dir/tidemark.yaml" 2>/dev/null |
-    python3 -c 'import json, sys; r = json.load(sys.stdin)[0]["last_run"]; print(r.get("rows_so_far", "-"))' \
+    python3 -c 'import json, sys; r = json.load(sys.stdin)[0]["last_run"] or {}; print(r.get("rows_so_far", "-"))' \
       >>"$dir/status" || true
   sleep 1
 done
 wait "$run" || true
 elapsed=$(seconds_since "$start")
 
-redraws=$(grep -c "rows" "$dir/terminal" || true)
-gap=$(awk '/ rows/ { if (last) { d = $1 - last; if (d > max) max = d } last = $1 } END { printf "%.2f", max }' "$dir/terminal")
+redraws=$(grep -c "rows/s" "$dir/terminal" || true)
+gap=$(awk '/rows\/s/ { if (last) { d = $1 - last; if (d > max) max = d } last = $1 } END { printf "%.2f", max }' "$dir/terminal")
 shown=$(grep -c '^[0-9]' "$dir/status" || true)
 echo "$ROWS rows, first load in $elapsed s (under script, status beside it)"
-echo "progress line: $redraws redraws, largest gap between two: $gap s; the last:"
-grep " rows" "$dir/terminal" | tail -n 1 | cut -d' ' -f2-
+echo "progress line: $redraws redraws, largest gap between two: $gap s; the first and the last:"
+grep "rows/s" "$dir/terminal" | sed -n '1p;$p' | cut -d' ' -f2-
 echo "status from another shell: $shown of $(wc -l <"$dir/status") calls showed rows so far:" \
   "$(grep '^[0-9]' "$dir/status" | head -n 1) ... $(grep '^[0-9]' "$dir/status" | tail -n 1)"

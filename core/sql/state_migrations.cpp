@@ -268,6 +268,8 @@ create table tidemark.pause_events (
   catch_up     boolean not null default false,
   paused_since timestamptz
 );
+create index pause_events_resumes on tidemark.pause_events (pipeline, table_name, acted_at)
+  where action = 'resume' and not catch_up;
 create table tidemark.run_progress (
   pipeline   text not null,
   table_name text not null,

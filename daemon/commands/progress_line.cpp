@@ -14,6 +14,7 @@ void ProgressLine::follow(const TableKey& table, const RunMeter& meter) {
   const std::lock_guard<std::mutex> lock(mutex_);
   meter_ = &meter;
   table_ = table;
+  estimate_.reset();
   started_ = std::chrono::steady_clock::now();
   stopping_ = false;
   thread_ = std::thread([this] { loop(); });
@@ -44,6 +45,7 @@ std::string ProgressLine::line(std::int64_t rows, std::int64_t bytes, double sec
 
 void ProgressLine::loop() {
   bool drawn = false;
+  bool estimated = false;
   std::int64_t recorded = 0;
   auto log_at = started_ + kLogEvery;
   auto record_at = started_ + kRecordEvery;
@@ -60,6 +62,14 @@ void ProgressLine::loop() {
       lock.lock();
       recorded = rows;
       record_at = now + kRecordEvery;
+    }
+    if (!estimated && estimate_of_) {
+      // A catalog read on the source: stop() must not wait behind it.
+      lock.unlock();
+      const std::optional<std::int64_t> estimate = estimate_of_();
+      lock.lock();
+      estimate_ = estimate;
+      estimated = true;
     }
     const std::string text = line(rows, meter_->bytes(), seconds);
     if (on_terminal_) {

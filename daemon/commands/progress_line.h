@@ -30,9 +30,12 @@ class ProgressLine final : public JobEnds {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // The rows the next job's table holds, by its statistics; nothing when
-  // unknown.
-  void set_estimate(std::optional<std::int64_t> rows) { estimate_ = rows; }
+  // Asked, on this object's thread once the next job has copied for a
+  // second, the rows its table holds by its statistics (nothing when
+  // unknown): a job that ends sooner costs no question. Set before the
+  // job starts.
+  using Estimate = std::function<std::optional<std::int64_t>()>;
+  void set_estimate(Estimate estimate) { estimate_of_ = std::move(estimate); }
   // Told the rows and bytes so far every kRecordEvery while a job copies
   // (`status` in another shell reads them from the state), on this
   // object's thread. Set before a job starts.
@@ -56,7 +59,8 @@ class ProgressLine final : public JobEnds {
 
   std::ostream& terminal_;
   const bool on_terminal_;
-  std::optional<std::int64_t> estimate_;
+  Estimate estimate_of_;
+  std::optional<std::int64_t> estimate_;  // the running job's, once asked
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;

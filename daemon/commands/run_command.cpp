@@ -23,10 +23,12 @@ namespace {
 // A run by hand goes ahead on a paused table (that is how an operator
 // tries a fix before resuming), but says so. Unreadable pauses say
 // nothing: the run itself reports a state database it cannot reach.
-void say_paused(const Config& config, const PipelineConfig& pipeline, const std::string& only, std::ostream& err) {
+// On the state session the runs take next from `sessions`.
+void say_paused(const Config& config, const PipelineConfig& pipeline, const std::string& only,
+                ConnectionPool& sessions, std::ostream& err) {
   PauseSet pauses;
   try {
-    pauses = read_pauses(*connect_to(config, config.daemon.state));
+    pauses = read_pauses(*sessions.acquire(config, config.daemon.state, SessionKind::ReadWrite));
   } catch (const std::exception&) {
     return;
   }
@@ -66,7 +68,6 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
     return kExitUsage;
   }
   if (const auto exit_code = prepare_state(*config, "run", err)) return *exit_code;
-  say_paused(*config, *pipeline, command_line.table, err);
   // SIGTERM or Ctrl-C cancels the run in flight through its token, so it
   // closes its run row (failed, with the signal) before the process exits,
   // rather than leaving it `running` until a later run calls it abandoned.
@@ -76,6 +77,7 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
   ChunkLogger chunk_logger;
   // The tables of one pipeline run one after another on the same sessions.
   ConnectionPool sessions(1, std::chrono::seconds(60));
+  say_paused(*config, *pipeline, command_line.table, sessions, err);
   // The command's output is each job's end: nothing else reports it. While
   // a job copies, its progress shows on the terminal (or in the log).
   ProgressLine progress(err, ::isatty(STDERR_FILENO) == 1);
@@ -99,7 +101,7 @@ int run_run(const ConfigPtr& config, const RunOptions& command_line, std::ostrea
       all_ok = false;
       continue;
     }
-    progress.set_estimate(source_estimate(*config, *pipeline, table));
+    progress.set_estimate([&config, pipeline, &table] { return source_estimate(*config, *pipeline, table); });
     // The run's line (old and new watermark, window, rows) is the command's output.
     const JobEnded ended = runner.run_one(load_job(*pipeline, table, RunTrigger::Manual), interrupt);
     out << describe_job(ended) << '\n';

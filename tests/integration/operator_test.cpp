@@ -11,6 +11,7 @@
 #include "daemon/commands/chunk_logger.h"
 #include "daemon/commands/commands.h"
 #include "daemon/pg/state/progress_book.h"
+#include "daemon/pg/state/state_reader.h"
 #include "daemon/serve/job_runner.h"
 #include "pg_test_env.h"
 
@@ -121,6 +122,36 @@ TEST_CASE("pause and resume are stored and audited; a table's resume under its p
         std::vector<std::string>{"pause orders false true false", "pause orders false true false",
                                  "pause  false true false", "resume orders false true true",
                                  "resume  true true true"});
+}
+
+TEST_CASE("a resume without --catch-up is the last start a restart catches up from; one with it is not") {
+  OperatorDesk d;
+  RunOptions run;
+  run.pipeline = "shop";
+  run.table = "events";
+  REQUIRE(d.run(run_run, run) == 0);
+  const std::vector<TableKey> tables{{"shop", "events"}, {"shop", "orders"}};
+  const auto starts = [&] {
+    auto read = StateReader(d.env.state()).last_run_starts(tables);
+    REQUIRE(read);
+    return std::move(read).value();
+  };
+  const JobKey events{{"shop", "events"}, JobKind::Load};
+  const Instant ran = starts().at(events);
+  REQUIRE(d.run(run_pause, pause_of_table("", "maintenance")) == 0);
+  ResumeOptions resume;
+  resume.pipeline = "shop";
+  resume.catch_up = true;
+  REQUIRE(d.run(run_resume, resume) == 0);
+  CHECK(starts().at(events) == ran);  // --catch-up asks for the missed firings
+  REQUIRE(d.run(run_pause, pause_of_table("events", "again")) == 0);
+  resume.catch_up = false;
+  REQUIRE(d.run(run_resume, resume) == 0);
+  // That resume an hour after the run, by the audit's clock.
+  d.env.state().exec("update tidemark.pause_events set acted_at = acted_at + interval '1 hour' where action = 'resume'"
+                     " and not catch_up");
+  CHECK(starts().at(events) > ran + std::chrono::minutes(59));
+  CHECK(starts().count(JobKey{{"shop", "orders"}, JobKind::Load}) == 0);  // never ran: still waits for a firing
 }
 
 TEST_CASE("a run by hand of a paused table runs, and says the table is paused") {

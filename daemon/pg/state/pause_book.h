@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/result.h"
+#include "core/run/table_key.h"
 #include "core/schedule/pause_set.h"
 #include "daemon/pg/libpq/pg_connection.h"
 
@@ -50,6 +52,12 @@ class PauseBook {
   // announced. Returns the pauses it ended, none when none held.
   Result<std::vector<Pause>> resume(const std::string& pipeline, const std::optional<std::string>& table,
                                     bool catch_up, const std::string& by);
+
+  // When each of `tables` was last resumed without --catch-up (its own
+  // pause or its pipeline's), in Unix seconds: from then on the firings
+  // missed while it was paused are not made up. Tables never so resumed
+  // are absent; none from a schema older than version 17.
+  Result<std::map<TableKey, std::int64_t>> resumed_at(const std::vector<TableKey>& tables);
 
   // Every pause, and the catch-up resumes recorded after event `after`
   // (none when nothing: a first read only learns where the audit stands).

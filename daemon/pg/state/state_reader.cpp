@@ -9,6 +9,7 @@
 #include "core/watermark/cursor_value.h"
 #include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/pg/libpq/result_columns.h"
+#include "daemon/pg/state/pause_book.h"
 #include "daemon/pg/state/runs_table.h"
 #include "daemon/pg/state/state_schema.h"
 
@@ -420,6 +421,15 @@ where c.started_at is not null
       if (!job_kind) std::abort();  // the kind is one of the statement's own words
       const JobKey job{TableKey{r.text(i, pipeline), r.text(i, table_name)}, *job_kind};
       out[job] = Instant(std::chrono::seconds(r.integer(i, started_at)));
+    }
+    // A resume without --catch-up counts as a start: a restart or a
+    // takeover after it does not make up the firings missed while paused.
+    // A job that never ran stays absent (it waits for its first firing).
+    auto resumed = PauseBook(connection_).resumed_at(tables);
+    if (!resumed) throw PgError(resumed.error_kind(), resumed.error());
+    for (auto& [job, start] : out) {
+      const auto it = resumed->find(job.table);
+      if (it != resumed->end()) start = std::max(start, Instant(std::chrono::seconds(it->second)));
     }
     return out;
   });

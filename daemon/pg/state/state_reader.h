@@ -206,7 +206,8 @@ class StateReader {
   Result<std::vector<RunRecord>> recent_runs(const RunFilter& filter, std::int64_t limit);
 
   // When each of `tables` last started a run, backfills and reconciles
-  // apart (they do not stand for a firing of its load): what serve catches missed firings up from.
+  // apart (they do not stand for a firing of its load), or was resumed
+  // without --catch-up, when later: what serve catches missed firings up from.
   // One index probe per table, however long the history. Tables that
   // never ran are absent. Requires the schema. Fails when the query does.
   Result<LastStarts> last_run_starts(const std::vector<TableKey>& tables);
