@@ -50,7 +50,7 @@ void ProgressLine::loop() {
   auto log_at = started_ + kLogEvery;
   auto record_at = started_ + kRecordEvery;
   std::unique_lock<std::mutex> lock(mutex_);
-  while (!wake_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
+  while (!wake_.wait_for(lock, kDrawEvery, [this] { return stopping_; })) {
     const auto now = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(now - started_).count();
     const std::int64_t rows = meter_->rows();

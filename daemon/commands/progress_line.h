@@ -1,5 +1,5 @@
 // What `run` and `backfill` show while a job copies: on a terminal one
-// line, drawn again every second (rows, bytes, rate, elapsed, and the share
+// line, drawn again twice a second (rows, bytes, rate, elapsed, and the share
 // of the table's estimated rows when known), cleared when the job ends;
 // elsewhere a log line every kLogEvery. A JobEnds: it follows the job from
 // its start to its end. Owns one thread while a job runs; its methods are
@@ -22,6 +22,9 @@ namespace tidemark {
 
 class ProgressLine final : public JobEnds {
  public:
+  // Twice a second: a line drawn late by a busy machine is still new
+  // within the second.
+  static constexpr std::chrono::milliseconds kDrawEvery{500};
   static constexpr std::chrono::seconds kLogEvery{10};
 
   // Draws on `terminal` when `on_terminal`, else logs.
@@ -30,10 +33,9 @@ class ProgressLine final : public JobEnds {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // Asked, on this object's thread once the next job has copied for a
-  // second, the rows its table holds by its statistics (nothing when
-  // unknown): a job that ends sooner costs no question. Set before the
-  // job starts.
+  // Asked, on this object's thread at the next job's first line, the
+  // rows its table holds by its statistics (nothing when unknown): a job
+  // that ends sooner costs no question. Set before the job starts.
   using Estimate = std::function<std::optional<std::int64_t>()>;
   void set_estimate(Estimate estimate) { estimate_of_ = std::move(estimate); }
   // Told the rows and bytes so far every kRecordEvery while a job copies

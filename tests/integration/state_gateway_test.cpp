@@ -351,7 +351,8 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
       "delete from tidemark.runs;"
       "alter table tidemark.runs drop column kind, drop column input_wait_seconds, drop column rewrite_reason;"
       "alter table tidemark.partitions drop column recheck, drop column recheck_since;"
-      "drop table tidemark.input_changes, tidemark.pauses, tidemark.pause_events;"
+      "drop table tidemark.input_changes, tidemark.pauses, tidemark.pause_events,"
+      "  tidemark.run_progress;"
       "delete from tidemark.schema_migrations where version >= 15;"
       "insert into tidemark.runs (pipeline, table_name, trigger, status)"
       " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
