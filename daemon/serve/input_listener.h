@@ -1,29 +1,29 @@
 // Hears that tables moved (PgStateStore::announce_moved, from any member of
-// the fleet): a thread that LISTENs on the state database, on a session of
-// its own (opened again after a failure), and hands each table heard of to
-// `on_moved`, so that the scheduler wakes its dependents. Runs only while
-// the configuration has a table with inputs; a reload opens its session
-// again. Owns one thread; public
-// methods are thread-safe; `on_moved` is called on that thread.
+// the fleet) on a listening state session of its own, and hands each table
+// heard of to `on_moved`, so that the scheduler wakes its dependents.
+// Listens from the first configuration with a table with inputs. Owns its
+// session's thread; public methods are thread-safe; `on_moved` is called
+// on that thread.
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <string>
+#include <vector>
 
 #include "core/config/config_model.h"
 #include "core/run/table_key.h"
+#include "daemon/serve/listening_session.h"
 
 namespace tidemark {
 
-class InputListener {
+class InputListener : private ListeningSession::Client {
  public:
   using OnMoved = std::function<void(const TableKey&)>;
 
-  explicit InputListener(OnMoved on_moved) : on_moved_(std::move(on_moved)) {}
-  ~InputListener() { stop(); }
+  explicit InputListener(OnMoved on_moved);
+  ~InputListener() override { stop(); }
   InputListener(const InputListener&) = delete;
   InputListener& operator=(const InputListener&) = delete;
 
@@ -31,18 +31,16 @@ class InputListener {
   // configuration takes the place of the one before.
   void set_config(std::shared_ptr<const Config> config);
   // Ends the thread; idempotent.
-  void stop();
+  void stop() { session_.stop(); }
 
  private:
-  void loop();
-  // Whether a reload replaced the configuration the session listens for.
-  bool reloaded(const std::shared_ptr<const Config>& listening);
+  void opened(PgConnection& session, bool after_failure) override;
+  void heard(PgConnection& session, const std::vector<std::string>& payloads) override;
+  void failed(const std::exception& error, bool first) override;
 
   OnMoved on_moved_;
-  std::mutex mutex_;
-  std::shared_ptr<const Config> config_;
-  std::atomic<bool> stopping_{false};
-  std::thread thread_;
+  std::atomic<bool> listening_{false};
+  ListeningSession session_;  // last: its thread stops before the rest goes
 };
 
 // Whether any table of `config` names inputs: only then is listening worth

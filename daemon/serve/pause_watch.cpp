@@ -2,10 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include <optional>
+#include <stdexcept>
 
-#include "daemon/pg/data/pipeline_connections.h"
-#include "daemon/pg/libpq/pg_connection.h"
 #include "daemon/pg/state/pause_book.h"
 
 namespace tidemark {
@@ -15,7 +13,7 @@ namespace {
 // it should stop or read anyway; and how long it waits before opening a
 // session again.
 constexpr std::chrono::milliseconds kWaitSlice{250};
-constexpr std::chrono::seconds kRetryAfter{2};
+constexpr std::chrono::milliseconds kRetryAfter{2000};
 
 // Says what changed from `before` to `after`: each pause begun, ended or
 // given another reason.
@@ -40,73 +38,41 @@ void log_changes(const PauseSet& before, const PauseSet& after) {
 
 }  // namespace
 
-void PauseWatch::set_config(std::shared_ptr<const Config> config) {
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    config_ = std::move(config);
+PauseWatch::PauseWatch(OnPauses on_pauses)
+    : on_pauses_(std::move(on_pauses)), session_(std::string(kPausesChannel), {kWaitSlice, kRetryAfter}, *this) {}
+
+void PauseWatch::opened(PgConnection& session, bool after_failure) {
+  if (after_failure) spdlog::info("pauses: reading them again");
+  read(session);
+}
+
+void PauseWatch::heard(PgConnection& session, const std::vector<std::string>& payloads) {
+  if (!payloads.empty() || std::chrono::steady_clock::now() >= read_at_) read(session);
+}
+
+void PauseWatch::read(PgConnection& session) {
+  auto reading = PauseBook(session).read(last_event_);
+  if (!reading) throw std::runtime_error(reading.error());
+  last_event_ = reading->last_event;
+  read_at_ = std::chrono::steady_clock::now() + kPollEvery;
+  if (!told_ || *told_ != reading->pauses || !reading->catch_ups.empty()) {
+    log_changes(told_ ? *told_ : PauseSet(), reading->pauses);
+    told_ = reading->pauses;
+    on_pauses_(std::move(reading->pauses), std::move(reading->catch_ups));
   }
-  if (!thread_.joinable() && !stopping_) thread_ = std::thread([this] { loop(); });
 }
 
-void PauseWatch::stop() {
-  stopping_ = true;
-  if (thread_.joinable()) thread_.join();
-}
-
-void PauseWatch::loop() {
-  bool failing = false;
-  std::optional<PauseSet> told;          // the last reading handed over
-  std::optional<std::int64_t> last_event;  // the newest audit event read
-  auto next_complaint = std::chrono::steady_clock::time_point{};
-  while (!stopping_) {
-    std::shared_ptr<const Config> config;
-    {
-      const std::lock_guard<std::mutex> lock(mutex_);
-      config = config_;
-    }
-    try {
-      const auto session = connect_to(*config, config->daemon.state);
-      session->exec("LISTEN " + std::string(kPausesChannel));
-      PauseBook book(*session);
-      if (failing) spdlog::info("pauses: reading them again");
-      failing = false;
-      auto read_at = std::chrono::steady_clock::time_point{};  // read at once
-      bool changed = true;
-      while (!stopping_) {
-        {
-          const std::lock_guard<std::mutex> lock(mutex_);
-          if (config_ != config) break;  // a reload: its state database's session
-        }
-        if (changed || std::chrono::steady_clock::now() >= read_at) {
-          auto reading = book.read(last_event);
-          if (!reading) throw std::runtime_error(reading.error());
-          last_event = reading->last_event;
-          read_at = std::chrono::steady_clock::now() + kPollEvery;
-          if (!told || *told != reading->pauses || !reading->catch_ups.empty()) {
-            log_changes(told ? *told : PauseSet(), reading->pauses);
-            told = reading->pauses;
-            on_pauses_(std::move(reading->pauses), std::move(reading->catch_ups));
-          }
-        }
-        changed = !session->wait_for_notifications(kWaitSlice).empty();
-      }
-    } catch (const std::exception& e) {
-      // Before a first reading this member fires nothing (the scheduler
-      // waits for it): said as an error, and again every minute.
-      const auto now = std::chrono::steady_clock::now();
-      if (!told && now >= next_complaint) {
-        spdlog::error("pauses: cannot read them ({}); this member fires nothing until it can (grant the daemon's "
-                      "role SELECT on tidemark.pauses and tidemark.pause_events)",
-                      e.what());
-        next_complaint = now + std::chrono::minutes(1);
-      } else if (told && !failing) {
-        spdlog::warn("pauses: cannot read them ({}); the pauses last read stand until it can", e.what());
-      }
-      failing = true;
-      for (auto waited = std::chrono::milliseconds(0); waited < kRetryAfter && !stopping_; waited += kWaitSlice) {
-        std::this_thread::sleep_for(kWaitSlice);
-      }
-    }
+void PauseWatch::failed(const std::exception& error, bool first) {
+  // Before a first reading this member fires nothing (the scheduler waits
+  // for it): said as an error, and again every minute.
+  const auto now = std::chrono::steady_clock::now();
+  if (!told_ && now >= next_complaint_) {
+    spdlog::error("pauses: cannot read them ({}); this member fires nothing until it can (grant the daemon's "
+                  "role SELECT on tidemark.pauses and tidemark.pause_events)",
+                  error.what());
+    next_complaint_ = now + std::chrono::minutes(1);
+  } else if (told_ && first) {
+    spdlog::warn("pauses: cannot read them ({}); the pauses last read stand until it can", error.what());
   }
 }
 

@@ -528,7 +528,9 @@ namespace tidemark {
 namespace {
 
 // The database `name` on the hot standby that scripts/test starts beside
-// the test server (scripts/lib/common.sh start_standby).
+// the test server (scripts/lib/common.sh start_standby): a replica of a
+// primary of its own, where the standby's cases make their databases
+// (PgTestEnv on TestServer::StandbyPrimary).
 std::string standby_dsn(const std::string& database) {
   const char* host = std::getenv("TIDEMARK_STANDBY_HOST");
   const char* port = std::getenv("TIDEMARK_STANDBY_PORT");
@@ -575,7 +577,7 @@ std::string replica_pipeline(const std::string& extra = "") {
 }  // namespace
 
 TEST_CASE("a hot-standby source: refused without its primary, read through it with one, waiting for replay") {
-  PgTestEnv env;
+  PgTestEnv env(true, testing::TestServer::StandbyPrimary);
   env.source().exec(std::string("create table public.events ") + kTimeEvents +
                     "; insert into events (id, updated_at) values (1, now() - interval '1 hour')");
   env.target().exec(std::string("create table public.events ") + kTimeEvents);
@@ -614,7 +616,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
     CHECK(accepted.summary.horizon.held_by.find("standby") != std::string::npos);
   }
 
-  PgTestEnv with_primary;
+  PgTestEnv with_primary(true, testing::TestServer::StandbyPrimary);
   with_primary.source().exec(std::string("create table public.events ") + kTimeEvents +
                              "; insert into events (id, updated_at) values (1, now() - interval '1 hour')");
   with_primary.target().exec(std::string("create table public.events ") + kTimeEvents);
@@ -667,7 +669,7 @@ TEST_CASE("a hot-standby source: refused without its primary, read through it wi
 namespace tidemark {
 
 TEST_CASE("regression: an asynchronous commit on the primary was visible there but not yet on the standby") {
-  PgTestEnv env;
+  PgTestEnv env(true, testing::TestServer::StandbyPrimary);
   const std::string replica = events_on_replica_of_source(env);
   const auto config = env.config(replica_pipeline());
   const auto standby = await_standby(replica);
@@ -692,7 +694,7 @@ TEST_CASE("regression: an asynchronous commit on the primary was visible there b
 }
 
 TEST_CASE("regression: a primary: that names another database read that database's open transactions") {
-  PgTestEnv env;
+  PgTestEnv env(true, testing::TestServer::StandbyPrimary);
   env.source().exec(std::string("create table public.events ") + kTimeEvents +
                     "; insert into events (id, updated_at) values (1, now() - interval '1 hour')");
   env.target().exec(std::string("create table public.events ") + kTimeEvents);
@@ -716,7 +718,7 @@ TEST_CASE("regression: a primary: that names another database read that database
 }
 
 TEST_CASE("regression: validate checked a standby's own role, not its primary:, where the horizon is read") {
-  PgTestEnv env;
+  PgTestEnv env(true, testing::TestServer::StandbyPrimary);
   env.source().exec(std::string("create table public.events ") + kTimeEvents);
   env.target().exec(std::string("create table public.events ") + kTimeEvents);
   const std::string source_db = PgTestEnv::rows(env.source(), "select current_database()")[0];
@@ -763,7 +765,7 @@ TEST_CASE("regression: a standby's horizon reading was to be shared by runs whos
   // A standby's reading is safe only once the session's own server has
   // replayed up to it; a host name may lead another run's session to a
   // standby further behind. Only a primary's reading is shared.
-  PgTestEnv env;
+  PgTestEnv env(true, testing::TestServer::StandbyPrimary);
   const std::string replica = events_on_replica_of_source(env);
   env.add_connection("lone_replica", "dsn: \"" + replica + "\"");
   const auto config = env.config(replica_pipeline());
@@ -790,7 +792,7 @@ TEST_CASE("regression: a standby's horizon reading was to be shared by runs whos
 namespace tidemark {
 
 TEST_CASE("a snapshot read from a hot standby looks first at the rows replayed since its last snapshot") {
-  PgTestEnv env;
+  PgTestEnv env(true, testing::TestServer::StandbyPrimary);
   env.source().exec("create table public.events (id int primary key, v int);"
                     " insert into public.events select g, g from generate_series(1, 3000) g");
   env.target().exec("create table public.events (id int primary key, v int)");

@@ -42,7 +42,12 @@ bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& 
   return true;
 }
 
-std::string test_dsn(const std::string& database) {
+std::string test_dsn(const std::string& database, TestServer server) {
+  if (server == TestServer::StandbyPrimary) {
+    const std::string host = env("TIDEMARK_STANDBY_HOST");
+    REQUIRE_MESSAGE(!host.empty(), "scripts/test starts a hot standby and its primary (start_standby)");
+    return "host=" + host + " port=" + env("TIDEMARK_STANDBY_PRIMARY_PORT") + " dbname=" + database + " user=postgres";
+  }
   const std::string host = env("PGHOST");
   REQUIRE_MESSAGE(!host.empty(), "integration tests run through scripts/test, which starts their PostgreSQL");
   std::string dsn = "host=" + host + " dbname=" + database;
@@ -51,8 +56,9 @@ std::string test_dsn(const std::string& database) {
   return dsn;
 }
 
-PgTestEnv::PgTestEnv(bool state_in_target) : prefix_(unique_prefix()), state_in_target_(state_in_target) {
-  admin_ = std::make_unique<PgConnection>(test_dsn("postgres"), "admin");
+PgTestEnv::PgTestEnv(bool state_in_target, TestServer server)
+    : prefix_(unique_prefix()), server_(server), state_in_target_(state_in_target) {
+  admin_ = std::make_unique<PgConnection>(test_dsn("postgres", server_), "admin");
   // A copy of the template's files, not its pages through the WAL (15's
   // default): a third of the time for a small database, which every case
   // makes three of.
@@ -61,9 +67,9 @@ PgTestEnv::PgTestEnv(bool state_in_target) : prefix_(unique_prefix()), state_in_
     if (std::string(role) == "state" && state_in_target_) continue;
     admin_->exec("create database " + prefix_ + "_" + role + strategy);
   }
-  source_ = std::make_unique<PgConnection>(test_dsn(prefix_ + "_source"), "source");
-  target_ = std::make_unique<PgConnection>(test_dsn(prefix_ + "_target"), "target");
-  if (!state_in_target_) state_ = std::make_unique<PgConnection>(test_dsn(prefix_ + "_state"), "state");
+  source_ = std::make_unique<PgConnection>(dsn("source"), "source");
+  target_ = std::make_unique<PgConnection>(dsn("target"), "target");
+  if (!state_in_target_) state_ = std::make_unique<PgConnection>(dsn("state"), "state");
 }
 
 PgTestEnv::~PgTestEnv() {
@@ -80,7 +86,7 @@ PgTestEnv::~PgTestEnv() {
   }
 }
 
-std::string PgTestEnv::dsn(const std::string& role) const { return test_dsn(prefix_ + "_" + role); }
+std::string PgTestEnv::dsn(const std::string& role) const { return test_dsn(prefix_ + "_" + role, server_); }
 
 void PgTestEnv::add_connection(const std::string& name, const std::string& fields) {
   extra_connections_ += "  " + name + ": { " + fields + " }\n";

@@ -21,9 +21,13 @@
 
 namespace tidemark::testing {
 
-// A DSN for `database` on the test server. Fails the test when the
+// The servers scripts/test starts: the test server, and the primary of
+// the hot standby (start_standby), which only the standby's tests write to.
+enum class TestServer { Main, StandbyPrimary };
+
+// A DSN for `database` on a test server. Fails the test when the
 // environment does not name one.
-std::string test_dsn(const std::string& database);
+std::string test_dsn(const std::string& database, TestServer server = TestServer::Main);
 
 // Whether `condition` holds within `timeout`, asking again every 20 ms: the
 // wait for an event a test can observe (a session gone, a lock waited on),
@@ -37,8 +41,8 @@ void wait_past_start_report_margin();
 class PgTestEnv {
  public:
   // Creates databases "<prefix>_source" and "<prefix>_target" (and
-  // "<prefix>_state" when state_in_target is false).
-  explicit PgTestEnv(bool state_in_target = true);
+  // "<prefix>_state" when state_in_target is false) on `server`.
+  explicit PgTestEnv(bool state_in_target = true, TestServer server = TestServer::Main);
   ~PgTestEnv();
 
   PgConnection& source() { return *source_; }
@@ -75,6 +79,7 @@ class PgTestEnv {
   std::string config_dir_;
   std::string extra_connections_;
   std::map<std::string, std::string> dsn_overrides_;
+  TestServer server_;
   bool state_in_target_;
   std::unique_ptr<PgConnection> admin_;
   std::unique_ptr<PgConnection> source_;

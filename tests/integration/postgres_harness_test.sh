@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The integration tests' databases are the throwaway servers scripts/test
-# started, never a system service: the primary's data folder is under
-# TIDEMARK_PG_DIR, its hot standby (under TIDEMARK_STANDBY_DIR) is in
-# recovery and replays what the primary writes, and both PgBouncers (under
-# TIDEMARK_PGBOUNCER_DIR) lead to the primary in the pool modes they claim.
+# started, never a system service: the test server's data folder is under
+# TIDEMARK_PG_DIR; the hot standby and its own primary are under
+# TIDEMARK_STANDBY_DIR, the standby in recovery replaying what that primary
+# writes; both PgBouncers (under TIDEMARK_PGBOUNCER_DIR) lead to the test
+# server in the pool modes they claim.
 # shellcheck source-path=SCRIPTDIR
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -12,22 +13,31 @@ source "$(dirname "$0")/lib.sh"
 test_setup harness
 
 standby() { psql -X -At -h "$TIDEMARK_STANDBY_HOST" -p "$TIDEMARK_STANDBY_PORT" "$@"; }
+standby_primary() { psql -X -At -h "$TIDEMARK_STANDBY_HOST" -p "$TIDEMARK_STANDBY_PRIMARY_PORT" "$@"; }
 under() { case "$1" in "$2"/*) return 0 ;; *) echo "$1 is not under $2" >&2; return 1 ;; esac; }
 
-check "the primary is the throwaway server" \
+check "the test server is a throwaway server" \
   under "$(psql -X -At -d postgres -c "select current_setting('data_directory')")" "$TIDEMARK_PG_DIR"
-check "the primary is not in recovery" test "$(psql -X -At -d postgres -c 'select pg_is_in_recovery()')" = f
+check "the test server is not in recovery" test "$(psql -X -At -d postgres -c 'select pg_is_in_recovery()')" = f
 check "the standby is a throwaway server too" \
   under "$(standby -d postgres -c "select current_setting('data_directory')")" "$TIDEMARK_STANDBY_DIR"
+check "the standby's primary is one too" \
+  under "$(standby_primary -d postgres -c "select current_setting('data_directory')")" "$TIDEMARK_STANDBY_DIR"
 check "the standby is in recovery" test "$(standby -d postgres -c 'select pg_is_in_recovery()')" = t
+check "its primary is not" test "$(standby_primary -d postgres -c 'select pg_is_in_recovery()')" = f
 
 # The database and the table are new, so seeing the row proves replay, not
 # a leftover from the base backup.
-psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" -c "create table replayed (id int primary key); insert into replayed values (42)"
-replayed() { [ "$(standby -d "${db}_source" -c 'select id from replayed' 2>/dev/null)" = 42 ]; }
+replica_db=${db}_replayed
+standby_primary -q -v ON_ERROR_STOP=1 -d postgres -c "create database $replica_db"
+standby_primary -q -v ON_ERROR_STOP=1 -d "$replica_db" -c "create table replayed (id int primary key); insert into replayed values (42)"
+replayed() { [ "$(standby -d "$replica_db" -c 'select id from replayed' 2>/dev/null)" = 42 ]; }
 check "a table created on the primary becomes visible on the standby" eventually 15 replayed
-refuses_writes() { ! standby -d "${db}_source" -c 'insert into replayed values (1)' 2>/dev/null; }
+refuses_writes() { ! standby -d "$replica_db" -c 'insert into replayed values (1)' 2>/dev/null; }
 check "the standby refuses writes" refuses_writes
+no_test_databases() { ! standby -d "${db}_source" -c 'select 1' >/dev/null 2>&1; }
+check "the standby does not replay the test server's databases" no_test_databases
+standby_primary -q -d postgres -c "drop database $replica_db with (force)"
 
 bouncer() { local port=$1; shift; psql -X -At -h "$TIDEMARK_PGBOUNCER_HOST" -p "$port" "$@"; }
 session=$TIDEMARK_PGBOUNCER_SESSION_PORT

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# One big table's first load against bare binary COPY pipes into the same
+# table shape (bigint key, bigint, text, numeric(12,2), timestamptz; the
+# target with its primary key), side by side in one run: ROUNDS rounds,
+# each emptying every target before each load, the order of the loads
+# rotating. Measured: a bare binary pipe (psql | psql), two bare binary
+# pipes over the two halves of the table's CTID range at once (the limit
+# two workers can reach here), and tidemark's first load as an incremental
+# table and as a snapshot table, each into an existing target and into one
+# `create_target` makes; medians, each against the one binary pipe, and
+# tidemark's peak resident memory. Starts its own throwaway PostgreSQL.
+#   ROWS=10000000 ROUNDS=3 bench/parallel_load.sh [TIDEMARK_BINARY]
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+source "$(dirname "$0")/lib.sh"
+ROWS=${ROWS:-10000000}
+ROUNDS=${ROUNDS:-3}
+tidemark=${1:-${TIDEMARK_BIN:-$(built_tidemark)}}
+[ -x "$tidemark" ] || { echo "no tidemark binary at $tidemark" >&2; exit 2; }
+
+bench_start
+bench_orders
+psql -X -q -d bench_target -c "create table raw.pipe $table_ddl" -c "create table raw.ranges $table_ddl" \
+  -c "create table raw.orders_snapshot $table_ddl"
+bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
+cat >"$dir/pipelines/bench.yaml" <<'YAML'
+pipeline: bench
+source: source
+target: target
+schedule: "@hourly"
+tables:
+  - { name: incremental, source_table: public.orders, target_table: raw.orders, key: [order_id], cursor: updated_at }
+  - { name: snapshot, mode: snapshot, source_table: public.orders, target_table: raw.orders_snapshot, key: [order_id] }
+  - { name: incremental_created, source_table: public.orders, target_table: raw.orders_created, key: [order_id],
+      cursor: updated_at, create_target: true }
+  - { name: snapshot_created, mode: snapshot, source_table: public.orders, target_table: raw.orders_created_snapshot,
+      key: [order_id], create_target: true }
+YAML
+"$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
+
+# The heap's pages in two halves: every row's CTID falls in one of them.
+pages=$(psql -X -At -d bench_source -c "select pg_relation_size('public.orders') / current_setting('block_size')::int")
+half=$(((pages + 1) / 2))
+binary_pipe() {  # binary_pipe TARGET_TABLE [WHERE]
+  psql -X -q -d bench_source -c "copy (select * from public.orders ${2:-}) to stdout (format binary)" |
+    psql -X -q -d bench_target -c "copy $1 from stdin (format binary)"
+}
+one_pipe() { binary_pipe raw.pipe; }
+two_pipes() {
+  binary_pipe raw.ranges "where ctid < '($half,0)'::tid" &
+  binary_pipe raw.ranges "where ctid >= '($half,0)'::tid"
+  wait
+}
+# A first load of one table under GNU time, its peak resident memory kept.
+load() {
+  /usr/bin/time -f %M -o "$dir/rss.$1" "$tidemark" run bench --table "$1" --config "$dir/tidemark.yaml" >/dev/null
+}
+incremental() { load incremental; }
+snapshot() { load snapshot; }
+incremental_created() { load incremental_created; }
+snapshot_created() { load snapshot_created; }
+# Every target empty (the created ones gone) and no watermark: each load is a first load.
+reset_targets() {
+  psql -X -q -d bench_target -c "truncate raw.pipe, raw.ranges, raw.orders, raw.orders_snapshot" \
+    -c "drop table if exists raw.orders_created, raw.orders_created_snapshot" \
+    -c "delete from tidemark.watermarks where pipeline = 'bench'" -c "checkpoint"
+}
+
+loads=(one_pipe two_pipes incremental snapshot incremental_created snapshot_created)
+declare -A times=() peak=()
+for round in $(seq 1 "$ROUNDS"); do
+  # Each round starts one further along the list, so that none always goes first.
+  for i in "${!loads[@]}"; do
+    name=${loads[$(((i + round - 1) % ${#loads[@]}))]}
+    reset_targets
+    times[$name]+=" $(seconds "$name")"
+    if [ -f "$dir/rss.$name" ]; then
+      rss=$(cat "$dir/rss.$name")
+      [ "${peak[$name]:-0}" -ge "$rss" ] || peak[$name]=$rss
+    fi
+  done
+  echo "round $round done"
+done
+
+[ "$(psql -X -At -d bench_target -c 'select count(*) from raw.orders_created_snapshot')" = "$ROWS" ] ||
+  { echo "the last load did not load every row" >&2; exit 1; }
+# shellcheck disable=SC2086
+pipe=$(median ${times[one_pipe]})
+printf 'rows %s, %s rounds, %s heap pages; speed against one binary COPY pipe (its time / the load'"'"'s)\n' \
+  "$ROWS" "$ROUNDS" "$pages"
+printf '%-22s %9s %9s  %s\n' load median speed "rounds (s); peak RSS"
+for name in "${loads[@]}"; do
+  # shellcheck disable=SC2086
+  m=$(median ${times[$name]})
+  printf '%-22s %8.2fs %8.3fx  %s' "$name" "$m" "$(awk -v p="$pipe" -v m="$m" 'BEGIN { print p / m }')" "${times[$name]# }"
+  [ -z "${peak[$name]:-}" ] || printf '; %s MiB' "$((peak[$name] / 1024))"
+  printf '\n'
+done
