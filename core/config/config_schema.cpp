@@ -16,7 +16,6 @@
 namespace tidemark {
 namespace {
 
-using std::chrono::seconds;
 
 constexpr const char* kDurationType = "duration: 30s, 15m, 2h, 1d";
 
@@ -271,7 +270,7 @@ const MapSchema<ConnectionConfig>& connection_schema() {
           {"replay_timeout", Presence::Optional, "60s", kDurationType,
            "for a standby with a primary: how long a run waits for the standby to replay up to the horizon",
            into(&ConnectionConfig::replay_timeout,
-                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(1)); })},
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, std::chrono::seconds(1)); })},
       },
       [](ConfigReader& r, const YAML::Node& node, ConnectionConfig&) {
         const int given = node["dsn"].IsDefined() + node["dsn_env"].IsDefined() + node["dsn_file"].IsDefined();
@@ -511,7 +510,7 @@ const MapSchema<HistoryConfig>& history_schema() {
            "run rows that started longer ago are pruned, except each table's last success, its current "
            "failure streak and the last run of each kind",
            into(&HistoryConfig::retention,
-                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(3600)); })},
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, std::chrono::seconds(3600)); })},
       },
       nullptr};
   return schema;
@@ -525,8 +524,8 @@ const MapSchema<FleetConfig>& fleet_schema() {
            "how long a member keeps its tables without renewing its registration; a member that dies loses its "
            "tables to the others within about this long",
            [](ConfigReader& r, const YAML::Node& n, FleetConfig& f) {
-             const auto lease = read_duration(r, n, seconds(3));
-             if (lease && *lease > seconds(300)) {
+             const auto lease = read_duration(r, n, std::chrono::seconds(3));
+             if (lease && *lease > std::chrono::seconds(300)) {
                r.error(n, "must be at most 5m, got \"" + n.Scalar() + "\": a dead member's tables wait this long");
              } else if (lease) {
                f.lease = *lease;
@@ -568,7 +567,7 @@ const MapSchema<DaemonConfig>& daemon_schema() {
           {"shutdown_grace", Presence::Optional, "30s", kDurationType,
            "on SIGTERM, how long runs in flight may finish before they are cancelled",
            into(&DaemonConfig::shutdown_grace,
-                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, seconds(0)); })},
+                [](ConfigReader& r, const YAML::Node& n) { return read_duration(r, n, std::chrono::seconds(0)); })},
           {"log", Presence::Optional, "{}", "map", "logging",
            [](ConfigReader& r, const YAML::Node& n, DaemonConfig& d) { r.read_map(n, log_schema(), d.log); }},
           {"history", Presence::Optional, "{}", "map", "the run history (tidemark.runs)",
@@ -707,7 +706,7 @@ const MapSchema<TableConfig>& table_schema() {
           {"stale_after", Presence::Optional, "", kDurationType,
            "overrides the pipeline's stale_after (a daily partition table is a day behind by design)",
            into(&TableConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
-             return read_duration(r, n, seconds(1));
+             return read_duration(r, n, std::chrono::seconds(1));
            })},
           {"partition", Presence::Optional, "", "map", table_key_meaning("partition", "{column, unit}"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
@@ -774,7 +773,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
           {"stale_after", Presence::Optional, "1d", kDurationType,
            "a watermark older than this is stale (metric and alert)",
            into(&PipelineConfig::stale_after, [](ConfigReader& r, const YAML::Node& n) {
-             return read_duration(r, n, seconds(1));
+             return read_duration(r, n, std::chrono::seconds(1));
            })},
           {"create_target", Presence::Optional, "false", "true | false",
            "the default of create_target for its " + key_modes_text("create_target") + " tables",
