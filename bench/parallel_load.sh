@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One big table's first load against bare binary COPY pipes into the same
 # table shape (bigint key, bigint, text, numeric(12,2), timestamptz; the
-# target with its primary key), side by side in one run: ROUNDS rounds,
+# target with its primary key; the source's cursor indexed), side by side
+# in one run: ROUNDS rounds,
 # each emptying every target before each load, the order of the loads
 # rotating. Measured: a bare binary pipe (psql | psql), two bare binary
 # pipes over the two halves of the table's CTID range at once (the limit
@@ -11,6 +12,7 @@
 # tidemark's peak resident memory. Starts its own throwaway PostgreSQL.
 #   ROWS=10000000 ROUNDS=3 bench/parallel_load.sh [TIDEMARK_BINARY]
 set -euo pipefail
+shopt -s inherit_errexit  # a load that fails inside $(seconds ...) ends the benchmark
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-10000000}
@@ -20,6 +22,9 @@ tidemark=${1:-${TIDEMARK_BIN:-$(built_tidemark)}}
 
 bench_start
 bench_orders
+# The incremental table's cursor indexed, as it should be: its least
+# value, where a first load starts, is then read from the index.
+psql -X -q -d bench_source -c "create index on public.orders (updated_at)" -c "analyze public.orders"
 psql -X -q -d bench_target -c "create table raw.pipe $table_ddl" -c "create table raw.ranges $table_ddl" \
   -c "create table raw.orders_snapshot $table_ddl"
 bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
@@ -53,7 +58,8 @@ two_pipes() {
 }
 # A first load of one table under GNU time, its peak resident memory kept.
 load() {
-  /usr/bin/time -f %M -o "$dir/rss.$1" "$tidemark" run bench --table "$1" --config "$dir/tidemark.yaml" >/dev/null
+  /usr/bin/time -f %M -o "$dir/rss.$1" "$tidemark" run bench --table "$1" --config "$dir/tidemark.yaml" >"$dir/run.log" 2>&1 ||
+    { cat "$dir/run.log" >&2; return 1; }
 }
 incremental() { load incremental; }
 snapshot() { load snapshot; }
@@ -61,7 +67,8 @@ incremental_created() { load incremental_created; }
 snapshot_created() { load snapshot_created; }
 # Every target empty (the created ones gone) and no watermark: each load is a first load.
 reset_targets() {
-  psql -X -q -d bench_target -c "truncate raw.pipe, raw.ranges, raw.orders, raw.orders_snapshot" \
+  psql -X -q -d bench_target -c "set client_min_messages = warning" \
+    -c "truncate raw.pipe, raw.ranges, raw.orders, raw.orders_snapshot" \
     -c "drop table if exists raw.orders_created, raw.orders_created_snapshot" \
     -c "delete from tidemark.watermarks where pipeline = 'bench'" -c "checkpoint"
 }
@@ -82,8 +89,14 @@ for round in $(seq 1 "$ROUNDS"); do
   echo "round $round done"
 done
 
-[ "$(psql -X -At -d bench_target -c 'select count(*) from raw.orders_created_snapshot')" = "$ROWS" ] ||
-  { echo "the last load did not load every row" >&2; exit 1; }
+# Each of tidemark's loads once more, its target then checked against the source.
+digest() { psql -X -At -d "$1" -c "select count(*), md5(string_agg(o::text, ',' order by order_id)) from $2 o"; }
+source_digest=$(digest bench_source public.orders)
+reset_targets
+for name in incremental snapshot incremental_created snapshot_created; do "$name"; done
+for table in orders orders_snapshot orders_created orders_created_snapshot; do
+  [ "$(digest bench_target "raw.$table")" = "$source_digest" ] || { echo "raw.$table differs from the source" >&2; exit 1; }
+done
 # shellcheck disable=SC2086
 pipe=$(median ${times[one_pipe]})
 printf 'rows %s, %s rounds, %s heap pages; speed against one binary COPY pipe (its time / the load'"'"'s)\n' \

@@ -248,4 +248,33 @@ TEST_CASE("regression: create_target: two source types of one name, which would 
   CHECK(PgTestEnv::rows(env.target(), "select to_regclass('wh.t') is null") == Rows{"t"});
 }
 
+TEST_CASE("regression: the first load into a table create_target made copied as text, not binary") {
+  // Built-in types on both sides: a table made by the run takes binary
+  // COPY as one that was there before does (a third faster at a million
+  // rows, bench/parallel_load.sh).
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.orders (id bigint primary key, customer bigint, status text, amount numeric(12,2), "
+      "updated_at timestamptz not null); insert into public.orders select g, g % 7, 'paid', g / 100.0, "
+      "now() - interval '1 hour' from generate_series(1, 100) g");
+  testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
+                                          "create_target: true\ntables:\n  - { name: orders, source_table: public.orders, "
+                                          "target_table: wh.orders, key: [id], cursor: updated_at }\n"));
+  const std::string target_db = PgTestEnv::rows(env.target(), "select current_database()")[0];
+  std::string copy_in;
+  const JobEnded r = runs.run("p", "orders", RunTrigger::Manual, [&](ChunkStep step) {
+    if (step != ChunkStep::AfterTargetWrite) return;
+    // The run's target session, in its transaction, last ran the COPY.
+    const Rows copies = PgTestEnv::rows(env.target(), "select query from pg_stat_activity where datname = '" +
+                                                          target_db + "' and query like 'COPY %' and pid <> "
+                                                          "pg_backend_pid()");
+    if (!copies.empty()) copy_in = copies[0];
+  });
+  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
+  CHECK(r.summary.target_created);
+  CHECK(r.summary.rows_written == 100);
+  CHECK(copy_in.find("COPY \"wh\".\"orders\"") == 0);
+  CHECK(copy_in.find("(FORMAT binary)") != std::string::npos);
+}
+
 }  // namespace tidemark

@@ -37,38 +37,14 @@ void PgTarget::about_to_check(const std::vector<const TableConfig*>& tables) {
 
 Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
   return as_result([&]() -> Result<TargetTable> {
-    const std::string name = table.target_table.display();
-    // One round trip: each column a row, with the table's unique indexes
-    // and row-changing triggers beside it.
-    const PgResult r = target_.exec_prepared(
-        "select a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
-            ", a.attnotnull, a.attidentity::text, a.attgenerated::text, " +
-            unique_indexes_sql("to_regclass($1)", target_.server_major_version()) + ", " +
-            row_changing_triggers_sql("to_regclass($1)") + ", " + nondeterministic_collation_sql("a") + ", " +
-            enum_labels_sql("a") +
-            " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
-            " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped order by a.attnum",
-        {table.target_table.quoted()});
-    TargetTable out;
-    for (int i = 0; i < r.rows(); ++i) {
-      ColumnShape c{r.text(i, 0), r.text(i, 1), r.boolean(i, 2)};
-      c.not_null = r.boolean(i, 3);
-      c.fill = column_fill(r.text(i, 4), r.text(i, 5));
-      c.nondeterministic_collation = r.text(i, 8);
-      if (!r.is_null(i, 9)) parse_enum_labels(r.text(i, 9), c);
-      out.columns.push_back(c);
-    }
-    if (r.rows() > 0) {
-      out.unique_indexes = parse_unique_indexes(r.text(0, 6));
-      out.row_changing_triggers = parse_row_triggers(r.text(0, 7));
-    }
+    TargetTable out = read_target_table(target_, table.target_table);
     if (out.columns.empty()) {
       if (table.create_target) {
         TargetTable missing;
         missing.exists = false;
         return missing;
       }
-      return permanent_error("target table " + name +
+      return permanent_error("target table " + table.target_table.display() +
                              " does not exist (create it before loading, or set create_target: true)");
     }
     return out;

@@ -11,6 +11,7 @@
 #include "core/time/instant_text.h"
 #include "daemon/pg/data/partition_bounds.h"
 #include "daemon/pg/data/pg_snapshot_sync.h"
+#include "daemon/pg/data/relation_catalog.h"
 #include "daemon/pg/data/target_definition.h"
 #include "daemon/pg/libpq/pg_copy_stream.h"
 
@@ -118,7 +119,17 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
                                 " where n.nspname = coalesce($1, current_schema()) and c.relname = $2)",
                                 {table.target_table.schema(), table.target_table.name()})
                           .boolean(0, 0);
-    if (made) return ok_status();  // another table loading into it made it
+    // The load that follows copies in binary where the types allow, as
+    // into a table that was there before: the types are read from the
+    // table now made (by this run or by another one loading into it).
+    const auto read_copy_types = [&] {
+      copy_types_ = TargetCopyTypes{read_target_table(target_, table.target_table).columns,
+                                    target_.server_major_version() == source_.connection().server_major_version()};
+    };
+    if (made) {
+      read_copy_types();
+      return ok_status();
+    }
     // The key as a primary key, if there is one (its columns NOT NULL,
     // also where the source's are not, as a view's: a NULL key fails the
     // load).
@@ -131,6 +142,7 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
     if (key.empty()) columns.resize(columns.size() - 2);  // rows without a key: no primary key
     target_.exec("CREATE TABLE " + table.target_table.quoted() + " (" + columns +
                  (key.empty() ? std::string() : "PRIMARY KEY (" + key + ")") + ")");
+    read_copy_types();
     return ok_status();
   });
 }

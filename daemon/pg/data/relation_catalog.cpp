@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/sql/copy_format.h"
+
 #include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/pg/libpq/pg_connection.h"
 
@@ -160,6 +162,34 @@ std::vector<RowTrigger> parse_row_triggers(const std::string& json) {
   } catch (const nlohmann::json::exception& e) {
     throw PgError(ErrorKind::Transient, std::string("unexpected trigger list: ") + e.what());
   }
+}
+
+TargetTable read_target_table(PgConnection& target, const QualifiedName& table) {
+  // One round trip: each column a row, with the table's unique indexes
+  // and row-changing triggers beside it.
+  const PgResult r = target.exec_prepared(
+      "select a.attname, format_type(a.atttypid, a.atttypmod), " + std::string(kPortableBinarySql) +
+          ", a.attnotnull, a.attidentity::text, a.attgenerated::text, " +
+          unique_indexes_sql("to_regclass($1)", target.server_major_version()) + ", " +
+          row_changing_triggers_sql("to_regclass($1)") + ", " + nondeterministic_collation_sql("a") + ", " +
+          enum_labels_sql("a") +
+          " from pg_attribute a left join pg_type t on t.oid = a.atttypid"
+          " where a.attrelid = to_regclass($1) and a.attnum > 0 and not a.attisdropped order by a.attnum",
+      {table.quoted()});
+  TargetTable out;
+  for (int i = 0; i < r.rows(); ++i) {
+    ColumnShape c{r.text(i, 0), r.text(i, 1), r.boolean(i, 2)};
+    c.not_null = r.boolean(i, 3);
+    c.fill = column_fill(r.text(i, 4), r.text(i, 5));
+    c.nondeterministic_collation = r.text(i, 8);
+    if (!r.is_null(i, 9)) parse_enum_labels(r.text(i, 9), c);
+    out.columns.push_back(c);
+  }
+  if (r.rows() > 0) {
+    out.unique_indexes = parse_unique_indexes(r.text(0, 6));
+    out.row_changing_triggers = parse_row_triggers(r.text(0, 7));
+  }
+  return out;
 }
 
 }  // namespace tidemark

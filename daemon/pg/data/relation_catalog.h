@@ -1,8 +1,9 @@
 // What the catalogs say of a relation beyond its columns, as SQL
 // expressions that fit into a larger query (one round trip) and the
 // parsing of what they return: its unique indexes, and the triggers that
-// may change a row as it is written. Used by PgSource::inspect and
-// PgTarget::check. Pure functions; thread-safe.
+// may change a row as it is written; and a target table read whole. Used
+// by PgSource::inspect, PgTarget::check and the unit of work that creates
+// a target. Pure functions but the read; thread-safe.
 #pragma once
 
 #include <map>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/run/target_fit.h"
 #include "core/sql/column_shape.h"
 #include "core/sql/row_trigger.h"
 #include "core/sql/unique_index.h"
@@ -65,5 +67,11 @@ std::optional<std::string> relation_version(PgConnection& connection, const Qual
 // The versions of many relations in one statement, by QualifiedName::quoted().
 using RelationVersions = std::map<std::string, std::optional<std::string>>;
 RelationVersions relation_versions(PgConnection& connection, const std::vector<QualifiedName>& relations);
+
+// The target table `table` as the catalogs hold it now (in the session's
+// transaction, so a table it created is seen): its columns, unique indexes
+// and row-changing triggers; no columns when it does not exist. Throws
+// PgError.
+TargetTable read_target_table(PgConnection& target, const QualifiedName& table);
 
 }  // namespace tidemark

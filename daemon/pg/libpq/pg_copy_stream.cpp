@@ -37,6 +37,11 @@ class Metered {
   std::int64_t bytes_ = 0;
 };
 
+// Rows go to the target in CopyData messages of about this size, not one
+// a row: the target's backend handles a message at a time, and a million
+// small ones cost it a tenth of a first load's time.
+constexpr std::size_t kFlushBytes = 1 << 16;
+
 // A binary COPY stream with no rows: the 19-byte file header (signature,
 // flags, header extension length 0) and the 2-byte trailer (-1), which the
 // server sends as one message when there is no row between them.
@@ -102,10 +107,19 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
     }
   };
 
-  // Each PQgetCopyData call returns one row; it goes on unparsed.
+  // Each PQgetCopyData call returns one row; it goes on unparsed, with the
+  // rows before it, once they fill a message.
   std::optional<PgError> failure;
   bool source_done = false;
   Metered metered(source_.meter_);
+  std::string pending;
+  pending.reserve(kFlushBytes + 1024);
+  const auto send_pending = [&] {
+    const bool put = pending.empty() || PQputCopyData(to, pending.data(), static_cast<int>(pending.size())) == 1;
+    pending.clear();
+    if (!put) failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
+    return put;
+  };
   for (;;) {
     if (cancel_.cancelled()) {
       failure = PgError(ErrorKind::Transient, cancel_.reason());
@@ -126,13 +140,10 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
           throw;
         }
       }
-      const int put = PQputCopyData(to, data, n);
+      pending.append(data, static_cast<std::size_t>(n));
       PQfreemem(data);
       metered.add(n);
-      if (put != 1) {
-        failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
-        break;
-      }
+      if (pending.size() >= kFlushBytes && !send_pending()) break;
       continue;
     }
     source_done = true;
@@ -159,6 +170,12 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
     throw *failure;
   }
   if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
+  if (!send_pending()) {
+    PQputCopyEnd(to, failure->what());
+    target_.drain_results();
+    target_.needs_reset_ = source_.needs_reset_ = true;
+    throw *failure;
+  }
   if (PQputCopyEnd(to, nullptr) != 1) target_.fail("ending COPY");
   PGresult* finished = PQgetResult(to);
   const PgResult result(finished);
@@ -182,7 +199,6 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
       !PQsetSingleRowMode(from)) {
     source_.fail("partition query");
   }
-  constexpr std::size_t kFlushBytes = 1 << 16;
   std::string buffer;
   bool copying = false;
   int copied_columns = 0;
