@@ -29,6 +29,82 @@ std::string appended(const DiscoveryCounts& counts) {
   return counts.append == 0 ? "" : fmt::format("{} append, ", counts.append);
 }
 
+// Two schemas whose file names fold alike, or (with --target-schema) two
+// tables loading one target table, would overwrite each other: refused
+// (kExitUsage, said on `err`), else kExitOk.
+int refuse_clashes(const std::vector<SchemaFile>& files,
+                   const std::map<std::string, std::vector<DiscoveredTable>>& by_schema,
+                   const std::string& target_schema, std::ostream& err) {
+  std::map<std::string, std::string> file_of;
+  for (const SchemaFile& f : files) {
+    if (!file_of.emplace(f.name, f.pipeline_schema).second) {
+      err << "tidemark discover: schemas " << display_identifier(file_of[f.name]) << " and "
+          << display_identifier(f.pipeline_schema) << " both make pipeline " << f.name
+          << "; run discover once per schema (--schema)\n";
+      return kExitUsage;
+    }
+  }
+  std::map<std::string, std::string> loaded_by;
+  for (const auto& [schema, tables] : by_schema) {
+    for (const DiscoveredTable& t : tables) {
+      if (t.mode == DiscoveredMode::LeftOut) continue;
+      const std::string into = QualifiedName(target_schema.empty() ? schema : target_schema, t.source.name()).display();
+      const auto [it, fresh] = loaded_by.emplace(into, t.source.display());
+      if (!fresh) {
+        err << "tidemark discover: " << it->second << " and " << t.source.display() << " would both load into "
+            << into << "; run discover once per schema, each with a --target-schema of its own\n";
+        return kExitUsage;
+      }
+    }
+  }
+  return kExitOk;
+}
+
+// Writes each file into --write's folder, each through a partial file
+// renamed into place, and says what each holds on `out`. Nothing is
+// written unless every file may be (one there already needs --force).
+int write_files(const std::vector<SchemaFile>& files, const DiscoverOptions& command_line, std::ostream& out,
+                std::ostream& err) {
+  namespace fs = std::filesystem;
+  const fs::path dir(command_line.write_dir);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    err << "tidemark discover: --write " << command_line.write_dir << " is not a folder\n";
+    return kExitUsage;
+  }
+  // Nothing is written unless every file may be.
+  if (!command_line.force) {
+    for (const SchemaFile& f : files) {
+      if (fs::exists(dir / f.name, ec)) {
+        err << "tidemark discover: " << (dir / f.name).string()
+            << " exists; nothing was written (add --force to replace it)\n";
+        return kExitUsage;
+      }
+    }
+  }
+  for (const SchemaFile& f : files) {
+    const fs::path path = dir / f.name;
+    const fs::path partial = dir / ("." + f.name + ".partial");
+    {
+      std::ofstream file(partial, std::ios::trunc);
+      file << f.text;
+      file.close();
+      if (!file) {
+        err << "tidemark discover: cannot write " << partial.string() << '\n';
+        return kExitFailure;
+      }
+    }
+    fs::rename(partial, path, ec);
+    if (ec) {
+      err << "tidemark discover: cannot write " << path.string() << ": " << ec.message() << '\n';
+      return kExitFailure;
+    }
+    fmt::print(out, "wrote {}: {} incremental, {}{} snapshot, {} left out\n", path.string(), f.counts.incremental,
+               appended(f.counts), f.counts.snapshot, f.counts.left_out);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, std::ostream& out, std::ostream& err) {
@@ -80,31 +156,8 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
     files.push_back(SchemaFile{request.pipeline + ".yaml", schema, render_pipeline(request, tables), counts});
   }
 
-  // Two schemas whose file names fold alike, or (with --target-schema) two
-  // tables loading one target table, would overwrite each other.
-  std::map<std::string, std::string> file_of;
-  for (const SchemaFile& f : files) {
-    if (!file_of.emplace(f.name, f.pipeline_schema).second) {
-      err << "tidemark discover: schemas " << display_identifier(file_of[f.name]) << " and "
-          << display_identifier(f.pipeline_schema) << " both make pipeline " << f.name
-          << "; run discover once per schema (--schema)\n";
-      return kExitUsage;
-    }
-  }
-  std::map<std::string, std::string> loaded_by;
-  for (const auto& [schema, tables] : by_schema) {
-    for (const DiscoveredTable& t : tables) {
-      if (t.mode == DiscoveredMode::LeftOut) continue;
-      const std::string into =
-          QualifiedName(command_line.target_schema.empty() ? schema : command_line.target_schema, t.source.name())
-              .display();
-      const auto [it, fresh] = loaded_by.emplace(into, t.source.display());
-      if (!fresh) {
-        err << "tidemark discover: " << it->second << " and " << t.source.display() << " would both load into "
-            << into << "; run discover once per schema, each with a --target-schema of its own\n";
-        return kExitUsage;
-      }
-    }
+  if (const int refused = refuse_clashes(files, by_schema, command_line.target_schema, err); refused != kExitOk) {
+    return refused;
   }
 
   const std::string summary = fmt::format(
@@ -121,43 +174,7 @@ int run_discover(const ConfigPtr& config, const DiscoverOptions& command_line, s
     err << summary;
     return kExitOk;
   }
-  namespace fs = std::filesystem;
-  const fs::path dir(command_line.write_dir);
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
-    err << "tidemark discover: --write " << command_line.write_dir << " is not a folder\n";
-    return kExitUsage;
-  }
-  // Nothing is written unless every file may be.
-  if (!command_line.force) {
-    for (const SchemaFile& f : files) {
-      if (fs::exists(dir / f.name, ec)) {
-        err << "tidemark discover: " << (dir / f.name).string()
-            << " exists; nothing was written (add --force to replace it)\n";
-        return kExitUsage;
-      }
-    }
-  }
-  for (const SchemaFile& f : files) {
-    const fs::path path = dir / f.name;
-    const fs::path partial = dir / ("." + f.name + ".partial");
-    {
-      std::ofstream file(partial, std::ios::trunc);
-      file << f.text;
-      file.close();
-      if (!file) {
-        err << "tidemark discover: cannot write " << partial.string() << '\n';
-        return kExitFailure;
-      }
-    }
-    fs::rename(partial, path, ec);
-    if (ec) {
-      err << "tidemark discover: cannot write " << path.string() << ": " << ec.message() << '\n';
-      return kExitFailure;
-    }
-    fmt::print(out, "wrote {}: {} incremental, {}{} snapshot, {} left out\n", path.string(), f.counts.incremental,
-               appended(f.counts), f.counts.snapshot, f.counts.left_out);
-  }
+  if (const int written = write_files(files, command_line, out, err); written != kExitOk) return written;
   out << summary;
   return kExitOk;
 }

@@ -59,6 +59,58 @@ std::string status_line(const Config& config) {
   return std::to_string(config.pipelines.size()) + " pipelines, " + std::to_string(tables) + " tables";
 }
 
+// The metrics endpoint opened on metrics.listen, guarded as
+// metrics.web_config says: how it is reached ("http" or "https") and what
+// guards it, or the exit code when it cannot open (said in the log).
+struct EndpointOpened {
+  int exit_code = kExitOk;
+  std::string scheme;
+  std::string guarded;
+};
+EndpointOpened open_endpoint(HttpEndpoint& http, const MetricsConfig& metrics) {
+  auto security = make_endpoint_security(metrics);
+  if (!security) {
+    spdlog::critical("{}", security.error());
+    return {kExitUsage, {}, {}};
+  }
+  EndpointOpened opened{kExitOk, security->tls ? "https" : "http", security->describe()};
+  try {
+    http.listen(metrics, std::move(security).value());
+  } catch (const std::exception& e) {
+    spdlog::critical("{}", e.what());
+    opened.exit_code = kExitFailure;
+  }
+  return opened;
+}
+
+// The daemon file read again on SIGHUP, with the web configuration it
+// names (a renewed certificate or a changed password applies to the
+// connections accepted from now on, `http` secured with it here). Nothing,
+// with the errors logged, when either is invalid: the one in use stays.
+ConfigPtr read_reload(const std::string& path, HttpEndpoint& http) {
+  auto loaded = load_config(path);
+  std::optional<Result<EndpointSecurity>> security;
+  if (loaded.value) security = make_endpoint_security(loaded.value->daemon.metrics);
+  if (!loaded.value || !*security) {
+    for (const ConfigError& e : loaded.errors) spdlog::error("reload: {}", e.to_string());
+    if (security && !*security) spdlog::error("reload: {}", security->error());
+    spdlog::error("reload: the configuration is invalid; keeping the one in use");
+    return nullptr;
+  }
+  http.secure(std::move(*security).value());
+  return std::make_shared<const Config>(std::move(*loaded.value));
+}
+
+// The settings read once, at start: said when a reload changes one.
+void warn_of_settings_kept(const Config& before, const Config& after) {
+  if (after.daemon.max_concurrent_runs != before.daemon.max_concurrent_runs ||
+      after.daemon.metrics.listen != before.daemon.metrics.listen ||
+      after.daemon.log.level != before.daemon.log.level || after.daemon.log.format != before.daemon.log.format ||
+      after.daemon.fleet.lease != before.daemon.fleet.lease) {
+    spdlog::warn("reload: max_concurrent_runs, metrics.listen, log and fleet.lease take effect at the next start");
+  }
+}
+
 }  // namespace
 
 int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::ostream&, std::ostream&) {
@@ -72,23 +124,12 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
   MetricsRegistry metrics;
   HealthState health;
   HttpEndpoint http(metrics, health);
-  auto security = make_endpoint_security(config->daemon.metrics);
-  if (!security) {
-    spdlog::critical("{}", security.error());
-    return kExitUsage;
-  }
-  const std::string scheme = security->tls ? "https" : "http";
-  const std::string guarded = security->describe();
-  try {
-    http.listen(config->daemon.metrics, std::move(security).value());
-  } catch (const std::exception& e) {
-    spdlog::critical("{}", e.what());
-    return kExitFailure;
-  }
+  const EndpointOpened endpoint = open_endpoint(http, config->daemon.metrics);
+  if (endpoint.exit_code != kExitOk) return endpoint.exit_code;
   metrics.set_config(*config);
   health.config_loaded(config->daemon.state);
   spdlog::info("tidemark {} serving {} (metrics on {}://{}/metrics, /healthz, /readyz; {})", kVersion,
-               status_line(*config), scheme, config->daemon.metrics.listen, guarded);
+               status_line(*config), endpoint.scheme, config->daemon.metrics.listen, endpoint.guarded);
 
   boost::asio::io_context loop;
   SystemdNotifier systemd(loop);
@@ -130,26 +171,10 @@ int run_serve(const ConfigPtr& initial, const ServeOptions& command_line, std::o
     if (ec) return;
     if (signal == SIGHUP && !stopping) {
       systemd.reloading();
-      auto loaded = load_config(command_line.config_path);
-      // The web configuration is read again too: a renewed certificate or
-      // a changed password applies to the connections accepted from now on.
-      std::optional<Result<EndpointSecurity>> next_security;
-      if (loaded.value) next_security = make_endpoint_security(loaded.value->daemon.metrics);
-      if (!loaded.value || !*next_security) {
-        for (const ConfigError& e : loaded.errors) spdlog::error("reload: {}", e.to_string());
-        if (next_security && !*next_security) spdlog::error("reload: {}", next_security->error());
-        spdlog::error("reload: the configuration is invalid; keeping the one in use");
+      if (ConfigPtr next = read_reload(command_line.config_path, http); !next) {
         metrics.reload_succeeded(false);
       } else {
-        http.secure(std::move(*next_security).value());
-        auto next = std::make_shared<const Config>(std::move(*loaded.value));
-        if (next->daemon.max_concurrent_runs != config->daemon.max_concurrent_runs ||
-            next->daemon.metrics.listen != config->daemon.metrics.listen || next->daemon.log.level != config->daemon.log.level ||
-            next->daemon.log.format != config->daemon.log.format ||
-            next->daemon.fleet.lease != config->daemon.fleet.lease) {
-          spdlog::warn(
-              "reload: max_concurrent_runs, metrics.listen, log and fleet.lease take effect at the next start");
-        }
+        warn_of_settings_kept(*config, *next);
         config = next;
         health.config_loaded(config->daemon.state);
         scheduler.reload(config);
