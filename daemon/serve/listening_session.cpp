@@ -34,7 +34,9 @@ void ListeningSession::loop() {
       // A notification lost while the session is opened again only delays
       // what the client does until it reads anyway.
       while (!stopping_ && config() == listening) {
-        client_.heard(*session, session->wait_for_notifications(timing_.slice));
+        const std::vector<std::string> payloads = session->wait_for_notifications(timing_.slice);
+        if (stopping_) break;  // nothing more is told once a stop was asked
+        client_.heard(*session, payloads);
       }
     } catch (const std::exception& e) {
       client_.failed(e, !failing);

@@ -42,8 +42,8 @@ PauseWatch::PauseWatch(OnPauses on_pauses)
     : on_pauses_(std::move(on_pauses)), session_(std::string(kPausesChannel), {kWaitSlice, kRetryAfter}, *this) {}
 
 void PauseWatch::opened(PgConnection& session, bool after_failure) {
-  if (after_failure) spdlog::info("pauses: reading them again");
   read(session);
+  if (after_failure) spdlog::info("pauses: reading them again");
 }
 
 void PauseWatch::heard(PgConnection& session, const std::vector<std::string>& payloads) {

@@ -35,7 +35,10 @@ replayed() { [ "$(standby -d "$replica_db" -c 'select id from replayed' 2>/dev/n
 check "a table created on the primary becomes visible on the standby" eventually 15 replayed
 refuses_writes() { ! standby -d "$replica_db" -c 'insert into replayed values (1)' 2>/dev/null; }
 check "the standby refuses writes" refuses_writes
-no_test_databases() { ! standby -d "${db}_source" -c 'select 1' >/dev/null 2>&1; }
+no_test_databases() {
+  local said
+  ! said=$(standby -d "${db}_source" -c 'select 1' 2>&1) && grep -q "database \"${db}_source\" does not exist" <<<"$said"
+}
 check "the standby does not replay the test server's databases" no_test_databases
 standby_primary -q -d postgres -c "drop database $replica_db with (force)"
 

@@ -146,6 +146,33 @@ TEST_CASE("regression: a compare-and-set beaten while it waited named the value 
   store.unlock(RunLock{key, std::nullopt});
 }
 
+namespace {
+
+// The ports of pipeline p's table `table_name` over an env's databases, as
+// a run has them, for the checks of the COPY format.
+struct CopyFormatPorts {
+  CopyFormatPorts(PgTestEnv& env, const std::string& yaml, const std::string& table_name)
+      : config(env.config(yaml)),
+        pipeline(*config->find_pipeline("p")),
+        table(*pipeline.find_table(table_name)),
+        connections(open(*config, pipeline)),
+        ports(*connections, cancel) {}
+  static std::unique_ptr<PipelineConnections> open(const Config& config, const PipelineConfig& pipeline) {
+    auto connections = std::make_unique<PipelineConnections>();
+    connections->open_state(config);
+    connections->open_data(config, pipeline);
+    return connections;
+  }
+  std::shared_ptr<const Config> config;
+  const PipelineConfig& pipeline;
+  const TableConfig& table;
+  CancelToken cancel;
+  std::unique_ptr<PipelineConnections> connections;
+  PgRunPorts ports;
+};
+
+}  // namespace
+
 TEST_CASE("the target's check chooses binary COPY only for the same built-in types on both sides") {
   struct Row {
     const char* source_ddl;
@@ -177,21 +204,50 @@ TEST_CASE("the target's check chooses binary COPY only for the same built-in typ
                        "  - { name: t, source_table: t, target_table: t, key: [id], cursor: at";
     if (*row.columns) yaml += std::string(", columns: ") + row.columns;
     yaml += " }\n";
-    const auto config = env.config(yaml);
-    const PipelineConfig& pipeline = *config->find_pipeline("p");
-    const TableConfig& table = *pipeline.find_table("t");
-    CancelToken cancel;
-    PipelineConnections connections;
-    connections.open_state(*config);
-    connections.open_data(*config, pipeline);
-    PgRunPorts ports(connections, cancel);
-    const auto inspected = ports.source.inspect(table);
+    CopyFormatPorts f(env, yaml, "t");
+    const auto inspected = f.ports.source.inspect(f.table);
     REQUIRE(inspected.ok());
-    const auto checked = ports.target.check(table);
+    const auto checked = f.ports.target.check(f.table);
     INFO(row.source_ddl, " -> ", row.target_ddl);
     REQUIRE(checked.ok());
-    CHECK(ports.target.copy_format(*inspected) == row.expected);
+    CHECK(f.ports.target.copy_format(*inspected) == row.expected);
   }
+}
+
+TEST_CASE("regression: the chunks after the one that made a create_target table copied as text") {
+  // The unit that makes the table reads its types; once it commits, the
+  // run's later units (its next chunks) copy in binary too. A unit rolled
+  // back leaves nothing: its table is gone with it.
+  PgTestEnv env;
+  env.source().exec(
+      "create table public.orders (id bigint primary key, amount numeric(12,2), at timestamptz not null); "
+      "insert into public.orders values (1, 1.50, now() - interval '1 hour')");
+  CopyFormatPorts f(env,
+                    "pipeline: p\nsource: source\ntarget: target\nschedule: \"@hourly\"\ncreate_target: true\n"
+                    "tables:\n  - { name: orders, source_table: public.orders, target_table: wh.orders, key: [id], "
+                    "cursor: at }\n",
+                    "orders");
+  PgRunPorts& ports = f.ports;
+  const TableConfig& table = f.table;
+  const auto inspected = ports.source.inspect(table);
+  REQUIRE(inspected.ok());
+  const auto checked = ports.target.check(table);
+  REQUIRE(checked.ok());
+  REQUIRE_FALSE(checked->exists);
+  CHECK(ports.target.copy_format(*inspected) == CopyFormat::Text);  // no target types to go by yet
+  const RunLock lock{TableKey{"p", "orders"}, std::nullopt};
+  {
+    const auto rolled_back = ports.target.begin(lock);
+    REQUIRE(rolled_back->create_table(table, *inspected).ok());
+  }
+  CHECK(ports.target.copy_format(*inspected) == CopyFormat::Text);
+  {
+    const auto unit = ports.target.begin(lock);
+    REQUIRE(unit->create_table(table, *inspected).ok());
+    CHECK(ports.target.copy_format(*inspected) == CopyFormat::Text);  // not committed yet
+    REQUIRE(unit->commit().ok());
+  }
+  CHECK(ports.target.copy_format(*inspected) == CopyFormat::Binary);
 }
 
 }  // namespace tidemark

@@ -53,7 +53,8 @@ Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
 
 std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
   if (steps_ == nullptr) std::abort();  // a target for checks only
-  return std::make_unique<PgUnitOfWork>(target_, source_, *steps_, lock, cancel_, fault_hook_, copy_types_);
+  return std::make_unique<PgUnitOfWork>(target_, source_, *steps_, lock, cancel_, fault_hook_, copy_types_,
+                                        &copy_types_);
 }
 
 Result<bool> PgTarget::holds_rows(const TableConfig& table) {

@@ -62,7 +62,7 @@ class PgTarget final : public Target {
   CatalogCache* catalog_;
   std::optional<RelationVersions> versions_;  // read_versions()'s
   std::function<void(ChunkStep)> fault_hook_;
-  TargetCopyTypes copy_types_;  // from the last check()
+  TargetCopyTypes copy_types_;  // from the last check(), or from the unit that made the table since
   // What a partition check reads once for a target table (its quoted
   // name): the partition column's type and the statements, the same for
   // each partition of a run.

@@ -125,6 +125,7 @@ Status PgUnitOfWork::create_table(const TableConfig& table, const SourceTable& s
     const auto read_copy_types = [&] {
       copy_types_ = TargetCopyTypes{read_target_table(target_, table.target_table).columns,
                                     target_.server_major_version() == source_.connection().server_major_version()};
+      made_table_ = true;
     };
     if (made) {
       read_copy_types();
@@ -471,6 +472,7 @@ Status PgUnitOfWork::commit() {
     if (target_open_) {
       target_open_ = false;
       target_.exec("COMMIT");
+      if (made_table_ && made_types_ != nullptr) *made_types_ = copy_types_;
     }
     if (state_open_) {
       state_open_ = false;

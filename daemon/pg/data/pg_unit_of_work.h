@@ -27,16 +27,20 @@ enum class ChunkStep { BeforeTargetWrite, AfterTargetWrite, AfterCommit };
 class PgUnitOfWork final : public UnitOfWork {
  public:
   // `copy_types` are the target's, as its check found them: a chunk's
-  // COPY from source to target is binary when they allow it.
+  // COPY from source to target is binary when they allow it. The types of
+  // a table this unit makes (create_table) go to `made_types` once it
+  // commits, for the run's later units.
   PgUnitOfWork(PgConnection& target, PgSource& source, StepRecorder& state, RunLock lock, const CancelToken& cancel,
-               std::function<void(ChunkStep)> fault_hook, TargetCopyTypes copy_types = {})
+               std::function<void(ChunkStep)> fault_hook, TargetCopyTypes copy_types = {},
+               TargetCopyTypes* made_types = nullptr)
       : target_(target),
         source_(source),
         state_(state),
         lock_(std::move(lock)),
         cancel_(cancel),
         fault_hook_(std::move(fault_hook)),
-        copy_types_(std::move(copy_types)) {}
+        copy_types_(std::move(copy_types)),
+        made_types_(made_types) {}
   ~PgUnitOfWork() override;
   PgUnitOfWork(const PgUnitOfWork&) = delete;
   PgUnitOfWork& operator=(const PgUnitOfWork&) = delete;
@@ -84,6 +88,8 @@ class PgUnitOfWork final : public UnitOfWork {
   const CancelToken& cancel_;
   std::function<void(ChunkStep)> fault_hook_;
   TargetCopyTypes copy_types_;
+  TargetCopyTypes* made_types_;
+  bool made_table_ = false;   // create_table made or found the table: copy_types_ are its
   bool target_open_ = false;  // a target transaction is open
   bool state_open_ = false;   // a transaction of a separate state database is open
   bool written_ = false;      // the unit's write ran

@@ -112,12 +112,18 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
   std::optional<PgError> failure;
   bool source_done = false;
   Metered metered(source_.meter_);
+  // Never more than kFlushBytes: a row that would pass it sends the rows
+  // before it first, and a row as large goes on by itself, as it came.
   std::string pending;
-  pending.reserve(kFlushBytes + 1024);
-  const auto send_pending = [&] {
-    const bool put = pending.empty() || PQputCopyData(to, pending.data(), static_cast<int>(pending.size())) == 1;
-    pending.clear();
+  pending.reserve(kFlushBytes);
+  const auto send = [&](const char* bytes, std::size_t size) {
+    const bool put = size == 0 || PQputCopyData(to, bytes, static_cast<int>(size)) == 1;
     if (!put) failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
+    return put;
+  };
+  const auto send_pending = [&] {
+    const bool put = send(pending.data(), pending.size());
+    pending.clear();
     return put;
   };
   for (;;) {
@@ -140,10 +146,16 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
           throw;
         }
       }
-      pending.append(data, static_cast<std::size_t>(n));
-      PQfreemem(data);
+      const auto size = static_cast<std::size_t>(n);
       metered.add(n);
-      if (pending.size() >= kFlushBytes && !send_pending()) break;
+      bool fine = pending.size() + size <= kFlushBytes || send_pending();
+      if (fine && size >= kFlushBytes) {
+        fine = send(data, size);
+      } else if (fine) {
+        pending.append(data, size);
+      }
+      PQfreemem(data);
+      if (!fine) break;
       continue;
     }
     source_done = true;
