@@ -52,7 +52,9 @@ class ListeningSession {
   // Starts the thread at the first call; a reload's configuration takes
   // the place of the one before.
   void set_config(std::shared_ptr<const Config> config);
-  // Ends the thread; idempotent. The client must outlive this call.
+  // Ends the thread; idempotent. The client must outlive this call: a
+  // client that owns its session calls it first in its own destructor,
+  // while its overrides can still be called.
   void stop();
 
  private:

@@ -194,7 +194,7 @@ start_standby() {
   export TIDEMARK_STANDBY_PORT=${TIDEMARK_STANDBY_PORT:-$((PGPORT + 1))}
   export TIDEMARK_STANDBY_PRIMARY_PORT=${TIDEMARK_STANDBY_PRIMARY_PORT:-$((PGPORT + 4))}
   log "starting a hot standby and its primary in $TIDEMARK_STANDBY_DIR"
-  local settings="-k $TIDEMARK_STANDBY_DIR -c listen_addresses='' -c fsync=off -c max_connections=50"
+  local settings="-k $TIDEMARK_STANDBY_DIR -c listen_addresses='' -c fsync=off -c max_connections=100"
   as_pg_owner "$bin/initdb" -D "$TIDEMARK_STANDBY_DIR/primary" -U postgres --auth=trust --no-sync -E UTF8 \
     --locale=C >"$TIDEMARK_STANDBY_DIR/initdb.log" 2>&1 || { cat "$TIDEMARK_STANDBY_DIR/initdb.log" >&2; return 1; }
   as_pg_owner "$bin/pg_ctl" -D "$TIDEMARK_STANDBY_DIR/primary" -l "$TIDEMARK_STANDBY_DIR/primary.log" -w -t 60 start \
