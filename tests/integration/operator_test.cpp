@@ -59,6 +59,14 @@ struct OperatorDesk : testing::CommandRunner {
     config_path = env.write_config_files(kOperatorPipeline);
   }
 
+  // `tidemark run shop`, of one table when `table` is given: its exit code.
+  int run_shop(const std::string& table = "") {
+    RunOptions options;
+    options.pipeline = "shop";
+    options.table = table;
+    return run(run_run, options);
+  }
+
   // `status` with these options, as JSON: the tables shown, by name.
   std::vector<std::string> shown(StatusOptions options) {
     options.json = true;
@@ -126,10 +134,7 @@ TEST_CASE("pause and resume are stored and audited; a table's resume under its p
 
 TEST_CASE("a resume without --catch-up is the last start a restart catches up from; one with it is not") {
   OperatorDesk d;
-  RunOptions run;
-  run.pipeline = "shop";
-  run.table = "events";
-  REQUIRE(d.run(run_run, run) == 0);
+  REQUIRE(d.run_shop("events") == 0);
   const std::vector<TableKey> tables{{"shop", "events"}, {"shop", "orders"}};
   const auto starts = [&] {
     auto read = StateReader(d.env.state()).last_run_starts(tables);
@@ -157,10 +162,7 @@ TEST_CASE("a resume without --catch-up is the last start a restart catches up fr
 TEST_CASE("a run by hand of a paused table runs, and says the table is paused") {
   OperatorDesk d;
   REQUIRE(d.run(run_pause, pause_of_table("events", "replaying events")) == 0);
-  RunOptions run;
-  run.pipeline = "shop";
-  run.table = "events";
-  REQUIRE(d.run(run_run, run) == 0);
+  REQUIRE(d.run_shop("events") == 0);
   CHECK(d.err.str().find("shop.events is paused since") != std::string::npos);
   CHECK(d.err.str().find("replaying events") != std::string::npos);
   CHECK(PgTestEnv::rows(d.env.state(), "select value from tidemark.watermarks where table_name = 'events'") ==
@@ -169,9 +171,7 @@ TEST_CASE("a run by hand of a paused table runs, and says the table is paused") 
 
 TEST_CASE("status filters by pipeline, table glob, stale, failing, paused and waiting, and sums the tables up") {
   OperatorDesk d;
-  RunOptions run;
-  run.pipeline = "shop";
-  REQUIRE(d.run(run_run, run) == 1);  // broken's target is missing
+  REQUIRE(d.run_shop() == 1);  // broken's target is missing
   REQUIRE(d.run(run_pause, pause_of_table("events", "replaying events")) == 0);
   // orders is stale (its watermark set back to January), and an input
   // held its last run back.
@@ -230,9 +230,7 @@ TEST_CASE("status filters by pipeline, table glob, stale, failing, paused and wa
 
 TEST_CASE("history narrows to a table glob and a status") {
   OperatorDesk d;
-  RunOptions run;
-  run.pipeline = "shop";
-  REQUIRE(d.run(run_run, run) == 1);
+  REQUIRE(d.run_shop() == 1);
   HistoryOptions h;
   h.json = true;
   h.status = "failed";
@@ -271,10 +269,7 @@ TEST_CASE("a job's meter counts the rows and bytes its copy streamed, text and b
 
 TEST_CASE("status shows a running run's rows so far and its start, once its progress is recorded") {
   OperatorDesk d;
-  RunOptions run;
-  run.pipeline = "shop";
-  run.table = "events";
-  REQUIRE(d.run(run_run, run) == 0);
+  REQUIRE(d.run_shop("events") == 0);
   // A run in flight: its row says running; its progress is recorded from
   // outside its transaction.
   d.env.state().exec(
