@@ -20,11 +20,8 @@ namespace tidemark {
 // transaction: JIT would compile them for longer than they run, and a
 // parallel plan of the rows of chosen blocks scans the whole table once
 // for every block instead of reading each block's range of the index.
-// The merge leaves one side's stream unread while it reads the other: the
-// server must not take a window closed that long for a vanished client
-// (the user timeout every session sets counts a closed window).
 inline constexpr const char* kRowDiffPlanSettings =
-    "SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL tcp_user_timeout = 0";
+    "SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0";
 
 // How key column `column` is ordered and sent: an integer of either side's
 // integer types as a bigint, in its own order (which its index gives); a

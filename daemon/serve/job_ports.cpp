@@ -77,6 +77,7 @@ std::pair<KeySide&, KeySide&> JobPorts::key_sides(const TableConfig& table) {
   source_keys_.emplace(*connections_.source, table, PgKeySide::Role::Source, hash_record);
   target_keys_.emplace(connections_.target(), table, PgKeySide::Role::Target, hash_record,
                        reconcile_mark_column(table));
+  keys_together_.emplace(std::initializer_list<PgConnection*>{connections_.source.get(), &connections_.target()});
   return {*source_keys_, *target_keys_};
 }
 

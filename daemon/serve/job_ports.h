@@ -19,6 +19,7 @@
 #include "daemon/pg/data/pipeline_connections.h"
 #include "daemon/pg/data/shared_reads.h"
 #include "daemon/pg/libpq/connection_pool.h"
+#include "daemon/pg/libpq/read_together.h"
 #include "daemon/serve/unreachable_database.h"
 
 namespace tidemark {
@@ -75,6 +76,8 @@ class JobPorts {
   std::optional<UnreachableDatabase> missing_;  // likewise
   std::optional<PgKeySide> source_keys_;
   std::optional<PgKeySide> target_keys_;
+  // The key sides' answers, read as they come (read_together.h).
+  std::optional<ReadTogether> keys_together_;
   PgConnection* metered_ = nullptr;  // the source session counting into a meter
 };
 

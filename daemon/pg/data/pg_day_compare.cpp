@@ -12,6 +12,7 @@ PgDayCompare::PgDayCompare(PgSource& source, PgTarget& target, const TableConfig
                            const SourceTable& source_table, const CancelToken& cancel)
     : source_(source.connection()),
       target_(target.connection()),
+      together_{&source_, &target_},
       table_(table),
       source_table_(source_table),
       cancel_(cancel),

@@ -21,6 +21,7 @@
 #include "core/sql/row_hash_statements.h"
 #include "daemon/pg/data/pg_source.h"
 #include "daemon/pg/data/pg_target.h"
+#include "daemon/pg/libpq/read_together.h"
 
 namespace tidemark {
 
@@ -76,6 +77,8 @@ class PgDayCompare {
 
   PgConnection& source_;
   PgConnection& target_;
+  // The diffs' two streams, read as they come (read_together.h).
+  ReadTogether together_;
   const TableConfig& table_;
   const SourceTable& source_table_;
   const CancelToken& cancel_;

@@ -7,12 +7,9 @@ namespace tidemark {
 
 void normalise_key_text_session(PgConnection& connection) {
   // The rest of what text depends on is pinned on every session
-  // (kPinnedSessionSettings); the time zone is each side's own. Both
-  // sides' bucket sums are sent at once and the source's read first: the
-  // target's answer may wait unread for as long as the source counts, which
-  // the server must not take for a vanished client (tcp_user_timeout counts
-  // a closed window). The pool's reset sets both back.
-  connection.exec("set timezone to 'UTC'; set tcp_user_timeout = 0");
+  // (kPinnedSessionSettings); the time zone is each side's own. The
+  // pool's reset sets it back.
+  connection.exec("set timezone to 'UTC'");
   connection.mark_session_changed();
 }
 

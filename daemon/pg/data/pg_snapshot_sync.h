@@ -21,6 +21,7 @@
 #include "core/sql/load_statements.h"
 #include "core/sql/row_fingerprint.h"
 #include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/libpq/read_together.h"
 
 namespace tidemark {
 
@@ -28,7 +29,7 @@ class PgSnapshotSync {
  public:
   PgSnapshotSync(PgConnection& source, PgConnection& target, const TargetCopyTypes& copy_types,
                  const CancelToken& cancel)
-      : source_(source), target_(target), copy_types_(copy_types), cancel_(cancel) {}
+      : source_(source), target_(target), together_{&source_, &target_}, copy_types_(copy_types), cancel_(cancel) {}
 
   // Requires the target's transaction open and its table not empty.
   // Nothing when the source table cannot be locked by this role (LOCK
@@ -61,6 +62,8 @@ class PgSnapshotSync {
 
   PgConnection& source_;
   PgConnection& target_;
+  // The diffs' two streams, read as they come (read_together.h).
+  ReadTogether together_;
   const TargetCopyTypes& copy_types_;
   const CancelToken& cancel_;
 };

@@ -13,6 +13,8 @@
 
 #include "core/config/dsn_mask.h"
 #include "core/run/cancel_token.h"
+#include "daemon/pg/libpq/pg_copy_reader.h"
+#include "daemon/pg/libpq/read_together.h"
 
 namespace tidemark {
 
@@ -281,7 +283,7 @@ PgResult PgConnection::finish(const CancelToken* cancel) {
   if (sent_.empty()) std::abort();  // finish() collects what send() sent
   const std::string sql = std::move(sent_);
   sent_.clear();
-  const bool cancelled = cancel != nullptr && await_result(*cancel);
+  const bool cancelled = await_result(cancel);
   PGresult* first = PQgetResult(conn_);
   // One statement, one result: read on to the end either way.
   std::optional<PgError> rest = drain_results(label_ + ": " + first_line(sql));
@@ -303,21 +305,58 @@ PgResult PgConnection::exec(const std::string& sql, const CancelToken& cancel) {
   return finish(&cancel);
 }
 
-bool PgConnection::await_result(const CancelToken& cancel) {
+bool PgConnection::await_result(const CancelToken* cancel) {
   bool requested = false;
   for (;;) {
     if (!PQconsumeInput(conn_)) return requested;  // the connection broke: PQgetResult says how
     if (!PQisBusy(conn_)) return requested;
-    if (!requested && cancel.cancelled()) {
+    if (!requested && cancel != nullptr && cancel->cancelled()) {
       request_cancel();
       requested = true;
     }
-    // A signal sets the token without waking this poll: look again within
+    // A signal sets the token without waking the wait: look again within
     // a tenth of a second.
-    pollfd socket{PQsocket(conn_), POLLIN, 0};
-    if (::poll(&socket, 1, 100) < 0 && errno != EINTR) return requested;
+    wait_readable(std::chrono::milliseconds(100));
   }
 }
+
+void PgConnection::wait_readable(std::chrono::milliseconds timeout) {
+  if (together_ != nullptr) {
+    try {
+      together_->wait(*this, timeout);
+    } catch (...) {
+      needs_reset_ = true;  // its answer is left unread
+      throw;
+    }
+    return;
+  }
+  pollfd socket{PQsocket(conn_), POLLIN, 0};
+  ::poll(&socket, 1, static_cast<int>(timeout.count()));  // an error shows in the read that follows
+}
+
+void PgConnection::read_arrived() {
+  // Until the socket is empty: a receiver tells the sender its window
+  // opened only once a good part of its buffer is free, and one read
+  // takes in as little as libpq's buffer holds. Bounded in time, as the
+  // server keeps sending while this end reads.
+  const auto started = std::chrono::steady_clock::now();
+  last_read_ = started;
+  do {
+    if (reader_ != nullptr) {
+      if (!reader_->take_arrived()) return;
+    } else if (!PQconsumeInput(conn_) || !PQisBusy(conn_)) {
+      return;  // the result is in, or the connection broke: its own read says which
+    }
+    pollfd socket{PQsocket(conn_), POLLIN, 0};
+    if (::poll(&socket, 1, 0) <= 0) return;
+  } while (std::chrono::steady_clock::now() - started < kLongestReadAhead);
+}
+
+constexpr std::chrono::milliseconds PgConnection::kLongestReadAhead;
+
+bool PgConnection::answering() const { return PQtransactionStatus(conn_) == PQTRANS_ACTIVE; }
+
+int PgConnection::socket() const { return PQsocket(conn_); }
 
 void PgConnection::reset(const std::string& then) {
   // What DISCARD ALL does, statement by statement: DISCARD ALL itself

@@ -23,6 +23,8 @@
 
 namespace tidemark {
 
+class PgCopyReader;
+class ReadTogether;
 class RunMeter;
 
 // A type's OID, as libpq's Oid (checked where libpq is included).
@@ -155,6 +157,8 @@ class PgConnection {
   // connection's libpq handle.
   friend class PgCopyReader;
   friend class PgCopyStream;
+  // Reads this session's answer ahead while another is waited on.
+  friend class ReadTogether;
 
   // What an error calls a statement: its first line that says something
   // (many statements' text opens with a line break), cut at 80 bytes.
@@ -168,8 +172,20 @@ class PgConnection {
   // after `context`, of the kind its SQLSTATE says.
   std::optional<PgError> drain_results(const std::string& context = {});
   // Waits until libpq holds the next result without blocking, asking the
-  // server to cancel the statement once `cancel` is; true when it was.
-  bool await_result(const CancelToken& cancel);
+  // server to cancel the statement once `cancel` (when given) is; true
+  // when it was.
+  bool await_result(const CancelToken* cancel);
+  // Blocks until the socket has something to read or `timeout` passes,
+  // reading meanwhile the sessions read together with this one.
+  void wait_readable(std::chrono::milliseconds timeout);
+  // Takes in what has arrived, without blocking: into the COPY reader
+  // under way, else into libpq's buffer. Throws PgError when the reader
+  // cannot keep it.
+  void read_arrived();
+  static constexpr std::chrono::milliseconds kLongestReadAhead{20};
+  // A statement is under way: the server may be sending its answer.
+  bool answering() const;
+  int socket() const;
   // Asks the server to cancel the statement in progress; best effort.
   void request_cancel();
   // Stops a COPY TO STDOUT midway: cancels the query and discards the rest.
@@ -182,6 +198,9 @@ class PgConnection {
   bool poisoned_ = false;
   bool needs_reset_ = false;
   RunMeter* meter_ = nullptr;
+  ReadTogether* together_ = nullptr;  // the group this session is read with, if any
+  PgCopyReader* reader_ = nullptr;    // the COPY out being read, if any
+  std::chrono::steady_clock::time_point last_read_{};  // by its group's reckoning
   // The server process runs this session itself (no pooler between):
   // statements prepared on it stay there.
   bool direct_ = false;

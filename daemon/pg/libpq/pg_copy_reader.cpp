@@ -2,19 +2,36 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
+#include <cstdlib>
+#include <system_error>
+
 #include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/libpq/read_together.h"
 
 namespace tidemark {
+namespace {
+
+// Messages handed out between looks at the sessions read together with
+// this one: a look costs a clock read.
+constexpr std::size_t kTendEvery = 256;
+
+}  // namespace
 
 PgCopyReader::PgCopyReader(PgConnection& connection, std::string copy_out)
-    : connection_(connection), copy_out_(std::move(copy_out)) {
-  if (!connection_.sent_.empty()) std::abort();  // a statement sent is finished first
+    : connection_(connection), copy_out_(std::move(copy_out)), queue_(kMemoryBound, spill_directory()) {
+  // A statement sent is finished first; one COPY at a time.
+  if (!connection_.sent_.empty() || connection_.reader_ != nullptr) std::abort();
   if (!PQsendQuery(connection_.conn_, copy_out_.c_str())) connection_.fail(copy_out_.substr(0, 80));
+  connection_.reader_ = this;
 }
 
 PgCopyReader::~PgCopyReader() {
   release();
-  if (!ended_) connection_.abandon_copy_out();
+  if (refused_ != nullptr) PQclear(refused_);
+  if (ended_) return;
+  connection_.reader_ = nullptr;
+  connection_.abandon_copy_out();
 }
 
 void PgCopyReader::release() {
@@ -22,8 +39,13 @@ void PgCopyReader::release() {
   data_ = nullptr;
 }
 
-void PgCopyReader::fail(PGresult* result) {
+void PgCopyReader::end() {
   ended_ = true;
+  connection_.reader_ = nullptr;
+}
+
+void PgCopyReader::fail(PGresult* result) {
+  end();
   const PgError error =
       PgError::from_libpq(connection_.label_ + ": " + copy_out_.substr(0, 80), result, connection_.conn_);
   PQclear(result);
@@ -32,29 +54,123 @@ void PgCopyReader::fail(PGresult* result) {
   throw error;
 }
 
-std::optional<std::string_view> PgCopyReader::next() {
-  release();
-  if (ended_) return std::nullopt;
+void PgCopyReader::fail_with(const std::string& what) {
+  end();
+  connection_.needs_reset_ = true;
+  throw PgError(ErrorKind::Transient, connection_.label_ + ": " + what);
+}
+
+bool PgCopyReader::take_arrived() {
+  if (ended_ || copy_done_ || broken_ || refused_ != nullptr || !spill_failure_.empty()) return false;
   pg_conn* conn = connection_.conn_;
+  if (!PQconsumeInput(conn)) {
+    broken_ = true;  // next() says so, in its own turn
+    return false;
+  }
   if (!started_) {
+    if (PQisBusy(conn)) return true;
     PGresult* started = PQgetResult(conn);
-    if (PQresultStatus(started) != PGRES_COPY_OUT) fail(started);
+    if (PQresultStatus(started) != PGRES_COPY_OUT) {
+      refused_ = started;  // next() fails with it, in its own turn
+      return false;
+    }
     PQclear(started);
     started_ = true;
   }
-  const int n = PQgetCopyData(conn, &data_, 0);
-  if (n > 0) return std::string_view(data_, static_cast<std::size_t>(n));
-  ended_ = true;
-  if (n == -2) {
-    connection_.needs_reset_ = true;
-    throw PgError(ErrorKind::Transient, connection_.label_ + ": reading COPY data: " + connection_error_text(conn));
+  for (;;) {
+    char* data = nullptr;
+    const int n = PQgetCopyData(conn, &data, 1);
+    if (n == 0) return true;
+    if (n < 0) {
+      (n == -1 ? copy_done_ : broken_) = true;
+      return false;
+    }
+    try {
+      queue_.push(std::string_view(data, static_cast<std::size_t>(n)));
+    } catch (const std::system_error& e) {
+      PQfreemem(data);
+      spill_failure_ = e.what();
+      connection_.needs_reset_ = true;
+      throw PgError(ErrorKind::Transient, connection_.label_ + ": " + spill_failure_);
+    }
+    PQfreemem(data);
+    read_ahead_bytes_ += static_cast<std::uint64_t>(n);
   }
-  // The COPY's own result: an error the server hit midway comes here.
-  PGresult* finished = PQgetResult(conn);
-  if (PQresultStatus(finished) != PGRES_COMMAND_OK) fail(finished);
-  PQclear(finished);
-  connection_.drain_results();
-  return std::nullopt;
+}
+
+void PgCopyReader::wait() {
+  connection_.wait_readable(std::chrono::milliseconds(100));
+  // An asynchronous read of a broken connection finds nothing, again and
+  // again: only taking input says it broke.
+  if (!PQconsumeInput(connection_.conn_)) broken_ = true;
+}
+
+bool PgCopyReader::result_waits() {
+  // A broken connection's result is its error, and PQgetResult has it.
+  return !broken_ && PQconsumeInput(connection_.conn_) && PQisBusy(connection_.conn_);
+}
+
+void PgCopyReader::tend() {
+  if (++since_tended_ < kTendEvery || connection_.together_ == nullptr) return;
+  since_tended_ = 0;
+  connection_.together_->tend(connection_);
+}
+
+std::optional<std::string_view> PgCopyReader::next() {
+  release();
+  if (!queue_.empty()) {
+    tend();
+    try {
+      return queue_.pop();
+    } catch (const std::system_error& e) {
+      fail_with(e.what());
+    }
+  }
+  pg_conn* conn = connection_.conn_;
+  for (;;) {
+    if (ended_) return std::nullopt;
+    if (!spill_failure_.empty()) fail_with(spill_failure_);
+    if (refused_ != nullptr) {
+      PGresult* refused = refused_;
+      refused_ = nullptr;
+      fail(refused);
+    }
+    if (!started_) {
+      if (result_waits()) {
+        wait();
+        continue;
+      }
+      PGresult* started = PQgetResult(conn);
+      if (PQresultStatus(started) != PGRES_COPY_OUT) fail(started);
+      PQclear(started);
+      started_ = true;
+    }
+    if (broken_) fail_with("reading COPY data: " + connection_error_text(conn));
+    if (!copy_done_) {
+      const int n = PQgetCopyData(conn, &data_, 1);
+      if (n > 0) {
+        tend();
+        return std::string_view(data_, static_cast<std::size_t>(n));
+      }
+      if (n == 0) {
+        wait();
+        continue;
+      }
+      (n == -1 ? copy_done_ : broken_) = true;
+      continue;
+    }
+    // The COPY's own result: an error the server hit midway comes here.
+    if (result_waits()) {
+      wait();
+      continue;
+    }
+    PGresult* finished = PQgetResult(conn);
+    if (PQresultStatus(finished) != PGRES_COMMAND_OK) fail(finished);
+    end();
+    PQclear(finished);
+    connection_.drain_results();
+    return std::nullopt;
+  }
 }
 
 }  // namespace tidemark

@@ -1,0 +1,89 @@
+// Sessions read together: while the thread waits on one session's answer,
+// the other's COPY is taken in ahead, so its server is never left with a
+// full send buffer for long, and every row still comes out once, in order.
+// A session broken while it waits fails its reader instead of hanging it.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "daemon/pg/libpq/pg_copy_reader.h"
+#include "daemon/pg/libpq/read_together.h"
+#include "pg_test_env.h"
+
+namespace tidemark {
+namespace {
+
+using testing::PgTestEnv;
+
+// COPY's text row "g\t<200 x's>" for g = 1, 2, ...
+constexpr const char* kManyRows =
+    "COPY (SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g) TO STDOUT";
+
+void read_all_in_order(PgCopyReader& reader) {
+  int expected = 1;
+  while (const auto row = reader.next()) {
+    REQUIRE(row->substr(0, row->find('\t')) == std::to_string(expected));
+    ++expected;
+  }
+  CHECK(expected == 100001);
+}
+
+}  // namespace
+
+TEST_CASE("sessions read together: one's COPY is taken in while the other's is waited for, every row once, in order") {
+  PgTestEnv env;
+  ReadTogether together{&env.source(), &env.target()};
+  PgCopyReader slow(env.source(), "COPY (SELECT pg_sleep(3.5), 'done') TO STDOUT");
+  PgCopyReader many(env.target(), kManyRows);
+  const auto started = std::chrono::steady_clock::now();
+  const auto row = slow.next();
+  REQUIRE(row);
+  CHECK(row->find("done") != std::string_view::npos);
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::seconds(3));
+  // Taken in about once a second, a socket's buffer at a time.
+  CHECK(many.read_ahead_bytes() > 0);
+  CHECK_FALSE(slow.next());
+  read_all_in_order(many);
+  CHECK_FALSE(env.target().needs_reset());
+}
+
+TEST_CASE("sessions read together: a statement's whole answer is taken in while another is waited for") {
+  PgTestEnv env;
+  PgConnection watcher(env.dsn("source"), "watcher");
+  ReadTogether together{&env.source(), &env.target()};
+  const std::string pid = std::to_string(env.target().backend_pid());
+  env.source().send("SELECT pg_sleep(3)", {});
+  env.target().send("SELECT g, repeat('x', 200) FROM generate_series(1, 10000) g", {});  // 2 MB: no socket holds it
+  env.source().finish();
+  // The server sent all of it: it is done with the statement, not
+  // waiting to write.
+  CHECK(PgTestEnv::rows(watcher, "SELECT state FROM pg_stat_activity WHERE pid = " + pid) ==
+        std::vector<std::string>{"idle"});
+  CHECK(env.target().finish().rows() == 10000);
+}
+
+TEST_CASE("sessions read apart: nothing is taken in ahead") {
+  PgTestEnv env;
+  PgCopyReader slow(env.source(), "COPY (SELECT pg_sleep(1.5)) TO STDOUT");
+  PgCopyReader many(env.target(), kManyRows);
+  REQUIRE(slow.next());
+  CHECK(many.read_ahead_bytes() == 0);
+  CHECK_FALSE(slow.next());
+  read_all_in_order(many);
+}
+
+TEST_CASE("regression: a session ended by the server before its COPY was read left its reader waiting for good") {
+  PgTestEnv env;
+  ReadTogether together{&env.source(), &env.target()};
+  const std::string pid = std::to_string(env.target().backend_pid());
+  PgCopyReader ended(env.target(), "COPY (SELECT pg_sleep(30)) TO STDOUT");
+  PgTestEnv::rows(env.source(), "SELECT pg_terminate_backend(" + pid + ")");
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_THROWS_AS(ended.next(), PgError);
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10));
+  CHECK(env.target().needs_reset());
+}
+
+}  // namespace tidemark
