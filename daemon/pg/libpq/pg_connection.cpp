@@ -42,9 +42,10 @@ namespace {
 // - keepalives, for a session left idle or waiting for the client;
 // - tcp_user_timeout at the same bound, for a reply left unacknowledged
 //   (keepalives do not probe while data is in flight). It also ends a
-//   live client's session whose window stays closed that long: a source
-//   session and a diff's streams lift it (pg_source.cpp,
-//   kRowDiffPlanSettings);
+//   live client's session whose window stays closed that long: sessions
+//   read together (read_together.h) are read while another is waited
+//   on, and a query copied one result at a time lifts it for its
+//   transaction (PgCopyStream::copy_query);
 // - client_connection_check_interval (PostgreSQL 14 on, where the server's
 //   platform can tell a closed socket: `check_interval`), for a statement
 //   still running or waiting for a lock: it ends once the socket is dead.
@@ -165,8 +166,29 @@ PgResult PgConnection::check(PGresult* raw, const std::string& sql) {
   return result;
 }
 
+PGresult* PgConnection::awaited_results(bool sent, const std::string& sql) {
+  if (!sent) fail(first_line(sql));
+  PGresult* last = nullptr;
+  for (;;) {
+    await_result(nullptr);
+    PGresult* result = PQgetResult(conn_);
+    if (result == nullptr) return last;
+    PQclear(last);
+    last = result;
+    const ExecStatusType status = PQresultStatus(result);
+    // As PQexec: a COPY under way is its caller's, and nothing after a
+    // failed statement runs.
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT) return last;
+    if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+      drain_results();
+      return last;
+    }
+  }
+}
+
 PgResult PgConnection::exec(const std::string& sql) {
   if (!sent_.empty()) std::abort();  // a statement sent is finished first; libpq would swallow its result
+  if (together_ != nullptr) return check(awaited_results(PQsendQuery(conn_, sql.c_str()) == 1, sql), sql);
   return check(PQexec(conn_, sql.c_str()), sql);
 }
 
@@ -176,9 +198,13 @@ PgResult PgConnection::exec(const std::string& sql, const PgParams& params, cons
   if (!types.empty() && types.size() != params.size()) std::abort();  // a type for each parameter, or none
   if (!sent_.empty()) std::abort();  // a statement sent is finished first; libpq would swallow its result
   const std::vector<const char*> values = param_values(params);
-  return check(PQexecParams(conn_, sql.c_str(), static_cast<int>(values.size()), types.empty() ? nullptr : types.data(),
-                            values.data(), nullptr, nullptr, 0),
-               sql);
+  const int count = static_cast<int>(values.size());
+  const PgOid* typed = types.empty() ? nullptr : types.data();
+  if (together_ != nullptr) {
+    const bool sent = PQsendQueryParams(conn_, sql.c_str(), count, typed, values.data(), nullptr, nullptr, 0) == 1;
+    return check(awaited_results(sent, sql), sql);
+  }
+  return check(PQexecParams(conn_, sql.c_str(), count, typed, values.data(), nullptr, nullptr, 0), sql);
 }
 
 PgResult PgConnection::exec_prepared(const std::string& sql, const PgParams& params) {
@@ -194,13 +220,20 @@ PgResult PgConnection::exec_prepared(const std::string& sql, const PgParams& par
       prepared_.clear();
     }
     const std::string name = "tidemark_" + std::to_string(prepared_.size() + 1);
-    check(PQprepare(conn_, name.c_str(), sql.c_str(), static_cast<int>(params.size()), nullptr), sql);
+    const int count = static_cast<int>(params.size());
+    check(together_ != nullptr
+              ? awaited_results(PQsendPrepare(conn_, name.c_str(), sql.c_str(), count, nullptr) == 1, sql)
+              : PQprepare(conn_, name.c_str(), sql.c_str(), count, nullptr),
+          sql);
     it = prepared_.emplace(sql, name).first;
   }
   const std::vector<const char*> values = param_values(params);
-  return check(PQexecPrepared(conn_, it->second.c_str(), static_cast<int>(values.size()), values.data(), nullptr,
-                              nullptr, 0),
-               sql);
+  const int count = static_cast<int>(values.size());
+  if (together_ != nullptr) {
+    const bool sent = PQsendQueryPrepared(conn_, it->second.c_str(), count, values.data(), nullptr, nullptr, 0) == 1;
+    return check(awaited_results(sent, sql), sql);
+  }
+  return check(PQexecPrepared(conn_, it->second.c_str(), count, values.data(), nullptr, nullptr, 0), sql);
 }
 
 bool PgConnection::closed_by_server() {
@@ -320,17 +353,23 @@ bool PgConnection::await_result(const CancelToken* cancel) {
   }
 }
 
-void PgConnection::wait_readable(std::chrono::milliseconds timeout) {
+void PgConnection::wait_readable(std::chrono::milliseconds timeout, bool writing) {
+  // A server may stop reading until what it sends is read: a writer
+  // waits for either.
+  const short events = writing ? POLLIN | POLLOUT : POLLIN;
   if (together_ != nullptr) {
     try {
-      together_->wait(*this, timeout);
+      together_->wait(*this, events, timeout);
     } catch (...) {
-      needs_reset_ = true;  // its answer is left unread
+      // Its own statement is left unfinished: it stops, so that a
+      // rollback does not wait for it.
+      request_cancel();
+      needs_reset_ = true;
       throw;
     }
     return;
   }
-  pollfd socket{PQsocket(conn_), POLLIN, 0};
+  pollfd socket{PQsocket(conn_), events, 0};
   ::poll(&socket, 1, static_cast<int>(timeout.count()));  // an error shows in the read that follows
 }
 

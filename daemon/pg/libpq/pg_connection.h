@@ -175,14 +175,20 @@ class PgConnection {
   // server to cancel the statement once `cancel` (when given) is; true
   // when it was.
   bool await_result(const CancelToken* cancel);
-  // Blocks until the socket has something to read or `timeout` passes,
-  // reading meanwhile the sessions read together with this one.
-  void wait_readable(std::chrono::milliseconds timeout);
+  // Blocks until the socket has something to read (or, with `writing`,
+  // takes more to send) or `timeout` passes, reading meanwhile the
+  // sessions read together with this one.
+  void wait_readable(std::chrono::milliseconds timeout, bool writing = false);
   // Takes in what has arrived, without blocking: into the COPY reader
   // under way, else into libpq's buffer. Throws PgError when the reader
   // cannot keep it.
   void read_arrived();
   static constexpr std::chrono::milliseconds kLongestReadAhead{20};
+  // After a PQsend* (whether it was `sent`): its results as PQexec returns
+  // them (the last, or the first that failed, or a COPY's start), awaited
+  // while the sessions read together with this one are read. Throws
+  // PgError when it was not sent.
+  pg_result* awaited_results(bool sent, const std::string& sql);
   // A statement is under way: the server may be sending its answer.
   bool answering() const;
   int socket() const;

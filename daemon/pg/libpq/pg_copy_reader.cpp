@@ -7,6 +7,7 @@
 #include <system_error>
 
 #include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/libpq/pg_result.h"
 #include "daemon/pg/libpq/read_together.h"
 
 namespace tidemark {
@@ -18,11 +19,16 @@ constexpr std::size_t kTendEvery = 256;
 
 }  // namespace
 
-PgCopyReader::PgCopyReader(PgConnection& connection, std::string copy_out)
-    : connection_(connection), copy_out_(std::move(copy_out)), queue_(kMemoryBound, spill_directory()) {
+PgCopyReader::PgCopyReader(PgConnection& connection, std::string copy_out, const std::string& before,
+                           std::vector<PgResult>* before_rows)
+    : connection_(connection),
+      copy_out_(std::move(copy_out)),
+      before_rows_(before_rows),
+      queue_(kMemoryBound, spill_directory()) {
   // A statement sent is finished first; one COPY at a time.
   if (!connection_.sent_.empty() || connection_.reader_ != nullptr) std::abort();
-  if (!PQsendQuery(connection_.conn_, copy_out_.c_str())) connection_.fail(copy_out_.substr(0, 80));
+  const std::string sent = before.empty() ? copy_out_ : before + "; " + copy_out_;
+  if (!PQsendQuery(connection_.conn_, sent.c_str())) connection_.fail(PgConnection::first_line(copy_out_));
   connection_.reader_ = this;
 }
 
@@ -47,7 +53,7 @@ void PgCopyReader::end() {
 void PgCopyReader::fail(PGresult* result) {
   end();
   const PgError error =
-      PgError::from_libpq(connection_.label_ + ": " + copy_out_.substr(0, 80), result, connection_.conn_);
+      PgError::from_libpq(connection_.label_ + ": " + PgConnection::first_line(copy_out_), result, connection_.conn_);
   PQclear(result);
   connection_.drain_results();
   connection_.needs_reset_ = true;
@@ -55,7 +61,9 @@ void PgCopyReader::fail(PGresult* result) {
 }
 
 void PgCopyReader::fail_with(const std::string& what) {
-  end();
+  // A broken connection has no COPY left to stop; a healthy one still
+  // copies, and the destructor stops it.
+  if (broken_) end();
   connection_.needs_reset_ = true;
   throw PgError(ErrorKind::Transient, connection_.label_ + ": " + what);
 }
@@ -67,16 +75,7 @@ bool PgCopyReader::take_arrived() {
     broken_ = true;  // next() says so, in its own turn
     return false;
   }
-  if (!started_) {
-    if (PQisBusy(conn)) return true;
-    PGresult* started = PQgetResult(conn);
-    if (PQresultStatus(started) != PGRES_COPY_OUT) {
-      refused_ = started;  // next() fails with it, in its own turn
-      return false;
-    }
-    PQclear(started);
-    started_ = true;
-  }
+  if (!started_ && !take_start()) return refused_ == nullptr && !broken_;
   for (;;) {
     char* data = nullptr;
     const int n = PQgetCopyData(conn, &data, 1);
@@ -98,6 +97,27 @@ bool PgCopyReader::take_arrived() {
   }
 }
 
+bool PgCopyReader::take_start() {
+  pg_conn* conn = connection_.conn_;
+  while (!started_ && refused_ == nullptr && !broken_ && !result_waits()) {
+    PGresult* result = PQgetResult(conn);
+    const ExecStatusType status = PQresultStatus(result);
+    if (result == nullptr) {
+      broken_ = true;  // the results ended before any COPY: nothing more will come
+    } else if (status == PGRES_COPY_OUT) {
+      PQclear(result);
+      started_ = true;
+    } else if (status == PGRES_TUPLES_OK && before_rows_ != nullptr) {
+      before_rows_->emplace_back(result);
+    } else if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+      PQclear(result);
+    } else {
+      refused_ = result;  // nothing after a failed statement runs; next() fails with it
+    }
+  }
+  return started_;
+}
+
 void PgCopyReader::wait() {
   connection_.wait_readable(std::chrono::milliseconds(100));
   // An asynchronous read of a broken connection finds nothing, again and
@@ -113,7 +133,7 @@ bool PgCopyReader::result_waits() {
 void PgCopyReader::tend() {
   if (++since_tended_ < kTendEvery || connection_.together_ == nullptr) return;
   since_tended_ = 0;
-  connection_.together_->tend(connection_);
+  connection_.together_->tend();
 }
 
 std::optional<std::string_view> PgCopyReader::next() {
@@ -136,14 +156,9 @@ std::optional<std::string_view> PgCopyReader::next() {
       fail(refused);
     }
     if (!started_) {
-      if (result_waits()) {
-        wait();
-        continue;
-      }
-      PGresult* started = PQgetResult(conn);
-      if (PQresultStatus(started) != PGRES_COPY_OUT) fail(started);
-      PQclear(started);
-      started_ = true;
+      if (!take_start() && refused_ == nullptr && !broken_) wait();
+      if (!started_ && broken_) fail_with("no COPY under way: " + connection_error_text(conn));
+      continue;
     }
     if (broken_) fail_with("reading COPY data: " + connection_error_text(conn));
     if (!copy_done_) {

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "daemon/pg/libpq/spill_queue.h"
 
@@ -23,10 +24,16 @@ typedef struct pg_result PGresult;
 namespace tidemark {
 
 class PgConnection;
+class PgResult;
 
 class PgCopyReader {
  public:
-  PgCopyReader(PgConnection& connection, std::string copy_out);
+  // `before`, when given, is sent ahead of `copy_out` in the same round
+  // trip, so that its statements and the COPY form one transaction; the
+  // results of those of them that return rows go to `before_rows`, which
+  // must outlive the reader.
+  PgCopyReader(PgConnection& connection, std::string copy_out, const std::string& before = {},
+               std::vector<PgResult>* before_rows = nullptr);
   ~PgCopyReader();
   PgCopyReader(const PgCopyReader&) = delete;
   PgCopyReader& operator=(const PgCopyReader&) = delete;
@@ -63,11 +70,15 @@ class PgCopyReader {
   void wait();
   // Whether the next result is still to come (PQgetResult would block).
   bool result_waits();
+  // Takes the results before the COPY's rows, as far as they have come;
+  // true once the COPY is under way. A failure is kept in refused_.
+  bool take_start();
   // Now and then, reads the sessions read together that are due.
   void tend();
 
   PgConnection& connection_;
   std::string copy_out_;
+  std::vector<PgResult>* before_rows_;
   bool started_ = false;    // the server said it is copying
   bool copy_done_ = false;  // libpq has seen the last message
   bool broken_ = false;     // the connection broke mid-COPY

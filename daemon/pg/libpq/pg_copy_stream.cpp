@@ -2,12 +2,15 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 
 #include "core/run/cancel_token.h"
 #include "core/run/run_meter.h"
 #include "core/text/sql_identifier.h"
+#include "daemon/pg/libpq/pg_copy_reader.h"
+#include "daemon/pg/libpq/read_together.h"
 
 namespace tidemark {
 namespace {
@@ -72,55 +75,81 @@ PgCopyStream::PgCopyStream(PgConnection& source, PgConnection& target, const Can
 
 std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function<std::string()>& prepare_copy_in,
                                 bool binary, const std::string& before, std::vector<PgResult>* before_rows) {
-  pg_conn* const from = source_.conn_;
   pg_conn* const to = target_.conn_;
-  if (!source_.sent_.empty()) std::abort();  // a statement sent is finished first
-  const std::string sent = before.empty() ? copy_out : before + "; " + copy_out;
-  if (!PQsendQuery(from, sent.c_str())) source_.fail(PgConnection::first_line(copy_out));
-  // The statements before the COPY answer first, one result each.
-  for (;;) {
-    PgResult result(PQgetResult(from));
-    const ExecStatusType status = PQresultStatus(result.raw());
-    if (status == PGRES_COPY_OUT) break;
-    if (result.raw() != nullptr && (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)) {
-      if (status == PGRES_TUPLES_OK && before_rows != nullptr) before_rows->push_back(std::move(result));
-      continue;
+  // The target may keep the rows waiting (a lock, a checkpoint): the
+  // source's are read ahead meanwhile, so that its window never stays
+  // closed for as long as the user timeout it sets (read_together.h).
+  ReadTogether together{&source_, &target_};
+  std::optional<PgCopyReader> reader(std::in_place, source_, copy_out, before, before_rows);
+  std::optional<PgError> failure;
+  bool target_refused = false;  // the failure is the target's: its server may say why
+  const auto fail_transient = [&](const std::string& what) {
+    failure = PgError(ErrorKind::Transient, what);
+    return false;
+  };
+  const auto target_failed = [&](const char* doing) {
+    target_refused = true;
+    return fail_transient(target_.label_ + ": " + doing + ": " + connection_error_text(to));
+  };
+  // Hands the target what libpq holds for it, waiting as long as it takes
+  // it: a cancel stops the wait.
+  const auto flushed = [&] {
+    for (;;) {
+      const int left = PQflush(to);
+      if (left == 0) return true;
+      if (left < 0) return target_failed("sending COPY data");
+      if (cancel_.cancelled()) {
+        target_.request_cancel();  // the target may be stuck on a lock or a row: it stops
+        return fail_transient(cancel_.reason());
+      }
+      try {
+        target_.wait_readable(std::chrono::milliseconds(100), /*writing=*/true);
+      } catch (const PgError& e) {  // the source's rows could not be kept
+        failure = e;
+        return false;
+      }
+      if (!PQconsumeInput(to)) return target_failed("sending COPY data");
     }
-    // Nothing after a failed statement runs: the server is done with the string.
-    source_.drain_results();
-    source_.fail(PgConnection::first_line(copy_out), result.raw());
-  }
+  };
   // The target is touched only once the first row arrives: a window with
-  // no rows costs it nothing, not even a staging table.
+  // no rows costs it nothing, not even a staging table. Its COPY is sent
+  // without blocking, so that a wait for its table's lock reads the
+  // source ahead too.
   std::string copy_in;
   const auto start_copy_in = [&] {
-    try {
-      copy_in = prepare_copy_in();
-    } catch (...) {
-      source_.abandon_copy_out();
-      throw;
-    }
-    const PgResult started(PQexec(to, copy_in.c_str()));
-    if (PQresultStatus(started.raw()) != PGRES_COPY_IN) {
-      source_.abandon_copy_out();
+    copy_in = prepare_copy_in();
+    if (!PQsendQuery(to, copy_in.c_str())) target_.fail(PgConnection::first_line(copy_in));
+    const bool cancelled = target_.await_result(&cancel_);
+    const PgResult started(PQgetResult(to));
+    const bool copying = PQresultStatus(started.raw()) == PGRES_COPY_IN;
+    if (copying && cancelled) PQputCopyEnd(to, cancel_.reason().c_str());
+    if (!copying || cancelled) {
+      target_.drain_results();
+      if (cancelled) {
+        target_.needs_reset_ = true;
+        throw PgError(ErrorKind::Transient, target_.label_ + ": " + PgConnection::first_line(copy_in) + ": " +
+                                                cancel_.reason());
+      }
       target_.fail(PgConnection::first_line(copy_in), started.raw());
+    }
+    if (PQsetnonblocking(to, 1) != 0) target_.fail(PgConnection::first_line(copy_in));
+  };
+  // Sends `size` bytes as one CopyData message.
+  const auto send = [&](const char* bytes, std::size_t size) {
+    if (size == 0) return true;
+    for (;;) {
+      const int put = PQputCopyData(to, bytes, static_cast<int>(size));
+      if (put == 1) return flushed();
+      if (put < 0) return target_failed("sending COPY data");
+      if (!flushed()) return false;  // libpq's buffer was full: emptied, the message goes again
     }
   };
 
-  // Each PQgetCopyData call returns one row; it goes on unparsed, with the
-  // rows before it, once they fill a message.
-  std::optional<PgError> failure;
-  bool source_done = false;
   Metered metered(source_.meter_);
   // Never more than kFlushBytes: a row that would pass it sends the rows
   // before it first, and a row as large goes on by itself, as it came.
   std::string pending;
   pending.reserve(kFlushBytes);
-  const auto send = [&](const char* bytes, std::size_t size) {
-    const bool put = size == 0 || PQputCopyData(to, bytes, static_cast<int>(size)) == 1;
-    if (!put) failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
-    return put;
-  };
   const auto send_pending = [&] {
     const bool put = send(pending.data(), pending.size());
     pending.clear();
@@ -128,67 +157,60 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
   };
   for (;;) {
     if (cancel_.cancelled()) {
-      failure = PgError(ErrorKind::Transient, cancel_.reason());
+      fail_transient(cancel_.reason());
       break;
     }
-    char* data = nullptr;
-    const int n = PQgetCopyData(from, &data, 0);
-    if (n > 0) {
-      if (copy_in.empty() && binary && binary_copy_without_rows(data, n)) {
-        PQfreemem(data);  // nothing between header and trailer: no row, the target stays untouched
-        continue;
-      }
-      if (copy_in.empty()) {
-        try {
-          start_copy_in();
-        } catch (...) {
-          PQfreemem(data);
-          throw;
-        }
-      }
-      const auto size = static_cast<std::size_t>(n);
-      metered.add(n);
-      bool fine = pending.size() + size <= kFlushBytes || send_pending();
-      if (fine && size >= kFlushBytes) {
-        fine = send(data, size);
-      } else if (fine) {
-        pending.append(data, size);
-      }
-      PQfreemem(data);
-      if (!fine) break;
-      continue;
+    std::optional<std::string_view> row;
+    try {
+      row = reader->next();
+    } catch (const PgError& e) {  // the source's error, of the kind its SQLSTATE says
+      failure = e;
+      break;
     }
-    source_done = true;
-    if (n == -2) {
-      failure = PgError(ErrorKind::Transient, source_.label_ + ": reading COPY data: " + connection_error_text(from));
+    if (!row) break;
+    const char* data = row->data();
+    const std::size_t size = row->size();
+    if (copy_in.empty() && binary && binary_copy_without_rows(data, static_cast<int>(size))) {
+      continue;  // nothing between header and trailer: no row, the target stays untouched
     }
-    break;
+    if (copy_in.empty()) start_copy_in();
+    metered.add(static_cast<std::int64_t>(size));
+    bool fine = pending.size() + size <= kFlushBytes || send_pending();
+    if (fine && size >= kFlushBytes) {
+      fine = send(data, size);
+    } else if (fine) {
+      pending.append(data, size);
+    }
+    if (!fine) break;
   }
-  if (source_done) {
-    // The source's error after its rows began (a division by zero in a
-    // later row): its SQLSTATE says what kind it is.
-    auto source_error = source_.drain_results(source_.label_ + ": " + PgConnection::first_line(copy_out));
-    if (!failure && source_error) failure = std::move(source_error);
-  } else {
-    source_.abandon_copy_out();
+  if (!failure && !copy_in.empty() && send_pending()) {
+    if (PQputCopyEnd(to, nullptr) != 1) {
+      target_failed("ending COPY");
+    } else {
+      flushed();
+    }
   }
-
+  // The source has ended, or stops now: nothing is left to read ahead
+  // while the target finishes.
+  reader.reset();
+  // A session whose output could not all be sent stays in nonblocking
+  // mode: it is not to be used again.
+  if (!copy_in.empty() && PQsetnonblocking(to, 0) != 0) target_.poison();
   if (failure) {
     if (!copy_in.empty()) {
+      // A target stuck on a lock or a slow row stops, unless it failed by
+      // itself.
+      if (!target_refused) target_.request_cancel();
       PQputCopyEnd(to, failure->what());
-      target_.drain_results();
+      // A server that refused a row mid-stream said why (a unique
+      // violation is permanent), and libpq may have taken that in.
+      auto refusal = target_.drain_results(target_.label_ + ": " + PgConnection::first_line(copy_in));
+      if (target_refused && refusal) failure = std::move(refusal);
     }
     target_.needs_reset_ = source_.needs_reset_ = true;
     throw *failure;
   }
   if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
-  if (!send_pending()) {
-    PQputCopyEnd(to, failure->what());
-    target_.drain_results();
-    target_.needs_reset_ = source_.needs_reset_ = true;
-    throw *failure;
-  }
-  if (PQputCopyEnd(to, nullptr) != 1) target_.fail("ending COPY");
   PGresult* finished = PQgetResult(to);
   const PgResult result(finished);
   if (PQresultStatus(finished) != PGRES_COMMAND_OK) {
@@ -205,10 +227,16 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
                                       const CopyRowCheck* check) {
   pg_conn* const from = source_.conn_;
   pg_conn* const to = target_.conn_;
+  // A query's rows come one result at a time, and nothing reads them
+  // ahead while the target takes them: the source's user timeout is
+  // lifted for the query's transaction (one of its own when none is open).
+  const bool own_transaction = PQtransactionStatus(from) == PQTRANS_IDLE;
+  source_.exec(own_transaction ? "BEGIN; SET LOCAL tcp_user_timeout = 0" : "SET LOCAL tcp_user_timeout = 0");
   const std::vector<const char*> values = PgConnection::param_values(params);
   if (!PQsendQueryParams(from, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
                          nullptr, nullptr, 0) ||
       !PQsetSingleRowMode(from)) {
+    if (own_transaction) source_.rollback_quietly();
     source_.fail("partition query");
   }
   std::string buffer;
@@ -280,6 +308,15 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
       buffer.clear();
     }
   }
+  // The source's part is done: its transaction ends before the target's
+  // COPY does, so that it never idles in one meanwhile.
+  if (own_transaction && !failure) {
+    try {
+      source_.exec("COMMIT");
+    } catch (const PgError& e) {
+      failure = e;
+    }
+  }
   if (copying) {
     if (!failure && !buffer.empty() && PQputCopyData(to, buffer.data(), static_cast<int>(buffer.size())) != 1) {
       failure = PgError(ErrorKind::Transient, target_.label_ + ": sending COPY data: " + connection_error_text(to));
@@ -293,6 +330,7 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
     target_.drain_results();
   }
   if (failure) {
+    if (own_transaction) source_.rollback_quietly();
     target_.needs_reset_ = source_.needs_reset_ = true;
     throw *failure;
   }

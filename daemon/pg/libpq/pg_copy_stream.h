@@ -1,6 +1,7 @@
 // Rows streamed with COPY from one session into another (a COPY TO STDOUT
 // or a query's rows, into a COPY FROM STDIN), in the same memory for any
-// number of rows. Made by its caller for one unit of work's copies, on one
+// number of rows (a COPY's rows read ahead while the target waits spill
+// to a file: read_together.h). Made by its caller for one unit of work's copies, on one
 // thread; neither session takes anything else while a copy runs. Failures
 // throw PgError; after one the target's COPY is aborted (its transaction
 // must be rolled back) and the session that failed needs a reset, both

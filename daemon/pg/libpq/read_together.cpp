@@ -21,7 +21,7 @@ ReadTogether::~ReadTogether() {
   for (std::size_t i = 0; i < sessions_.size(); ++i) sessions_[i]->together_ = held_before_[i];
 }
 
-void ReadTogether::wait(PgConnection& self, std::chrono::milliseconds timeout) {
+void ReadTogether::wait(PgConnection& self, short events, std::chrono::milliseconds timeout) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point deadline = Clock::now() + timeout;
   std::vector<pollfd> sockets;
@@ -29,7 +29,7 @@ void ReadTogether::wait(PgConnection& self, std::chrono::milliseconds timeout) {
   for (;;) {
     const Clock::time_point now = Clock::now();
     self.last_read_ = now;
-    sockets.assign(1, pollfd{self.socket(), POLLIN, 0});
+    sockets.assign(1, pollfd{self.socket(), events, 0});
     polled.assign(1, &self);
     auto wait_for = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now),
                              std::chrono::milliseconds(0));
@@ -52,13 +52,14 @@ void ReadTogether::wait(PgConnection& self, std::chrono::milliseconds timeout) {
   }
 }
 
-void ReadTogether::tend(PgConnection& self) {
+void ReadTogether::tend() {
+  // Every session, the one being read too: a reader handing out what it
+  // read ahead is not reading its socket.
   const auto now = std::chrono::steady_clock::now();
-  self.last_read_ = now;
-  for (PgConnection* other : sessions_) {
-    if (other == &self || !other->answering() || other->last_read_ + kUnreadLimit > now) continue;
-    pollfd socket{other->socket(), POLLIN, 0};
-    if (::poll(&socket, 1, 0) > 0) other->read_arrived();
+  for (PgConnection* session : sessions_) {
+    if (!session->answering() || session->last_read_ + kUnreadLimit > now) continue;
+    pollfd socket{session->socket(), POLLIN, 0};
+    if (::poll(&socket, 1, 0) > 0) session->read_arrived();
   }
 }
 

@@ -1,8 +1,8 @@
 // Sessions whose answers one thread reads at once (the two sides of a row
-// diff, a reconcile's key sides): while it waits on one, or reads one
-// without waiting, it also reads any other it has left unread for a
-// second, into that one's own buffer (a COPY reader's spill queue, else
-// libpq's). No server then sits with a full send buffer for long, which
+// diff, a reconcile's key sides, a copy's source while its target takes
+// the rows): while it waits on one, or reads one without waiting, it also
+// reads any it has left unread for a second, into that one's own buffer
+// (a COPY reader's spill queue, else libpq's). No server then sits with a full send buffer for long, which
 // the user timeout every session sets counts as a vanished client. Made
 // around the reads, on one thread; its sessions outlive it.
 #pragma once
@@ -28,12 +28,12 @@ class ReadTogether {
   // the shortest user timeout a lease gives (core/fleet/keepalive_times.h).
   static constexpr std::chrono::milliseconds kUnreadLimit{1000};
 
-  // Blocks until `self` has something to read or `timeout` passes,
-  // reading the others as they come due. Throws PgError when reading
-  // ahead fails.
-  void wait(PgConnection& self, std::chrono::milliseconds timeout);
-  // Reads the others that are due, without blocking; `self` is being read.
-  void tend(PgConnection& self);
+  // Blocks until `self`'s socket is ready for `events` (poll's: POLLIN,
+  // POLLOUT) or `timeout` passes, reading the others as they come due.
+  // Throws PgError when reading ahead fails.
+  void wait(PgConnection& self, short events, std::chrono::milliseconds timeout);
+  // Reads the sessions that are due, without blocking.
+  void tend();
 
  private:
   std::vector<PgConnection*> sessions_;

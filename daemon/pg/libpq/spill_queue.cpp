@@ -19,6 +19,10 @@ constexpr std::size_t kLength = sizeof(Length);
 // little memory.
 constexpr std::size_t kFileChunk = std::size_t{1} << 20;
 
+// What was read back goes back to the file system this much at a time: a
+// queue that never empties would otherwise keep all it ever spilled.
+constexpr std::uint64_t kReleaseEvery = std::uint64_t{64} << 20;
+
 [[noreturn]] void fail(const std::string& what, const std::string& directory) {
   throw std::system_error(errno, std::generic_category(), what + " read-ahead in " + directory);
 }
@@ -85,7 +89,7 @@ std::string_view SpillQueue::pop() {
     // Read to its end: the file starts again empty, and messages go to
     // memory again until it is full.
     if (::ftruncate(fd_, 0) != 0) fail("emptying", directory_);
-    file_end_ = file_read_ = 0;
+    file_end_ = file_read_ = released_ = 0;
     write_buffer_.clear();
     read_buffer_.clear();
     read_at_ = 0;
@@ -141,7 +145,18 @@ void SpillQueue::fill(std::size_t n) {
     if (got <= 0) fail("reading back", directory_);
     read_buffer_.resize(had + static_cast<std::size_t>(got));
     file_read_ += static_cast<std::uint64_t>(got);
+    release_read();
   }
+}
+
+void SpillQueue::release_read() {
+  if (file_read_ - released_ < kReleaseEvery) return;
+  const std::uint64_t upto = file_read_ & ~std::uint64_t{4095};  // whole pages
+  // Best effort: a file system that cannot punch holes keeps the bytes
+  // until the queue empties.
+  (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(released_),
+                    static_cast<off_t>(upto - released_));
+  released_ = upto;
 }
 
 std::string spill_directory() {

@@ -36,6 +36,8 @@ class SpillQueue {
   void flush_writes();
   // At least `n` bytes of the file's unread part in read_buffer_.
   void fill(std::size_t n);
+  // Gives the file's read part back to the file system, now and then.
+  void release_read();
 
   std::size_t memory_bound_;
   std::string directory_;
@@ -51,6 +53,7 @@ class SpillQueue {
   std::size_t file_messages_ = 0;
   std::uint64_t file_end_ = 0;   // bytes written to the file
   std::uint64_t file_read_ = 0;  // bytes of it read into read_buffer_
+  std::uint64_t released_ = 0;   // bytes at its start given back (a hole)
   std::string write_buffer_;     // bytes after file_end_, not written yet
   std::string read_buffer_;
   std::size_t read_at_ = 0;

@@ -68,6 +68,17 @@ ns_cut() {
   in_ns iptables -I INPUT -d "$1" -j DROP
   in_ns iptables -I INPUT -s "$1" -j DROP
 }
+# ns_vanish PID ADDRESS: the host of process PID, which reaches the
+# server at ADDRESS, vanishes: every packet dropped, then the process
+# killed, so that no FIN or RST ever arrives (a power loss). Sets
+# $vanished to that moment ($EPOCHREALTIME).
+ns_vanish() {
+  ns_cut "$2"
+  kill -9 "$1"
+  wait "$1" 2>/dev/null || true
+  # shellcheck disable=SC2034  # read by the test that sources this file
+  vanished=$EPOCHREALTIME
+}
 ns_heal() {
   in_ns iptables -D INPUT -d "$1" -j DROP
   in_ns iptables -D INPUT -s "$1" -j DROP
@@ -82,19 +93,32 @@ ns_disk() {
 }
 ns_disk_grow() { in_ns mount -o "remount,size=$2" "$1"; }
 
-# ns_daemon_config FILE ADDRESS [DSN_EXTRA [MORE]]: a daemon file whose
-# connections `source` and `target` reach the databases of those names on
-# the namespace's server at ADDRESS (the state in the target), DSN_EXTRA
-# added to both DSNs, MORE (metrics, fleet, log: YAML lines) after them.
+# ns_daemon_config FILE ADDRESS [DSN_EXTRA [MORE [PIPELINES_DIR]]]: a
+# daemon file whose connections `source` and `target` reach the databases
+# of those names on the namespace's server at ADDRESS (the state in the
+# target), DSN_EXTRA added to both DSNs, MORE (metrics, fleet, log: YAML
+# lines) after them, its pipelines in PIPELINES_DIR (pipelines).
 ns_daemon_config() {
   cat >"$1" <<YAML
 state: target
 connections:
   source: { dsn: "host=$2 port=5432 dbname=source ${3:-}" }
   target: { dsn: "host=$2 port=5432 dbname=target ${3:-}" }
-pipelines_dir: pipelines
+pipelines_dir: ${5:-pipelines}
 ${4:-}
 YAML
+}
+
+# check_waits NAME SECONDS COMMAND...: the check NAME on COMMAND, and a
+# second one that it took at least SECONDS (it waited for what the test
+# held back, rather than passing it by).
+check_waits() {
+  local name=$1 least=$2 started took
+  shift 2
+  started=$EPOCHREALTIME
+  check "$name" "$@"
+  took=$(seconds_since "$started")
+  check "... and it waited ($took s, at least $least)" awk -v t="$took" -v l="$least" 'BEGIN { exit !(t >= l) }'
 }
 
 ns_stop() {

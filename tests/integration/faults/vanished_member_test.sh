@@ -79,10 +79,7 @@ members_seen_by_b() {  # members_seen_by_b N: member b sees N live members
 check "member b joins: it sees two members" eventually 20 members_seen_by_b 2
 
 # Member a's host vanishes.
-ns_cut 127.0.0.2
-kill -9 "$pid_a"
-wait "$pid_a" 2>/dev/null || true
-vanished=$EPOCHREALTIME
+ns_vanish "$pid_a" 127.0.0.2
 # t1's run gets its table now: it writes and replies into the void.
 release t1
 check "member b sees member a gone" eventually 15 members_seen_by_b 1
