@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/run/cancel_token.h"
@@ -164,6 +166,33 @@ TEST_CASE("a cancelled copy fails as transient, with the token's reason, and not
       CHECK(e.kind() == ErrorKind::Transient);
     }
   }
+  env.target().rollback_quietly();
+  CHECK(value_of(env.target(), "select count(*) from public.items") == "0");
+}
+
+TEST_CASE("regression: a copy cancelled while its target waited for the table's lock said so after the statement") {
+  // The run row must open with the cancel's reason, wherever the copy
+  // was when it came.
+  PgTestEnv env;
+  env.target().exec("create table public.items (n int)");
+  PgConnection holder(env.dsn("target"), "holder");
+  holder.exec("BEGIN; LOCK TABLE public.items IN ACCESS EXCLUSIVE MODE");
+  CancelToken cancel;
+  std::thread stop([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    cancel.cancel("SIGINT");
+  });
+  try {
+    PgCopyStream(env.source(), env.target(), cancel)
+        .copy("COPY (select g from generate_series(1, 1000) g) TO STDOUT",
+              [] { return std::string("COPY public.items FROM STDIN"); });
+    FAIL("a cancelled copy went on");
+  } catch (const PgError& e) {
+    CHECK(std::string(e.what()) == cancel.reason());
+    CHECK(e.kind() == ErrorKind::Transient);
+  }
+  stop.join();
+  holder.exec("COMMIT");
   env.target().rollback_quietly();
   CHECK(value_of(env.target(), "select count(*) from public.items") == "0");
 }

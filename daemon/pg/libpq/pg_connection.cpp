@@ -168,20 +168,19 @@ PgResult PgConnection::check(PGresult* raw, const std::string& sql) {
 
 PGresult* PgConnection::awaited_results(bool sent, const std::string& sql) {
   if (!sent) fail(first_line(sql));
-  PGresult* last = nullptr;
+  std::unique_ptr<PGresult, decltype(&PQclear)> last(nullptr, &PQclear);
   for (;;) {
     await_result(nullptr);
     PGresult* result = PQgetResult(conn_);
-    if (result == nullptr) return last;
-    PQclear(last);
-    last = result;
+    if (result == nullptr) return last.release();
+    last.reset(result);
     const ExecStatusType status = PQresultStatus(result);
     // As PQexec: a COPY under way is its caller's, and nothing after a
     // failed statement runs.
-    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT) return last;
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT) return last.release();
     if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
       drain_results();
-      return last;
+      return last.release();
     }
   }
 }

@@ -14,8 +14,9 @@ namespace tidemark {
 namespace {
 
 // Messages handed out between looks at the sessions read together with
-// this one: a look costs a clock read.
-constexpr std::size_t kTendEvery = 256;
+// this one: a look costs a clock read. Every caller takes far less than
+// a second for this many, or waits among them (which reads the others).
+constexpr std::size_t kTendEvery = 64;
 
 }  // namespace
 

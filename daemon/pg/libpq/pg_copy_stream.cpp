@@ -82,7 +82,8 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
   ReadTogether together{&source_, &target_};
   std::optional<PgCopyReader> reader(std::in_place, source_, copy_out, before, before_rows);
   std::optional<PgError> failure;
-  bool target_refused = false;  // the failure is the target's: its server may say why
+  bool target_refused = false;    // the failure is the target's: its server may say why
+  bool target_cancelled = false;  // asked already to stop what it does
   const auto fail_transient = [&](const std::string& what) {
     failure = PgError(ErrorKind::Transient, what);
     return false;
@@ -100,12 +101,14 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
       if (left < 0) return target_failed("sending COPY data");
       if (cancel_.cancelled()) {
         target_.request_cancel();  // the target may be stuck on a lock or a row: it stops
+        target_cancelled = true;
         return fail_transient(cancel_.reason());
       }
       try {
         target_.wait_readable(std::chrono::milliseconds(100), /*writing=*/true);
-      } catch (const PgError& e) {  // the source's rows could not be kept
+      } catch (const PgError& e) {  // the source's rows could not be kept; the wait cancelled the target
         failure = e;
+        target_cancelled = true;
         return false;
       }
       if (!PQconsumeInput(to)) return target_failed("sending COPY data");
@@ -126,9 +129,9 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
     if (!copying || cancelled) {
       target_.drain_results();
       if (cancelled) {
+        // Said as every cancel is: the run row opens with the reason.
         target_.needs_reset_ = true;
-        throw PgError(ErrorKind::Transient, target_.label_ + ": " + PgConnection::first_line(copy_in) + ": " +
-                                                cancel_.reason());
+        throw PgError(ErrorKind::Transient, cancel_.reason());
       }
       target_.fail(PgConnection::first_line(copy_in), started.raw());
     }
@@ -193,24 +196,35 @@ std::int64_t PgCopyStream::copy(const std::string& copy_out, const std::function
   // The source has ended, or stops now: nothing is left to read ahead
   // while the target finishes.
   reader.reset();
-  // A session whose output could not all be sent stays in nonblocking
-  // mode: it is not to be used again.
-  if (!copy_in.empty() && PQsetnonblocking(to, 0) != 0) target_.poison();
+  // A session that cannot go back to blocking mode (output it could not
+  // send) is not to be used again.
+  const auto blocking_again = [&] {
+    if (PQsetnonblocking(to, 0) != 0) target_.poison();
+  };
   if (failure) {
     if (!copy_in.empty()) {
       // A target stuck on a lock or a slow row stops, unless it failed by
       // itself.
-      if (!target_refused) target_.request_cancel();
+      if (!target_refused && !target_cancelled) target_.request_cancel();
       PQputCopyEnd(to, failure->what());
       // A server that refused a row mid-stream said why (a unique
       // violation is permanent), and libpq may have taken that in.
       auto refusal = target_.drain_results(target_.label_ + ": " + PgConnection::first_line(copy_in));
       if (target_refused && refusal) failure = std::move(refusal);
+      blocking_again();
     }
     target_.needs_reset_ = source_.needs_reset_ = true;
     throw *failure;
   }
   if (copy_in.empty()) return 0;  // the source had no rows: the target never saw a COPY
+  blocking_again();
+  // The target's last rows may still wait for a lock (a key another
+  // transaction holds): a cancel stops that wait too.
+  if (target_.await_result(&cancel_)) {
+    target_.drain_results();
+    target_.needs_reset_ = source_.needs_reset_ = true;
+    throw PgError(ErrorKind::Transient, cancel_.reason());
+  }
   PGresult* finished = PQgetResult(to);
   const PgResult result(finished);
   if (PQresultStatus(finished) != PGRES_COMMAND_OK) {
@@ -231,13 +245,22 @@ std::int64_t PgCopyStream::copy_query(const std::string& query, const PgParams& 
   // ahead while the target takes them: the source's user timeout is
   // lifted for the query's transaction (one of its own when none is open).
   const bool own_transaction = PQtransactionStatus(from) == PQTRANS_IDLE;
-  source_.exec(own_transaction ? "BEGIN; SET LOCAL tcp_user_timeout = 0" : "SET LOCAL tcp_user_timeout = 0");
-  const std::vector<const char*> values = PgConnection::param_values(params);
-  if (!PQsendQueryParams(from, query.c_str(), static_cast<int>(values.size()), types.data(), values.data(),
-                         nullptr, nullptr, 0) ||
-      !PQsetSingleRowMode(from)) {
+  try {
+    source_.exec(own_transaction ? "BEGIN; SET LOCAL tcp_user_timeout = 0" : "SET LOCAL tcp_user_timeout = 0");
+  } catch (const PgError&) {
     if (own_transaction) source_.rollback_quietly();
-    source_.fail("partition query");
+    throw;
+  }
+  const std::vector<const char*> values = PgConnection::param_values(params);
+  const bool sent = PQsendQueryParams(from, query.c_str(), static_cast<int>(values.size()), types.data(),
+                                      values.data(), nullptr, nullptr, 0) == 1;
+  if (!sent || !PQsetSingleRowMode(from)) {
+    // The error first: a rollback clears libpq's message.
+    const PgError error = PgError::from_libpq(source_.label_ + ": partition query", nullptr, from);
+    if (sent) source_.request_cancel();
+    if (own_transaction) source_.rollback_quietly();
+    source_.needs_reset_ = true;
+    throw error;
   }
   std::string buffer;
   bool copying = false;
