@@ -49,10 +49,8 @@ class PgCopyReader {
   // says so in its turn).
   bool take_arrived();
 
-  // Bytes taken in ahead of the caller so far, and the part of them the
-  // queue wrote to its file.
+  // Bytes taken in ahead of the caller so far.
   std::uint64_t read_ahead_bytes() const { return read_ahead_bytes_; }
-  std::uint64_t spilled_bytes() const { return queue_.spilled_bytes(); }
 
   // Messages past this many bytes in the queue go to a file.
   static constexpr std::size_t kMemoryBound = std::size_t{8} << 20;

@@ -109,6 +109,21 @@ ${4:-}
 YAML
 }
 
+# ns_pipeline DIR NAME TABLE: the pipeline file DIR/NAME.yaml, from the
+# database source into target, fired daily, with one table (TABLE, its
+# YAML map).
+ns_pipeline() {
+  mkdir -p "$1"
+  cat >"$1/$2.yaml" <<YAML
+pipeline: $2
+source: source
+target: target
+schedule: "@daily"
+tables:
+  - $3
+YAML
+}
+
 # check_waits NAME SECONDS COMMAND...: the check NAME on COMMAND, and a
 # second one that it took at least SECONDS (it waited for what the test
 # held back, rather than passing it by).

@@ -47,16 +47,8 @@ psql -X -q -v ON_ERROR_STOP=1 -d target -c \
    create table u (like t including all);
    create table w (id bigint primary key, v text not null, updated_at timestamptz not null)"
 
-mkdir -p "$work/pipelines"
 ns_daemon_config "$work/tidemark.yaml" 127.0.0.1 "" "fleet: { lease: 3s }"
-cat >"$work/pipelines/shop.yaml" <<YAML
-pipeline: shop
-source: source
-target: target
-schedule: "@daily"
-tables:
-  - { name: t, source_table: t, target_table: t, key: [id], cursor: updated_at }
-YAML
+ns_pipeline "$work/pipelines" shop "{ name: t, source_table: t, target_table: t, key: [id], cursor: updated_at }"
 
 check_waits "a first load whose target stalls 8 s halfway succeeds" 8 \
   in_ns "$tidemark" run shop --config "$work/tidemark.yaml" >"$work/run.log" 2>&1
@@ -66,14 +58,7 @@ check "the target equals the source" test "$(digest target t)" = "$(digest sourc
 # A first load into a table the test holds locked for 10 s: the run waits
 # for it (in its first statement on the table) with the source already
 # sending, which it reads ahead meanwhile.
-cat >"$work/pipelines/locked.yaml" <<YAML
-pipeline: locked
-source: source
-target: target
-schedule: "@daily"
-tables:
-  - { name: w, source_table: t, target_table: w, key: [id], cursor: updated_at }
-YAML
+ns_pipeline "$work/pipelines" locked "{ name: w, source_table: t, target_table: w, key: [id], cursor: updated_at }"
 psql -X -q -d target -c "begin" -c "lock table w in access exclusive mode" -c "select pg_sleep(10)" \
   -c "commit" >/dev/null 2>&1 &
 pids+=("$!")
@@ -89,9 +74,7 @@ check "the locked target equals the source" test "$(digest target w)" = "$(diges
 # packet dropped, then the process killed: no FIN, no RST).
 psql -X -q -v ON_ERROR_STOP=1 -d target -c "update stall set seconds = 120"
 ns_daemon_config "$work/vanishing.yaml" 127.0.0.2 "application_name=vanishing" "fleet: { lease: 3s }" vanishing
-mkdir -p "$work/vanishing"
-sed -e 's/^pipeline: shop$/pipeline: again/' -e 's/target_table: t,/target_table: u,/' \
-  "$work/pipelines/shop.yaml" >"$work/vanishing/again.yaml"
+ns_pipeline "$work/vanishing" again "{ name: t, source_table: t, target_table: u, key: [id], cursor: updated_at }"
 target_stalled() {
   test "$(psql -X -At -d target -c "select count(*) from pg_stat_activity
                                     where application_name = 'vanishing' and wait_event = 'PgSleep'")" = 1

@@ -43,16 +43,8 @@ psql -X -q -v ON_ERROR_STOP=1 -d target -c \
    insert into t select 'k' || lpad(g::text, 7, '0'), 'row ' || g from generate_series(1, $rows) g;
    update t set v = 'changed' where right(id, 3) = '000'"
 
-mkdir -p "$work/pipelines"
 ns_daemon_config "$work/tidemark.yaml" 127.0.0.1 "" "fleet: { lease: 3s }"
-cat >"$work/pipelines/shop.yaml" <<YAML
-pipeline: shop
-source: source
-target: target
-schedule: "@daily"
-tables:
-  - { name: t, mode: snapshot, source_table: slow_t, target_table: t, key: [id] }
-YAML
+ns_pipeline "$work/pipelines" shop "{ name: t, mode: snapshot, source_table: slow_t, target_table: t, key: [id] }"
 
 check_waits "a snapshot run whose diff waits 8 s for the source succeeds" 8 \
   in_ns "$tidemark" run shop --config "$work/tidemark.yaml" >"$work/run.log" 2>&1
@@ -67,8 +59,7 @@ check "the run diffed: 1,000 rows changed" grep -q "diff: 1000 changed, 0 missin
 psql -X -q -v ON_ERROR_STOP=1 -d source -c "update delay set seconds = 120"
 psql -X -q -v ON_ERROR_STOP=1 -d target -c "update t set v = 'changed again' where right(id, 3) = '500'"
 ns_daemon_config "$work/vanishing.yaml" 127.0.0.2 "application_name=vanishing" "fleet: { lease: 3s }" vanishing
-mkdir -p "$work/vanishing"
-sed 's/^pipeline: shop$/pipeline: again/' "$work/pipelines/shop.yaml" >"$work/vanishing/again.yaml"
+ns_pipeline "$work/vanishing" again "{ name: t, mode: snapshot, source_table: slow_t, target_table: t, key: [id] }"
 # Its sessions: the target's (also the state's) by its name, the source's
 # by the name every read-only source session takes.
 sessions_left() {
