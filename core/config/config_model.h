@@ -153,6 +153,16 @@ struct DeletesConfig {
   std::string key_path;     // e.g. "tables[0].deletes"
 };
 
+// `ranges:` of a snapshot table (or its pipeline's default): a first load
+// of a source table at least `above` bytes big (heap and TOAST) is read
+// as ranges of its pages, about `size` bytes each, every range committed
+// by itself, so that a failed first load starts again where it stopped
+// (docs/engine.md, "Ranged first loads").
+struct LoadRanges {
+  std::int64_t above = std::int64_t{1} << 30;
+  std::int64_t size = std::int64_t{256} << 20;
+};
+
 // A configured table named by another (`inputs:`), as the parser resolved
 // "pipeline.table": its mode, and its pipeline's zone, the zone a
 // timestamp or date watermark of it is read in.
@@ -208,6 +218,11 @@ struct TableConfig {
   // from the source's columns (own, or the pipeline's default).
   bool create_target = false;
   bool create_target_set = false;  // written on the table itself
+  // Snapshot: how a big first load is split: each key its own, or the
+  // pipeline's.
+  LoadRanges ranges;
+  bool ranges_above_set = false;  // written on the table itself
+  bool ranges_size_set = false;
 };
 
 struct PipelineConfig {
@@ -220,6 +235,7 @@ struct PipelineConfig {
   const TimeZone* zone = nullptr;        // from the tz database; never null once valid
   std::chrono::seconds stale_after{0};
   bool create_target = false;  // the default of its tables that read a source table
+  LoadRanges ranges;           // the default of its snapshot tables
   std::vector<TableConfig> tables;
 
   const TableConfig* find_table(const std::string& wanted) const;

@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "core/config/byte_size.h"
 #include "core/config/table_modes.h"
 #include "core/time/cron_schedule.h"
 #include "core/time/duration.h"
@@ -18,6 +19,16 @@ namespace {
 
 
 constexpr const char* kDurationType = "duration: 30s, 15m, 2h, 1d";
+constexpr const char* kByteSizeType = "size: 64MB, 1GB (B, kB, MB, GB, TB)";
+
+std::optional<std::int64_t> read_byte_size(ConfigReader& r, const YAML::Node& node, std::int64_t min) {
+  const auto size = read_parsed(r, node, parse_byte_size);
+  if (size && *size < min) {
+    r.error(node, "must be at least " + format_byte_size(min) + ", got \"" + node.Scalar() + "\"");
+    return std::nullopt;
+  }
+  return size;
+}
 
 // ---- scalar readers that exist only for one key ----
 
@@ -617,6 +628,23 @@ const MapSchema<PartitionSpec>& partition_schema() {
   return schema;
 }
 
+const MapSchema<LoadRanges>& ranges_schema() {
+  static const MapSchema<LoadRanges> schema{
+      "ranges",
+      {
+          {"above", Presence::Optional, "1GB", kByteSizeType,
+           "a first load of a source table at least this big (heap and TOAST, as pg_table_size counts) is read in "
+           "ranges of its pages, each committed by itself, so that a failed load resumes where it stopped; 0B: "
+           "every first load",
+           into(&LoadRanges::above, [](ConfigReader& r, const YAML::Node& n) { return read_byte_size(r, n, 0); })},
+          {"size", Presence::Optional, "256MB", kByteSizeType,
+           "about how much of the table one range reads (at least 8kB, one page)",
+           into(&LoadRanges::size, [](ConfigReader& r, const YAML::Node& n) { return read_byte_size(r, n, 8192); })},
+      },
+      nullptr};
+  return schema;
+}
+
 const MapSchema<DeletesConfig>& deletes_schema() {
   static const MapSchema<DeletesConfig> schema{
       "tables[].deletes",
@@ -728,6 +756,15 @@ const MapSchema<TableConfig>& table_schema() {
                t.create_target_set = true;
              }
            }},
+          {"ranges", Presence::Optional, "", "map",
+           table_key_meaning("ranges",
+                             "{above, size}: how a big first load is split into ranges it can resume from; a "
+                             "key left out is the pipeline's"),
+           [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
+             r.read_map(n, ranges_schema(), t.ranges);
+             t.ranges_above_set = n.IsMap() && n["above"].IsDefined();
+             t.ranges_size_set = n.IsMap() && n["size"].IsDefined();
+           }},
           {"deletes", Presence::Optional, "", "map",
            table_key_meaning("deletes",
                              "{reconcile, action, mark_column}: rows deleted in the source leave the target; a "
@@ -778,6 +815,9 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
           {"create_target", Presence::Optional, "false", "true | false",
            "the default of create_target for its " + key_modes_text("create_target") + " tables",
            into(&PipelineConfig::create_target, read_bool)},
+          {"ranges", Presence::Optional, "", "map",
+           "{above, size}: the default of ranges for its " + key_modes_text("ranges") + " tables",
+           [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) { r.read_map(n, ranges_schema(), p.ranges); }},
           {"tables", Presence::Required, "", "list of 1 to 10000 tables", "the tables of this pipeline",
            [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
              if (n.IsSequence() && n.size() > kMaxTablesPerPipeline) {
@@ -813,6 +853,8 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
           }
           if (t.stale_after.count() == 0) t.stale_after = p.stale_after;
           if (!t.create_target_set && takes_key(t.mode, "create_target")) t.create_target = p.create_target;
+          if (!t.ranges_above_set) t.ranges.above = p.ranges.above;
+          if (!t.ranges_size_set) t.ranges.size = p.ranges.size;
         }
       }};
   return schema;
@@ -847,6 +889,7 @@ std::string render_schema_reference() {
   render_map(out, table_schema());
   render_map(out, partition_schema());
   render_map(out, deletes_schema());
+  render_map(out, ranges_schema());
   return out;
 }
 

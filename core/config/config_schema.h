@@ -27,6 +27,7 @@ const MapSchema<PipelineConfig>& pipeline_schema();
 const MapSchema<TableConfig>& table_schema();
 const MapSchema<PartitionSpec>& partition_schema();
 const MapSchema<DeletesConfig>& deletes_schema();
+const MapSchema<LoadRanges>& ranges_schema();
 
 // The schema as Markdown tables, one per map, for docs/configuration.md.
 std::string render_schema_reference();

@@ -69,6 +69,7 @@ TableModeSpec snapshot() {
       {"key", ""},
       {"on_schema_change", ""},
       {"create_target", ""},
+      {"ranges", ""},
   };
   m.refuses_because = "a snapshot run reads the whole table, no cursor";
   m.refuses = {

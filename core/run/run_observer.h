@@ -69,6 +69,10 @@ class RunObserver {
   // What a run found of its safe horizon, once it decided it, also when it
   // then writes nothing (a partition table's firing with nothing due).
   virtual void on_horizon(const TableKey& /*table*/, const HorizonReport& /*horizon*/) {}
+  // A ranged first load committed `range`: `done` of its `all` ranges are
+  // now (a resumed load counts those its earlier runs committed).
+  virtual void on_range_committed(const TableKey& /*table*/, const LoadRange& /*range*/, int /*done*/, int /*all*/,
+                                  const ChunkCounts& /*counts*/) {}
 };
 
 }  // namespace tidemark

@@ -23,6 +23,7 @@
 #include "core/time/partition_calendar.h"
 #include "core/sql/key_row.h"
 #include "core/result.h"
+#include "core/run/load_range_plan.h"
 #include "core/run/schema_drift.h"
 #include "core/watermark/safe_horizon.h"
 #include "core/run/table_key.h"
@@ -287,6 +288,13 @@ class StateStore {
   // Tells every member that `table` moved, so that its dependents run
   // soon (best effort: their schedules fire anyway).
   virtual void announce_moved(const TableKey& table) = 0;
+
+  // The ranges of the table's ranged first load (core/run/load_range_plan.h)
+  // in order, each done or not; none when no such load is under way.
+  virtual Result<std::vector<LoadRange>> load_ranges(const TableKey& table) = 0;
+  // Replaces the table's ranges by `ranges`, none done, planned by `run`.
+  // Requires the table's lock.
+  virtual Status plan_load_ranges(const TableKey& table, RunId run, const std::vector<PageRange>& ranges) = 0;
 };
 
 // What the source says about a table before its run.
@@ -328,6 +336,15 @@ struct WindowProbe {
   // -infinity (above every hi, below every lo).
   std::int64_t null_cursor_rows = 0;
   std::int64_t infinite_cursor_rows = 0;
+};
+
+// What Source::open_snapshot read under the table's lock, before the
+// snapshot: the source's clock, the snapshot's time a load read in it
+// moves the watermark to, and on PostgreSQL 14 and later the oldest
+// transaction still running (SnapshotHorizon::source).
+struct HeldSnapshot {
+  CursorValue taken_at;
+  std::optional<std::int64_t> source_xmin;
 };
 
 class Source {
@@ -377,11 +394,33 @@ class Source {
   // source's statistics counted since they were last reset; nothing when
   // it keeps none for it (a view, a foreign table). Reads no row.
   virtual Result<std::optional<std::int64_t>> count_changes(const TableConfig& table) = 0;
+
+  // The source table's pages and bytes, for a ranged first load; nothing
+  // when it cannot be read by page ranges: anything but a plain table (a
+  // view, a partitioned table, whose partitions repeat each other's CTIDs,
+  // a foreign table), or a server before PostgreSQL 14, which has no TID
+  // range scan (each range would read the whole table). Reads no row.
+  virtual Result<std::optional<TableExtent>> measure(const TableConfig& table, const SourceTable& source) = 0;
+  // Begins one snapshot of the source table, taken after its lock, that
+  // every UnitOfWork::write_range reads until close_snapshot(): the ranges
+  // read in it are exactly one snapshot of the table. Fails, transiently,
+  // when the columns are no longer of the types `source` was inspected
+  // with; nothing when this role may not LOCK the table.
+  virtual Result<std::optional<HeldSnapshot>> open_snapshot(const TableConfig& table, const SourceTable& source) = 0;
+  // Ends the snapshot open_snapshot() began, if any. Never fails loudly.
+  virtual void close_snapshot() = 0;
 };
 
 struct ChunkCounts {
   std::int64_t rows_read = 0;
   std::int64_t rows_written = 0;
+};
+
+// What UnitOfWork::write_range wrote, and the target transaction's id
+// plus one (SnapshotHorizon::target) where the target can tell.
+struct RangeWrite {
+  ChunkCounts counts;
+  std::optional<std::int64_t> target_after;
 };
 
 
@@ -412,6 +451,10 @@ struct StepRecord {
   std::optional<std::vector<ColumnShape>> loaded_columns;
   // Stored as the table's snapshot horizon, replacing the one before.
   std::optional<SnapshotHorizon> snapshot_horizon;
+  // Marks that range of the table's ranged first load done.
+  std::optional<int> range_done;
+  // The table's ranged first load is whole: its ranges are forgotten.
+  bool ranges_finished = false;
   // Done partitions of the dependents to flag, because the rows this step
   // wrote lie below their end (flag_downstream, before the record).
   std::optional<DownstreamRecheck> recheck;
@@ -506,6 +549,13 @@ class UnitOfWork {
   // that can make a changed table cheaper and never less exact.
   virtual Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source,
                                               const std::optional<SnapshotHorizon>& since) = 0;
+  // Copies the rows of `pages` of the source table, read in the snapshot
+  // Source::open_snapshot holds: `straight` into the target with COPY (a
+  // first load, whose ranges are disjoint rows of one snapshot), else
+  // staged and upserted on the key (a load resumed in another snapshot,
+  // whose rows may already be there).
+  virtual Result<RangeWrite> write_range(const TableConfig& table, const SourceTable& source, const PageRange& pages,
+                                         bool straight) = 0;
   // Replaces one partition: deletes the target's rows in the window and
   // inserts the query's rows (run on the source with $1 = lo, $2 = hi),
   // each of which must lie in the window. Touches nothing outside it.

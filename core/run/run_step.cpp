@@ -73,6 +73,27 @@ Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, 
   return written;
 }
 
+Result<ChunkCounts> commit_range(Target& target, const TableConfig& table, const SourceTable& source,
+                                 const PageRange& pages, bool straight, StepRecord record,
+                                 const TargetChanges& changes, const std::optional<CursorValue>& expected,
+                                 const HeldSnapshot* finishing) {
+  if (!record.range_done || record.window || record.move) std::abort();  // a range records itself, moves via `finishing`
+  const std::unique_ptr<UnitOfWork> work = target.begin(record.lock);
+  if (const Status changed = change_target(*work, table, source, changes); !changed) return changed.failure();
+  const auto written = work->write_range(table, source, pages, straight);
+  if (!written) return written.failure();
+  record.counts = written->counts;
+  if (finishing != nullptr) {
+    record.move = WatermarkMove{expected, finishing->taken_at, /*snapshot=*/true};
+    if (finishing->source_xmin && written->target_after) {
+      record.snapshot_horizon = SnapshotHorizon{*finishing->source_xmin, *written->target_after};
+    }
+    record.ranges_finished = true;
+  }
+  if (const Status committed = record_and_commit(*work, record); !committed) return committed.failure();
+  return written->counts;
+}
+
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
                                      StepRecord record) {
   if (!record.lock.partition || !record.partition_done) std::abort();  // a partition commits under its own lock

@@ -37,6 +37,19 @@ Result<SnapshotWrite> commit_snapshot(Target& target, const TableConfig& table, 
                                       const TargetChanges& changes = {},
                                       const std::optional<SnapshotHorizon>& since = std::nullopt);
 
+// Loads one range of a ranged first load (record.range_done): makes
+// `changes` to the target, copies the range's rows read in the source's
+// held snapshot (straight in, or upserted: UnitOfWork::write_range), then
+// records the range done. With `finishing`, the snapshot every range was
+// read in, the load is whole with it: the watermark moves from `expected`
+// to the snapshot's time, where the snapshot left each side is stored,
+// and the ranges are forgotten.
+Result<ChunkCounts> commit_range(Target& target, const TableConfig& table, const SourceTable& source,
+                                 const PageRange& pages, bool straight, StepRecord record,
+                                 const TargetChanges& changes = {},
+                                 const std::optional<CursorValue>& expected = std::nullopt,
+                                 const HeldSnapshot* finishing = nullptr);
+
 // Replaces one partition and marks it done (record.partition_done).
 Result<ChunkCounts> commit_partition(Target& target, const TableConfig& table, const PartitionRequest& request,
                                      StepRecord record);

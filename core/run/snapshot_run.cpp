@@ -52,21 +52,132 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
   if (!columns) return columns.failure();
   if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
 
+  // A first load (no watermark yet) may go by ranges, or be a ranged one
+  // resumed; a table with a watermark is a snapshot run's, and asks
+  // nothing more of the state or the target.
+  TargetChanges changes = columns->first_step;
+  std::vector<LoadRange> plan;
+  if (!summary.watermark_before) {
+    const auto stored = run_.state.load_ranges(summary.table);
+    if (!stored) return stored.failure();
+    plan = *stored;
+    bool empty = changes.create;
+    if (!empty) {
+      const auto holds = run_.target.holds_rows(run_.table);
+      if (!holds) return holds.failure();
+      empty = !*holds;
+    }
+    if (empty) {
+      // Afresh, whatever ranges a load before left: the target has none of them.
+      const auto ranged = load_in_ranges(columns->source, *columns, summary);
+      if (!ranged) return ranged.failure();
+      if (*ranged) return ok_status();
+    } else if (!plan.empty()) {
+      const auto resumed = resume_ranges(plan, *columns, summary);
+      if (!resumed) return resumed.failure();
+      if (*resumed) changes = TargetChanges{};
+      if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
+    }
+  }
+
   StepRecord record;
   record.lock = RunLock{summary.table, std::nullopt};
   record.run = summary.run;
   record.loaded_columns = columns->snapshot;
-  const auto written =
-      commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record, columns->first_step,
-                      since);
+  // The target is one snapshot of the source once this commits: whatever
+  // ranges a first load left (one resumed here, or one a mode changed
+  // since left behind) are forgotten with it.
+  record.ranges_finished = true;
+  const auto written = commit_snapshot(run_.target, run_.table, columns->source, summary.watermark_before, record,
+                                       changes, plan.empty() ? since : std::nullopt);
   if (!written) return written.failure();
   note_first_step(columns->first_step, summary);
   summary.watermark_after = written->taken_at;
-  summary.rows_read = written->counts.rows_read;
-  summary.rows_written = written->counts.rows_written;
+  summary.rows_read += written->counts.rows_read;
+  summary.rows_written += written->counts.rows_written;
   summary.rows_deleted = written->deleted;
-  summary.chunks = 1;
+  summary.chunks += 1;
   summary.snapshot_path = snapshot_path_text(*written);
+  if (!plan.empty()) {
+    summary.snapshot_path = "first load resumed, " + std::to_string(summary.chunks - 1) + " of " +
+                            std::to_string(plan.size()) + " ranges loaded again, then " + summary.snapshot_path;
+  }
+  return ok_status();
+}
+
+Result<bool> SnapshotRun::load_in_ranges(const SourceTable& source, const ColumnPlan& columns, RunSummary& summary) {
+  // A table without a key cannot be resumed: its rows loaded before could
+  // not be told from those loaded again.
+  if (run_.table.key.empty()) return false;
+  const auto extent = run_.source.measure(run_.table, source);
+  if (!extent) return extent.failure();
+  if (!*extent) return false;
+  const auto pages = plan_load_ranges(**extent, run_.table.ranges);
+  if (!pages) return false;
+  const auto held = run_.source.open_snapshot(run_.table, source);
+  if (!held) return held.failure();
+  if (!*held) return false;
+  std::vector<LoadRange> ranges;
+  for (std::size_t i = 0; i < pages->size(); ++i) ranges.push_back(LoadRange{static_cast<int>(i), (*pages)[i], false});
+  Status loaded = run_.state.plan_load_ranges(summary.table, summary.run, *pages);
+  if (loaded) {
+    loaded = commit_ranges(source, ranges, static_cast<int>(ranges.size()), /*straight=*/true, columns, &**held,
+                           summary);
+  }
+  run_.source.close_snapshot();
+  if (!loaded) return loaded.failure();
+  note_first_step(columns.first_step, summary);
+  summary.watermark_after = (*held)->taken_at;
+  summary.snapshot_path = "first load in " + std::to_string(ranges.size()) + " ranges";
+  return true;
+}
+
+Result<bool> SnapshotRun::resume_ranges(const std::vector<LoadRange>& plan, const ColumnPlan& columns,
+                                        RunSummary& summary) {
+  // The ranges left are read in a snapshot of their own and upserted (the
+  // rows of a later snapshot may sit in ranges already done, or have moved
+  // out of those left: VACUUM FULL reorders the pages); the diff after
+  // them makes the target one snapshot of the source. The diff alone does
+  // that too, only dearer: it is all that is left when the table can no
+  // longer be read by ranges (its key or its kind changed since) or not
+  // under a lock.
+  const std::vector<LoadRange> left = ranges_left(plan);
+  if (left.empty() || run_.table.key.empty()) return false;
+  const auto extent = run_.source.measure(run_.table, columns.source);
+  if (!extent) return extent.failure();
+  if (!*extent) return false;
+  const auto held = run_.source.open_snapshot(run_.table, columns.source);
+  if (!held) return held.failure();
+  if (!*held) return false;
+  const Status again =
+      commit_ranges(columns.source, left, static_cast<int>(plan.size()), /*straight=*/false, columns, nullptr, summary);
+  run_.source.close_snapshot();
+  if (!again) return again.failure();
+  return true;
+}
+
+Status SnapshotRun::commit_ranges(const SourceTable& source, const std::vector<LoadRange>& ranges, int planned,
+                                  bool straight, const ColumnPlan& columns, const HeldSnapshot* finishing,
+                                  RunSummary& summary) {
+  const int done_before = planned - static_cast<int>(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
+    StepRecord record;
+    record.lock = RunLock{summary.table, std::nullopt};
+    record.run = summary.run;
+    record.range_done = ranges[i].index;
+    if (i == 0) record.loaded_columns = columns.snapshot;
+    const bool last = i + 1 == ranges.size();
+    const auto counts = commit_range(run_.target, run_.table, source, ranges[i].pages, straight, record,
+                                     i == 0 ? columns.first_step : TargetChanges{}, summary.watermark_before,
+                                     last ? finishing : nullptr);
+    if (!counts) return counts.failure();
+    summary.rows_read += counts->rows_read;
+    summary.rows_written += counts->rows_written;
+    summary.chunks += 1;
+    run_.observer.on_range_committed(summary.table, ranges[i], done_before + static_cast<int>(i) + 1, planned,
+                                     *counts);
+  }
   return ok_status();
 }
 

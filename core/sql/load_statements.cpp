@@ -16,6 +16,14 @@ std::string column_list(const std::vector<std::string>& columns, const std::stri
   return out;
 }
 
+// COPY of the columns' rows of `source` that meet `where` (" WHERE ...",
+// or empty for all), in `format`.
+std::string copy_out_statement(const std::string& cols, const std::string& source, const std::string& where,
+                               CopyFormat format) {
+  return "COPY (SELECT " + cols + " FROM " + source + where + ") TO STDOUT" +
+         (format == CopyFormat::Binary ? " (FORMAT binary)" : "");
+}
+
 }  // namespace
 
 std::string window_probe_statement(const TableConfig& table, const std::optional<Window>& range, CursorType type,
@@ -39,6 +47,12 @@ std::string window_probe_statement(const TableConfig& table, const std::optional
   return "SELECT " + has_rows + ", n.* FROM (" + counts + ") n";
 }
 
+std::string range_copy_out(const TableConfig& table, const std::vector<std::string>& columns, CopyFormat format,
+                           const PageRange& pages) {
+  return copy_out_statement(column_list(columns), table.source_table->quoted(), " WHERE " + ctid_range_predicate(pages),
+                            format);
+}
+
 LoadStatements build_load_statements(const TableConfig& table, const std::vector<std::string>& columns,
                                      const std::optional<Window>& window, CopyFormat format, RelationKind kind,
                                      const std::vector<ColumnShape>& source_catalog,
@@ -57,7 +71,7 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
   if (kind != RelationKind::ForeignTable) s.lock_source = "SELECT FROM " + source + where + " LIMIT 0";
   s.source_columns = "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a WHERE a.attrelid = " +
                      quote_literal(source) + "::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
-  s.copy_out = "COPY (SELECT " + cols + " FROM " + source + where + ") TO STDOUT" + options;
+  s.copy_out = copy_out_statement(cols, source, where, format);
   s.stage = kStage;
   s.lock_target = "LOCK TABLE " + target + " IN SHARE ROW EXCLUSIVE MODE";
   s.target_is_empty = "SELECT NOT EXISTS (SELECT 1 FROM " + target + ")";

@@ -10,6 +10,7 @@
 #include "core/config/config_model.h"
 #include "core/sql/column_shape.h"
 #include "core/sql/copy_format.h"
+#include "core/sql/page_range.h"
 #include "core/sql/relation_kind.h"
 #include "core/watermark/window_plan.h"
 
@@ -75,5 +76,10 @@ LoadStatements build_load_statements(const TableConfig& table, const std::vector
                                      RelationKind kind = RelationKind::Table,
                                      const std::vector<ColumnShape>& source_catalog = {},
                                      const std::vector<ColumnShape>& target_catalog = {});
+
+// A ranged first load's COPY of the rows on `pages` (core/sql/page_range.h),
+// the columns and format as build_load_statements' copy_out.
+std::string range_copy_out(const TableConfig& table, const std::vector<std::string>& columns, CopyFormat format,
+                           const PageRange& pages);
 
 }  // namespace tidemark

@@ -279,6 +279,22 @@ create table tidemark.run_progress (
   primary key (pipeline, table_name)
 );
 )SQL"},
+      // Ranged first loads (docs/engine.md): each range of a snapshot
+      // table's first load in progress, and whether it committed; the
+      // plan goes with the step that makes the load whole.
+      {18, "ranged first loads: the ranges of each load in progress", R"SQL(
+create table tidemark.load_ranges (
+  pipeline   text not null,
+  table_name text not null,
+  range_no   integer not null,
+  first_page bigint not null,
+  end_page   bigint,
+  planned_by bigint not null,
+  done_by    bigint,
+  done_at    timestamptz,
+  primary key (pipeline, table_name, range_no)
+);
+)SQL"},
   };
   return migrations;
 }

@@ -10,6 +10,8 @@ class ChunkLogger final : public RunObserver {
  public:
   void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
                           const CursorValue& watermark) override;
+  void on_range_committed(const TableKey& table, const LoadRange& range, int done, int all,
+                          const ChunkCounts& counts) override;
 };
 
 }  // namespace tidemark

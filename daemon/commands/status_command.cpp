@@ -94,7 +94,8 @@ nlohmann::json pause_json(const Pause* pause) {
 // One table's row of `status --json`.
 nlohmann::json status_row(const PipelineConfig& p, const TableConfig& t, const TableState& s,
                           const WatermarkHealth& health, const TableReason& why, const Pause* pause,
-                          const CopyProgress* progress, const std::vector<FleetMember>& members) {
+                          const CopyProgress* progress, const RangesDone* ranges,
+                          const std::vector<FleetMember>& members) {
   nlohmann::json row;
   row["pipeline"] = p.name;
   row["table"] = t.name;
@@ -133,6 +134,9 @@ nlohmann::json status_row(const PipelineConfig& p, const TableConfig& t, const T
     }
   }
   row["last_run"] = run;
+  // A ranged first load under way, or stopped part way: where it resumes.
+  row["first_load_ranges"] =
+      ranges != nullptr ? nlohmann::json{{"done", ranges->done}, {"of", ranges->all}} : nlohmann::json();
   nlohmann::json reconcile;
   if (s.last_reconcile) {
     reconcile["finished_at"] = format_unix_seconds(s.last_reconcile->finished_at);
@@ -185,6 +189,12 @@ void print_rows(const nlohmann::json& rows, std::ostream& out) {
                       grouped(run["rows_so_far"].get<std::int64_t>()) + " rows copied by " +
                       run["progress_at"].get<std::string>());
     }
+    if (const auto& ranges = row["first_load_ranges"]; !ranges.is_null()) {
+      const bool running = !run.is_null() && run["status"] == "running";
+      notes.push_back(name + ": first load in ranges, " + std::to_string(ranges["done"].get<std::int64_t>()) +
+                      " of " + std::to_string(ranges["of"].get<std::int64_t>()) + " committed" +
+                      (running ? "" : "; the next run loads the rest, then diffs the whole table"));
+    }
     if (!pause.is_null()) {
       notes.push_back(name + ": paused" + (pause["scope"] == "pipeline" ? " with its pipeline" : "") + " since " +
                       pause["since"].get<std::string>() + " by " + pause["by"].get<std::string>() + ": " +
@@ -230,6 +240,7 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
   double now = 0;
   PauseSet pauses;
   std::map<TableKey, CopyProgress> progress;  // of the runs in flight
+  std::map<TableKey, RangesDone> load_ranges;  // of the ranged first loads under way
   std::vector<FleetMember> members;  // the live ones, who own the tables
   try {
     const auto state = connect_to(*config, config->daemon.state);
@@ -251,7 +262,9 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
       }
       // Recorded from outside the runs' transactions every few seconds; a
       // role that cannot read them sees the runs without their progress.
-      if (auto read = ProgressBook(*state).read(running)) progress = std::move(read).value();
+      ProgressBook book(*state);
+      if (auto read = book.read(running)) progress = std::move(read).value();
+      if (auto read = book.ranges(asked)) load_ranges = std::move(read).value();
       // A state schema older than the fleet has no members: no owners.
       if (auto live = MemberRegistry(*state).live_members()) members = std::move(live).value().members;
     }
@@ -282,7 +295,12 @@ int run_status(const ConfigPtr& config, const StatusOptions& command_line, std::
                                           copied->second.updated_at >= s.last_run->started_at
                                       ? &copied->second
                                       : nullptr;
-    if (wanted(command_line, f)) rows.push_back(status_row(*p, *t, s, health, why, pause, copying, members));
+    // A table with a watermark has none under way, whatever is left.
+    const auto ranged = s.watermark ? load_ranges.end() : load_ranges.find({p->name, t->name});
+    if (wanted(command_line, f)) {
+      rows.push_back(status_row(*p, *t, s, health, why, pause, copying,
+                                ranged != load_ranges.end() ? &ranged->second : nullptr, members));
+    }
   }
   if (command_line.json) {
     out << rows.dump(2) << '\n';

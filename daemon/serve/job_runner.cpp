@@ -15,7 +15,7 @@ namespace {
 // Hears the run rows a job closes, for its end, and passes its progress on.
 class RunsHeard final : public RunObserver {
  public:
-  explicit RunsHeard(RunObserver& progress) : progress_(progress) {}
+  RunsHeard(RunObserver& progress, RunMeter& meter) : progress_(progress), meter_(meter) {}
 
   void on_chunk_committed(const TableKey& table, const Window& window, const ChunkCounts& counts,
                           const CursorValue& watermark) override {
@@ -23,6 +23,11 @@ class RunsHeard final : public RunObserver {
   }
   void on_horizon(const TableKey& table, const HorizonReport& horizon) override {
     progress_.on_horizon(table, horizon);
+  }
+  void on_range_committed(const TableKey& table, const LoadRange& range, int done, int all,
+                          const ChunkCounts& counts) override {
+    meter_.set_ranges(done, all);
+    progress_.on_range_committed(table, range, done, all, counts);
   }
   void on_run_finished(const RunSummary& summary) override { heard_.push_back(summary); }
 
@@ -37,6 +42,7 @@ class RunsHeard final : public RunObserver {
 
  private:
   RunObserver& progress_;
+  RunMeter& meter_;
   std::vector<RunSummary> heard_;
 };
 
@@ -80,7 +86,7 @@ std::vector<std::optional<JobEnded>> JobRunner::run(const Job& job, const Cancel
   for (const JobMember& member : job.members) ends_.job_started(key(member), job.kind, meter);
   const auto started = std::chrono::steady_clock::now();
   const auto started_at = std::chrono::system_clock::now();
-  RunsHeard runs(progress_);
+  RunsHeard runs(progress_, meter);
   std::vector<std::optional<JobEnded>> out;
   if (job.members.size() > 1) {
     out = batch(job, cancel, runs, meter);

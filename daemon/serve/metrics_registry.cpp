@@ -69,6 +69,7 @@ struct MetricsRegistry::TableSeries {
   Value input_wait;  // 0 when no input holds the table back
   Value paused;
   Value rows_in_progress;  // read from the load's meter at each scrape
+  Value progress_ratio;    // likewise
   bool ahead = false;  // what table_progress was last told
 };
 
@@ -165,6 +166,7 @@ void MetricsRegistry::set_in_progress(const TableKey& table, JobKind kind, const
   if (TableSeries* s = find(table)) {
     s->in_progress.set(meter != nullptr ? 1 : 0);
     s->rows_in_progress.set(0);
+    s->progress_ratio.set(0);
   }
 }
 
@@ -187,6 +189,7 @@ void MetricsRegistry::job_ended(const JobEnded& ended) {
     if (s != nullptr) {
       s->in_progress.set(0);
       s->rows_in_progress.set(0);
+      s->progress_ratio.set(0);
       s->last_duration.set(seconds);
     }
     if (p != nullptr) {
@@ -376,6 +379,9 @@ const MetricsRegistry::TableFamily MetricsRegistry::kRunFamilies[] = {
     {"tidemark_run_in_progress", "1 while a run of the table is in flight", "gauge", &TableSeries::in_progress},
     {"tidemark_run_rows_in_progress", "Rows the table's run in flight has copied so far; 0 when none is", "gauge",
      &TableSeries::rows_in_progress},
+    {"tidemark_run_progress_ratio",
+     "Share of its ranges a ranged first load in flight has committed, 0 to 1; 0 when none is", "gauge",
+     &TableSeries::progress_ratio},
     {"tidemark_horizon_lag_seconds", "Source clock minus the last run's hi: what transactions in flight held back",
      "gauge", &TableSeries::horizon_lag},
     {"tidemark_run_failed_permanently", "1 from a run that failed permanently (not retried) until a run succeeds",
@@ -415,7 +421,9 @@ void MetricsRegistry::write_text(std::string& out) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& [table, meter] : meters_) {
       const auto it = tables_.find(table);
-      if (it != tables_.end()) it->second->rows_in_progress.set(static_cast<double>(meter->rows()));
+      if (it == tables_.end()) continue;
+      it->second->rows_in_progress.set(static_cast<double>(meter->rows()));
+      it->second->progress_ratio.set(meter->ranges_share());
     }
     tables.reserve(tables_.size());
     for (const auto& entry : tables_) tables.push_back(entry.second);

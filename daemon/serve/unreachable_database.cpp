@@ -15,6 +15,9 @@ class UnreachableWork final : public UnitOfWork {
                                       const std::optional<SnapshotHorizon>&) override {
     return failure();
   }
+  Result<RangeWrite> write_range(const TableConfig&, const SourceTable&, const PageRange&, bool) override {
+    return failure();
+  }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest&) override { return failure(); }
   Result<ReconcileWrite> reconcile(const TableConfig&, const SourceTable&, const ReconcileFix&) override {
     return failure();

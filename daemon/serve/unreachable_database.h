@@ -27,6 +27,11 @@ class UnreachableDatabase final : public Source, public Target, public KeySide {
     return failure();
   }
   Result<std::optional<std::int64_t>> count_changes(const TableConfig&) override { return failure(); }
+  Result<std::optional<TableExtent>> measure(const TableConfig&, const SourceTable&) override { return failure(); }
+  Result<std::optional<HeldSnapshot>> open_snapshot(const TableConfig&, const SourceTable&) override {
+    return failure();
+  }
+  void close_snapshot() override {}
 
   Result<TargetTable> check(const TableConfig&) override { return failure(); }
   Result<bool> holds_rows(const TableConfig&) override { return failure(); }

@@ -239,11 +239,26 @@ class FakeState final : public StateStore {
   }
   std::vector<TableKey> announced;
   void announce_moved(const TableKey& table) override { announced.push_back(table); }
+  // A ranged first load's ranges, as the state holds them.
+  std::vector<LoadRange> ranges;
+  int ranges_planned = 0;
+  int ranges_read = 0;
+  Result<std::vector<LoadRange>> load_ranges(const TableKey&) override {
+    ++ranges_read;
+    return ranges;
+  }
+  Status plan_load_ranges(const TableKey&, RunId, const std::vector<PageRange>& planned) override {
+    ++ranges_planned;
+    ranges.clear();
+    for (std::size_t i = 0; i < planned.size(); ++i) ranges.push_back({static_cast<int>(i), planned[i], false});
+    return ok_status();
+  }
 };
 
 struct FakeRow {
   std::int64_t key;
   std::int64_t cursor;
+  std::int64_t page = 0;  // where the row lies, for a ranged first load
 };
 
 class FakeSource final : public Source {
@@ -330,6 +345,29 @@ class FakeSource final : public Source {
     ++changes_counted;
     return changes;
   }
+  // The table's size (measure); nothing: not read by ranges.
+  std::optional<TableExtent> extent;
+  bool may_lock = true;  // open_snapshot holds one
+  int snapshots_opened = 0;
+  bool snapshot_open = false;
+  int measured = 0;
+  Result<std::optional<TableExtent>> measure(const TableConfig&, const SourceTable&) override {
+    ++measured;
+    return extent;
+  }
+  Result<std::optional<HeldSnapshot>> open_snapshot(const TableConfig&, const SourceTable&) override {
+    if (!fail_with.empty()) return Error{fail_with};
+    if (!may_lock) return std::optional<HeldSnapshot>();
+    if (snapshot_open) std::abort();  // one held snapshot at a time
+    ++snapshots_opened;
+    snapshot_open = true;
+    HeldSnapshot held;
+    held.taken_at = CursorValue{CursorType::TimestampTz,
+                                std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count()};
+    held.source_xmin = 500;
+    return std::optional<HeldSnapshot>(held);
+  }
+  void close_snapshot() override { snapshot_open = false; }
   Result<std::optional<CursorValue>> lower_bound(const TableConfig&, CursorType t) override {
     if (rows.empty()) return std::optional<CursorValue>();
     std::int64_t min = rows.front().cursor;
@@ -391,7 +429,11 @@ class FakeTarget final : public Target {
   }
   // Whether the target holds rows before any unit of work wrote some.
   bool held_rows = false;
-  Result<bool> holds_rows(const TableConfig&) override { return held_rows || !rows.empty(); }
+  int holds_rows_asked = 0;
+  Result<bool> holds_rows(const TableConfig&) override {
+    ++holds_rows_asked;
+    return held_rows || !rows.empty();
+  }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
   // What compare_partition finds: equal unless a partition's lo is here.
   std::map<Instant, PartitionComparison> differing;
@@ -409,6 +451,7 @@ class FakeTarget final : public Target {
   std::vector<ReconcileFix> fixes;  // every reconcile batch asked of a unit of work
   std::string fail_reconcile;       // UnitOfWork::reconcile fails with this
   std::vector<StepRecord> records;  // every record committed
+  std::vector<std::pair<PageRange, bool>> ranges_written;  // each range asked, and whether straight
 
  private:
   friend class FakeUnitOfWork;
@@ -472,6 +515,27 @@ class FakeUnitOfWork final : public UnitOfWork {
                                    .count()};
     return out;
   }
+  // The source rows on `pages`: straight in, failing on a key the target
+  // holds (as COPY into a primary key does), or upserted.
+  Result<RangeWrite> write_range(const TableConfig&, const SourceTable&, const PageRange& pages,
+                                 bool straight) override {
+    if (!target_.source_.snapshot_open) std::abort();  // a range is read in the held snapshot
+    const int index = static_cast<int>(target_.chunks.size());
+    target_.chunks.push_back(Window{});
+    target_.ranges_written.push_back({pages, straight});
+    if (index == target_.fail_at_chunk) return Error{"injected failure"};
+    RangeWrite out;
+    for (const FakeRow& r : target_.source_.rows) {
+      if (r.page < pages.first || (pages.end && r.page >= *pages.end)) continue;
+      ++out.counts.rows_read;
+      const auto it = staged_.find(r.key);
+      if (straight && it != staged_.end()) return Error{"duplicate key " + std::to_string(r.key)};
+      if (it == staged_.end() || it->second != r.cursor) ++out.counts.rows_written;
+      staged_[r.key] = r.cursor;
+    }
+    out.target_after = target_.next_horizon++;
+    return out;
+  }
   Result<ChunkCounts> replace_partition(const TableConfig&, const PartitionRequest& request) override {
     if (target_.fail_partition == request.window.lo) return Error{"injected failure"};
     partition_ = request.window;
@@ -528,6 +592,8 @@ class FakeUnitOfWork final : public UnitOfWork {
     }
     if (record_->loaded_columns) state.loaded_columns = record_->loaded_columns;
     if (record_->snapshot_horizon) state.snapshot_horizon = record_->snapshot_horizon;
+    if (record_->range_done) state.ranges.at(static_cast<std::size_t>(*record_->range_done)).done = true;
+    if (record_->ranges_finished) state.ranges.clear();
     if (creating_) {
       target_.missing = false;
       target_.columns = *creating_;
@@ -583,6 +649,10 @@ class RecordingObserver final : public RunObserver {
   void on_run_finished(const RunSummary& summary) override { finished.push_back(summary); }
   std::vector<HorizonReport> horizons;  // each as a run decided it
   void on_horizon(const TableKey&, const HorizonReport& horizon) override { horizons.push_back(horizon); }
+  std::vector<std::pair<int, int>> ranges;  // each range committed: done, of all
+  void on_range_committed(const TableKey&, const LoadRange&, int done, int all, const ChunkCounts&) override {
+    ranges.emplace_back(done, all);
+  }
 };
 
 // A fleet's answer to whether this process owns a table: every table but

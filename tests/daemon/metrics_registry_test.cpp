@@ -294,6 +294,11 @@ TEST_CASE("a job's end counts each run it closed once; its table is in progress 
   CHECK(has(metrics.scrape_text(), orders_rows + "0"));
   meter.add(4096, 1 << 20);
   CHECK(has(metrics.scrape_text(), orders_rows + "4096"));
+  // A ranged first load's share of its ranges committed, likewise.
+  const std::string orders_ratio = R"(tidemark_run_progress_ratio{pipeline="p",table="orders"} )";
+  CHECK(has(metrics.scrape_text(), orders_ratio + "0"));
+  meter.set_ranges(3, 12);
+  CHECK(has(metrics.scrape_text(), orders_ratio + "0.25"));
   CHECK(metrics.rows_in_progress().size() == 2);
   // A batch hands events back to run on its own: not in progress until it starts again.
   metrics.job_handed_back({"p", "events"}, JobKind::Load);
@@ -311,6 +316,7 @@ TEST_CASE("a job's end counts each run it closed once; its table is in progress 
   std::string text = metrics.scrape_text();
   CHECK(has(text, orders_in_progress + "0"));
   CHECK(has(text, orders_rows + "0"));
+  CHECK(has(text, orders_ratio + "0"));  // back to 0 once the job ends
   CHECK(metrics.rows_in_progress().empty());
   CHECK(has(text, R"(tidemark_runs_total{pipeline="p",status="success",table="orders"} 2)"));
   CHECK(has(text, R"(tidemark_rows_written_total{pipeline="p",table="orders"} 20)"));

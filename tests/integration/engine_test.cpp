@@ -378,7 +378,7 @@ TEST_CASE("migrations are safe to run twice and from two processes at once") {
   CHECK(migrate_state_schema(env.target()).empty());
   CHECK(PgTestEnv::rows(env.target(), "select version from tidemark.schema_migrations") ==
         (std::vector<std::string>{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
-                                  "17"}));
+                                  "17", "18"}));
 }
 
 }  // namespace tidemark

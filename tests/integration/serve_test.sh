@@ -84,7 +84,8 @@ for name in tidemark_watermark_timestamp_seconds tidemark_watermark_age_seconds 
   tidemark_run_duration_seconds_bucket tidemark_last_run_duration_seconds tidemark_last_success_timestamp_seconds \
   tidemark_run_in_progress tidemark_run_start_delay_seconds_bucket tidemark_config_last_reload_successful \
   tidemark_db_up tidemark_build_info tidemark_state_bytes tidemark_fleet_members tidemark_tables_owned \
-  tidemark_ownership_changes_total tidemark_table_paused tidemark_run_rows_in_progress; do
+  tidemark_ownership_changes_total tidemark_table_paused tidemark_run_rows_in_progress \
+  tidemark_run_progress_ratio; do
   check "metric $name" eventually 20 bash -c "curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^$name'"
 done
 state_sized() { [ "$(value tidemark_state_bytes)" -gt 65536 ] 2>/dev/null; }

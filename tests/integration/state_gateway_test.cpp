@@ -352,11 +352,11 @@ TEST_CASE("each run row says its kind: written by the store, taken from trigger 
       "alter table tidemark.runs drop column kind, drop column input_wait_seconds, drop column rewrite_reason;"
       "alter table tidemark.partitions drop column recheck, drop column recheck_since;"
       "drop table tidemark.input_changes, tidemark.pauses, tidemark.pause_events,"
-      "  tidemark.run_progress;"
+      "  tidemark.run_progress, tidemark.load_ranges;"
       "delete from tidemark.schema_migrations where version >= 15;"
       "insert into tidemark.runs (pipeline, table_name, trigger, status)"
       " values ('shop', 'orders', 'schedule', 'success'), ('shop', 'orders', 'reconcile', 'success')");
-  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15, 16, 17});
+  CHECK(migrate_state_schema(g.env.state()) == std::vector<int>{15, 16, 17, 18});
   CHECK(PgTestEnv::rows(g.env.state(), "select trigger || ' ' || kind from tidemark.runs order by run_id") ==
         std::vector<std::string>{"schedule load", "reconcile reconcile"});
 

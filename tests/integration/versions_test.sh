@@ -102,6 +102,7 @@ as_admin "$source_major" shop "
            date_trunc('day', now()) - interval '6 days' + g * interval '7 minutes'
     from generate_series(1, 1000) g;
   insert into app.products select g, 'SKU-' || g, g * 2.5 from generate_series(1, 80) g;
+  insert into app.products select g, 'SKU-' || g, g * 2.5 from generate_series(1000, 3000) g;
   insert into app.events select g, timestamptz '2025-12-20' + g * interval '1 hour', 'k' || g % 3
     from generate_series(1, 400) g;
   $([ "$source_major" -lt 18 ] || echo "
@@ -183,6 +184,9 @@ check "migrate, as a role without CREATE on the database" logged migrate tm migr
 logged discover tm discover --source source --target target --schema app --target-schema wh \
   --write "$work/pipelines" || exit 1
 sed -i 's/schedule: .*/schedule: "*\/2 * * * * *"/' "$work/pipelines/source_app.yaml"
+# A snapshot table's first load in 8 kB ranges: from 14 on, read by TID
+# range scans under one snapshot; before, in one stream.
+sed -i 's/^schedule: .*/&\nranges: { above: 0B, size: 8kB }/' "$work/pipelines/source_app.yaml"
 check "validate accepts what discover wrote" logged validate tm validate
 
 # equal TABLE: the source's rows of app.TABLE and the target's of wh.TABLE
@@ -223,6 +227,11 @@ sleep 1.1
 check "the first run of the discovered tables" logged run1 tm run source_app
 check "the first run of the mart" logged run1m tm run marts
 check "the first load creates every target and is exact" all_equal
+if [ "$source_major" -ge 14 ]; then
+  check "a snapshot table's first load went by ranges" grep -q 'source_app.products: first load range' "$work/run1.out"
+else
+  check "before 14, a first load goes in one stream" bash -c "! grep -q 'first load range' '$work/run1.out'"
+fi
 
 as_admin "$source_major" shop "
   insert into app.customers (email, tier) values ('new@example.com', 'gold');

@@ -12,6 +12,7 @@
 #include "core/sql/row_hash_statements.h"
 #include "daemon/pg/data/pg_keyed_hash_stream.h"
 #include "daemon/pg/data/pg_row_hash_stream.h"
+#include "daemon/pg/data/table_snapshot.h"
 #include "daemon/pg/libpq/pg_copy_stream.h"
 
 namespace tidemark {
@@ -19,15 +20,6 @@ namespace {
 
 // Keys a statement takes at once: about 1 MiB of JSON for integer keys.
 constexpr std::size_t kKeysPerStatement = 20000;
-
-// A snapshot's time from the source_clock statement's answer. Transient
-// when NULL: the standby replays, and the retry reads it.
-CursorValue clock_value(const PgResult& clock) {
-  if (clock.is_null(0, 0)) {
-    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
-  }
-  return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
-}
 
 // A failure of the merge as the PgError this class throws, keeping its kind.
 [[noreturn]] void throw_error(const Error& e) { throw PgError(e.kind, e.message); }
@@ -227,25 +219,9 @@ std::optional<SnapshotWrite> PgSnapshotSync::run(const TableConfig& table, const
   // snapshot for every read, taken after the table's lock: a rewrite or
   // TRUNCATE that committed while the lock was awaited is seen as it left
   // the table, never as an empty one.
-  out.taken_at = clock_value(source_.exec(sql.source_clock));
-  source_.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  out.taken_at = snapshot_clock(source_.exec(sql.source_clock));
+  if (!begin_table_snapshot(source_, table, source, sql, cancel_)) return std::nullopt;
   try {
-    if (source.kind != RelationKind::ForeignTable) {
-      try {
-        source_.exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE", cancel_);
-      } catch (const PgError& e) {
-        if (e.sqlstate() != "42501") throw;
-        source_.rollback_quietly();
-        return std::nullopt;
-      }
-    }
-    const PgResult read = source_.exec(sql.source_columns);
-    std::vector<ColumnShape> now;
-    for (int i = 0; i < read.rows(); ++i) now.push_back(ColumnShape{read.text(i, 0), read.text(i, 1)});
-    if (const auto changed = changed_while_read(table.source_table->display(), source.columns, source.catalog, now)) {
-      throw PgError(ErrorKind::Transient, *changed);  // the retry looks again
-    }
-
     // Both sides count and fingerprint at once: the cheapest look, and
     // the one an unchanged table ends with. Where both servers hash rows
     // as records (14 and later), the same statements say where each

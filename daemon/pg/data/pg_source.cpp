@@ -12,6 +12,7 @@
 #include "core/text/plain_text.h"
 #include "core/text/sql_identifier.h"
 #include "daemon/pg/data/relation_catalog.h"
+#include "daemon/pg/data/table_snapshot.h"
 #include "daemon/pg/libpq/source_session.h"
 
 namespace tidemark {
@@ -423,6 +424,51 @@ Result<std::optional<std::int64_t>> PgSource::count_changes(const TableConfig& t
     return std::optional<std::int64_t>(r.integer(0, 0));
   });
 }
+
+Result<std::optional<TableExtent>> PgSource::measure(const TableConfig& table, const SourceTable& source) {
+  // A TID range scan reads a range's pages only; before 14 each range
+  // would scan the whole table.
+  if (source.kind != RelationKind::Table || connection_.server_major_version() < 14) {
+    return std::optional<TableExtent>();
+  }
+  return as_result([&] {
+    // The heap's pages as its file has them now (relpages lags until the
+    // next VACUUM or ANALYZE); its bytes with TOAST's. A partitioned
+    // table (relkind p) holds no rows itself: its partitions repeat each
+    // other's CTIDs.
+    const PgResult r = connection_.exec_prepared(
+        "select c.relkind = 'r', pg_relation_size(c.oid) / current_setting('block_size')::int8, pg_table_size(c.oid)"
+        " from pg_class c where c.oid = to_regclass($1)",
+        {table.source_table->quoted()});
+    if (r.rows() != 1 || !r.boolean(0, 0)) return std::optional<TableExtent>();
+    return std::optional<TableExtent>(TableExtent{r.integer(0, 1), r.integer(0, 2)});
+  });
+}
+
+Result<std::optional<HeldSnapshot>> PgSource::open_snapshot(const TableConfig& table, const SourceTable& source) {
+  static const CancelToken never;
+  const CancelToken& cancel = primary_.cancel != nullptr ? *primary_.cancel : never;
+  return as_result([&]() -> std::optional<HeldSnapshot> {
+    const LoadStatements sql = build_load_statements(table, source.columns, std::nullopt, CopyFormat::Text,
+                                                     source.kind, source.catalog);
+    // The clock first, in a statement of its own: the watermark is never
+    // later than the snapshot.
+    HeldSnapshot held;
+    held.taken_at = snapshot_clock(connection_.exec(sql.source_clock));
+    if (!begin_table_snapshot(connection_, table, source, sql, cancel)) return std::nullopt;
+    if (connection_.server_major_version() >= 14) {
+      try {
+        held.source_xmin = std::stoll(connection_.exec(kSnapshotXminSql).text(0, 0));
+      } catch (...) {
+        connection_.rollback_quietly();
+        throw;
+      }
+    }
+    return held;
+  });
+}
+
+void PgSource::close_snapshot() { connection_.rollback_quietly(); }
 
 namespace {
 

@@ -62,6 +62,10 @@ class PgSource final : public Source {
   Result<CursorValue> cursor_at(SourceMicros instant, CursorType type) override;
   Result<std::optional<CursorValue>> lower_bound(const TableConfig& table, CursorType type) override;
   Result<std::optional<std::int64_t>> count_changes(const TableConfig& table) override;
+  Result<std::optional<TableExtent>> measure(const TableConfig& table, const SourceTable& source) override;
+  // On the run's session: write_range's COPYs read in its transaction.
+  Result<std::optional<HeldSnapshot>> open_snapshot(const TableConfig& table, const SourceTable& source) override;
+  void close_snapshot() override;
   Result<WindowProbe> probe(const TableConfig& table, const SourceTable& source,
                             const std::optional<Window>& range) override;
   // Every probe in one statement, which takes every table's lock before its snapshot.

@@ -12,6 +12,7 @@
 #include "daemon/pg/data/partition_bounds.h"
 #include "daemon/pg/data/pg_snapshot_sync.h"
 #include "daemon/pg/data/relation_catalog.h"
+#include "daemon/pg/data/table_snapshot.h"
 #include "daemon/pg/data/target_definition.h"
 #include "daemon/pg/libpq/pg_copy_stream.h"
 
@@ -22,16 +23,6 @@ namespace {
 int characters(const std::string& text) {
   return static_cast<int>(
       std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-// A snapshot's time from the source_clock statement's answer
-// (core/sql/load_statements.h). Throws PgError.
-CursorValue snapshot_time(const PgResult& clock) {
-  // Transient: the standby replays, and the retry reads it.
-  if (clock.is_null(0, 0)) {
-    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
-  }
-  return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
 }
 
 }  // namespace
@@ -190,6 +181,45 @@ Result<SnapshotWrite> PgUnitOfWork::replace_table(const TableConfig& table, cons
   return out;
 }
 
+Result<RangeWrite> PgUnitOfWork::write_range(const TableConfig& table, const SourceTable& source,
+                                             const PageRange& pages, bool straight) {
+  RangeWrite out;
+  const auto written = in_target_transaction([&] {
+    const CopyFormat format = copy_types_.format_for(source.columns, source.catalog);
+    const LoadStatements sql = build_load_statements(table, source.columns, std::nullopt, format, source.kind,
+                                                     source.catalog, copy_types_.columns);
+    // Read in the transaction Source::open_snapshot left open on the
+    // source session: no statement of its own before the COPY. Without it
+    // the range would be read in a snapshot of its own, and the ranges
+    // would not be one snapshot of the table.
+    if (!source_.connection().in_transaction()) {
+      throw PgError(ErrorKind::Transient,
+                    "the source's snapshot of " + table.source_table->display() +
+                        " ended before its ranges were read; the next run resumes the load");
+    }
+    bool staged = false;
+    ChunkCounts counts;
+    counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
+                           .copy(
+                               range_copy_out(table, source.columns, format, pages),
+                               [&] {
+                                 if (straight && !sql.copy_into_target.empty()) return sql.copy_into_target;
+                                 target_.exec(sql.create_stage);
+                                 staged = true;
+                                 return sql.copy_into_stage;
+                               },
+                               format == CopyFormat::Binary);
+    counts.rows_written = staged ? target_.exec(sql.upsert, cancel_).affected() : counts.rows_read;
+    // As a snapshot's COPY into an empty target: past this transaction,
+    // where the target tells rows by their xmin (14 and later).
+    if (target_.server_major_version() >= 14) out.target_after = past_this_transaction(target_);
+    return counts;
+  });
+  if (!written) return written.failure();
+  out.counts = *written;
+  return out;
+}
+
 bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable& source, const LoadStatements& sql,
                                     ChunkCounts& counts, SnapshotWrite& snapshot) {
   PgConnection& from = source_.connection();
@@ -211,7 +241,7 @@ bool PgUnitOfWork::target_is_source(const TableConfig& table, const SourceTable&
     if (theirs.text(0, 0) != ours.text(0, 0) || theirs.text(0, 1) != ours.text(0, 1)) return false;
     counts.rows_read = std::stoll(theirs.text(0, 0));
     counts.rows_written = 0;
-    snapshot.taken_at = snapshot_time(clock);
+    snapshot.taken_at = snapshot_clock(clock);
     snapshot.deleted = 0;
     snapshot.path = SnapshotPath::Unchanged;
     return true;
@@ -245,7 +275,7 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
   // before the COPY's own snapshot: never later than it.
   const bool horizon = snapshot != nullptr && hash_record_between(source_.connection().server_major_version(),
                                                                   target_.server_major_version());
-  const std::string source_horizon = horizon ? "SELECT pg_snapshot_xmin(pg_current_snapshot())::text" : "";
+  const std::string source_horizon = horizon ? kSnapshotXminSql : "";
   std::string before;
   for (const std::string* statement : {&sql.lock_source, &sql.source_clock, &source_horizon, &sql.source_columns}) {
     if (!statement->empty()) before += (before.empty() ? "" : "; ") + *statement;
@@ -299,7 +329,7 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
     if (answers.size() <= at) {
       throw PgError(ErrorKind::Transient, "the source's clock did not come with the snapshot's rows");
     }
-    snapshot->taken_at = snapshot_time(answers[at]);
+    snapshot->taken_at = snapshot_clock(answers[at]);
     if (horizon) {
       if (answers.size() <= at + 2) {
         throw PgError(ErrorKind::Transient, "the source's snapshot horizon did not come with the snapshot's rows");
@@ -308,8 +338,7 @@ ChunkCounts PgUnitOfWork::load_rows(const TableConfig& table, const SourceTable&
       // as of the snapshot. A writer of the target older than it that
       // commits later goes unseen by the first look, whose fingerprints
       // then do not add up: it falls back to the whole diff.
-      const std::int64_t written_by = std::stoll(target_.exec("SELECT pg_current_xact_id()::text").text(0, 0));
-      snapshot->horizon = SnapshotHorizon{std::stoll(answers[at + 1].text(0, 0)), written_by + 1};
+      snapshot->horizon = SnapshotHorizon{std::stoll(answers[at + 1].text(0, 0)), past_this_transaction(target_)};
     }
     // Gone rows go first: a new row may take a value a gone one held in
     // another unique column. Rows straight into an empty target leave

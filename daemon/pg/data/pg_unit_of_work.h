@@ -50,6 +50,8 @@ class PgUnitOfWork final : public UnitOfWork {
   Result<ChunkCounts> write_chunk(const TableConfig& table, const SourceTable& source, const Window& window) override;
   Result<SnapshotWrite> replace_table(const TableConfig& table, const SourceTable& source,
                                       const std::optional<SnapshotHorizon>& since) override;
+  Result<RangeWrite> write_range(const TableConfig& table, const SourceTable& source, const PageRange& pages,
+                                 bool straight) override;
   Result<ChunkCounts> replace_partition(const TableConfig& table, const PartitionRequest& request) override;
   Result<ReconcileWrite> reconcile(const TableConfig& table, const SourceTable& source,
                                  const ReconcileFix& fix) override;

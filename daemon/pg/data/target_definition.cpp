@@ -142,10 +142,15 @@ std::optional<std::string> creation_refusal(const TableDefinition& definition, c
 TableDefinition read_table_definition(PgConnection& source, const QualifiedName& table,
                                       const std::vector<std::string>& columns, const QualifiedName& target) {
   TableDefinition out;
-  source.exec("BEGIN READ ONLY; SET LOCAL search_path = pg_catalog");
+  // Inside a transaction already (the snapshot a ranged first load
+  // holds), in a savepoint of it: its setting goes with the savepoint,
+  // and the transaction, its snapshot and its locks stay.
+  const bool nested = source.in_transaction();
+  source.exec(nested ? "SAVEPOINT tm_definition; SET LOCAL search_path = pg_catalog"
+                     : "BEGIN READ ONLY; SET LOCAL search_path = pg_catalog");
   try {
     const PgResult r = source.exec(definition_sql(), {table.quoted(), json_parameter(nlohmann::json(columns)), target.schema()});
-    source.exec("COMMIT");
+    source.exec(nested ? "ROLLBACK TO SAVEPOINT tm_definition; RELEASE SAVEPOINT tm_definition" : "COMMIT");
     for (const auto& c : nlohmann::json::parse(r.text(0, 0))) {
       out.columns.push_back(DefinedColumn{c.at(0).get<std::string>(), c.at(1).get<std::string>(), c.at(2).get<bool>()});
     }

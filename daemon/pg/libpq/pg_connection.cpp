@@ -27,6 +27,8 @@ bool PgConnection::reusable() const {
   return PQstatus(conn_) == CONNECTION_OK && PQtransactionStatus(conn_) == PQTRANS_IDLE && !poisoned_;
 }
 
+bool PgConnection::in_transaction() const { return PQtransactionStatus(conn_) == PQTRANS_INTRANS; }
+
 const char* const kPinnedSessionSettings =
     "SET DateStyle = 'ISO, YMD'; SET IntervalStyle = 'postgres'; SET extra_float_digits = 3;"
     " SET bytea_output = 'hex'; SET lc_monetary = 'C'; SET xmloption = 'content'; SET array_nulls = on;"

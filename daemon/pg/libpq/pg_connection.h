@@ -147,6 +147,8 @@ class PgConnection {
   void poison() { poisoned_ = true; }
   // Open, outside any transaction, and not poisoned: fit for another run.
   bool reusable() const;
+  // Inside a transaction block that has not failed, no statement running.
+  bool in_transaction() const;
   const std::string& label() const { return label_; }
   // The database this session serves, as libpq reached it: the connection
   // name, host, port, database and user, one per line.

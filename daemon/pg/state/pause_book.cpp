@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "daemon/pg/libpq/json_parameter.h"
+#include "daemon/pg/state/table_keys_json.h"
 #include "daemon/pg/libpq/pg_error.h"
 
 namespace tidemark {
@@ -98,8 +99,6 @@ Result<std::map<TableKey, std::int64_t>> PauseBook::resumed_at(const std::vector
   return as_result([&] {
     std::map<TableKey, std::int64_t> out;
     if (tables.empty() || !has_pauses()) return out;
-    nlohmann::json asked = nlohmann::json::array();
-    for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     // Floored to the second, as a run's start is: a firing in the same
     // second as the resume counts as missed, not as one to run.
     const PgResult r = connection_.exec(R"SQL(
@@ -109,7 +108,7 @@ join tidemark.pause_events e
   on e.pipeline = a ->> 0 and e.table_name in (a ->> 1, '') and e.action = 'resume' and not e.catch_up
 group by 1, 2
 )SQL",
-                                        {json_parameter(asked)});
+                                        {json_parameter(table_keys_json(tables))});
     for (int i = 0; i < r.rows(); ++i) out[TableKey{r.text(i, 0), r.text(i, 1)}] = r.integer(i, 2);
     return out;
   });

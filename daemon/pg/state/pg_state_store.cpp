@@ -11,6 +11,7 @@
 #include "daemon/pg/libpq/result_columns.h"
 #include "daemon/pg/state/runs_table.h"
 #include "daemon/pg/state/state_reader.h"
+#include "daemon/pg/state/table_keys_json.h"
 
 namespace tidemark {
 namespace {
@@ -52,13 +53,6 @@ std::optional<std::vector<ColumnShape>> columns_from_json(const std::string& tex
   }
 }
 
-// Tables as a JSON array of [pipeline, table] pairs, for statements that
-// take a list of them.
-nlohmann::json table_keys_json(const std::vector<TableKey>& tables) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const TableKey& t : tables) out.push_back({t.pipeline, t.table});
-  return out;
-}
 
 // What open_run and read_tables read of `table`, from row `row` of `r`:
 // its watermark's value and value_type, its loaded columns and its
@@ -234,6 +228,8 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
       {"columns", column_value(columns_json(step.loaded_columns))},
       {"source_xmin", step.snapshot_horizon ? nlohmann::json(step.snapshot_horizon->source) : nlohmann::json()},
       {"target_xmin", step.snapshot_horizon ? nlohmann::json(step.snapshot_horizon->target) : nlohmann::json()},
+      {"range_done", step.range_done ? nlohmann::json(*step.range_done) : nlohmann::json()},
+      {"ranges_finished", step.ranges_finished},
   };
   if (step.partition_done && step.lock.partition) {
     fields["done_lo"] = unix_seconds(step.lock.partition->lo);
@@ -253,7 +249,8 @@ with s as (
   select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
        expected text, next text, value_type text, window_lo text, window_hi text, rows_read bigint,
        rows_written bigint, rows_deleted bigint, rows_missing bigint, rows_changed bigint, done_lo bigint,
-       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint, done_recheck text)),
+       done_hi bigint, columns text, source_xmin bigint, target_xmin bigint, done_recheck text, range_done integer,
+       ranges_finished boolean)),
 lock as (select pg_backend_pid() = s.holder as held from s),
 moved as (
   update tidemark.watermarks w set value = s.next, value_type = s.value_type, updated_at = now(),
@@ -304,7 +301,16 @@ horizon as (
   select s.pipeline, s.table_name, s.source_xmin, s.target_xmin, s.run_id from s
   where s.source_xmin is not null and (select ok from written)
   on conflict (pipeline, table_name) do update
-  set source_xmin = excluded.source_xmin, target_xmin = excluded.target_xmin, run_id = excluded.run_id)
+  set source_xmin = excluded.source_xmin, target_xmin = excluded.target_xmin, run_id = excluded.run_id),
+range_marked as (
+  update tidemark.load_ranges l set done_by = s.run_id, done_at = now()
+  from s
+  where s.range_done is not null and not s.ranges_finished and (select ok from written)
+        and l.pipeline = s.pipeline and l.table_name = s.table_name and l.range_no = s.range_done),
+ranges_forgotten as (
+  delete from tidemark.load_ranges l
+  using s
+  where s.ranges_finished and (select ok from written) and l.pipeline = s.pipeline and l.table_name = s.table_name)
 select (select held from lock) as held, (select ok from written) as written
 )SQL");
     const PgResult r = tx.exec_prepared(statement, {json_parameter(fields)});
@@ -719,6 +725,50 @@ void PgStateStore::announce_moved(const TableKey& table) {
     return ok_status();
   });
   if (!sent) connection_.rollback_quietly();
+}
+
+Result<std::vector<LoadRange>> PgStateStore::load_ranges(const TableKey& table) {
+  return as_result([&] {
+    const PgResult r = connection_.exec(
+        "select range_no, first_page, end_page, done_by is not null from tidemark.load_ranges"
+        " where pipeline = $1 and table_name = $2 order by range_no",
+        {table.pipeline, table.table});
+    std::vector<LoadRange> out;
+    for (int i = 0; i < r.rows(); ++i) {
+      LoadRange range;
+      range.index = static_cast<int>(r.integer(i, 0));
+      range.pages.first = r.integer(i, 1);
+      if (!r.is_null(i, 2)) range.pages.end = r.integer(i, 2);
+      range.done = r.boolean(i, 3);
+      out.push_back(range);
+    }
+    return out;
+  });
+}
+
+Status PgStateStore::plan_load_ranges(const TableKey& table, RunId run, const std::vector<PageRange>& ranges) {
+  nlohmann::json planned = nlohmann::json::array();
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    planned.push_back({{"range_no", i},
+                       {"first_page", ranges[i].first},
+                       {"end_page", ranges[i].end ? nlohmann::json(*ranges[i].end) : nlohmann::json()}});
+  }
+  const Status planned_ok = as_result([&] {
+    // One statement: the plan before is gone exactly when this one is there.
+    connection_.exec_prepared(R"SQL(
+with gone as (delete from tidemark.load_ranges where pipeline = $1 and table_name = $2)
+insert into tidemark.load_ranges (pipeline, table_name, range_no, first_page, end_page, planned_by)
+select $1, $2, r.range_no, r.first_page, r.end_page, $3::bigint
+from jsonb_to_recordset($4::jsonb) as r(range_no integer, first_page bigint, end_page bigint)
+on conflict (pipeline, table_name, range_no) do update
+set first_page = excluded.first_page, end_page = excluded.end_page, planned_by = excluded.planned_by,
+    done_by = null, done_at = null
+)SQL",
+                              {table.pipeline, table.table, std::to_string(run), json_parameter(planned)});
+    return ok_status();
+  });
+  if (!planned_ok) connection_.rollback_quietly();
+  return planned_ok;
 }
 
 Result<WatermarkRewound> PgStateStore::rewind_watermark(const WatermarkRewind& rewind) {

@@ -69,6 +69,8 @@ class PgStateStore final : public StateStore, public StepRecorder {
   Result<InputsRead> read_inputs(const TableKey& reader, const std::vector<TableRef>& inputs) override;
   Result<RunId> record_run(const RunStart& start, const RunEnd& end) override;
   void announce_moved(const TableKey& table) override;
+  Result<std::vector<LoadRange>> load_ranges(const TableKey& table) override;
+  Status plan_load_ranges(const TableKey& table, RunId run, const std::vector<PageRange>& ranges) override;
 
   Result<std::optional<StoredWatermark>> read_watermark(const TableKey& table) override;
   // The watermark's text as stored, whatever the cursor's type now;

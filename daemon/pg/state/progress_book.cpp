@@ -4,6 +4,7 @@
 
 #include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/pg/libpq/pg_error.h"
+#include "daemon/pg/state/table_keys_json.h"
 
 namespace tidemark {
 
@@ -12,6 +13,13 @@ bool ProgressBook::has_table() {
     has_table_ = connection_.exec("select to_regclass('tidemark.run_progress') is not null").boolean(0, 0);
   }
   return has_table_;
+}
+
+bool ProgressBook::has_ranges() {
+  if (!has_ranges_) {
+    has_ranges_ = connection_.exec("select to_regclass('tidemark.load_ranges') is not null").boolean(0, 0);
+  }
+  return has_ranges_;
 }
 
 Status ProgressBook::write(const std::vector<CopyProgress>& progress) {
@@ -36,18 +44,32 @@ Result<std::map<TableKey, CopyProgress>> ProgressBook::read(const std::vector<Ta
   return as_result([&] {
     std::map<TableKey, CopyProgress> out;
     if (tables.empty() || !has_table()) return out;
-    nlohmann::json asked = nlohmann::json::array();
-    for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
     const PgResult r = connection_.exec(R"SQL(
 select p.pipeline, p.table_name, p.rows, p.bytes, extract(epoch from p.updated_at)::float8
 from jsonb_array_elements($1::jsonb) a
 join tidemark.run_progress p on p.pipeline = a ->> 0 and p.table_name = a ->> 1
 )SQL",
-                                        {json_parameter(asked)});
+                                        {json_parameter(table_keys_json(tables))});
     for (int i = 0; i < r.rows(); ++i) {
       CopyProgress p{TableKey{r.text(i, 0), r.text(i, 1)}, r.integer(i, 2), r.integer(i, 3), std::stod(r.text(i, 4))};
       out[p.table] = p;
     }
+    return out;
+  });
+}
+
+Result<std::map<TableKey, RangesDone>> ProgressBook::ranges(const std::vector<TableKey>& tables) {
+  return as_result([&] {
+    std::map<TableKey, RangesDone> out;
+    if (tables.empty() || !has_ranges()) return out;
+    const PgResult r = connection_.exec(R"SQL(
+select l.pipeline, l.table_name, count(l.done_by), count(*)
+from jsonb_array_elements($1::jsonb) a
+join tidemark.load_ranges l on l.pipeline = a ->> 0 and l.table_name = a ->> 1
+group by 1, 2
+)SQL",
+                                        {json_parameter(table_keys_json(tables))});
+    for (int i = 0; i < r.rows(); ++i) out[TableKey{r.text(i, 0), r.text(i, 1)}] = RangesDone{r.integer(i, 2), r.integer(i, 3)};
     return out;
   });
 }

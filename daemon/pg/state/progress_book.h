@@ -22,6 +22,14 @@ struct CopyProgress {
   double updated_at = 0;  // Unix seconds, on the state database's clock (as read)
 };
 
+// How far a ranged first load has got (tidemark.load_ranges): its ranges
+// committed, of all it planned. Durable: a load that stopped part way
+// says where it will resume.
+struct RangesDone {
+  std::int64_t done = 0;
+  std::int64_t all = 0;
+};
+
 class ProgressBook {
  public:
   explicit ProgressBook(PgConnection& connection) : connection_(connection) {}
@@ -32,12 +40,17 @@ class ProgressBook {
   // The progress rows of `tables` (those running): none from a schema
   // older than version 17.
   Result<std::map<TableKey, CopyProgress>> read(const std::vector<TableKey>& tables);
+  // The ranged first loads under way among `tables`, in one statement:
+  // none from a schema older than version 18.
+  Result<std::map<TableKey, RangesDone>> ranges(const std::vector<TableKey>& tables);
 
  private:
   bool has_table();
+  bool has_ranges();
 
   PgConnection& connection_;
   bool has_table_ = false;  // only a yes is kept: the schema may be migrated later
+  bool has_ranges_ = false;  // likewise
 };
 
 }  // namespace tidemark

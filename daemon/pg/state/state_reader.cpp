@@ -11,6 +11,7 @@
 #include "daemon/pg/libpq/result_columns.h"
 #include "daemon/pg/state/pause_book.h"
 #include "daemon/pg/state/runs_table.h"
+#include "daemon/pg/state/table_keys_json.h"
 #include "daemon/pg/state/state_schema.h"
 
 namespace tidemark {
@@ -66,12 +67,6 @@ void apply_watermark(TableState& state, const std::optional<std::string>& stored
   " from tidemark.partitions where pipeline = a.pipeline and table_name = a.table_name and status = 'done') p" \
   " on true "
 
-nlohmann::json asked_tables(const std::vector<TableKey>& tables) {
-  nlohmann::json asked = nlohmann::json::array();
-  for (const TableKey& t : tables) asked.push_back({t.pipeline, t.table});
-  return asked;
-}
-
 }  // namespace
 
 WatermarkReading TableState::reading() const {
@@ -112,7 +107,7 @@ Result<bool> StateReader::schema_exists() {
 
 Result<TableStatesReading> StateReader::table_states(const std::vector<TableKey>& tables) {
   return as_result([&] {
-    const nlohmann::json asked = asked_tables(tables);
+    const nlohmann::json asked = table_keys_json(tables);
     // The left join from one row keeps the clock when no table is asked.
     // The later columns ({r.NAME}: error_kind, schema_drift, a reconcile's
     // counts, ...) are read through to_jsonb from a schema at an older
@@ -246,7 +241,7 @@ order by a.position
 
 Result<MovesSnapshot> StateReader::table_moves(const std::vector<TableKey>& tables) {
   return as_result([&] {
-    const nlohmann::json asked = asked_tables(tables);
+    const nlohmann::json asked = table_keys_json(tables);
     // The parts of table_states a load changes, each found as it finds them.
     static const std::string_view text = "with asked as (" TIDEMARK_ASKED_TABLES ")" R"SQL(
 select a.pipeline, a.table_name, w.value, w.value_type, extract(epoch from w.moved_at)::float8 as moved_at,
@@ -375,7 +370,7 @@ std::vector<TableKey> configured_tables(const Config& config) {
 
 Result<LastStarts> StateReader::last_run_starts(const std::vector<TableKey>& tables) {
   return as_result([&] {
-    const nlohmann::json asked = asked_tables(tables);
+    const nlohmann::json asked = table_keys_json(tables);
     // The newest run by run_id is the newest started: both come from the
     // state database, in the statement that writes the run's row. Its
     // firing (scheduled_for, a whole second) is what the schedule

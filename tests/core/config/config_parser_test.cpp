@@ -1501,3 +1501,65 @@ tables:
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("ranges: each key a snapshot table's own, else its pipeline's, else 1GB and 256MB") {
+  const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+ranges: { above: 10GB }
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [code]
+    ranges: { size: 64MB }
+  - name: accounts
+    mode: snapshot
+    source_table: public.accounts
+    target_table: raw.accounts
+    key: [id]
+)"}});
+  REQUIRE(outcome.errors.empty());
+  const PipelineConfig& p = outcome.value->pipelines[0];
+  // A key the table leaves out is the pipeline's.
+  CHECK(p.find_table("countries")->ranges.above == std::int64_t{10} << 30);
+  CHECK(p.find_table("countries")->ranges.size == std::int64_t{64} << 20);
+  CHECK(p.find_table("accounts")->ranges.above == std::int64_t{10} << 30);
+  CHECK(p.find_table("accounts")->ranges.size == std::int64_t{256} << 20);
+}
+
+TEST_CASE("ranges: a size that is not one, a range below a page, an unknown key, or a mode without it, refused") {
+  const auto errors = pipeline_errors(R"(pipeline: p
+source: shop
+target: warehouse
+schedule: "*/5 * * * *"
+tables:
+  - name: countries
+    mode: snapshot
+    source_table: public.countries
+    target_table: raw.countries
+    key: [code]
+    ranges: { above: 1.5GB, size: 4kB, workers: 2 }
+  - name: orders
+    source_table: public.orders
+    target_table: raw.orders
+    key: [order_id]
+    cursor: updated_at
+    ranges: { above: 1GB }
+)");
+  REQUIRE(errors.size() == 4);
+  CHECK(errors[0].key_path == "tables[0].ranges.above");
+  CHECK(errors[0].message.find("\"1.5GB\" is not a size") == 0);
+  CHECK(errors[1].key_path == "tables[0].ranges.size");
+  CHECK(errors[1].message == "must be at least 8kB, got \"4kB\"");
+  CHECK(errors[2].key_path == "tables[0].ranges.workers");
+  CHECK(errors[3].key_path == "tables[1].ranges");
+  CHECK(errors[3].message.find("only for mode: snapshot") == 0);
+  for (const ConfigError& e : errors) CHECK(e.line > 0);
+}
+
+}  // namespace tidemark

@@ -40,7 +40,7 @@ const ModeCase kModes[] = {
      {"initial", "lookback", "deletes", "inputs"},
      ReconcileBy::Partitions, false, BackfillBy::Partitions, VerifyBy::Partitions, false, false, true, false},
     {TableMode::Snapshot, "snapshot", RunClass::SnapshotRun, {"source_table"},
-     {"columns", "key", "on_schema_change", "create_target"}, ReconcileBy::Refused, false, BackfillBy::Refused,
+     {"columns", "key", "on_schema_change", "create_target", "ranges"}, ReconcileBy::Refused, false, BackfillBy::Refused,
      VerifyBy::Skipped, false, true, false, false},
     {TableMode::Append, "append", RunClass::IncrementalRun, {"source_table", "cursor"},
      {"columns", "max_window", "initial", "create_target", "inputs"}, ReconcileBy::Refused, false,

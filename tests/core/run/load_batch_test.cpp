@@ -66,6 +66,8 @@ class RoutedState final : public StateStore {
   Status flag_downstream(const DownstreamRecheck&) override { return Error{"unused"}; }
   Result<InputsRead> read_inputs(const TableKey&, const std::vector<TableRef>&) override { return Error{"unused"}; }
   Result<RunId> record_run(const RunStart&, const RunEnd&) override { return Error{"unused"}; }
+  Result<std::vector<LoadRange>> load_ranges(const TableKey&) override { return Error{"unused"}; }
+  Status plan_load_ranges(const TableKey&, RunId, const std::vector<PageRange>&) override { return Error{"unused"}; }
   std::vector<TableKey> announced;
   void announce_moved(const TableKey& t) override { announced.push_back(t); }
 
@@ -124,6 +126,13 @@ class RoutedSource final : public Source {
     return of(t).probe(t, s, range);
   }
   Result<std::optional<std::int64_t>> count_changes(const TableConfig& t) override { return of(t).count_changes(t); }
+  Result<std::optional<TableExtent>> measure(const TableConfig&, const SourceTable&) override {
+    return Error{"unused"};
+  }
+  Result<std::optional<HeldSnapshot>> open_snapshot(const TableConfig&, const SourceTable&) override {
+    return Error{"unused"};
+  }
+  void close_snapshot() override {}
   std::vector<Result<WindowProbe>> probe_all(const std::vector<ProbeAsk>& asks) override {
     ++probe_calls;
     if (on_probe) on_probe();

@@ -178,6 +178,8 @@ TEST_CASE("a lock that cannot be asked for fails the firing with the store's err
     Result<InputsRead> read_inputs(const TableKey&, const std::vector<TableRef>&) override { return Error{"unused"}; }
     Result<RunId> record_run(const RunStart&, const RunEnd&) override { return Error{"unused"}; }
     void announce_moved(const TableKey&) override {}
+    Result<std::vector<LoadRange>> load_ranges(const TableKey&) override { return Error{"unused"}; }
+    Status plan_load_ranges(const TableKey&, RunId, const std::vector<PageRange>&) override { return Error{"unused"}; }
   } unreachable;
   const RunSummary s =
       PartitionRun(RunContext{h.pipeline, h.table, unreachable, h.source, h.target, h.observer, h.cancel, sole_owner()})

@@ -7,32 +7,12 @@
 #include "core/run/incremental_run.h"
 #include "core/run/snapshot_run.h"
 #include "fake_ports.h"
+#include "snapshot_harness.h"
 
 namespace tidemark {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct SnapshotHarness : FakeRunPorts {
-  SnapshotHarness() {
-    pipeline.name = "p";
-    table.name = "t";
-    table.mode = TableMode::Snapshot;
-    table.source_table = QualifiedName(std::nullopt, "src");
-    table.key = {"id"};
-    source.now = Instant{} + 1000s;
-  }
-  RunSummary run() { return SnapshotRun(context()).execute(RunTrigger::Manual); }
-  bool target_matches_source() const {
-    std::map<std::int64_t, std::int64_t> expected;
-    for (const FakeRow& r : source.rows) expected[r.key] = r.cursor;
-    return expected == target.rows;
-  }
-  CursorValue clock() const {
-    return {CursorType::TimestampTz,
-            std::chrono::duration_cast<std::chrono::microseconds>(source.now.time_since_epoch()).count()};
-  }
-};
 
 }  // namespace
 

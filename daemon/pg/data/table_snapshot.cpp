@@ -1,0 +1,46 @@
+#include "daemon/pg/data/table_snapshot.h"
+
+#include "core/run/schema_drift.h"
+#include "daemon/pg/libpq/pg_error.h"
+
+namespace tidemark {
+
+CursorValue snapshot_clock(const PgResult& clock) {
+  if (clock.is_null(0, 0)) {
+    throw PgError(ErrorKind::Transient, "the source is a standby that has replayed no transaction yet");
+  }
+  return CursorValue{CursorType::TimestampTz, std::stoll(clock.text(0, 0))};
+}
+
+std::int64_t past_this_transaction(PgConnection& target) {
+  return std::stoll(target.exec("SELECT pg_current_xact_id()::text").text(0, 0)) + 1;
+}
+
+bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const SourceTable& table_read,
+                          const LoadStatements& sql, const CancelToken& cancel) {
+  source.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    if (table_read.kind != RelationKind::ForeignTable) {
+      try {
+        source.exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE", cancel);
+      } catch (const PgError& e) {
+        if (e.sqlstate() != "42501") throw;
+        source.rollback_quietly();
+        return false;
+      }
+    }
+    const PgResult read = source.exec(sql.source_columns);
+    std::vector<ColumnShape> now;
+    for (int i = 0; i < read.rows(); ++i) now.push_back(ColumnShape{read.text(i, 0), read.text(i, 1)});
+    if (const auto changed =
+            changed_while_read(table.source_table->display(), table_read.columns, table_read.catalog, now)) {
+      throw PgError(ErrorKind::Transient, *changed);
+    }
+    return true;
+  } catch (...) {
+    source.rollback_quietly();
+    throw;
+  }
+}
+
+}  // namespace tidemark
