@@ -188,14 +188,15 @@ TEST_CASE("ranged first load: a failed range leaves its target rows out, and the
   CHECK(f.target_rows() == f.source_rows());
 }
 
-TEST_CASE("ranged first load: a TOAST-heavy table is cut by its bytes, not its heap pages") {
+TEST_CASE("ranged first load: a TOAST-heavy table keyed by text is cut by its bytes, not its heap pages") {
   PgTestEnv env;
   // Twenty rows of 2 MB values that do not compress, beside a 2 kB value
-  // kept in the heap: a few rows a page, about 40 MB in all.
-  const std::string shape = "(id int primary key, pad text, doc text)";
+  // kept in the heap: a few rows a page, about 40 MB in all. Page ranges
+  // need no integer key.
+  const std::string shape = "(id text primary key, pad text, doc text)";
   env.source().exec("create table public.docs " + shape +
                     "; alter table public.docs alter column pad set storage plain;"
-                    " insert into public.docs select i, repeat('p', 2000),"
+                    " insert into public.docs select 'doc ' || i, repeat('p', 2000),"
                     " (select string_agg(md5(i::text || '.' || j::text), '') from generate_series(1, 65536) j)"
                     " from generate_series(1, 20) i");
   env.target().exec("create table public.docs " + shape);
@@ -266,6 +267,32 @@ TEST_CASE("ranged first load: a role granted the table, not a superuser, loads i
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.chunks > 1);
   CHECK(PgTestEnv::rows(env.target(), "select count(*) from raw.ledger")[0] == "20000");
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("ranged first load: the session holding the snapshot ended fails the run clearly, and the next resumes") {
+  RangedFixture f;
+  int commits = 0;
+  const JobEnded killed = f.run([&](ChunkStep step) {
+    if (step != ChunkStep::AfterCommit || ++commits != 3) return;
+    // The one session of the source database idle in its transaction: the held snapshot's.
+    f.env.source().exec(
+        "select pg_terminate_backend(pid) from pg_stat_activity"
+        " where datname = current_database() and state = 'idle in transaction' and pid <> pg_backend_pid()");
+  });
+  REQUIRE(killed.summary.status == RunStatus::Failed);
+  CHECK(killed.summary.error_kind == ErrorKind::Transient);
+  CHECK(killed.summary.error.rfind("source: COPY", 0) == 0);
+  CHECK(killed.summary.error.find("terminating connection due to administrator command") != std::string::npos);
+  CHECK(f.ranges().rfind("3 of ", 0) == 0);
+  CHECK(f.watermarks() == "0");
+  const JobEnded resumed = f.run();
+  REQUIRE(resumed.summary.status == RunStatus::Success);
+  CHECK(f.target_rows() == f.source_rows());
+  CHECK(f.ranges() == "0 of 0");
 }
 
 }  // namespace tidemark
