@@ -68,7 +68,9 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
       empty = !*holds;
     }
     if (empty) {
-      // Afresh, whatever ranges a load before left: the target has none of them.
+      // Afresh, whatever ranges a load before left: the target has none
+      // of them (in one stream, the record below forgets them).
+      plan.clear();
       const auto ranged = load_in_ranges(columns->source, *columns, summary);
       if (!ranged) return ranged.failure();
       if (*ranged) return ok_status();

@@ -8,6 +8,10 @@
 # target must sum to the same total whenever it is looked at (a run that
 # read two moments of the source, or committed part of one, would not);
 # once the writers stop, every table must equal its source row for row.
+# Then, while the transfers run again, two first loads of the accounts in
+# ranges (docs/engine.md, "Ranged first loads"): one whole, one killed
+# (SIGKILL) part way and resumed; each must end with the transfers' sum,
+# which ranges read in more than one snapshot would miss.
 # Usage: snapshot_load_test.sh TIDEMARK_BINARY
 #   SNAPSHOT_LOAD_SECONDS  how long each pgbench phase writes (default 10)
 # shellcheck source-path=SCRIPTDIR
@@ -100,8 +104,59 @@ check "no snapshot run failed" no_failures
 kill -TERM "$serve"
 wait "$serve" || true
 
+# Two first loads of the accounts in 128 kB ranges (about a hundred), each
+# into a target of its own, while the transfers run: one into a target
+# `create_target` makes, the other into one whose writes each take 50 ms
+# more (a statement trigger), so that it is killed part way.
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
+  "create table accounts_resumed (aid int primary key, bid int, abalance int, filler character(84));
+   create function slow_write() returns trigger language plpgsql as \$\$ begin perform pg_sleep(0.05); return null; end \$\$;
+   create trigger slow_write after insert on accounts_resumed for each statement execute function slow_write()"
+cat >"$work/pipelines/ranged.yaml" <<'YAML'
+pipeline: ranged
+source: source
+target: target
+schedule: "@hourly"
+create_target: true
+ranges: { above: 0B, size: 128kB }
+tables:
+  - { name: whole, mode: snapshot, source_table: pgbench_accounts, target_table: accounts_whole, key: [aid] }
+  - { name: resumed, mode: snapshot, source_table: pgbench_accounts, target_table: accounts_resumed, key: [aid] }
+YAML
+"$pgbench" -n -c 4 -j 2 -T $((load_seconds * 3)) -f "$work/transfer.sql" "${db}_source" >"$work/transfer2.log" 2>&1 &
+transfers=$!
+pids+=("$transfers")
+sleep 1
+ranged_run() { "$tidemark" run ranged --table "$1" --config "$work/tidemark.yaml" >>"$work/ranged-$1.log" 2>&1; }
+check "a first load in ranges while the transfers run" ranged_run whole
+check "... went by ranges" grep -q "ranged.whole: first load range 50 " "$work/ranged-whole.log"
+sum_of() { psql -X -At -d "${db}_target" -c "select count(*) || ' ' || sum(abalance) from $1"; }
+check "... and holds one snapshot of the accounts: their count and the transfers' sum" \
+  test "$(sum_of accounts_whole)" = "100000 $source_total"
+"$tidemark" run ranged --table resumed --config "$work/tidemark.yaml" >>"$work/ranged-resumed.log" 2>&1 &
+run=$!
+ranges_done() {
+  [ "$(psql -X -At -d "${db}_target" -c "select count(done_by) from tidemark.load_ranges where table_name = 'resumed'")" \
+    -ge 30 ] 2>/dev/null
+}
+check "a second first load commits ranges" eventually 30 ranges_done
+kill -KILL "$run"
+wait "$run" || true
+check "killed, it leaves the target with some of the accounts" \
+  test "$(psql -X -At -d "${db}_target" -c 'select count(*) < 100000 from accounts_resumed')" = t
+check "restarted while the transfers run, it resumes" ranged_run resumed
+check "... with the ranges left, then one diff" grep -q "first load resumed, [0-9]* of [0-9]* ranges loaded again, then" \
+  "$work/ranged-resumed.log"
+check "... and holds one snapshot of the accounts" test "$(sum_of accounts_resumed)" = "100000 $source_total"
+check "the transfers ran without errors" wait "$transfers"
+
 if [ "$failed" -gt 0 ]; then
   echo "--- serve log (tail) ---" >&2
   tail -n 20 "$work/serve.log" >&2
+  for log in "$work"/ranged-*.log; do
+    [ -f "$log" ] || continue
+    echo "--- $(basename "$log") (tail) ---" >&2
+    tail -n 10 "$log" >&2
+  done
 fi
 report

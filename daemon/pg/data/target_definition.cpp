@@ -23,7 +23,7 @@ constexpr const char* kDefinitionTemplate = R"SQL(
 with recursive columns as (
   select a.attname, a.atttypid, a.atttypmod, %NOT_NULL% as attnotnull, a.attnum
   from pg_attribute a
-  where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped
+  where a.attrelid = $1::oid and a.attnum > 0 and not a.attisdropped
     and a.attname in (select json_array_elements_text($2::json))
 ),
 needs(oid, depth, used_by) as (
@@ -146,10 +146,14 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
   // holds), in a savepoint of it: its setting goes with the savepoint,
   // and the transaction, its snapshot and its locks stay.
   const bool nested = source.in_transaction();
-  source.exec(nested ? "SAVEPOINT tm_definition; SET LOCAL search_path = pg_catalog"
-                     : "BEGIN READ ONLY; SET LOCAL search_path = pg_catalog");
+  source.exec(nested ? "SAVEPOINT tm_definition" : "BEGIN READ ONLY");
   try {
-    const PgResult r = source.exec(definition_sql(), {table.quoted(), json_parameter(nlohmann::json(columns)), target.schema()});
+    // The table is found by the session's search_path, as every other
+    // statement finds a source_table written without its schema; only
+    // then does the search_path narrow to pg_catalog.
+    const std::string oid = source.exec("SELECT $1::regclass::oid::text", {table.quoted()}).text(0, 0);
+    source.exec("SET LOCAL search_path = pg_catalog");
+    const PgResult r = source.exec(definition_sql(), {oid, json_parameter(nlohmann::json(columns)), target.schema()});
     source.exec(nested ? "ROLLBACK TO SAVEPOINT tm_definition; RELEASE SAVEPOINT tm_definition" : "COMMIT");
     for (const auto& c : nlohmann::json::parse(r.text(0, 0))) {
       out.columns.push_back(DefinedColumn{c.at(0).get<std::string>(), c.at(1).get<std::string>(), c.at(2).get<bool>()});

@@ -110,6 +110,21 @@ TEST_CASE("ranged first load: a restart loads only the ranges left, upserted, th
   CHECK_FALSE(h.source.snapshot_open);
 }
 
+TEST_CASE("ranged first load: a target emptied since the ranges were planned, now too small for ranges, loads "
+          "whole and forgets them") {
+  RangedHarness h;
+  h.target.fail_at_chunk = 1;
+  REQUIRE(h.run().status == RunStatus::Failed);
+  h.target.rows.clear();
+  h.target.fail_at_chunk = -1;
+  h.table.ranges.above = 1000;
+  const RunSummary s = h.run();
+  REQUIRE(s.status == RunStatus::Success);
+  CHECK(s.snapshot_path == "whole");
+  CHECK(h.state.ranges.empty());
+  CHECK(h.target_matches_source());
+}
+
 TEST_CASE("ranged first load: a target emptied since the ranges were planned starts afresh") {
   RangedHarness h;
   h.target.fail_at_chunk = 1;
