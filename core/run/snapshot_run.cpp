@@ -101,8 +101,12 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
   summary.chunks += 1;
   summary.snapshot_path = snapshot_path_text(*written);
   if (!plan.empty()) {
-    summary.snapshot_path = "first load resumed, " + std::to_string(summary.chunks - 1) + " of " +
-                            std::to_string(plan.size()) + " ranges loaded again, then " + summary.snapshot_path;
+    const std::int64_t again = summary.chunks - 1;
+    summary.snapshot_path =
+        (again > 0 ? "first load resumed, " + std::to_string(again) + " of " + std::to_string(plan.size()) +
+                         " ranges loaded again, then "
+                   : "first load of " + std::to_string(plan.size()) + " ranges resumed by the diff alone: ") +
+        summary.snapshot_path;
   }
   return ok_status();
 }

@@ -278,10 +278,12 @@ TEST_CASE("ranged first load: the session holding the snapshot ended fails the r
   int commits = 0;
   const JobEnded killed = f.run([&](ChunkStep step) {
     if (step != ChunkStep::AfterCommit || ++commits != 3) return;
-    // The one session of the source database idle in its transaction: the held snapshot's.
-    f.env.source().exec(
-        "select pg_terminate_backend(pid) from pg_stat_activity"
-        " where datname = current_database() and state = 'idle in transaction' and pid <> pg_backend_pid()");
+    // tidemark's one source session idle in its transaction: the held snapshot's.
+    const std::vector<std::string> ended = PgTestEnv::rows(
+        f.env.source(),
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database()"
+        " and state = 'idle in transaction' and application_name = 'tidemark (read-only source)'");
+    CHECK(ended == std::vector<std::string>{"t"});
   });
   REQUIRE(killed.summary.status == RunStatus::Failed);
   CHECK(killed.summary.error_kind == ErrorKind::Transient);

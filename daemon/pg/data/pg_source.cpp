@@ -468,7 +468,18 @@ Result<std::optional<HeldSnapshot>> PgSource::open_snapshot(const TableConfig& t
   });
 }
 
-void PgSource::close_snapshot() { connection_.rollback_quietly(); }
+void PgSource::close_snapshot() {
+  // A read-only transaction that ended well commits, keeping its session
+  // fit for the run's next statement; any other is rolled back.
+  if (connection_.in_transaction()) {
+    try {
+      connection_.exec("COMMIT");
+      return;
+    } catch (const PgError&) {
+    }
+  }
+  connection_.rollback_quietly();
+}
 
 namespace {
 

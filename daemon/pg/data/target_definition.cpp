@@ -146,6 +146,16 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
   // holds), in a savepoint of it: its setting goes with the savepoint,
   // and the transaction, its snapshot and its locks stay.
   const bool nested = source.in_transaction();
+  // A failure leaves the transaction around a nested read as it was
+  // (the read's savepoint rolled back), or ends the read's own.
+  const auto give_up = [&] {
+    if (!nested) return source.rollback_quietly();
+    try {
+      source.exec("ROLLBACK TO SAVEPOINT tm_definition; RELEASE SAVEPOINT tm_definition");
+    } catch (const PgError&) {
+      source.rollback_quietly();  // the held transaction failed with it: a write_range after it says so
+    }
+  };
   source.exec(nested ? "SAVEPOINT tm_definition" : "BEGIN READ ONLY");
   try {
     // The table is found by the session's search_path, as every other
@@ -165,10 +175,10 @@ TableDefinition read_table_definition(PgConnection& source, const QualifiedName&
                                       t.at(6).get<std::string>()});
     }
   } catch (const nlohmann::json::exception& e) {
-    source.rollback_quietly();
+    give_up();
     throw PgError(ErrorKind::Transient, std::string("unexpected type definitions: ") + e.what());
   } catch (...) {
-    source.rollback_quietly();
+    give_up();
     throw;
   }
   return out;
