@@ -298,3 +298,24 @@ TEST_CASE("ranged first load: the session holding the snapshot ended fails the r
 }
 
 }  // namespace tidemark
+
+namespace tidemark {
+
+TEST_CASE("ranged first load: a row written into the target during the load fails it, transient, and the next "
+          "resumes") {
+  RangedFixture f;
+  int commits = 0;
+  const JobEnded failed = f.run([&](ChunkStep step) {
+    if (step != ChunkStep::AfterCommit || ++commits != 1) return;
+    // A key of the last range, written by hand before that range is copied.
+    f.env.target().exec("insert into raw.ledger values (19999, 0, 0, 'by hand')");
+  });
+  REQUIRE(failed.summary.status == RunStatus::Failed);
+  CHECK(failed.summary.error_kind == ErrorKind::Transient);
+  CHECK(failed.summary.error.find("a row was written into the target during its first load") != std::string::npos);
+  const JobEnded resumed = f.run();
+  REQUIRE(resumed.summary.status == RunStatus::Success);
+  CHECK(f.target_rows() == f.source_rows());  // the row by hand has the source's values
+}
+
+}  // namespace tidemark

@@ -199,16 +199,26 @@ Result<RangeWrite> PgUnitOfWork::write_range(const TableConfig& table, const Sou
     }
     bool staged = false;
     ChunkCounts counts;
-    counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
-                           .copy(
-                               range_copy_out(table, source.columns, format, pages),
-                               [&] {
-                                 if (straight && !sql.copy_into_target.empty()) return sql.copy_into_target;
-                                 target_.exec(sql.create_stage);
-                                 staged = true;
-                                 return sql.copy_into_stage;
-                               },
-                               format == CopyFormat::Binary);
+    try {
+      counts.rows_read = PgCopyStream(source_.connection(), target_, cancel_)
+                             .copy(
+                                 range_copy_out(table, source.columns, format, pages),
+                                 [&] {
+                                   if (straight && !sql.copy_into_target.empty()) return sql.copy_into_target;
+                                   target_.exec(sql.create_stage);
+                                   staged = true;
+                                   return sql.copy_into_stage;
+                                 },
+                                 format == CopyFormat::Binary);
+    } catch (const PgError& e) {
+      // A key the target holds already, in rows of one snapshot copied
+      // straight in: written into the target during the load. Not the
+      // source's to mend: the next run resumes, upserting, then diffs.
+      if (!straight || e.sqlstate() != "23505") throw;
+      throw PgError(ErrorKind::Transient, std::string(e.what()) +
+                                              " (a row was written into the target during its first load; the next "
+                                              "run resumes the load, upserting)");
+    }
     counts.rows_written = staged ? target_.exec(sql.upsert, cancel_).affected() : counts.rows_read;
     // As a snapshot's COPY into an empty target: past this transaction,
     // where the target tells rows by their xmin (14 and later).
