@@ -147,37 +147,35 @@ TEST_CASE("create_target: a type the target lacks and tidemark cannot make is na
   CHECK(PgTestEnv::rows(env.target(), "select tags -> 'a' from shop.tagged") == Rows{"1"});
 }
 
-TEST_CASE("create_target: a snapshot table's target is created with its first snapshot") {
+namespace {
+
+// A snapshot table of two countries loaded into a target its first run
+// creates, the tables named as given; the target's rows afterwards.
+Rows countries_created(const std::string& source_table, const std::string& target_table) {
   PgTestEnv env;
   env.source().exec("create table public.countries (code text primary key, name text not null);"
                     "insert into public.countries values ('de', 'Germany'), ('fr', 'France')");
   testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
                                            "create_target: true\ntables:\n  - name: countries\n    mode: snapshot\n"
-                                           "    source_table: public.countries\n    target_table: raw.countries\n"
-                                           "    key: [code]\n"));
+                                           "    source_table: " + source_table + "\n    target_table: " + target_table +
+                                           "\n    key: [code]\n"));
   const JobEnded r = runs.run("p", "countries");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.target_created);
-  CHECK(PgTestEnv::rows(env.target(), "select code || name from raw.countries order by code") ==
-        Rows{"deGermany", "frFrance"});
+  return PgTestEnv::rows(env.target(), "select code || name from " + target_table + " order by code");
+}
+
+}  // namespace
+
+TEST_CASE("create_target: a snapshot table's target is created with its first snapshot") {
+  CHECK(countries_created("public.countries", "raw.countries") == Rows{"deGermany", "frFrance"});
 }
 
 TEST_CASE("regression: create_target with a source_table written without its schema could not read its definition") {
   // The definition was read with search_path at pg_catalog, where an
   // unqualified name is not found; every other statement finds it by the
   // session's search_path.
-  PgTestEnv env;
-  env.source().exec("create table public.countries (code text primary key, name text not null);"
-                    "insert into public.countries values ('de', 'Germany'), ('fr', 'France')");
-  testing::TableRuns runs(env, env.config("pipeline: p\nsource: source\ntarget: target\nschedule: \"@daily\"\n"
-                                           "create_target: true\ntables:\n  - name: countries\n    mode: snapshot\n"
-                                           "    source_table: countries\n    target_table: countries\n"
-                                           "    key: [code]\n"));
-  const JobEnded r = runs.run("p", "countries");
-  REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
-  CHECK(r.summary.target_created);
-  CHECK(PgTestEnv::rows(env.target(), "select code || name from public.countries order by code") ==
-        Rows{"deGermany", "frFrance"});
+  CHECK(countries_created("countries", "countries") == Rows{"deGermany", "frFrance"});
 }
 
 TEST_CASE("create_target: a first run over no rows still creates the target") {
