@@ -156,11 +156,12 @@ struct DeletesConfig {
 // `ranges:` of a snapshot table (or its pipeline's default): a first load
 // of a source table at least `above` bytes big (heap and TOAST) is read
 // as ranges of its pages, about `size` bytes each, every range committed
-// by itself, so that a failed first load starts again where it stopped
-// (docs/engine.md, "Ranged first loads").
+// by itself, so that a failed first load starts again where it stopped,
+// up to `workers` of them at once (docs/engine.md, "Ranged first loads").
 struct LoadRanges {
   std::int64_t above = std::int64_t{1} << 30;
   std::int64_t size = std::int64_t{256} << 20;
+  int workers = 2;
 };
 
 // A configured table named by another (`inputs:`), as the parser resolved
@@ -223,6 +224,7 @@ struct TableConfig {
   LoadRanges ranges;
   bool ranges_above_set = false;  // written on the table itself
   bool ranges_size_set = false;
+  bool ranges_workers_set = false;
 };
 
 struct PipelineConfig {

@@ -640,6 +640,13 @@ const MapSchema<LoadRanges>& ranges_schema() {
           {"size", Presence::Optional, "256MB", kByteSizeType,
            "about how much of the table one range reads (at least 8kB, one page)",
            into(&LoadRanges::size, [](ConfigReader& r, const YAML::Node& n) { return read_byte_size(r, n, 8192); })},
+          {"workers", Presence::Optional, "2", "integer 1..32",
+           "how many ranges are read at once, each on sessions of its own to the source and the target under the "
+           "one snapshot; the workers beyond the first take free places of daemon.max_concurrent_runs, so a load "
+           "may get fewer",
+           [](ConfigReader& r, const YAML::Node& n, LoadRanges& l) {
+             if (auto v = read_integer(r, n, 1, 32)) l.workers = static_cast<int>(*v);
+           }},
       },
       nullptr};
   return schema;
@@ -758,12 +765,13 @@ const MapSchema<TableConfig>& table_schema() {
            }},
           {"ranges", Presence::Optional, "", "map",
            table_key_meaning("ranges",
-                             "{above, size}: how a big first load is split into ranges it can resume from; a "
+                             "{above, size, workers}: how a big first load is split into ranges it can resume from; a "
                              "key left out is the pipeline's"),
            [](ConfigReader& r, const YAML::Node& n, TableConfig& t) {
              r.read_map(n, ranges_schema(), t.ranges);
              t.ranges_above_set = n.IsMap() && n["above"].IsDefined();
              t.ranges_size_set = n.IsMap() && n["size"].IsDefined();
+             t.ranges_workers_set = n.IsMap() && n["workers"].IsDefined();
            }},
           {"deletes", Presence::Optional, "", "map",
            table_key_meaning("deletes",
@@ -816,7 +824,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
            "the default of create_target for its " + key_modes_text("create_target") + " tables",
            into(&PipelineConfig::create_target, read_bool)},
           {"ranges", Presence::Optional, "", "map",
-           "{above, size}: the default of ranges for its " + key_modes_text("ranges") + " tables",
+           "{above, size, workers}: the default of ranges for its " + key_modes_text("ranges") + " tables",
            [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) { r.read_map(n, ranges_schema(), p.ranges); }},
           {"tables", Presence::Required, "", "list of 1 to 10000 tables", "the tables of this pipeline",
            [](ConfigReader& r, const YAML::Node& n, PipelineConfig& p) {
@@ -855,6 +863,7 @@ const MapSchema<PipelineConfig>& pipeline_schema() {
           if (!t.create_target_set && takes_key(t.mode, "create_target")) t.create_target = p.create_target;
           if (!t.ranges_above_set) t.ranges.above = p.ranges.above;
           if (!t.ranges_size_set) t.ranges.size = p.ranges.size;
+          if (!t.ranges_workers_set) t.ranges.workers = p.ranges.workers;
         }
       }};
   return schema;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/run/cancel_token.h"
+#include "core/run/range_crew.h"
 #include "core/config/config_model.h"
 #include "core/run/run_observer.h"
 #include "core/run/run_ports.h"
@@ -23,6 +24,8 @@ struct RunContext {
   // Asked once the run holds its table's lock: the fleet's view in the
   // daemon, sole_owner() for a command run by hand.
   const TableOwnership& ownership;
+  // Helpers for a first load in ranges; nothing: the run reads them alone.
+  RangeCrew* crew = nullptr;
 
   TableKey key() const { return TableKey{pipeline.name, table.name}; }
 };

@@ -607,6 +607,10 @@ class Target {
   // lost its state session cannot interleave its rows with the next
   // holder's.
   virtual std::unique_ptr<UnitOfWork> begin(const RunLock& lock) = 0;
+  // Waits until no helper of an earlier run of `lock`'s table (RangeCrew)
+  // can still commit a range: one whose run lost its lock while it wrote
+  // must not land after a run that holds the lock now has read the target.
+  virtual Status await_range_helpers(const RunLock& lock) = 0;
   // Compares a partition's rows in the target with what its query returns
   // on the source now ($1, $2 bound as a write binds them). Reads only.
   virtual Result<PartitionComparison> compare_partition(const TableConfig& table,

@@ -61,6 +61,13 @@ Status SnapshotRun::run_locked(const std::optional<std::vector<ColumnShape>>& lo
     const auto stored = run_.state.load_ranges(summary.table);
     if (!stored) return stored.failure();
     plan = *stored;
+    if (!plan.empty()) {
+      // The load that left them may have had helpers still writing when
+      // it lost its lock.
+      if (const Status settled = run_.target.await_range_helpers(RunLock{summary.table, std::nullopt}); !settled) {
+        return settled;
+      }
+    }
     bool empty = changes.create;
     if (!empty) {
       const auto holds = run_.target.holds_rows(run_.table);
@@ -166,7 +173,8 @@ Status SnapshotRun::commit_ranges(const SourceTable& source, const std::vector<L
                                   bool straight, const ColumnPlan& columns, const HeldSnapshot* finishing,
                                   RunSummary& summary) {
   const int done_before = planned - static_cast<int>(ranges.size());
-  for (std::size_t i = 0; i < ranges.size(); ++i) {
+  int committed = 0;
+  const RangeCrew::Job commit = [&](Target& target, std::size_t i) -> Result<ChunkCounts> {
     if (run_.cancel.cancelled()) return Error{run_.cancel.reason()};
     StepRecord record;
     record.lock = RunLock{summary.table, std::nullopt};
@@ -174,16 +182,42 @@ Status SnapshotRun::commit_ranges(const SourceTable& source, const std::vector<L
     record.range_done = ranges[i].index;
     if (i == 0) record.loaded_columns = columns.snapshot;
     const bool last = i + 1 == ranges.size();
-    const auto counts = commit_range(run_.target, run_.table, source, ranges[i].pages, straight, record,
-                                     i == 0 ? columns.first_step : TargetChanges{}, summary.watermark_before,
-                                     last ? finishing : nullptr);
-    if (!counts) return counts.failure();
-    summary.rows_read += counts->rows_read;
-    summary.rows_written += counts->rows_written;
+    return commit_range(target, run_.table, source, ranges[i].pages, straight, record,
+                        i == 0 ? columns.first_step : TargetChanges{}, summary.watermark_before,
+                        last ? finishing : nullptr);
+  };
+  const RangeCrew::Done done = [&](std::size_t i, const ChunkCounts& counts) {
+    summary.rows_read += counts.rows_read;
+    summary.rows_written += counts.rows_written;
     summary.chunks += 1;
-    run_.observer.on_range_committed(summary.table, ranges[i], done_before + static_cast<int>(i) + 1, planned,
-                                     *counts);
+    committed += 1;
+    run_.observer.on_range_committed(summary.table, ranges[i], done_before + committed, planned, counts);
+  };
+  const auto alone = [&](std::size_t i) -> Status {
+    const auto counts = commit(run_.target, i);
+    if (!counts) return counts.failure();
+    done(i, *counts);
+    return ok_status();
+  };
+  // The first range goes alone: it makes or changes the target table that
+  // the others write into. So does the last when it finishes the load, so
+  // that the watermark moves after every range has committed. Those
+  // between go to the crew, which reads several at once.
+  const std::size_t tail = finishing != nullptr ? 1 : 0;
+  if (const Status first = alone(0); !first) return first;
+  const std::size_t between = ranges.size() > 1 + tail ? ranges.size() - 1 - tail : 0;
+  const int helpers = run_.table.ranges.workers - 1;
+  if (run_.crew != nullptr && helpers > 0 && between > 1) {
+    const Status crewed = run_.crew->run(
+        run_.table, run_.target, between, helpers, [&](Target& target, std::size_t i) { return commit(target, i + 1); },
+        [&](std::size_t i, const ChunkCounts& counts) { done(i + 1, counts); });
+    if (!crewed) return crewed;
+  } else {
+    for (std::size_t i = 1; i < 1 + between; ++i) {
+      if (const Status one = alone(i); !one) return one;
+    }
   }
+  if (tail == 1 && ranges.size() > 1) return alone(ranges.size() - 1);
   return ok_status();
 }
 

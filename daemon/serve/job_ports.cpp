@@ -30,6 +30,8 @@ JobPorts::JobPorts(const Config& config, const PipelineConfig& pipeline, JobSess
     return;
   }
   reached_.emplace(connections_, cancel, [](const std::string& warning) { spdlog::warn("{}", warning); });
+  crew_.emplace(config, pipeline, CrewSessions{from.pool, from.shared, from.places, meter}, reached_->source,
+                reached_->state, cancel);
   if (meter != nullptr) {
     metered_ = connections_.source.get();
     metered_->attach_meter(meter);

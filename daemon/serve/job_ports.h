@@ -15,6 +15,7 @@
 #include "core/run/cancel_token.h"
 #include "core/run/run_observer.h"
 #include "daemon/pg/data/pg_key_side.h"
+#include "daemon/pg/data/pg_range_crew.h"
 #include "daemon/pg/data/pg_run_ports.h"
 #include "daemon/pg/data/pipeline_connections.h"
 #include "daemon/pg/data/shared_reads.h"
@@ -29,6 +30,9 @@ namespace tidemark {
 struct JobSessions {
   ConnectionPool* pool = nullptr;
   SharedReads* shared = nullptr;
+  // The daemon's places, which a load's range helpers take when free;
+  // nothing (a command): its `workers` alone bound them.
+  RunPlaces* places = nullptr;
 };
 
 class JobPorts {
@@ -63,6 +67,9 @@ class JobPorts {
   // asks of them; nothing when they were not reached.
   PgSource* pg_source() { return reached_ ? &reached_->source : nullptr; }
   PgTarget* pg_target() { return reached_ ? &reached_->target : nullptr; }
+  // Helpers for a first load in ranges; nothing when the data side was
+  // not reached.
+  RangeCrew* crew() { return crew_ ? &*crew_ : nullptr; }
   // The source's and the target's keys of `table`, for a reconcile; once
   // per job. The table must outlive the ports.
   std::pair<KeySide&, KeySide&> key_sides(const TableConfig& table);
@@ -72,6 +79,7 @@ class JobPorts {
   std::optional<Error> state_unreachable_;
   std::optional<Error> data_unreachable_;
   std::optional<PgRunPorts> reached_;
+  std::optional<PgRangeCrew> crew_;  // over reached_
   std::optional<PgStateStore> state_alone_;   // the data side was not reached
   std::optional<UnreachableDatabase> missing_;  // likewise
   std::optional<PgKeySide> source_keys_;

@@ -139,7 +139,8 @@ JobEnded JobRunner::load(const Job& job, const CancelToken& cancel, RunObserver&
   } else {
     prepare(ports, member);
     out.summary = run_table(
-        RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), runs, cancel, ownership_},
+        RunContext{pipeline, table, ports.state(), ports.source(), ports.target(), runs, cancel, ownership_,
+                   ports.crew()},
         member.trigger);
   }
   return out;

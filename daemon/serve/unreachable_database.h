@@ -36,6 +36,7 @@ class UnreachableDatabase final : public Source, public Target, public KeySide {
   Result<TargetTable> check(const TableConfig&) override { return failure(); }
   Result<bool> holds_rows(const TableConfig&) override { return failure(); }
   std::unique_ptr<UnitOfWork> begin(const RunLock&) override;
+  Status await_range_helpers(const RunLock&) override { return failure(); }
   Result<PartitionComparison> compare_partition(const TableConfig&, const PartitionRequest&) override {
     return failure();
   }

@@ -23,6 +23,7 @@ WorkerLauncher::WorkerLauncher(boost::asio::io_context& loop, RunObserver& progr
       on_finished_(std::move(on_finished)),
       on_alone_(std::move(on_alone)),
       sessions_(workers, kIdleSessionTimeout),
+      places_(static_cast<int>(workers)),
       pool_(workers) {}
 
 WorkerLauncher::~WorkerLauncher() {
@@ -59,7 +60,16 @@ void WorkerLauncher::start(std::vector<RunOrder> orders, Job job) {
   for (const RunOrder& order : orders) running_[JobKey{order.firing.table, order.firing.kind}] = cancel;
   boost::asio::post(pool_, [this, orders = std::move(orders), job = std::move(job), cancel] {
     // The orders hold the configuration the job's tables live in.
-    JobRunner runner(orders.front().config, progress_, ownership_, ends_, JobSessions{&sessions_, &shared_reads_});
+    JobRunner runner(orders.front().config, progress_, ownership_, ends_,
+                     JobSessions{&sessions_, &shared_reads_, &places_});
+    // The scheduler starts no more jobs than there are places: one waits
+    // here only for a range helper to finish its range.
+    struct Place {
+      RunPlaces& places;
+      explicit Place(RunPlaces& of) : places(of) { places.enter_run(); }
+      ~Place() { places.leave_run(); }
+    };
+    const Place place(places_);
     const auto ends = runner.run(job, *cancel);
     boost::asio::post(loop_, [this, orders, ends] {
       for (std::size_t i = 0; i < orders.size(); ++i) {

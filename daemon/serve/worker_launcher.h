@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/run/cancel_token.h"
+#include "core/run/run_places.h"
 #include "core/run/table_ownership.h"
 #include "core/schedule/scheduler_ports.h"
 #include "daemon/pg/data/shared_reads.h"
@@ -59,6 +60,7 @@ class WorkerLauncher final : public RunLauncher {
   Finished on_finished_;
   Alone on_alone_;
   ConnectionPool sessions_;  // before the workers: they give sessions back to it until they stop
+  RunPlaces places_;          // likewise: the jobs and their range helpers take and leave places
   SharedReads shared_reads_;  // likewise
   boost::asio::thread_pool pool_;
   std::map<JobKey, std::shared_ptr<CancelToken>> running_;  // loop thread only

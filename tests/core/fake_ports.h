@@ -435,6 +435,11 @@ class FakeTarget final : public Target {
     return held_rows || !rows.empty();
   }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
+  int helpers_awaited = 0;
+  Status await_range_helpers(const RunLock&) override {
+    ++helpers_awaited;
+    return ok_status();
+  }
   // What compare_partition finds: equal unless a partition's lo is here.
   std::map<Instant, PartitionComparison> differing;
   std::vector<TimeWindow> compared;
@@ -684,7 +689,10 @@ struct FakeRunPorts {
   RecordingObserver observer;
   CancelToken cancel;
 
-  RunContext context() { return RunContext{pipeline, table, state, source, target, observer, cancel, sole_owner()}; }
+  RangeCrew* crew = nullptr;  // none: the run reads its ranges alone
+  RunContext context() {
+    return RunContext{pipeline, table, state, source, target, observer, cancel, sole_owner(), crew};
+  }
 };
 
 }  // namespace tidemark

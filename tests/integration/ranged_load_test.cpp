@@ -7,12 +7,18 @@
 // stream.
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <stdexcept>
+#include <thread>
 
 #include "daemon/commands/commands.h"
+#include "daemon/pg/data/pg_run_ports.h"
+#include "daemon/pg/data/pipeline_connections.h"
+#include "daemon/pg/data/table_snapshot.h"
 #include "daemon/pg/libpq/pg_connection.h"
+#include "daemon/pg/state/state_schema.h"
 #include "pg_test_env.h"
 
 namespace tidemark {
@@ -20,12 +26,13 @@ namespace {
 
 using testing::PgTestEnv;
 
-// 64kB ranges: the ledger's 20,000 rows make about twenty.
-std::string ranged_pipeline(const std::string& source_table, const std::string& extra = "") {
+// 64kB ranges: the ledger's 20,000 rows make about twenty. One worker
+// unless told: the run's own sessions commit the ranges in order.
+std::string ranged_pipeline(const std::string& source_table, const std::string& extra = "", int workers = 1) {
   return "pipeline: shop\nsource: source\ntarget: target\nschedule: \"* * * * *\"\ntables:\n"
          "  - name: ledger\n    mode: snapshot\n    source_table: " +
-         source_table +
-         "\n    target_table: raw.ledger\n    key: [id]\n    ranges: { above: 0B, size: 64kB }\n" + extra;
+         source_table + "\n    target_table: raw.ledger\n    key: [id]\n    ranges: { above: 0B, size: 64kB, workers: " +
+         std::to_string(workers) + " }\n" + extra;
 }
 
 const char* const kLedger = "(id bigint primary key, account int not null, amount numeric(12,2), note text)";
@@ -36,7 +43,7 @@ struct RangedFixture {
 
   // `create_target`: the first range's transaction makes the target.
   explicit RangedFixture(const std::string& source_table = "public.ledger", bool state_in_target = true,
-                         bool create_target = false)
+                         bool create_target = false, int workers = 1)
       : env(state_in_target) {
     env.source().exec(std::string("create table public.ledger ") + kLedger +
                       "; insert into public.ledger select i, i % 97, i * 1.25, 'note ' || i"
@@ -44,7 +51,7 @@ struct RangedFixture {
     env.target().exec(std::string("create schema raw") +
                       (create_target ? "" : std::string("; create table raw.ledger ") + kLedger));
     runs = std::make_unique<testing::TableRuns>(
-        env, env.config(ranged_pipeline(source_table, create_target ? "    create_target: true\n" : "")));
+        env, env.config(ranged_pipeline(source_table, create_target ? "    create_target: true\n" : "", workers)));
   }
 
   JobEnded run(std::function<void(ChunkStep)> hook = nullptr) {
@@ -254,7 +261,7 @@ TEST_CASE("ranged first load: what loads in one stream instead, exactly") {
   }
 }
 
-TEST_CASE("ranged first load: a role granted the table, not a superuser, loads in ranges") {
+TEST_CASE("ranged first load: a role granted the table, not a superuser, loads in ranges, with helpers") {
   PgTestEnv env;
   env.source().exec(std::string("create table public.ledger ") + kLedger +
                     "; insert into public.ledger select i, i % 97, i * 1.25, 'note ' || i"
@@ -262,7 +269,7 @@ TEST_CASE("ranged first load: a role granted the table, not a superuser, loads i
   env.target().exec(std::string("create schema raw; create table raw.ledger ") + kLedger);
   testing::SourceRole role(env, "ranged_reader");
   env.source().exec("grant select on public.ledger to " + role.name());
-  testing::TableRuns runs(env, env.config(ranged_pipeline("public.ledger")));
+  testing::TableRuns runs(env, env.config(ranged_pipeline("public.ledger", "", 3)));
   const JobEnded r = runs.run("shop", "ledger");
   REQUIRE(r.summary.status == RunStatus::Success);
   CHECK(r.summary.chunks > 1);
@@ -316,6 +323,180 @@ TEST_CASE("ranged first load: a row written into the target during the load fail
   const JobEnded resumed = f.run();
   REQUIRE(resumed.summary.status == RunStatus::Success);
   CHECK(f.target_rows() == f.source_rows());  // the row by hand has the source's values
+}
+
+}  // namespace tidemark
+
+namespace tidemark {
+
+namespace {
+
+// Slows the run's own commits after its first, so that its helpers, who
+// open sessions of their own first, come to share the ranges.
+void pace_own_ranges(ChunkStep step, int commits) {
+  if (step == ChunkStep::AfterCommit && commits > 1) std::this_thread::sleep_for(std::chrono::milliseconds(40));
+}
+
+}  // namespace
+
+TEST_CASE("ranged first load with helpers: ranges committed on several sessions read one snapshot while rows change") {
+  for (const bool state_in_target : {true, false}) {
+    for (const bool create_target : {false, true}) {
+      CAPTURE(state_in_target);
+      CAPTURE(create_target);
+      RangedFixture f("public.ledger", state_in_target, create_target, /*workers=*/3);
+      if (!create_target) {
+        // Which server processes wrote the target's rows.
+        f.env.target().exec(
+            "create table public.writers (pid int);"
+            "create function public.note_writer() returns trigger language plpgsql as"
+            " $$ begin insert into public.writers values (pg_backend_pid()); return null; end $$;"
+            "create trigger note_writer after insert on raw.ledger for each statement"
+            " execute function public.note_writer()");
+      }
+      const std::vector<std::string> before = f.source_rows();
+      int commits = 0;
+      const JobEnded r = f.run([&](ChunkStep step) {
+        if (step != ChunkStep::AfterCommit) return;
+        ++commits;
+        pace_own_ranges(step, commits);
+        if (commits != 1) return;
+        // After the first range, which the run commits alone, before its
+        // helpers join its snapshot: they must not see these.
+        f.env.source().exec(
+            "delete from public.ledger where id in (3, 4, 5, 9000);"
+            "update public.ledger set amount = -1 where id in (2, 10000, 19990);"
+            "insert into public.ledger values (20001, 1, 1, 'new')");
+      });
+      REQUIRE(r.summary.status == RunStatus::Success);
+      const int ranges = static_cast<int>(r.summary.chunks);
+      CHECK(ranges >= 10);
+      CHECK(r.summary.snapshot_path == "first load in " + std::to_string(ranges) + " ranges");
+      CHECK(r.summary.rows_read == 20000);
+      CHECK(f.target_rows() == before);
+      CHECK(f.ranges() == "0 of 0");
+      CHECK(f.watermarks() == "1");
+      // Every helper's state session and lock went: only the run's sessions
+      // remain, idle in the pool.
+      CHECK(PgTestEnv::rows(f.env.target(),
+                            "select count(*) from pg_locks where locktype = 'advisory' and objsubid = 2")[0] == "0");
+      if (!create_target) {
+        CHECK(std::stoi(PgTestEnv::rows(f.env.target(), "select count(distinct pid) from public.writers")[0]) >= 2);
+      }
+      const JobEnded next = f.run();
+      REQUIRE(next.summary.status == RunStatus::Success);
+      CHECK(f.target_rows() == f.source_rows());
+    }
+  }
+}
+
+TEST_CASE("ranged first load with helpers: the session holding the snapshot ended fails the run, and the next "
+          "resumes exact") {
+  for (const bool state_in_target : {true, false}) {
+    CAPTURE(state_in_target);
+    RangedFixture f("public.ledger", state_in_target, false, /*workers=*/3);
+    int commits = 0;
+    const JobEnded killed = f.run([&](ChunkStep step) {
+      if (step != ChunkStep::AfterCommit) return;
+      ++commits;
+      pace_own_ranges(step, commits);
+      if (commits != 3) return;
+      // The run's own source session began its transaction first; its
+      // helpers joined the snapshot it exported.
+      const std::vector<std::string> ended = PgTestEnv::rows(
+          f.env.source(),
+          "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database()"
+          " and application_name = 'tidemark (read-only source)' and xact_start is not null"
+          " order by xact_start limit 1");
+      CHECK(ended == std::vector<std::string>{"t"});
+    });
+    REQUIRE(killed.summary.status == RunStatus::Failed);
+    CHECK(killed.summary.error_kind == ErrorKind::Transient);
+    CHECK(killed.summary.error.find("terminating connection due to administrator command") != std::string::npos);
+    CHECK(f.watermarks() == "0");
+    // The helpers stopped after their ranges: some done, not all.
+    const std::vector<std::string> done = PgTestEnv::rows(
+        f.env.state(), "select count(done_by) >= 3 and count(done_by) < count(*) from tidemark.load_ranges");
+    CHECK(done == std::vector<std::string>{"t"});
+    f.env.source().exec("update public.ledger set amount = amount + 1 where id % 7 = 0");
+    const JobEnded resumed = f.run();
+    REQUIRE(resumed.summary.status == RunStatus::Success);
+    CHECK(resumed.summary.snapshot_path.rfind("first load resumed, ", 0) == 0);
+    CHECK(f.target_rows() == f.source_rows());
+    CHECK(f.ranges() == "0 of 0");
+  }
+}
+
+TEST_CASE("range helper: its record holds while the run's session holds the lock, and its rows keep a later run "
+          "waiting") {
+  RangedFixture f("public.ledger", true, false, /*workers=*/3);
+  migrate_state_schema(f.env.state());
+  const std::shared_ptr<const Config> config = f.env.config(ranged_pipeline("public.ledger", "", 3));
+  const PipelineConfig& pipeline = *config->find_pipeline("shop");
+  const TableConfig& table = *pipeline.find_table("ledger");
+  const TableKey key{"shop", "ledger"};
+  const RunLock lock{key, std::nullopt};
+  CancelToken cancel;
+
+  // The run: its lock, its row, its plan, and its snapshot held.
+  PipelineConnections run;
+  run.open_state(*config);
+  run.open_data(*config, pipeline);
+  PgStateStore run_state(*run.state);
+  REQUIRE(run_state.lock(lock, false).value());
+  const auto opened = run_state.open_run(RunStart{key, RunTrigger::Manual, std::nullopt});
+  REQUIRE(opened.ok());
+  REQUIRE(run_state.plan_load_ranges(key, opened->run, {PageRange{0, 10}, PageRange{10, std::nullopt}}).ok());
+  run.source->exec("begin isolation level repeatable read read only");
+  const std::string snapshot = export_snapshot(*run.source);
+
+  // A helper writes the second range on sessions of its own.
+  PipelineConnections helper;
+  helper.open_state(*config);
+  helper.open_data(*config, pipeline);
+  PgRunPorts ports(helper, cancel);
+  ports.state.help(lock, run_state.holder_of(lock));
+  ports.target.help();
+  REQUIRE(ports.target.check(table).ok());
+  const auto source = ports.source.inspect(table);
+  REQUIRE(source.ok());
+  join_snapshot(*helper.source, snapshot);
+  auto work = ports.target.begin(lock);
+  REQUIRE(work->write_range(table, *source, PageRange{10, std::nullopt}, true).ok());
+
+  // Until it commits, a later run of the table waits for it.
+  PipelineConnections later;
+  later.open_state(*config);
+  PgStateStore later_state(*later.state);
+  PgSource later_source(*run.source);
+  PgTarget later_target(later.target(), later_source, &later_state, cancel);
+  later.target().exec("set lock_timeout = '200ms'");
+  const Status waited = later_target.await_range_helpers(lock);
+  REQUIRE_FALSE(waited.ok());
+  CHECK(waited.error().find("lock timeout") != std::string::npos);
+
+  StepRecord record;
+  record.lock = lock;
+  record.run = opened->run;
+  record.range_done = 1;
+  const auto recorded = work->record(record);
+  REQUIRE(recorded.ok());
+  CHECK(recorded->lock_held);
+  CHECK(recorded->written);
+  REQUIRE(work->commit().ok());
+  CHECK(later_target.await_range_helpers(lock).ok());
+  CHECK(f.ranges() == "1 of 2");
+
+  // Once the run's session lets the lock go, a helper's record is refused.
+  run_state.unlock(lock);
+  auto late = ports.target.begin(lock);
+  REQUIRE(late->write_range(table, *source, PageRange{0, 10}, false).ok());
+  record.range_done = 0;
+  const auto refused = late->record(record);
+  REQUIRE(refused.ok());
+  CHECK_FALSE(refused->lock_held);
+  CHECK_FALSE(refused->written);
+  CHECK(f.ranges() == "1 of 2");
 }
 
 }  // namespace tidemark

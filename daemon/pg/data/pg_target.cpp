@@ -8,6 +8,7 @@
 #include "daemon/pg/data/partition_bounds.h"
 #include "daemon/pg/data/pg_unit_of_work.h"
 #include "daemon/pg/data/relation_catalog.h"
+#include "daemon/pg/state/run_lock_halves.h"
 
 namespace tidemark {
 
@@ -54,7 +55,13 @@ Result<TargetTable> PgTarget::read_table(const TableConfig& table) {
 std::unique_ptr<UnitOfWork> PgTarget::begin(const RunLock& lock) {
   if (steps_ == nullptr) std::abort();  // a target for checks only
   return std::make_unique<PgUnitOfWork>(target_, source_, *steps_, lock, cancel_, fault_hook_, copy_types_,
-                                        &copy_types_);
+                                        &copy_types_, helper_);
+}
+
+Status PgTarget::await_range_helpers(const RunLock& lock) {
+  return as_result([&] {
+    target_.exec("SELECT pg_advisory_xact_lock(" + RunLockHalves(run_lock_key(lock)).int4_pair() + ")", cancel_);
+  });
 }
 
 Result<bool> PgTarget::holds_rows(const TableConfig& table) {

@@ -38,6 +38,11 @@ class PgTarget final : public Target {
   Result<bool> holds_rows(const TableConfig& table) override;
   PgConnection& connection() { return target_; }
   std::unique_ptr<UnitOfWork> begin(const RunLock& lock) override;
+  // Takes the two-int lock a range helper's units hold shared
+  // (PgUnitOfWork), and lets it go at once.
+  Status await_range_helpers(const RunLock& lock) override;
+  // Makes the units begun from now on a range helper's (PgRangeCrew).
+  void help() { helper_ = true; }
   // Both sides' count and checksum (core/sql/verify_statements.h) at once,
   // the query's columns read as the target stores them.
   Result<PartitionComparison> compare_partition(const TableConfig& table, const PartitionRequest& request) override;
@@ -62,6 +67,7 @@ class PgTarget final : public Target {
   CatalogCache* catalog_;
   std::optional<RelationVersions> versions_;  // read_versions()'s
   std::function<void(ChunkStep)> fault_hook_;
+  bool helper_ = false;  // help()
   TargetCopyTypes copy_types_;  // from the last check(), or from the unit that made the table since
   // What a partition check reads once for a target table (its quoted
   // name): the partition column's type and the statements, the same for

@@ -15,6 +15,7 @@
 #include "daemon/pg/data/table_snapshot.h"
 #include "daemon/pg/data/target_definition.h"
 #include "daemon/pg/libpq/pg_copy_stream.h"
+#include "daemon/pg/state/run_lock_halves.h"
 
 namespace tidemark {
 namespace {
@@ -34,7 +35,13 @@ PgUnitOfWork::~PgUnitOfWork() {
 
 void PgUnitOfWork::open_target() {
   if (target_open_) return;
-  if (&state_.connection() == &target_) {
+  if (helper_) {
+    // The run's lock is another session's. Held shared until this
+    // transaction ends, this keeps a later run of the table waiting
+    // (PgTarget::await_range_helpers) should the run lose its lock while
+    // the range is being written. (Digits tidemark computed.)
+    target_.exec("BEGIN; SELECT pg_advisory_xact_lock_shared(" + RunLockHalves(run_lock_key(lock_)).int4_pair() + ")");
+  } else if (&state_.connection() == &target_) {
     target_.exec("BEGIN");  // the session holds the run's lock itself
   } else {
     // The run's lock lives on the state database. Should its session die

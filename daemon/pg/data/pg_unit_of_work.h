@@ -29,11 +29,13 @@ class PgUnitOfWork final : public UnitOfWork {
   // `copy_types` are the target's, as its check found them: a chunk's
   // COPY from source to target is binary when they allow it. The types of
   // a table this unit makes (create_table) go to `made_types` once it
-  // commits, for the run's later units.
+  // commits, for the run's later units. A `helper`'s unit writes a range
+  // for a run whose lock another session holds (PgRangeCrew).
   PgUnitOfWork(PgConnection& target, PgSource& source, StepRecorder& state, RunLock lock, const CancelToken& cancel,
                std::function<void(ChunkStep)> fault_hook, TargetCopyTypes copy_types = {},
-               TargetCopyTypes* made_types = nullptr)
-      : target_(target),
+               TargetCopyTypes* made_types = nullptr, bool helper = false)
+      : helper_(helper),
+        target_(target),
         source_(source),
         state_(state),
         lock_(std::move(lock)),
@@ -83,6 +85,7 @@ class PgUnitOfWork final : public UnitOfWork {
     if (fault_hook_) fault_hook_(s);
   }
 
+  const bool helper_;
   PgConnection& target_;
   PgSource& source_;
   StepRecorder& state_;

@@ -1,5 +1,9 @@
 #include "daemon/pg/data/table_snapshot.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+
 #include "core/run/schema_drift.h"
 #include "daemon/pg/libpq/pg_error.h"
 
@@ -39,6 +43,31 @@ bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const 
     return true;
   } catch (...) {
     source.rollback_quietly();
+    throw;
+  }
+}
+
+std::string export_snapshot(PgConnection& source) {
+  return source.exec("SELECT pg_export_snapshot()").text(0, 0);
+}
+
+void join_snapshot(PgConnection& helper, const std::string& name) {
+  // SET TRANSACTION SNAPSHOT takes no parameter: the name goes in as a
+  // literal, which the server's names (hex digits and dashes) are safe as.
+  const bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isxdigit(static_cast<unsigned char>(c)) != 0 || c == '-';
+  });
+  if (!plain) std::abort();  // not a name pg_export_snapshot returns
+  helper.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+  try {
+    helper.exec("SET TRANSACTION SNAPSHOT '" + name + "'");
+  } catch (const PgError& e) {
+    helper.rollback_quietly();
+    // The exporting transaction ended (its session gone): the run that
+    // held it fails, and the next one starts again.
+    if (e.sqlstate() == "22023") {
+      throw PgError(ErrorKind::Transient, std::string(e.what()) + " (the session holding the load's snapshot ended)");
+    }
     throw;
   }
 }

@@ -38,4 +38,15 @@ CursorValue snapshot_clock(const PgResult& clock);
 bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const SourceTable& table_read,
                           const LoadStatements& sql, const CancelToken& cancel);
 
+// The name of the snapshot the transaction open on `source` holds
+// (pg_export_snapshot), for other sessions to read in while it lasts.
+std::string export_snapshot(PgConnection& source);
+
+// Begins a REPEATABLE READ READ ONLY transaction on `helper` that reads
+// in the snapshot `name` (SET TRANSACTION SNAPSHOT): rows exactly as the
+// exporting transaction sees them. No LOCK: the exporter holds the
+// table's. Throws PgError (a transient one when the exporting
+// transaction has ended: "invalid snapshot identifier").
+void join_snapshot(PgConnection& helper, const std::string& name);
+
 }  // namespace tidemark

@@ -9,6 +9,7 @@
 
 #include "daemon/pg/libpq/json_parameter.h"
 #include "daemon/pg/libpq/result_columns.h"
+#include "daemon/pg/state/run_lock_halves.h"
 #include "daemon/pg/state/runs_table.h"
 #include "daemon/pg/state/state_reader.h"
 #include "daemon/pg/state/table_keys_json.h"
@@ -121,6 +122,16 @@ Result<bool> PgStateStore::lock(const RunLock& lock, bool wait) {
   });
 }
 
+void PgStateStore::help(const RunLock& lock, int holder_pid) {
+  helper_ = true;
+  holder_pid_[run_lock_key(lock)] = holder_pid;
+}
+
+int PgStateStore::holder_of(const RunLock& lock) const {
+  const auto held = holder_pid_.find(run_lock_key(lock));
+  return held != holder_pid_.end() ? held->second : 0;
+}
+
 void PgStateStore::unlock(const RunLock& lock) {
   const std::int64_t key = run_lock_key(lock);
   holder_pid_.erase(key);
@@ -203,8 +214,13 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   // (whose end this connection would not survive): it is held when the
   // statement runs on the server process that took it. Through a pooler
   // that hands transactions to any server, another process is not it.
-  const auto held = holder_pid_.find(run_lock_key(step.lock));
-  const int holder = held != holder_pid_.end() ? held->second : 0;  // 0: no process
+  // A helper's record runs on a session of its own: the lock counts as
+  // held while the run's session holds it. Should that session end after
+  // the check, the helper's rows still commit before any later run reads
+  // the target (Target::await_range_helpers).
+  if (helper_ && (step.move || step.ranges_finished || step.partition_done)) std::abort();  // a helper only marks ranges
+  const int holder = holder_of(step.lock);  // 0: no process
+  const RunLockHalves halves(run_lock_key(step.lock));
   const char* mode = !step.move ? "none" : step.move->expected ? "update" : "insert";
   // Its values by name, as the statement reads them.
   nlohmann::json fields = {
@@ -212,6 +228,9 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
       {"table_name", step.lock.table.table},
       {"run_id", step.run},
       {"holder", holder},
+      {"helper", helper_},
+      {"lock_high", halves.high},
+      {"lock_low", halves.low},
       {"mode", mode},
       {"expected", column_value(step.move ? optional_cursor_text(step.move->expected) : std::nullopt)},
       {"next", column_value(step.move ? optional_cursor_text(step.move->next) : std::nullopt)},
@@ -246,12 +265,21 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   return as_result([&] {
     static const std::string statement = run_row_sql(R"SQL(
 with s as (
-  select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int, mode text,
+  select * from jsonb_to_record($1::jsonb) as s(pipeline text, table_name text, run_id bigint, holder int,
+       helper boolean, lock_high bigint, lock_low bigint, mode text,
        expected text, next text, value_type text, window_lo text, window_hi text, rows_read bigint,
        rows_written bigint, rows_deleted bigint, rows_missing bigint, rows_changed bigint, done_lo bigint,
        done_hi bigint, columns text, source_xmin bigint, target_xmin bigint, done_recheck text, range_done integer,
        ranges_finished boolean)),
-lock as (select pg_backend_pid() = s.holder as held from s),
+lock as (
+  select case when not s.helper then pg_backend_pid() = s.holder
+              else exists (select 1 from pg_locks l
+                           where l.locktype = 'advisory' and l.pid = s.holder and l.granted and l.objsubid = 1
+                                 and l.mode = 'ExclusiveLock' and l.classid::bigint = s.lock_high
+                                 and l.objid::bigint = s.lock_low
+                                 and l.database = (select oid from pg_database where datname = current_database()))
+         end as held
+  from s),
 moved as (
   update tidemark.watermarks w set value = s.next, value_type = s.value_type, updated_at = now(),
          last_run_id = s.run_id, moved_at = case when w.value is distinct from s.next then now() else w.moved_at end

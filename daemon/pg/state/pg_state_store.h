@@ -99,11 +99,20 @@ class PgStateStore final : public StateStore, public StepRecorder {
 
   PgConnection& connection() override { return connection_; }
 
+  // Makes this store a helper's (PgRangeCrew): it records ranges of the
+  // run whose state session, server process `holder_pid`, holds `lock`,
+  // checked in pg_locks as each record runs, never taking or moving
+  // anything itself.
+  void help(const RunLock& lock, int holder_pid);
+  // The server process holding `lock` for this store; 0: none.
+  int holder_of(const RunLock& lock) const;
+
  private:
   PgConnection& connection_;
   // The locks this store holds: each one's key and the server process
   // (pg_backend_pid) of the session that took it.
   std::map<std::int64_t, int> holder_pid_;
+  bool helper_ = false;  // help()
   std::optional<Instant> firing_;
   std::string host_;
 

@@ -1504,19 +1504,19 @@ tables:
 
 namespace tidemark {
 
-TEST_CASE("ranges: each key a snapshot table's own, else its pipeline's, else 1GB and 256MB") {
+TEST_CASE("ranges: each key a snapshot table's own, else its pipeline's, else 1GB, 256MB and 2 workers") {
   const auto outcome = parse_config(test_daemon(), {{"p.yaml", R"(pipeline: p
 source: shop
 target: warehouse
 schedule: "*/5 * * * *"
-ranges: { above: 10GB }
+ranges: { above: 10GB, workers: 4 }
 tables:
   - name: countries
     mode: snapshot
     source_table: public.countries
     target_table: raw.countries
     key: [code]
-    ranges: { size: 64MB }
+    ranges: { size: 64MB, workers: 1 }
   - name: accounts
     mode: snapshot
     source_table: public.accounts
@@ -1530,9 +1530,13 @@ tables:
   CHECK(p.find_table("countries")->ranges.size == std::int64_t{64} << 20);
   CHECK(p.find_table("accounts")->ranges.above == std::int64_t{10} << 30);
   CHECK(p.find_table("accounts")->ranges.size == std::int64_t{256} << 20);
+  CHECK(p.find_table("countries")->ranges.workers == 1);
+  CHECK(p.find_table("accounts")->ranges.workers == 4);
+  CHECK(LoadRanges{}.workers == 2);
 }
 
-TEST_CASE("ranges: a size that is not one, a range below a page, an unknown key, or a mode without it, refused") {
+TEST_CASE("ranges: a size that is not one, a range below a page, no workers, an unknown key, or a mode without it, "
+          "refused") {
   const auto errors = pipeline_errors(R"(pipeline: p
 source: shop
 target: warehouse
@@ -1543,7 +1547,7 @@ tables:
     source_table: public.countries
     target_table: raw.countries
     key: [code]
-    ranges: { above: 1.5GB, size: 4kB, workers: 2 }
+    ranges: { above: 1.5GB, size: 4kB, workers: 0, parallel: 2 }
   - name: orders
     source_table: public.orders
     target_table: raw.orders
@@ -1551,14 +1555,15 @@ tables:
     cursor: updated_at
     ranges: { above: 1GB }
 )");
-  REQUIRE(errors.size() == 4);
+  REQUIRE(errors.size() == 5);
   CHECK(errors[0].key_path == "tables[0].ranges.above");
   CHECK(errors[0].message.find("\"1.5GB\" is not a size") == 0);
   CHECK(errors[1].key_path == "tables[0].ranges.size");
   CHECK(errors[1].message == "must be at least 8kB, got \"4kB\"");
   CHECK(errors[2].key_path == "tables[0].ranges.workers");
-  CHECK(errors[3].key_path == "tables[1].ranges");
-  CHECK(errors[3].message.find("only for mode: snapshot") == 0);
+  CHECK(errors[3].key_path == "tables[0].ranges.parallel");
+  CHECK(errors[4].key_path == "tables[1].ranges");
+  CHECK(errors[4].message.find("only for mode: snapshot") == 0);
   for (const ConfigError& e : errors) CHECK(e.line > 0);
 }
 

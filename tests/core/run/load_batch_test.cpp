@@ -158,6 +158,7 @@ class RoutedTarget final : public Target {
     return Error{"unused"};
   }
   Result<bool> holds_rows(const TableConfig&) override { return Error{"unused"}; }
+  Status await_range_helpers(const RunLock&) override { return Error{"unused"}; }
 
  private:
   std::map<std::string, std::unique_ptr<OneTable>>& tables_;

@@ -25,7 +25,111 @@ struct RangedHarness : SnapshotHarness {
   }
 };
 
+// A crew that runs its jobs through the run's own target, last first:
+// the order the run must not depend on. Fails its `fail_at`th job.
+struct BackwardsCrew : RangeCrew {
+  struct Asked {
+    std::size_t count;
+    int helpers;
+  };
+  std::vector<Asked> asked;
+  int fail_at = -1;
+  Status run(const TableConfig&, Target& own, std::size_t count, int helpers, const Job& job,
+             const Done& done) override {
+    asked.push_back(Asked{count, helpers});
+    for (std::size_t i = count; i-- > 0;) {
+      if (static_cast<int>(count - 1 - i) == fail_at) return Error{"a helper's range failed"};
+      const auto counts = job(own, i);
+      if (!counts) return counts.failure();
+      done(i, *counts);
+    }
+    return ok_status();
+  }
+};
+
 }  // namespace
+
+TEST_CASE("ranged first load with helpers: the first range alone, those between to the crew, the last after them") {
+  RangedHarness h;
+  BackwardsCrew crew;
+  h.crew = &crew;
+  h.table.ranges.workers = 3;
+  const RunSummary s = h.run();
+  REQUIRE(s.status == RunStatus::Success);
+  CHECK(h.target_matches_source());
+  REQUIRE(crew.asked.size() == 1);
+  CHECK(crew.asked[0].count == 2);    // ranges 1 and 2
+  CHECK(crew.asked[0].helpers == 2);  // the run's own sessions are the third worker
+  REQUIRE(h.target.ranges_written.size() == 4);
+  CHECK(h.target.ranges_written[0].first == PageRange{0, 1});  // makes or changes the target first
+  CHECK(h.target.ranges_written[1].first == PageRange{2, 3});  // the crew's order
+  CHECK(h.target.ranges_written[2].first == PageRange{1, 2});
+  CHECK(h.target.ranges_written[3].first == PageRange{3, std::nullopt});  // finishes, after every other
+  CHECK(h.straights() == std::vector<bool>{true, true, true, true});
+  REQUIRE(h.target.records.size() == 4);
+  CHECK(h.target.records[0].loaded_columns);
+  CHECK(h.target.records[1].range_done == 2);
+  CHECK(h.target.records[2].range_done == 1);
+  for (int i = 0; i < 3; ++i) CHECK_FALSE(h.target.records[static_cast<std::size_t>(i)].move);
+  CHECK(h.target.records[3].ranges_finished);
+  CHECK(h.state.watermark == h.clock());
+  // Counted as they commit, whichever range it was.
+  CHECK(h.observer.ranges == std::vector<std::pair<int, int>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}});
+  CHECK(s.chunks == 4);
+  CHECK(s.rows_read == 8);
+  CHECK(s.rows_written == 8);
+}
+
+TEST_CASE("ranged first load with helpers: a range of the crew's that fails moves nothing, and the restart resumes") {
+  RangedHarness h;
+  BackwardsCrew crew;
+  crew.fail_at = 0;
+  h.crew = &crew;
+  h.table.ranges.workers = 2;
+  const RunSummary failed = h.run();
+  CHECK(failed.status == RunStatus::Failed);
+  CHECK(failed.error == "a helper's range failed");
+  CHECK_FALSE(h.state.watermark);
+  REQUIRE(h.state.ranges.size() == 4);
+  CHECK(h.state.ranges[0].done);
+  for (std::size_t i = 1; i < 4; ++i) CHECK_FALSE(h.state.ranges[i].done);
+  CHECK_FALSE(h.source.snapshot_open);
+  CHECK(h.target.helpers_awaited == 0);  // no earlier load to wait for
+
+  // The restart waits for any helper of the run before, then hands the
+  // ranges left but the first to the crew: none of them finishes a
+  // resume, the diff does.
+  crew.fail_at = -1;
+  h.target.ranges_written.clear();
+  const RunSummary s = h.run();
+  REQUIRE(s.status == RunStatus::Success);
+  CHECK(h.target.helpers_awaited == 1);
+  REQUIRE(crew.asked.size() == 2);
+  CHECK(crew.asked[1].count == 2);
+  CHECK(crew.asked[1].helpers == 1);
+  REQUIRE(h.target.ranges_written.size() == 3);
+  CHECK(h.target.ranges_written[0].first == PageRange{1, 2});
+  CHECK(h.target.ranges_written[1].first == PageRange{3, std::nullopt});
+  CHECK(h.target.ranges_written[2].first == PageRange{2, 3});
+  CHECK(h.straights() == std::vector<bool>{false, false, false});
+  CHECK(h.target_matches_source());
+  CHECK(h.state.ranges.empty());
+  CHECK(h.observer.ranges == std::vector<std::pair<int, int>>{{1, 4}, {2, 4}, {3, 4}, {4, 4}});
+}
+
+TEST_CASE("ranged first load with helpers: one worker, or too few ranges between, asks no crew") {
+  for (const int workers : {1, 2}) {
+    CAPTURE(workers);
+    RangedHarness h;
+    BackwardsCrew crew;
+    h.crew = &crew;
+    h.table.ranges.workers = workers;
+    if (workers == 2) h.source.extent = TableExtent{3, 300};  // three ranges: one between
+    REQUIRE(h.run().status == RunStatus::Success);
+    CHECK(crew.asked.empty());
+    CHECK(h.target_matches_source());
+  }
+}
 
 TEST_CASE("ranged first load: each range commits by itself, straight in, and the last moves the watermark") {
   RangedHarness h;
