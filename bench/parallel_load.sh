@@ -9,10 +9,10 @@
 # two workers can reach here), and tidemark's first load as an incremental
 # table and as a snapshot table, each into an existing target and into one
 # `create_target` makes, and as a snapshot table in resumable ranges of
-# RANGE_SIZE (docs/engine.md, "Ranged first loads"); medians, each against
-# the one binary pipe, and tidemark's peak resident memory. Starts its own
-# throwaway PostgreSQL.
-#   ROWS=10000000 ROUNDS=3 RANGE_SIZE=64MB bench/parallel_load.sh [TIDEMARK_BINARY]
+# RANGE_SIZE read by each of WORKERS workers (docs/engine.md, "Ranged
+# first loads"); medians, each against the one binary pipe, and
+# tidemark's peak resident memory. Starts its own throwaway PostgreSQL.
+#   ROWS=10000000 ROUNDS=3 RANGE_SIZE=64MB WORKERS="1 2 4 8" bench/parallel_load.sh [TIDEMARK_BINARY]
 set -euo pipefail
 shopt -s inherit_errexit  # a load that fails inside $(seconds ...) ends the benchmark
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -20,6 +20,7 @@ source "$(dirname "$0")/lib.sh"
 ROWS=${ROWS:-10000000}
 ROUNDS=${ROUNDS:-3}
 RANGE_SIZE=${RANGE_SIZE:-64MB}
+read -r -a workers <<<"${WORKERS:-1 2 4 8}"
 tidemark=${1:-${TIDEMARK_BIN:-$(built_tidemark)}}
 [ -x "$tidemark" ] || { echo "no tidemark binary at $tidemark" >&2; exit 2; }
 
@@ -29,7 +30,12 @@ bench_orders
 # value, where a first load starts, is then read from the index.
 psql -X -q -d bench_source -c "create index on public.orders (updated_at)" -c "analyze public.orders"
 psql -X -q -d bench_target -c "create table raw.pipe $table_ddl" -c "create table raw.ranges $table_ddl" \
-  -c "create table raw.orders_snapshot $table_ddl" -c "create table raw.orders_ranged $table_ddl"
+  -c "create table raw.orders_snapshot $table_ddl"
+ranged=()
+for w in "${workers[@]}"; do
+  ranged+=("ranged_$w")
+  psql -X -q -d bench_target -c "create table raw.orders_ranged_$w $table_ddl"
+done
 bench_daemon_file "$dir/tidemark.yaml" bench_source bench_target
 cat >"$dir/pipelines/bench.yaml" <<YAML
 pipeline: bench
@@ -43,9 +49,13 @@ tables:
       cursor: updated_at, create_target: true }
   - { name: snapshot_created, mode: snapshot, source_table: public.orders, target_table: raw.orders_created_snapshot,
       key: [order_id], create_target: true }
-  - { name: snapshot_ranged, mode: snapshot, source_table: public.orders, target_table: raw.orders_ranged,
-      key: [order_id], ranges: { above: 0B, size: $RANGE_SIZE } }
 YAML
+for w in "${workers[@]}"; do
+  cat >>"$dir/pipelines/bench.yaml" <<YAML
+  - { name: ranged_$w, mode: snapshot, source_table: public.orders, target_table: raw.orders_ranged_$w,
+      key: [order_id], ranges: { above: 0B, size: $RANGE_SIZE, workers: $w } }
+YAML
+done
 "$tidemark" migrate --config "$dir/tidemark.yaml" >/dev/null
 
 # The heap's pages in two halves: every row's CTID falls in one of them.
@@ -70,16 +80,16 @@ incremental() { load incremental; }
 snapshot() { load snapshot; }
 incremental_created() { load incremental_created; }
 snapshot_created() { load snapshot_created; }
-snapshot_ranged() { load snapshot_ranged; }
+for w in "${workers[@]}"; do eval "ranged_$w() { load ranged_$w; }"; done
 # Every target empty (the created ones gone) and no watermark: each load is a first load.
 reset_targets() {
   psql -X -q -d bench_target -c "set client_min_messages = warning" \
-    -c "truncate raw.pipe, raw.ranges, raw.orders, raw.orders_snapshot, raw.orders_ranged" \
+    -c "truncate raw.pipe, raw.ranges, raw.orders, raw.orders_snapshot$(printf ', raw.orders_%s' "${ranged[@]}")" \
     -c "drop table if exists raw.orders_created, raw.orders_created_snapshot" \
     -c "delete from tidemark.watermarks where pipeline = 'bench'" -c "checkpoint"
 }
 
-loads=(one_pipe two_pipes incremental snapshot incremental_created snapshot_created snapshot_ranged)
+loads=(one_pipe two_pipes incremental snapshot incremental_created snapshot_created "${ranged[@]}")
 declare -A times=() peak=()
 for round in $(seq 1 "$ROUNDS"); do
   # Each round starts one further along the list, so that none always goes first.
@@ -99,8 +109,8 @@ done
 digest() { psql -X -At -d "$1" -c "select count(*), md5(string_agg(o::text, ',' order by order_id)) from $2 o"; }
 source_digest=$(digest bench_source public.orders)
 reset_targets
-for name in incremental snapshot incremental_created snapshot_created snapshot_ranged; do "$name"; done
-for table in orders orders_snapshot orders_created orders_created_snapshot orders_ranged; do
+for name in incremental snapshot incremental_created snapshot_created "${ranged[@]}"; do "$name"; done
+for table in orders orders_snapshot orders_created orders_created_snapshot $(printf 'orders_%s ' "${ranged[@]}"); do
   [ "$(digest bench_target "raw.$table")" = "$source_digest" ] || { echo "raw.$table differs from the source" >&2; exit 1; }
 done
 # shellcheck disable=SC2086

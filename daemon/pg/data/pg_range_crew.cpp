@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -30,7 +32,9 @@ struct JobBoard {
   std::size_t next = 0;
   std::optional<Error> failed;
 
-  // Works through the jobs with `target` while `go_on` says so.
+  // Works through the jobs with `target` while `go_on` says so. A job
+  // taken and not done is a failure, whatever ended it: the load must not
+  // finish over a range nobody committed.
   template <typename GoOn>
   void work(Target& target, GoOn go_on) {
     while (go_on()) {
@@ -40,7 +44,12 @@ struct JobBoard {
         if (failed || cancel.cancelled() || next >= count) return;
         index = next++;
       }
-      const Result<ChunkCounts> counts = job(target, index);
+      Result<ChunkCounts> counts = Error{"a range was not committed"};
+      try {
+        counts = job(target, index);
+      } catch (const std::exception& e) {
+        counts = Error{e.what()};
+      }
       const std::lock_guard<std::mutex> lock(mutex);
       if (!counts) {
         if (!failed) failed = counts.failure();
@@ -48,6 +57,13 @@ struct JobBoard {
         done(index, *counts);
       }
     }
+  }
+
+  // What the jobs came to once every worker stopped.
+  Status outcome() const {
+    if (failed) return *failed;
+    if (next < count) return Error{cancel.reason()};  // only a cancel leaves jobs untaken
+    return ok_status();
   }
 };
 
@@ -62,6 +78,17 @@ void PgRangeCrew::help(const TableConfig& table, const RunLock& lock, int holder
   // The target as the run's first range left it.
   if (const auto checked = ports.target.check(table); !checked) throw std::runtime_error(checked.failure().message);
   join_snapshot(*sessions.source, snapshot);
+  // The table's lock, at once or never: a rewrite or TRUNCATE waiting
+  // behind the run's lock would queue this request behind itself, and
+  // the run, which waits for its helpers before its transaction ends,
+  // would never let it through. The run reads the ranges instead.
+  try {
+    sessions.source->exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE NOWAIT");
+  } catch (const PgError& e) {
+    if (e.sqlstate() != "55P03") throw;
+    throw std::runtime_error("another session waits for the table's lock; the run reads the ranges without this "
+                             "helper");
+  }
   // Its copies count with the run's; not after the session goes back.
   struct Metered {
     PgConnection& session;
@@ -76,35 +103,51 @@ Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count
                         const Done& done) {
   JobBoard board(count, job, done, cancel_);
   const RunLock lock{TableKey{pipeline_.name, table.name}, std::nullopt};
+  const int holder = state_.holder_of(lock);
+  // The run's own sessions are a worker too: more helpers than the jobs
+  // but one would wait for nothing.
+  helpers = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(std::max(helpers, 0)), count > 0 ? count - 1 : 0));
   std::string snapshot;
-  if (helpers > 0 && source_.connection().in_transaction()) {
-    try {
-      snapshot = export_snapshot(source_.connection());
-    } catch (const PgError& e) {
-      // The run's own ranges fail the same way, and say why.
-      spdlog::warn("{}.{}: the load's snapshot could not be shared, so its ranges are read by one session: {}",
-                   pipeline_.name, table.name, e.what());
+  if (helpers > 0 && holder != 0) {
+    const Status exported = as_result([&] { snapshot = export_snapshot(source_.connection()); });
+    // The held transaction ended with it: the run cannot go on.
+    if (!exported) {
+      return Error{exported.error() + " (sharing the load's snapshot with its helpers; ranges.workers: 1 reads "
+                                      "them without)",
+                   exported.error_kind()};
     }
   }
-  const int holder = state_.holder_of(lock);
-  std::vector<std::thread> crew;
-  for (int h = 0; h < helpers && !snapshot.empty() && holder != 0; ++h) {
+  // Every helper is joined, and its place left, whatever ends this.
+  struct Crew {
+    std::vector<std::thread> threads;
+    ~Crew() {
+      for (std::thread& t : threads) t.join();
+    }
+  } crew;
+  for (int h = 0; h < helpers; ++h) {
     if (from_.places != nullptr && !from_.places->try_enter_helper()) break;
-    crew.emplace_back([&, h] {
-      try {
-        help(table, lock, holder, snapshot, board);
-      } catch (const std::exception& e) {
-        // Fewer helpers: the others, and the run's own session, read its
-        // ranges. (A range that failed is no exception: the board has it.)
-        spdlog::warn("{}.{}: range helper {} stopped: {}", pipeline_.name, table.name, h + 1, e.what());
-      }
+    try {
+      crew.threads.emplace_back([&, h] {
+        try {
+          help(table, lock, holder, snapshot, board);
+        } catch (const std::exception& e) {
+          // Fewer helpers: the others, and the run's own sessions, read
+          // its ranges. (A range that failed is the board's, not this.)
+          spdlog::warn("{}.{}: range helper {} stopped: {}", pipeline_.name, table.name, h + 1, e.what());
+        }
+        if (from_.places != nullptr) from_.places->leave_helper();
+      });
+    } catch (const std::system_error& e) {
       if (from_.places != nullptr) from_.places->leave_helper();
-    });
+      spdlog::warn("{}.{}: range helper {} could not start: {}", pipeline_.name, table.name, h + 1, e.what());
+      break;
+    }
   }
   board.work(own, [] { return true; });
-  for (std::thread& helper : crew) helper.join();
-  if (board.failed) return *board.failed;
-  return ok_status();
+  for (std::thread& t : crew.threads) t.join();
+  crew.threads.clear();
+  return board.outcome();
 }
 
 }  // namespace tidemark

@@ -48,6 +48,9 @@ bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const 
 }
 
 std::string export_snapshot(PgConnection& source) {
+  // The exporter sits idle in its transaction while its helpers read:
+  // a server's idle-in-transaction timeout must not end it.
+  source.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
   return source.exec("SELECT pg_export_snapshot()").text(0, 0);
 }
 

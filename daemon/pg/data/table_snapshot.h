@@ -39,7 +39,8 @@ bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const 
                           const LoadStatements& sql, const CancelToken& cancel);
 
 // The name of the snapshot the transaction open on `source` holds
-// (pg_export_snapshot), for other sessions to read in while it lasts.
+// (pg_export_snapshot), for other sessions to read in while it lasts,
+// which no idle-in-transaction timeout then cuts short.
 std::string export_snapshot(PgConnection& source);
 
 // Begins a REPEATABLE READ READ ONLY transaction on `helper` that reads

@@ -215,9 +215,12 @@ Result<StepRecorded> PgStateStore::record_step(PgConnection& tx, const StepRecor
   // statement runs on the server process that took it. Through a pooler
   // that hands transactions to any server, another process is not it.
   // A helper's record runs on a session of its own: the lock counts as
-  // held while the run's session holds it. Should that session end after
-  // the check, the helper's rows still commit before any later run reads
-  // the target (Target::await_range_helpers).
+  // held while the run's server process holds it and the run's row is
+  // still running. The row matters where a pooler hands that process to
+  // another client (its locks reset) which may then take the lock: the
+  // next holder marks the row failed (open_run) before it waits for
+  // helpers, so a helper's record either commits before that wait ends
+  // (Target::await_range_helpers) or finds the row failed.
   if (helper_ && (step.move || step.ranges_finished || step.partition_done)) std::abort();  // a helper only marks ranges
   const int holder = holder_of(step.lock);  // 0: no process
   const RunLockHalves halves(run_lock_key(step.lock));
@@ -278,6 +281,7 @@ lock as (
                                  and l.mode = 'ExclusiveLock' and l.classid::bigint = s.lock_high
                                  and l.objid::bigint = s.lock_low
                                  and l.database = (select oid from pg_database where datname = current_database()))
+                   and exists (select 1 from tidemark.runs r where r.run_id = s.run_id and r.status = {running})
          end as held
   from s),
 moved as (
