@@ -185,8 +185,8 @@ logged discover tm discover --source source --target target --schema app --targe
   --write "$work/pipelines" || exit 1
 sed -i 's/schedule: .*/schedule: "*\/2 * * * * *"/' "$work/pipelines/source_app.yaml"
 # A snapshot table's first load in 8 kB ranges: from 14 on, read by TID
-# range scans under one snapshot; before, in one stream.
-sed -i 's/^schedule: .*/&\nranges: { above: 0B, size: 8kB }/' "$work/pipelines/source_app.yaml"
+# range scans under one snapshot, on three workers; before, in one stream.
+sed -i 's/^schedule: .*/&\nranges: { above: 0B, size: 8kB, workers: 3 }/' "$work/pipelines/source_app.yaml"
 check "validate accepts what discover wrote" logged validate tm validate
 
 # equal TABLE: the source's rows of app.TABLE and the target's of wh.TABLE
@@ -229,6 +229,7 @@ check "the first run of the mart" logged run1m tm run marts
 check "the first load creates every target and is exact" all_equal
 if [ "$source_major" -ge 14 ]; then
   check "a snapshot table's first load went by ranges" grep -q 'source_app.products: first load range' "$work/run1.out"
+  check "every range helper could join the snapshot, as these roles" bash -c "! grep -q 'range helper' '$work/run1.out'"
 else
   check "before 14, a first load goes in one stream" bash -c "! grep -q 'first load range' '$work/run1.out'"
 fi
