@@ -13,6 +13,7 @@ void RunPlaces::enter_run() {
   ++runs_waiting_;
   freed_.wait(lock, [&] { return taken_ < places_; });
   --runs_waiting_;
+  if (yielding_ > 0) --yielding_;
   ++taken_;
 }
 
@@ -34,9 +35,11 @@ bool RunPlaces::try_enter_helper() {
 
 void RunPlaces::leave_helper() { leave_run(); }
 
-bool RunPlaces::run_waiting() const {
+bool RunPlaces::yield_to_run() {
   const std::lock_guard<std::mutex> lock(mutex_);
-  return runs_waiting_ > 0;
+  if (runs_waiting_ <= yielding_) return false;
+  ++yielding_;
+  return true;
 }
 
 }  // namespace tidemark

@@ -13,24 +13,26 @@ class RunPlaces {
  public:
   explicit RunPlaces(int places);
 
-  // A run takes a place, waiting while helpers hold the last ones: each
-  // lets go before its next range (run_waiting), so a run waits at most
-  // one range.
+  // A run takes a place, waiting while helpers hold the last ones: as
+  // many helpers as runs wait let go before their next range
+  // (yield_to_run).
   void enter_run();
   void leave_run();
   // A helper takes a free place, never waiting: false when none is free,
   // or a run waits for one.
   bool try_enter_helper();
   void leave_helper();
-  // Whether a run waits for a place a helper holds.
-  bool run_waiting() const;
+  // Whether this helper is to let go of its place for a run that waits:
+  // true for one helper per run waiting, until that run has a place.
+  bool yield_to_run();
 
  private:
   const int places_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable freed_;
   int taken_ = 0;
   int runs_waiting_ = 0;
+  int yielding_ = 0;  // helpers told to let go, for runs not yet in
 };
 
 }  // namespace tidemark

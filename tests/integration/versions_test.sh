@@ -229,7 +229,9 @@ check "the first run of the mart" logged run1m tm run marts
 check "the first load creates every target and is exact" all_equal
 if [ "$source_major" -ge 14 ]; then
   check "a snapshot table's first load went by ranges" grep -q 'source_app.products: first load range' "$work/run1.out"
-  check "every range helper could join the snapshot, as these roles" bash -c "! grep -q 'range helper' '$work/run1.out'"
+  check "range helpers joined the snapshot and locked the table, as these roles" \
+    bash -c "grep -q 'source_app.products: range helper [0-9]* committed' '$work/run1.out' &&
+             ! grep -q 'range helper [0-9]* stopped' '$work/run1.out'"
 else
   check "before 14, a first load goes in one stream" bash -c "! grep -q 'first load range' '$work/run1.out'"
 fi

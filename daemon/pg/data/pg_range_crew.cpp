@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -35,13 +36,15 @@ struct JobBoard {
   // Works through the jobs with `target` while `go_on` says so. A job
   // taken and not done is a failure, whatever ended it: the load must not
   // finish over a range nobody committed.
+  // Returns how many it committed.
   template <typename GoOn>
-  void work(Target& target, GoOn go_on) {
+  int work(Target& target, GoOn go_on) {
+    int committed = 0;
     while (go_on()) {
       std::size_t index = 0;
       {
         const std::lock_guard<std::mutex> lock(mutex);
-        if (failed || cancel.cancelled() || next >= count) return;
+        if (failed || cancel.cancelled() || next >= count) break;
         index = next++;
       }
       Result<ChunkCounts> counts = Error{"a range was not committed"};
@@ -51,12 +54,23 @@ struct JobBoard {
         counts = Error{e.what()};
       }
       const std::lock_guard<std::mutex> lock(mutex);
-      if (!counts) {
-        if (!failed) failed = counts.failure();
-      } else {
-        done(index, *counts);
+      try {
+        if (!counts) {
+          if (!failed) failed = counts.failure();
+        } else {
+          ++committed;
+          done(index, *counts);
+        }
+      } catch (const std::exception& e) {
+        if (!failed) failed = Error{e.what()};
       }
     }
+    return committed;
+  }
+
+  bool jobs_left() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    return !failed && !cancel.cancelled() && next < count;
   }
 
   // What the jobs came to once every worker stopped.
@@ -68,35 +82,43 @@ struct JobBoard {
 };
 
 void PgRangeCrew::help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot,
-                       JobBoard& board) {
+                       int number, JobBoard& board) {
   PipelineConnections sessions(from_.pool, from_.shared);
   sessions.open_state(config_);
-  sessions.open_data(config_, pipeline_);
+  sessions.open_data(config_, pipeline_, /*with_primary=*/false);
   PgRunPorts ports(sessions, cancel_);
   ports.state.help(lock, holder);
   ports.target.help();
   // The target as the run's first range left it.
   if (const auto checked = ports.target.check(table); !checked) throw std::runtime_error(checked.failure().message);
-  join_snapshot(*sessions.source, snapshot);
-  // The table's lock, at once or never: a rewrite or TRUNCATE waiting
-  // behind the run's lock would queue this request behind itself, and
-  // the run, which waits for its helpers before its transaction ends,
-  // would never let it through. The run reads the ranges instead.
+  PgConnection& source = *sessions.source;
+  join_snapshot(source, snapshot);
+  // The locks its ranges' reads take, the table's and its indexes' (a
+  // plan opens them all), at once or never: a rewrite, TRUNCATE or
+  // REINDEX waiting behind the run's transaction would queue them behind
+  // itself, and the run, which waits for its helpers before that
+  // transaction ends, would never let it through. The run reads the
+  // ranges instead. A lock its reads still wait for later (a TOAST
+  // index's) fails its range after a minute rather than never.
   try {
-    sessions.source->exec("LOCK TABLE " + table.source_table->quoted() + " IN ACCESS SHARE MODE NOWAIT");
+    const std::string name = table.source_table->quoted();
+    source.exec("SET LOCAL lock_timeout = '1s'; LOCK TABLE " + name + " IN ACCESS SHARE MODE; EXPLAIN SELECT FROM " +
+                name + " WHERE ctid < '(0,1)'::tid; SET LOCAL lock_timeout = '60s'");
   } catch (const PgError& e) {
     if (e.sqlstate() != "55P03") throw;
-    throw std::runtime_error("another session waits for the table's lock; the run reads the ranges without this "
-                             "helper");
+    throw std::runtime_error("another session waits for a lock on the table or its indexes; the run reads the "
+                             "ranges without this helper");
   }
   // Its copies count with the run's; not after the session goes back.
   struct Metered {
     PgConnection& session;
     ~Metered() { session.attach_meter(nullptr); }
-  } metered{*sessions.source};
-  if (from_.meter != nullptr) sessions.source->attach_meter(from_.meter);
-  board.work(ports.target, [&] { return from_.places == nullptr || !from_.places->run_waiting(); });
-  sessions.source->rollback_quietly();
+  } metered{source};
+  if (from_.meter != nullptr) source.attach_meter(from_.meter);
+  const int committed =
+      board.work(ports.target, [&] { return from_.places == nullptr || !from_.places->yield_to_run(); });
+  source.rollback_quietly();
+  spdlog::info("{}.{}: range helper {} committed {} ranges", pipeline_.name, table.name, number, committed);
 }
 
 Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count, int helpers, const Job& job,
@@ -108,8 +130,9 @@ Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count
   // but one would wait for nothing.
   helpers = static_cast<int>(
       std::min<std::size_t>(static_cast<std::size_t>(std::max(helpers, 0)), count > 0 ? count - 1 : 0));
+  if (holder == 0) helpers = 0;  // a store that holds no lock has no run to help
   std::string snapshot;
-  if (helpers > 0 && holder != 0) {
+  if (helpers > 0) {
     const Status exported = as_result([&] { snapshot = export_snapshot(source_.connection()); });
     // The held transaction ended with it: the run cannot go on.
     if (!exported) {
@@ -118,6 +141,8 @@ Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count
                    exported.error_kind()};
     }
   }
+  std::atomic<int> at_work{0};
+  int started = 0;
   // Every helper is joined, and its place left, whatever ends this.
   struct Crew {
     std::vector<std::thread> threads;
@@ -125,26 +150,42 @@ Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count
       for (std::thread& t : threads) t.join();
     }
   } crew;
-  for (int h = 0; h < helpers; ++h) {
-    if (from_.places != nullptr && !from_.places->try_enter_helper()) break;
-    try {
-      crew.threads.emplace_back([&, h] {
+  crew.threads.reserve(static_cast<std::size_t>(helpers));
+  // Starts helpers while fewer than `helpers` work and places are free:
+  // at first, and again between the run's own ranges, for the places
+  // helpers let go to runs that have since ended.
+  const auto top_up = [&] {
+    while (at_work.load() < helpers && board.jobs_left()) {
+      if (from_.places != nullptr && !from_.places->try_enter_helper()) return;
+      if (from_.places == nullptr && started >= helpers) return;
+      const int number = ++started;
+      at_work.fetch_add(1);
+      const auto work = [&, number] {
         try {
-          help(table, lock, holder, snapshot, board);
+          help(table, lock, holder, snapshot, number, board);
         } catch (const std::exception& e) {
           // Fewer helpers: the others, and the run's own sessions, read
           // its ranges. (A range that failed is the board's, not this.)
-          spdlog::warn("{}.{}: range helper {} stopped: {}", pipeline_.name, table.name, h + 1, e.what());
+          spdlog::warn("{}.{}: range helper {} stopped: {}", pipeline_.name, table.name, number, e.what());
         }
         if (from_.places != nullptr) from_.places->leave_helper();
-      });
-    } catch (const std::system_error& e) {
-      if (from_.places != nullptr) from_.places->leave_helper();
-      spdlog::warn("{}.{}: range helper {} could not start: {}", pipeline_.name, table.name, h + 1, e.what());
-      break;
+        at_work.fetch_sub(1);
+      };
+      try {
+        crew.threads.emplace_back(work);
+      } catch (const std::exception& e) {
+        if (from_.places != nullptr) from_.places->leave_helper();
+        at_work.fetch_sub(1);
+        spdlog::warn("{}.{}: range helper {} could not start: {}", pipeline_.name, table.name, number, e.what());
+        return;
+      }
     }
-  }
-  board.work(own, [] { return true; });
+  };
+  if (helpers > 0) top_up();
+  board.work(own, [&] {
+    if (helpers > 0) top_up();
+    return true;
+  });
   for (std::thread& t : crew.threads) t.join();
   crew.threads.clear();
   return board.outcome();

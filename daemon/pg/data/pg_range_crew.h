@@ -46,10 +46,11 @@ class PgRangeCrew final : public RangeCrew {
              const Done& done) override;
 
  private:
-  // One helper's work, on its thread: its sessions opened, the snapshot
-  // joined, then the board's jobs until none is left or a run waits for
-  // its place. Throws when it cannot start.
-  void help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot,
+  // Helper `number`'s work, on its thread: its sessions opened, the
+  // snapshot joined, the table's locks taken, then the board's jobs until
+  // none is left or a run waits for its place. Throws when it cannot
+  // start.
+  void help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot, int number,
             JobBoard& board);
 
   const Config& config_;

@@ -35,11 +35,11 @@ void PipelineConnections::open_state(const Config& config) {
   if (!separate_target) follow_source_time_zone();
 }
 
-void PipelineConnections::open_data(const Config& config, const PipelineConfig& pipeline) {
+void PipelineConnections::open_data(const Config& config, const PipelineConfig& pipeline, bool with_primary) {
   source = session(pool, config, pipeline.source, SessionKind::Source);
   source_primary.reset();
   const ConnectionConfig* source_config = config.daemon.find_connection(pipeline.source);
-  if (source_config != nullptr && !source_config->primary.empty()) {
+  if (with_primary && source_config != nullptr && !source_config->primary.empty()) {
     source_primary = session(pool, config, source_config->primary, SessionKind::Source);
     replay_timeout = source_config->replay_timeout;
   }

@@ -52,8 +52,10 @@ struct PipelineConnections {
   }
   // Opens the state connection. Throws.
   void open_state(const Config& config);
-  // Opens the source and, when separate, the target. Throws.
-  void open_data(const Config& config, const PipelineConfig& pipeline);
+  // Opens the source and, when separate, the target; and the source's
+  // primary when it names one, unless `with_primary` is false (a range
+  // helper, which only reads in a snapshot it is given). Throws.
+  void open_data(const Config& config, const PipelineConfig& pipeline, bool with_primary = true);
   // For a partition table's query: the source and the target read in the
   // pipeline's time zone, where its partitions are days (or hours, or
   // months), so that the query's $1 and $2, dates or wall times, stand for

@@ -47,10 +47,21 @@ bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const 
   }
 }
 
+namespace {
+
+// A shared snapshot's transactions sit idle while others work (the
+// exporter while its helpers read, a helper while its target upserts):
+// the server's timeouts for idle or long transactions must not end them.
+void keep_transaction_open(PgConnection& session) {
+  session.exec(session.server_major_version() >= 17
+                   ? "SET LOCAL idle_in_transaction_session_timeout = 0; SET LOCAL transaction_timeout = 0"
+                   : "SET LOCAL idle_in_transaction_session_timeout = 0");
+}
+
+}  // namespace
+
 std::string export_snapshot(PgConnection& source) {
-  // The exporter sits idle in its transaction while its helpers read:
-  // a server's idle-in-transaction timeout must not end it.
-  source.exec("SET LOCAL idle_in_transaction_session_timeout = 0");
+  keep_transaction_open(source);
   return source.exec("SELECT pg_export_snapshot()").text(0, 0);
 }
 
@@ -64,12 +75,15 @@ void join_snapshot(PgConnection& helper, const std::string& name) {
   helper.exec("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
   try {
     helper.exec("SET TRANSACTION SNAPSHOT '" + name + "'");
+    keep_transaction_open(helper);
   } catch (const PgError& e) {
     helper.rollback_quietly();
-    // The exporting transaction ended (its session gone): the run that
-    // held it fails, and the next one starts again.
+    // The exporting transaction ended (its session gone), or this session
+    // reached another server than the exporter's (a DSN of several hosts).
     if (e.sqlstate() == "22023") {
-      throw PgError(ErrorKind::Transient, std::string(e.what()) + " (the session holding the load's snapshot ended)");
+      throw PgError(ErrorKind::Transient, std::string(e.what()) +
+                                              " (the session holding the load's snapshot ended, or this one reached "
+                                              "another server)");
     }
     throw;
   }

@@ -40,14 +40,15 @@ bool begin_table_snapshot(PgConnection& source, const TableConfig& table, const 
 
 // The name of the snapshot the transaction open on `source` holds
 // (pg_export_snapshot), for other sessions to read in while it lasts,
-// which no idle-in-transaction timeout then cuts short.
+// which no idle-in-transaction or transaction timeout then cuts short.
 std::string export_snapshot(PgConnection& source);
 
 // Begins a REPEATABLE READ READ ONLY transaction on `helper` that reads
 // in the snapshot `name` (SET TRANSACTION SNAPSHOT): rows exactly as the
-// exporting transaction sees them. No LOCK: the exporter holds the
-// table's. Throws PgError (a transient one when the exporting
-// transaction has ended: "invalid snapshot identifier").
+// exporting transaction sees them, which no idle-in-transaction or
+// transaction timeout cuts short. It takes no lock: its caller does.
+// Throws PgError (a transient one when the exporting transaction has
+// ended: "invalid snapshot identifier").
 void join_snapshot(PgConnection& helper, const std::string& name);
 
 }  // namespace tidemark
