@@ -440,7 +440,10 @@ TEST_CASE("regression: a helper queued behind a rewrite or a REINDEX waiting for
         }
       });
       CHECK(testing::eventually(std::chrono::seconds(10), [&] {
-        return PgTestEnv::rows(f.env.source(), "select count(*) from pg_locks where not granted")[0] != "0";
+        return PgTestEnv::rows(f.env.source(),
+                               "select count(*) from pg_locks where not granted and relation in"
+                               " ('public.ledger'::regclass, 'public.ledger_pkey'::regclass) and database ="
+                               " (select oid from pg_database where datname = current_database())")[0] != "0";
       }));
     });
     rewrite.join();

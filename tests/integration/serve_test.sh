@@ -200,6 +200,38 @@ delayed() {
 check "the wait shows in tidemark_run_start_delay_seconds" eventually 20 delayed
 stop_busy
 
+# Range helpers take free places of max_concurrent_runs, never more: a
+# ranged first load on three workers gets none with one place (its run
+# holds it), and its helpers with three.
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_source" \
+  -c "create table ledger (id bigint primary key, note text); insert into ledger select i, 'note ' || i
+      from generate_series(1, 20000) i"
+psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c "create table ledger (id bigint primary key, note text)"
+{ echo 'pipeline: shop'; echo 'source: source'; echo 'target: target'; echo 'schedule: "* * * * * *"'
+  echo 'tables:'
+  echo "  - { name: ledger, mode: snapshot, source_table: ledger, target_table: ledger, key: [id],"
+  echo "      ranges: { above: 0B, size: 64kB, workers: 3 } }"
+} >"$work/pipelines/shop.yaml"
+ledger_loaded() {
+  [ "$(psql -X -At -d "${db}_target" -c "select count(*) from tidemark.watermarks where table_name = 'ledger'")" = 1 ]
+}
+for places in 1 3; do
+  : >"$work/busy.log"
+  psql -X -q -d "${db}_target" -c "truncate ledger" -c "delete from tidemark.watermarks where table_name = 'ledger'"
+  busy_daemon "$places"
+  check "a ranged first load under serve with $places places" eventually 30 ledger_loaded
+  stop_busy
+  check "... went by ranges" grep -q 'shop.ledger: success run .*first load in [0-9]* ranges' "$work/busy.log"
+  if [ "$places" = 1 ]; then
+    check "... with no helper: its run holds the one place" bash -c "! grep -q 'range helper' '$work/busy.log'"
+  else
+    check "... with helpers joining in the places left" grep -q 'shop.ledger: range helper [12] committed' "$work/busy.log"
+  fi
+done
+check "... and the target is the source" test \
+  "$(psql -X -At -d "${db}_target" -c "select md5(string_agg(id || note, ',' order by id)) from ledger")" = \
+  "$(psql -X -At -d "${db}_source" -c "select md5(string_agg(id || note, ',' order by id)) from ledger")"
+
 # 100 tables that fire in the same second, default max_concurrent_runs (4):
 # every one of them runs at every firing it gets.
 many=()

@@ -105,8 +105,8 @@ check "no snapshot run failed" no_failures
 kill -TERM "$serve"
 wait "$serve" || true
 
-# Two first loads of the accounts in 128 kB ranges (about a hundred), each
-# into a target of its own, while the transfers run: one into a target
+# Two first loads of the accounts in 128 kB ranges (about a hundred), on
+# three workers, each into a target of its own, while the transfers run: one into a target
 # `create_target` makes, the other into one whose writes each take 50 ms
 # more (a statement trigger), so that it is killed part way.
 psql -X -q -v ON_ERROR_STOP=1 -d "${db}_target" -c \
@@ -119,7 +119,7 @@ source: source
 target: target
 schedule: "@hourly"
 create_target: true
-ranges: { above: 0B, size: 128kB }
+ranges: { above: 0B, size: 128kB, workers: 3 }
 tables:
   - { name: whole, mode: snapshot, source_table: pgbench_accounts, target_table: accounts_whole, key: [aid] }
   - { name: resumed, mode: snapshot, source_table: pgbench_accounts, target_table: accounts_resumed, key: [aid] }
@@ -131,6 +131,8 @@ sleep 1
 ranged_run() { "$tidemark" run ranged --table "$1" --config "$work/tidemark.yaml" >>"$work/ranged-$1.log" 2>&1; }
 check "a first load in ranges while the transfers run" ranged_run whole
 check "... went by ranges" grep -q "ranged.whole: first load range 50 " "$work/ranged-whole.log"
+check "... read by helpers too, under the load's one snapshot" \
+  grep -q "ranged.whole: range helper [12] committed [1-9]" "$work/ranged-whole.log"
 sum_of() { psql -X -At -d "${db}_target" -c "select count(*) || ' ' || sum(abalance) from $1"; }
 check "... and holds one snapshot of the accounts: their count and the transfers' sum" \
   test "$(sum_of accounts_whole)" = "100000 $source_total"

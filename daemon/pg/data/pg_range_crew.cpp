@@ -58,8 +58,8 @@ struct JobBoard {
         if (!counts) {
           if (!failed) failed = counts.failure();
         } else {
-          ++committed;
           done(index, *counts);
+          ++committed;
         }
       } catch (const std::exception& e) {
         if (!failed) failed = Error{e.what()};
@@ -81,7 +81,7 @@ struct JobBoard {
   }
 };
 
-void PgRangeCrew::help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot,
+bool PgRangeCrew::help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot,
                        int number, JobBoard& board) {
   PipelineConnections sessions(from_.pool, from_.shared);
   sessions.open_state(config_);
@@ -115,10 +115,15 @@ void PgRangeCrew::help(const TableConfig& table, const RunLock& lock, int holder
     ~Metered() { session.attach_meter(nullptr); }
   } metered{source};
   if (from_.meter != nullptr) source.attach_meter(from_.meter);
-  const int committed =
-      board.work(ports.target, [&] { return from_.places == nullptr || !from_.places->yield_to_run(); });
+  bool yielded = false;
+  const int committed = board.work(ports.target, [&] {
+    yielded = from_.places != nullptr && from_.places->yield_to_run();
+    return !yielded;
+  });
   source.rollback_quietly();
-  spdlog::info("{}.{}: range helper {} committed {} ranges", pipeline_.name, table.name, number, committed);
+  spdlog::info("{}.{}: range helper {} committed {} ranges{}", pipeline_.name, table.name, number, committed,
+               yielded ? ", then left its place to a run" : "");
+  return yielded;
 }
 
 Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count, int helpers, const Job& job,
@@ -142,6 +147,10 @@ Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count
     }
   }
   std::atomic<int> at_work{0};
+  // Places helpers left to runs that waited: as many helpers may start
+  // again. One that stopped otherwise (its sessions, its locks) is not
+  // tried again in this load.
+  std::atomic<int> given_up{0};
   int started = 0;
   // Every helper is joined, and its place left, whatever ends this.
   struct Crew {
@@ -152,17 +161,16 @@ Status PgRangeCrew::run(const TableConfig& table, Target& own, std::size_t count
   } crew;
   crew.threads.reserve(static_cast<std::size_t>(helpers));
   // Starts helpers while fewer than `helpers` work and places are free:
-  // at first, and again between the run's own ranges, for the places
-  // helpers let go to runs that have since ended.
+  // at first, and again between the run's own ranges, in the places
+  // helpers left to runs that have since ended.
   const auto top_up = [&] {
-    while (at_work.load() < helpers && board.jobs_left()) {
+    while (at_work.load() < helpers && started < helpers + given_up.load() && board.jobs_left()) {
       if (from_.places != nullptr && !from_.places->try_enter_helper()) return;
-      if (from_.places == nullptr && started >= helpers) return;
       const int number = ++started;
       at_work.fetch_add(1);
       const auto work = [&, number] {
         try {
-          help(table, lock, holder, snapshot, number, board);
+          if (help(table, lock, holder, snapshot, number, board)) given_up.fetch_add(1);
         } catch (const std::exception& e) {
           // Fewer helpers: the others, and the run's own sessions, read
           // its ranges. (A range that failed is the board's, not this.)

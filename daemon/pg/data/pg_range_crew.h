@@ -48,9 +48,9 @@ class PgRangeCrew final : public RangeCrew {
  private:
   // Helper `number`'s work, on its thread: its sessions opened, the
   // snapshot joined, the table's locks taken, then the board's jobs until
-  // none is left or a run waits for its place. Throws when it cannot
-  // start.
-  void help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot, int number,
+  // none is left or a run waits for its place. True when it left its place
+  // to a run; throws when it cannot start.
+  bool help(const TableConfig& table, const RunLock& lock, int holder, const std::string& snapshot, int number,
             JobBoard& board);
 
   const Config& config_;
