@@ -42,6 +42,13 @@ bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& 
   return true;
 }
 
+void await_older_writers(PgConnection& source) {
+  const std::string now = PgTestEnv::rows(source, "select pg_current_xact_id()")[0];
+  REQUIRE(eventually(std::chrono::seconds(90), [&] {
+    return PgTestEnv::rows(source, "select pg_snapshot_xmin(pg_current_snapshot()) > '" + now + "'::xid8")[0] == "t";
+  }));
+}
+
 std::string test_dsn(const std::string& database, TestServer server) {
   if (server == TestServer::StandbyPrimary) {
     const std::string host = env("TIDEMARK_STANDBY_HOST");

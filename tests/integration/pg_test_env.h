@@ -34,6 +34,13 @@ std::string test_dsn(const std::string& database, TestServer server = TestServer
 // where a fixed sleep would guess how long it takes.
 bool eventually(std::chrono::milliseconds timeout, const std::function<bool()>& condition);
 
+// Waits (up to 90 s) until every transaction that began writing on
+// `source`'s server before now has ended. A snapshot's horizon is the
+// oldest writer still running on the whole server: a long one of another
+// test beside this one (a stalled load, say) would make every row a "row
+// written since", and a test of that first look would see the whole diff.
+void await_older_writers(PgConnection& source);
+
 // Rows stamped within kStartReportMargin of the source clock wait for a
 // later run; tests that expect a fresh row loaded now wait that long.
 void wait_past_start_report_margin();

@@ -112,6 +112,7 @@ struct LoadedTable {
   // `source` and `target`: SQL that makes public.t and raw.t.
   LoadedTable(const std::string& source, const std::string& target)
       : runs(made(env, source, target), env.config(pipeline(Case{"", "", "id", "", "", "id", 0}))) {
+    testing::await_older_writers(env.source());
     REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
   }
   static PgTestEnv& made(PgTestEnv& env, const std::string& source, const std::string& target) {
@@ -121,7 +122,10 @@ struct LoadedTable {
   }
   // One more run, which finds nothing changed and leaves where each
   // side's snapshot stood: the next run's first look has its horizon.
-  void settle() { REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged"); }
+  void settle() {
+    testing::await_older_writers(env.source());
+    REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
+  }
   bool target_is_source() { return rows(env.target(), "raw.t", "id") == rows(env.source(), "public.t", "id"); }
 };
 
@@ -190,6 +194,7 @@ TEST_CASE("row diff: the rows written since the last snapshot are its first look
     testing::TableRuns& runs = h.runs;
     REQUIRE(runs.run("p", "t").summary.status == RunStatus::Success);
     // An unchanged run leaves where each side's snapshot stood.
+    testing::await_older_writers(env.source());
     REQUIRE(runs.run("p", "t").summary.snapshot_path == "unchanged");
     h.rename_if_enum_case(c);
     if (*c.change) env.source().exec(std::string("set search_path = public; ") + c.change);
@@ -283,6 +288,7 @@ TEST_CASE("row diff: the recent rows explain updates and inserts; anything else 
 TEST_CASE("regression: the first changed snapshot after a first load diffed the whole table; the load leaves its horizon") {
   LoadedTable t(5000);  // the first load into an empty target, and no run after it
   t.env.source().exec("update public.t set v = -v where id % 100 = 1; insert into public.t values (6000, 6)");
+  testing::await_older_writers(t.env.source());  // this run's horizon serves the next
   const JobEnded r = t.runs.run("p", "t");
   REQUIRE_MESSAGE(r.summary.status == RunStatus::Success, r.summary.error);
   CHECK(r.summary.snapshot_path == "diff of the rows written since the last snapshot: 50 changed, 1 missing, 0 gone");

@@ -220,6 +220,7 @@ for places in 1 3; do
   psql -X -q -d "${db}_target" -c "truncate ledger" -c "delete from tidemark.watermarks where table_name = 'ledger'"
   busy_daemon "$places"
   check "a ranged first load under serve with $places places" eventually 30 ledger_loaded
+  kill -0 "$busy" 2>/dev/null || { echo "--- the daemon ended:" >&2; tail -30 "$work/busy.log" >&2; }
   stop_busy
   check "... went by ranges" grep -q 'shop.ledger: success run .*first load in [0-9]* ranges' "$work/busy.log"
   if [ "$places" = 1 ]; then
