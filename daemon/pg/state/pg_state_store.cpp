@@ -433,14 +433,13 @@ Result<std::vector<QuietRunRecorded>> PgStateStore::record_quiet_runs(const std:
   nlohmann::json asked = nlohmann::json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const QuietRun& q = runs[i];
-    const auto held = holder_pid_.find(run_lock_key(RunLock{q.start.table, std::nullopt}));
     nlohmann::json row = run_start_columns(q.start);
     row.update(run_end_columns(q.end));
     row.update({
         {"n", i},
         {"scheduled", q.scheduled ? nlohmann::json(q.scheduled->time_since_epoch().count()) : nlohmann::json()},
         {"started", q.started},
-        {"holder", held != holder_pid_.end() ? held->second : 0},
+        {"holder", holder_of(RunLock{q.start.table, std::nullopt})},
         {"expected", column_value(q.move ? optional_cursor_text(q.move->expected) : std::nullopt)},
         {"next", column_value(q.move ? optional_cursor_text(q.move->next) : std::nullopt)},
         {"value_type", q.move ? nlohmann::json(std::string(cursor_type_name(q.move->next.type))) : nlohmann::json()},
